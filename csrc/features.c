@@ -1,0 +1,194 @@
+/*
+ * features.c: what this machine offers, decided without ever running a
+ * faulting instruction in the interpreter. CPUID bits and the kernel's
+ * AT_HWCAP2 come first; an instruction that could still fault (a hypervisor
+ * whose CPUID lies, a kernel that does not emulate SIDT under UMIP) is run
+ * once in a forked child, and only a clean exit lets it run in-process.
+ */
+#define _GNU_SOURCE
+#include <cpuid.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fastcpu.h"
+
+#ifndef HWCAP2_FSGSBASE
+#define HWCAP2_FSGSBASE (1 << 1)
+#endif
+
+static struct fc_features features;
+static pthread_once_t features_once = PTHREAD_ONCE_INIT;
+
+static bool cpuid_bit(unsigned leaf, unsigned sub, int reg, int bit)
+{
+    unsigned r[4] = {0, 0, 0, 0};
+    if (!__get_cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3]))
+        return false; /* leaf beyond the maximum: the feature is absent */
+    return (r[reg] >> bit) & 1u;
+}
+
+enum { EAX, EBX, ECX, EDX };
+
+static void detect(void)
+{
+    struct fc_features *f = &features;
+    f->rdtscp = cpuid_bit(0x80000001u, 0, EDX, 27);
+    f->rdpid = cpuid_bit(7, 0, ECX, 22);
+    f->umip = cpuid_bit(7, 0, ECX, 2);
+    f->fsgsbase_cpu = cpuid_bit(7, 0, EBX, 0);
+    f->fsgsbase_enabled = f->fsgsbase_cpu && (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE);
+    f->hypervisor = cpuid_bit(1, 0, ECX, 31);
+    f->invariant_tsc = cpuid_bit(0x80000007u, 0, EDX, 8);
+
+    /* CR4.TSD (prctl PR_SET_TSC) makes rdtsc and rdtscp fault. */
+    int tsc_mode = 0;
+    f->tsc_readable = prctl(PR_GET_TSC, &tsc_mode, 0, 0, 0) != 0 || tsc_mode != PR_TSC_SIGSEGV;
+
+    /* glibc >= 2.35 exports these; older ones simply lack the symbols. */
+    const long *offset = dlsym(RTLD_DEFAULT, "__rseq_offset");
+    const unsigned *size = dlsym(RTLD_DEFAULT, "__rseq_size");
+    if (offset && size && *size > 0) {
+        f->rseq_offset = *offset;
+        f->rseq_size = *size;
+        f->rseq_registered = true;
+        fc_rseq_offset = *offset;
+    }
+
+    if (getauxval(AT_SYSINFO_EHDR)) {
+        void *vdso = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+        if (vdso) {
+            void *sym = dlvsym(vdso, "__vdso_getcpu", "LINUX_2.6");
+            if (sym) {
+                *(void **)&fc_vdso_getcpu = sym;
+                f->vdso_getcpu = true;
+            }
+        }
+    }
+}
+
+const struct fc_features *fc_features(void)
+{
+    pthread_once(&features_once, detect);
+    return &features;
+}
+
+/* The rseq cpu_id of the calling thread: -1 before registration, -2 when it
+ * failed. glibc registers every thread it creates. */
+static int32_t rseq_cpu_id(void)
+{
+    int32_t cpu;
+    __asm__ volatile("movl %%fs:4(%1), %0" : "=r"(cpu) : "r"(fc_rseq_offset));
+    return cpu;
+}
+
+int fc_current_cpu(void)
+{
+    if (fc_features()->rseq_registered) {
+        int32_t cpu = rseq_cpu_id();
+        if (cpu >= 0)
+            return cpu;
+    }
+    return sched_getcpu();
+}
+
+/* Run one execution of `m` in a child; NULL when it exited cleanly, else
+ * a static message naming the signal that killed it. */
+static const char *probe_in_child(const struct fc_method *m)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return "could not fork to probe the instruction safely";
+    if (pid == 0) {
+        /* Only async-signal-safe calls from here: no core file, run, leave. */
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+        bool valid;
+        m->read(&valid);
+        _exit(0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return NULL;
+    if (WIFSIGNALED(status)) {
+        switch (WTERMSIG(status)) {
+        case SIGILL:
+            return "the instruction raised SIGILL in a probe child although "
+                   "CPUID lists it (a hypervisor hiding it?)";
+        case SIGSEGV:
+            return "the instruction raised SIGSEGV in a probe child (UMIP "
+                   "without kernel emulation, Linux < 5.4, or a disabled "
+                   "feature)";
+        default:
+            return "the instruction killed a probe child with a signal";
+        }
+    }
+    return "the probe child did not exit cleanly";
+}
+
+static const char *static_reason(const struct fc_method *m)
+{
+    const struct fc_features *f = fc_features();
+    switch (m->need) {
+    case FC_NEED_NOTHING:
+        return NULL;
+    case FC_NEED_RDTSCP:
+        return f->rdtscp ? NULL : "CPUID lacks RDTSCP (80000001H:EDX bit 27)";
+    case FC_NEED_RDPID:
+        return f->rdpid ? NULL : "CPUID lacks RDPID (7.0:ECX bit 22)";
+    case FC_NEED_RSEQ:
+        return f->rseq_registered
+                   ? NULL
+                   : "glibc did not register rseq (glibc < 2.35, kernel < "
+                     "4.18, or GLIBC_TUNABLES=glibc.pthread.rseq=0)";
+    case FC_NEED_VDSO_GETCPU:
+        return f->vdso_getcpu ? NULL : "the vDSO exports no __vdso_getcpu (LINUX_2.6)";
+    case FC_NEED_DESCRIPTOR_TABLE:
+        return NULL; /* decided by the probe */
+    case FC_NEED_FSGSBASE:
+        if (!f->fsgsbase_cpu)
+            return "CPUID lacks FSGSBASE (7.0:EBX bit 0)";
+        return f->fsgsbase_enabled ? NULL
+                                   : "the kernel did not enable FSGSBASE for user "
+                                     "mode (AT_HWCAP2 bit 1; Linux < 5.9)";
+    }
+    return "unknown requirement";
+}
+
+/* One cached answer per method: 0 unknown, 1 available, 2 not. */
+static _Atomic int verdict[64];
+static const char *verdict_reason[64];
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *fc_method_unavailable(const struct fc_method *m)
+{
+    size_t i = (size_t)(m - fc_methods);
+    if (verdict[i] == 1)
+        return NULL;
+    if (verdict[i] == 2)
+        return verdict_reason[i];
+
+    pthread_mutex_lock(&probe_lock);
+    if (verdict[i] == 0) {
+        const char *why = fc_features()->tsc_readable
+                              ? static_reason(m)
+                              : "this process may not read the TSC (prctl "
+                                "PR_SET_TSC, CR4.TSD)";
+        if (!why && m->probe_in_child)
+            why = probe_in_child(m);
+        verdict_reason[i] = why;
+        verdict[i] = why ? 2 : 1;
+    }
+    pthread_mutex_unlock(&probe_lock);
+    return verdict_reason[i];
+}

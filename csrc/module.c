@@ -1,0 +1,426 @@
+/*
+ * module.c: fastcpu._core, how Python sees the timing core. Arguments are
+ * checked here (again: fastcpu's Python layer checks first, with friendlier
+ * messages), arrays are numpy arrays created here and filled with the GIL
+ * released, in chunks short enough for Ctrl-C to be honoured quickly.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <stdlib.h>
+
+#include "fastcpu.h"
+
+#if !defined(__x86_64__) || !defined(__linux__)
+#error "fastcpu times x86-64 instructions under Linux; this platform is neither"
+#endif
+
+#define FC_RUNS_MAX 100000000L   /* 10^8 runs: 1.7 GB of arrays */
+#define FC_UNROLL_MAX 65536L
+#define FC_WARM_UP_RUNS 64u
+/* Re-take the GIL and look for signals about every 2^25 ticks (~13 ms at
+ * 2.6 GHz): Ctrl-C is honoured well within a second. */
+#define FC_CHUNK_TICKS (1ull << 25)
+
+typedef struct {
+    PyObject *error;       /* fastcpu.Error, a RuntimeError */
+    PyObject *unsupported; /* fastcpu.Unsupported, an Error */
+} core_state;
+
+static inline core_state *get_state(PyObject *module)
+{
+    return (core_state *)PyModule_GetState(module);
+}
+
+/* A user sequence's baseline: an empty function called the same way. Kept
+ * out of line so the call is real. */
+__attribute__((noinline)) static unsigned empty_user_fn(void)
+{
+    __asm__ volatile("");
+    return 0;
+}
+
+static int parse_serialize(const char *name, enum fc_serialize *out)
+{
+    for (int i = 0; i < FC_SER_COUNT; i++) {
+        if (strcmp(name, fc_serialize_names[i]) == 0) {
+            *out = (enum fc_serialize)i;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "unknown serialize mode '%s': use 'lfence', 'cpuid' or 'rdtscp'", name);
+    return -1;
+}
+
+static int check_counts(Py_ssize_t runs, long unroll)
+{
+    if (runs < 1 || runs > FC_RUNS_MAX) {
+        PyErr_Format(PyExc_ValueError, "runs must be between 1 and %ld, not %zd",
+                     FC_RUNS_MAX, runs);
+        return -1;
+    }
+    if (unroll < 1 || unroll > FC_UNROLL_MAX) {
+        PyErr_Format(PyExc_ValueError, "unroll must be between 1 and %ld, not %ld",
+                     FC_UNROLL_MAX, unroll);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every mode closes the timed region with rdtscp. */
+static int check_timer(core_state *st)
+{
+    const struct fc_features *f = fc_features();
+    if (!f->tsc_readable) {
+        PyErr_SetString(st->unsupported,
+                        "this process may not read the TSC (prctl PR_SET_TSC / CR4.TSD)");
+        return -1;
+    }
+    if (!f->rdtscp) {
+        PyErr_SetString(st->unsupported,
+                        "CPUID lacks RDTSCP, which every serialization mode uses "
+                        "to close the timed region");
+        return -1;
+    }
+    return 0;
+}
+
+static const struct fc_method *lookup(core_state *st, const char *name)
+{
+    const struct fc_method *m = fc_method_find(name);
+    if (!m) {
+        PyErr_Format(PyExc_ValueError, "unknown method %s", name);
+        return NULL;
+    }
+    const char *why = fc_method_unavailable(m);
+    if (why) {
+        PyErr_Format(st->unsupported, "%s: %s", m->name, why);
+        return NULL;
+    }
+    return m;
+}
+
+/* Time `pair` for `runs` runs; returns (raw, empty, migrated, best, median). */
+static PyObject *run_pair(const struct fc_pair *pair, Py_ssize_t runs)
+{
+    npy_intp dims[1] = {runs};
+    PyArrayObject *raw = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
+    PyArrayObject *empty = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
+    PyArrayObject *migrated = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_BOOL);
+    uint64_t *scratch = NULL;
+    if (!raw || !empty || !migrated)
+        goto fail;
+    scratch = malloc((size_t)runs * sizeof *scratch);
+    if (!scratch) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+
+    struct fc_run_buffers bufs = {PyArray_DATA(raw), PyArray_DATA(empty),
+                                  PyArray_DATA(migrated)};
+    uint32_t warm = (size_t)runs < FC_WARM_UP_RUNS ? (uint32_t)runs : FC_WARM_UP_RUNS;
+    Py_BEGIN_ALLOW_THREADS
+    fc_warm_up(pair, warm);
+    Py_END_ALLOW_THREADS
+
+    size_t done = 0;
+    while (done < (size_t)runs) {
+        size_t n;
+        Py_BEGIN_ALLOW_THREADS
+        n = fc_measure(pair, &bufs, done, (size_t)runs - done, FC_CHUNK_TICKS);
+        Py_END_ALLOW_THREADS
+        done += n;
+        if (PyErr_CheckSignals() < 0)
+            goto fail;
+    }
+
+    double best, median;
+    Py_BEGIN_ALLOW_THREADS
+    size_t n = (size_t)runs;
+    best = ((double)fc_min_u64(bufs.raw, n) - (double)fc_min_u64(bufs.empty, n)) /
+           pair->copies;
+    median = (fc_median_u64(bufs.raw, n, scratch) -
+              fc_median_u64(bufs.empty, n, scratch)) /
+             pair->copies;
+    Py_END_ALLOW_THREADS
+    free(scratch);
+    return Py_BuildValue("NNNdd", raw, empty, migrated, best, median);
+
+fail:
+    free(scratch);
+    Py_XDECREF(raw);
+    Py_XDECREF(empty);
+    Py_XDECREF(migrated);
+    return NULL;
+}
+
+PyDoc_STRVAR(bench_doc,
+"bench($module, method, runs, serialize, unroll, /)\n--\n\n"
+"Time `runs` runs of a built-in method against the empty sequence.\n\n"
+"Returns (raw, empty, migrated, best, median): two uint64 arrays of TSC\n"
+"ticks per run (harness included), a bool array of migrations, and\n"
+"min(raw) - min(empty) and median(raw) - median(empty) per copy, in TSC\n"
+"ticks. Raises fastcpu.Unsupported when the method cannot run here.");
+
+static PyObject *core_bench(PyObject *module, PyObject *args)
+{
+    const char *name, *ser_name;
+    Py_ssize_t runs;
+    long unroll;
+    if (!PyArg_ParseTuple(args, "snsl:bench", &name, &runs, &ser_name, &unroll))
+        return NULL;
+    core_state *st = get_state(module);
+    struct fc_pair pair = {0};
+    if (check_counts(runs, unroll) < 0 || parse_serialize(ser_name, &pair.serialize) < 0 ||
+        check_timer(st) < 0)
+        return NULL;
+    const struct fc_method *m = lookup(st, name);
+    if (!m)
+        return NULL;
+    pair.method = m->timers[pair.serialize];
+    pair.empty = fc_method_find("empty")->timers[pair.serialize];
+    pair.copies = (uint32_t)unroll;
+    return run_pair(&pair, runs);
+}
+
+PyDoc_STRVAR(bench_address_doc,
+"bench_address($module, address, runs, serialize, unroll, /)\n--\n\n"
+"Like bench(), for a user function `unsigned fn(void)` at `address`,\n"
+"timed against an empty function called the same way (an indirect call).");
+
+static PyObject *core_bench_address(PyObject *module, PyObject *args)
+{
+    unsigned long long address;
+    const char *ser_name;
+    Py_ssize_t runs;
+    long unroll;
+    if (!PyArg_ParseTuple(args, "Knsl:bench_address", &address, &runs, &ser_name, &unroll))
+        return NULL;
+    core_state *st = get_state(module);
+    struct fc_pair pair = {0};
+    if (check_counts(runs, unroll) < 0 || parse_serialize(ser_name, &pair.serialize) < 0 ||
+        check_timer(st) < 0)
+        return NULL;
+    if (address == 0) {
+        PyErr_SetString(PyExc_ValueError, "the function address is NULL");
+        return NULL;
+    }
+    pair.user_method = (fc_user_fn)(uintptr_t)address;
+    pair.user_empty = empty_user_fn;
+    pair.copies = (uint32_t)unroll;
+    return run_pair(&pair, runs);
+}
+
+static const char *const encoding_names[] = {
+    [FC_ENC_NONE] = "none",  [FC_ENC_CPUNODE] = "cpunode", [FC_ENC_SIDT] = "sidt",
+    [FC_ENC_CPU] = "cpu",    [FC_ENC_LIMIT] = "limit",
+};
+
+PyDoc_STRVAR(methods_doc,
+"methods($module, /)\n--\n\n"
+"Every built-in method as (name, description, encoding, available, reason);\n"
+"reason is None when available. May fork once per fault-prone method.");
+
+static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New((Py_ssize_t)fc_method_count);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < fc_method_count; i++) {
+        const struct fc_method *m = &fc_methods[i];
+        const char *why;
+        Py_BEGIN_ALLOW_THREADS
+        why = fc_method_unavailable(m);
+        Py_END_ALLOW_THREADS
+        PyObject *item = Py_BuildValue("sssOz", m->name, m->description,
+                                       encoding_names[m->encoding],
+                                       why ? Py_False : Py_True, why);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+PyDoc_STRVAR(read_doc,
+"read($module, method, /)\n--\n\n"
+"Run a method once: (raw register value, valid). valid is False when the\n"
+"instruction reported failure (LSL with ZF clear).");
+
+static PyObject *core_read(PyObject *module, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s:read", &name))
+        return NULL;
+    const struct fc_method *m = lookup(get_state(module), name);
+    if (!m)
+        return NULL;
+    bool valid;
+    uint32_t value = m->read(&valid);
+    return Py_BuildValue("kO", (unsigned long)value, valid ? Py_True : Py_False);
+}
+
+PyDoc_STRVAR(features_doc,
+"features($module, /)\n--\n\n"
+"CPU and kernel features fastcpu decides availability from, as a dict.");
+
+static PyObject *core_features(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    const struct fc_features *f = fc_features();
+    return Py_BuildValue(
+        "{sOsOsOsOsOsOsOsOsOsOslsI}", "rdtscp", f->rdtscp ? Py_True : Py_False,
+        "rdpid", f->rdpid ? Py_True : Py_False, "umip", f->umip ? Py_True : Py_False,
+        "fsgsbase", f->fsgsbase_cpu ? Py_True : Py_False, "fsgsbase_enabled",
+        f->fsgsbase_enabled ? Py_True : Py_False, "hypervisor",
+        f->hypervisor ? Py_True : Py_False, "invariant_tsc",
+        f->invariant_tsc ? Py_True : Py_False, "tsc_readable",
+        f->tsc_readable ? Py_True : Py_False, "rseq_registered",
+        f->rseq_registered ? Py_True : Py_False, "vdso_getcpu",
+        f->vdso_getcpu ? Py_True : Py_False, "rseq_offset", f->rseq_offset,
+        "rseq_size", f->rseq_size);
+}
+
+PyDoc_STRVAR(current_cpu_doc,
+"current_cpu($module, /)\n--\n\n"
+"The CPU this thread runs on (rseq cpu_id, else sched_getcpu).");
+
+static PyObject *core_current_cpu(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return PyLong_FromLong(fc_current_cpu());
+}
+
+PyDoc_STRVAR(tsc_step_doc,
+"tsc_step($module, reads, /)\n--\n\n"
+"Smallest non-zero difference of consecutive fenced rdtsc reads, in TSC ticks.");
+
+static PyObject *core_tsc_step(PyObject *module, PyObject *args)
+{
+    unsigned int reads;
+    if (!PyArg_ParseTuple(args, "I:tsc_step", &reads) || check_timer(get_state(module)) < 0)
+        return NULL;
+    uint64_t step;
+    Py_BEGIN_ALLOW_THREADS
+    step = fc_tsc_step(reads);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromUnsignedLongLong(step);
+}
+
+PyDoc_STRVAR(tsc_ns_pair_doc,
+"tsc_ns_pair($module, /)\n--\n\n"
+"(CLOCK_MONOTONIC_RAW ns, TSC ticks) read as close together as possible.");
+
+static PyObject *core_tsc_ns_pair(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    if (check_timer(get_state(module)) < 0)
+        return NULL;
+    uint64_t ns, tsc;
+    fc_tsc_ns_pair(&ns, &tsc);
+    return Py_BuildValue("KK", (unsigned long long)ns, (unsigned long long)tsc);
+}
+
+PyDoc_STRVAR(add_chain_ticks_doc,
+"add_chain_ticks($module, blocks, /)\n--\n\n"
+"TSC ticks for `blocks` blocks of 100 dependent 1-cycle adds, fenced.");
+
+static PyObject *core_add_chain_ticks(PyObject *module, PyObject *args)
+{
+    unsigned int blocks;
+    if (!PyArg_ParseTuple(args, "I:add_chain_ticks", &blocks) ||
+        check_timer(get_state(module)) < 0)
+        return NULL;
+    uint64_t ticks;
+    Py_BEGIN_ALLOW_THREADS
+    ticks = fc_add_chain_ticks(blocks);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromUnsignedLongLong(ticks);
+}
+
+static PyMethodDef core_functions[] = {
+    {"bench", core_bench, METH_VARARGS, bench_doc},
+    {"bench_address", core_bench_address, METH_VARARGS, bench_address_doc},
+    {"methods", core_methods, METH_NOARGS, methods_doc},
+    {"read", core_read, METH_VARARGS, read_doc},
+    {"features", core_features, METH_NOARGS, features_doc},
+    {"current_cpu", core_current_cpu, METH_NOARGS, current_cpu_doc},
+    {"tsc_step", core_tsc_step, METH_VARARGS, tsc_step_doc},
+    {"tsc_ns_pair", core_tsc_ns_pair, METH_NOARGS, tsc_ns_pair_doc},
+    {"add_chain_ticks", core_add_chain_ticks, METH_VARARGS, add_chain_ticks_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static int core_exec(PyObject *module)
+{
+    if (_import_array() < 0)
+        return -1;
+    core_state *st = get_state(module);
+    st->error = PyErr_NewExceptionWithDoc(
+        "fastcpu.Error", "Base class of fastcpu's own errors.", PyExc_RuntimeError, NULL);
+    if (!st->error || PyModule_AddObjectRef(module, "Error", st->error) < 0)
+        return -1;
+    st->unsupported = PyErr_NewExceptionWithDoc(
+        "fastcpu.Unsupported",
+        "This machine, kernel or libc cannot run what was asked; the message "
+        "says why.",
+        st->error, NULL);
+    if (!st->unsupported || PyModule_AddObjectRef(module, "Unsupported", st->unsupported) < 0)
+        return -1;
+    if (PyModule_AddIntConstant(module, "RUNS_MAX", FC_RUNS_MAX) < 0 ||
+        PyModule_AddIntConstant(module, "UNROLL_MAX", FC_UNROLL_MAX) < 0)
+        return -1;
+    PyObject *modes = Py_BuildValue("(sss)", fc_serialize_names[0], fc_serialize_names[1],
+                                    fc_serialize_names[2]);
+    int rc = modes ? PyModule_AddObjectRef(module, "SERIALIZE_MODES", modes) : -1;
+    Py_XDECREF(modes);
+    return rc;
+}
+
+static int core_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    core_state *st = get_state(module);
+    Py_VISIT(st->error);
+    Py_VISIT(st->unsupported);
+    return 0;
+}
+
+static int core_clear(PyObject *module)
+{
+    core_state *st = get_state(module);
+    Py_CLEAR(st->error);
+    Py_CLEAR(st->unsupported);
+    return 0;
+}
+
+static void core_free(void *module) { core_clear((PyObject *)module); }
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, core_exec},
+#ifdef Py_mod_multiple_interpreters
+    /* The feature cache and numpy's C API table are process-wide. */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+PyDoc_STRVAR(core_doc, "fastcpu's C timing core. Use the fastcpu package, not this module.");
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "fastcpu._core",
+    .m_doc = core_doc,
+    .m_size = sizeof(core_state),
+    .m_methods = core_functions,
+    .m_slots = core_slots,
+    .m_traverse = core_traverse,
+    .m_clear = core_clear,
+    .m_free = core_free,
+};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

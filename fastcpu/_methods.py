@@ -1,0 +1,69 @@
+"""The catalog of ways to learn the current CPU, and what this machine allows."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from dataclasses import dataclass
+
+from . import _core
+
+__all__ = ["MethodInfo", "methods", "method_info"]
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """One timed method.
+
+    Attributes:
+        name: what to pass to :func:`fastcpu.bench`.
+        description: what the sequence does and where it comes from.
+        encoding: how its raw value encodes the CPU: ``'cpunode'``
+            (cpu | node << 12), ``'cpu'``, ``'sidt'`` (IDT limit - 0x1000),
+            ``'limit'`` (a raw table limit) or ``'none'``.
+        available: whether it can run on this machine.
+        reason: why not, when it cannot (``None`` when it can).
+    """
+
+    name: str
+    description: str
+    encoding: str
+    available: bool
+    reason: str | None
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog() -> tuple[MethodInfo, ...]:
+    return tuple(MethodInfo(*row) for row in _core.methods())
+
+
+def methods() -> list[MethodInfo]:
+    """Every built-in method, available or not, in catalog order.
+
+    Availability comes from CPUID bits, the vDSO's symbols and glibc's
+    ``__rseq_size``; an instruction that could still fault (SIDT under UMIP, a
+    hypervisor hiding RDPID) is first tried once in a forked child.
+    """
+    return list(_catalog())
+
+
+def method_names() -> list[str]:
+    return [m.name for m in _catalog()]
+
+
+def method_info(name: str) -> MethodInfo:
+    """The catalog entry for `name`.
+
+    Raises:
+        TypeError: `name` is not a str.
+        ValueError: no such method; the message lists the nearest names.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"method must be a str naming a method, not {type(name).__name__}")
+    for info in _catalog():
+        if info.name == name:
+            return info
+    names = method_names()
+    near = difflib.get_close_matches(name, names, n=3)
+    hint = f"did you mean {', '.join(map(repr, near))}? " if near else ""
+    raise ValueError(f"unknown method {name!r}: {hint}valid methods are {', '.join(names)}")

@@ -1,0 +1,43 @@
+"""Build fastcpu._core, the C timing core, against the numpy C API."""
+
+import os
+import platform
+import sys
+
+import numpy
+from setuptools import Extension, setup
+
+if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "AMD64"):
+    sys.exit(
+        "fastcpu times x86-64 instructions under Linux; this is "
+        f"{sys.platform}/{platform.machine()}, which it cannot support."
+    )
+
+extra_compile_args = ["-std=c11", "-O2", "-Wall", "-Wextra"]
+extra_link_args = []
+if os.environ.get("FASTCPU_WERROR"):
+    extra_compile_args.append("-Werror")
+# FASTCPU_SANITIZE=1 builds with AddressSanitizer and UBSan for the test suite.
+if os.environ.get("FASTCPU_SANITIZE"):
+    flags = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
+    extra_compile_args += flags
+    extra_link_args += flags
+
+setup(
+    ext_modules=[
+        Extension(
+            "fastcpu._core",
+            sources=[
+                "csrc/module.c",
+                "csrc/harness.c",
+                "csrc/sequences.c",
+                "csrc/features.c",
+                "csrc/clock.c",
+            ],
+            depends=["csrc/fastcpu.h", "csrc/timing.h"],
+            include_dirs=[numpy.get_include()],
+            extra_compile_args=extra_compile_args,
+            extra_link_args=extra_link_args,
+        )
+    ],
+)

@@ -1,0 +1,95 @@
+"""fastcpu.bench(): shapes, dtypes, statistics and pinning."""
+
+import os
+
+import numpy as np
+import pytest
+
+import fastcpu
+
+
+def test_every_available_method_runs(available_method):
+    r = fastcpu.bench(available_method, 200)
+    assert r.method == available_method
+    assert r.runs == 200
+    for arr in (r.raw, r.empty):
+        assert arr.dtype == np.uint64
+        assert arr.shape == (200,)
+        assert (arr > 0).all()  # the harness itself takes time
+    assert r.migrated.dtype == np.bool_
+    assert r.migrated.shape == (200,)
+
+
+def test_sidt_1000_returns_the_arrays():
+    if not any(m.name == "sidt" and m.available for m in fastcpu.methods()):
+        pytest.skip("SIDT faults on this kernel (UMIP without emulation)")
+    r = fastcpu.bench("sidt", 1000)
+    assert r.raw.shape == r.empty.shape == r.migrated.shape == (1000,)
+
+
+@pytest.mark.parametrize("runs", [1, 2, 3, 1000, 1001])
+@pytest.mark.parametrize("unroll", [1, 4])
+def test_statistics_match_numpy(runs, unroll):
+    r = fastcpu.bench("gdt", runs, unroll=unroll)
+    raw = r.raw.astype(np.float64)
+    empty = r.empty.astype(np.float64)
+    assert r.best == (raw.min() - empty.min()) / unroll
+    assert r.median == (np.median(raw) - np.median(empty)) / unroll
+
+
+def test_unroll_reports_per_copy():
+    r = fastcpu.bench("syscall", 300, unroll=8)
+    # each run holds eight system calls: the raw ticks show it
+    single = fastcpu.bench("syscall", 300)
+    assert np.median(r.raw) > 4 * np.median(single.raw)
+    # while the per-copy figure stays that of one call
+    assert 0.5 * single.median < r.median < 2 * single.median
+
+
+def test_empty_against_itself_is_near_zero():
+    r = fastcpu.bench("empty", 2000)
+    step = fastcpu.clock().tsc_step_ticks
+    assert abs(r.median) <= step
+
+
+@pytest.mark.parametrize("mode", fastcpu.SERIALIZE_MODES)
+def test_every_serialize_mode(mode):
+    r = fastcpu.bench("rdpid" if _has("rdpid") else "gdt", 100, serialize=mode)
+    assert r.serialize == mode
+    assert r.raw.shape == (100,)
+
+
+def _has(name):
+    return any(m.name == name and m.available for m in fastcpu.methods())
+
+
+def test_cpu_pins_and_restores_affinity():
+    before = os.sched_getaffinity(0)
+    cpu = max(before)
+    r = fastcpu.bench("syscall", 100, cpu=cpu)
+    assert r.cpu == cpu
+    assert not r.migrated.any()  # pinned: nowhere to go
+    assert os.sched_getaffinity(0) == before
+
+
+def test_affinity_restored_when_the_call_fails():
+    before = os.sched_getaffinity(0)
+    with pytest.raises(ValueError):
+        fastcpu.bench("nope", 10, cpu=min(before))
+    assert os.sched_getaffinity(0) == before
+
+
+def test_units_convert_with_the_clock():
+    r = fastcpu.bench("syscall", 100)
+    clk = fastcpu.clock()
+    assert r.tsc_hz == clk.tsc_hz
+    assert r.best_ns == pytest.approx(r.best * 1e9 / clk.tsc_hz)
+    assert r.median_core_cycles == pytest.approx(r.median * clk.cycles_per_tick)
+
+
+def test_syscall_costs_more_than_a_user_mode_read():
+    # an invariant, not a timing threshold: entering the kernel is slower
+    # than any instruction that stays in user mode
+    sys_r = fastcpu.bench("syscall", 500)
+    user_r = fastcpu.bench("gdt", 500)
+    assert sys_r.median > user_r.median

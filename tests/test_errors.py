@@ -1,0 +1,87 @@
+"""Bad input raises precise exceptions; unavailable methods raise Unsupported."""
+
+import pytest
+
+import fastcpu
+from conftest import UNAVAILABLE
+
+
+def test_exception_hierarchy():
+    assert issubclass(fastcpu.Unsupported, fastcpu.Error)
+    assert issubclass(fastcpu.Error, RuntimeError)
+
+
+def test_unknown_method_names_the_valid_ones():
+    with pytest.raises(ValueError, match="valid methods are .*rdpid"):
+        fastcpu.bench("rdpidd", 10)
+    with pytest.raises(ValueError, match="did you mean 'rdpid'"):
+        fastcpu.bench("rdpidd", 10)
+
+
+@pytest.mark.parametrize("runs", [0, -1, fastcpu.RUNS_MAX + 1, 10**30])
+def test_runs_out_of_range(runs):
+    with pytest.raises(ValueError, match="runs must be between 1 and"):
+        fastcpu.bench("gdt", runs)
+
+
+@pytest.mark.parametrize("runs", [None, "10", 10.0, True])
+def test_runs_wrong_type(runs):
+    with pytest.raises(TypeError, match="runs must be an int"):
+        fastcpu.bench("gdt", runs)
+
+
+@pytest.mark.parametrize("method", [None, 1.5, b"gdt", ["gdt"], True])
+def test_method_wrong_type(method):
+    with pytest.raises(TypeError):
+        fastcpu.bench(method, 10)
+
+
+@pytest.mark.parametrize("unroll", [0, -3, fastcpu.UNROLL_MAX + 1])
+def test_unroll_out_of_range(unroll):
+    with pytest.raises(ValueError, match="unroll must be between"):
+        fastcpu.bench("gdt", 10, unroll=unroll)
+
+
+def test_unroll_wrong_type():
+    with pytest.raises(TypeError, match="unroll must be an int"):
+        fastcpu.bench("gdt", 10, unroll=2.0)
+
+
+def test_unknown_serialize_mode():
+    with pytest.raises(ValueError, match="use one of lfence, cpuid, rdtscp"):
+        fastcpu.bench("gdt", 10, serialize="mfence")
+    with pytest.raises(TypeError):
+        fastcpu.bench("gdt", 10, serialize=None)
+
+
+@pytest.mark.parametrize("cpu", [-1, 10**6])
+def test_cpu_outside_the_mask(cpu):
+    with pytest.raises(ValueError, match="not in this thread's affinity mask"):
+        fastcpu.bench("gdt", 10, cpu=cpu)
+
+
+@pytest.mark.parametrize("cpu", ["0", 0.0, True])
+def test_cpu_wrong_type(cpu):
+    with pytest.raises(TypeError, match="cpu must be an int or None"):
+        fastcpu.bench("gdt", 10, cpu=cpu)
+
+
+def test_core_checks_its_own_arguments():
+    # the C layer does not trust the Python layer
+    from fastcpu import _core
+
+    with pytest.raises(ValueError):
+        _core.bench("gdt", 0, "lfence", 1)
+    with pytest.raises(ValueError):
+        _core.bench("gdt", 10, "nope", 1)
+    with pytest.raises(ValueError):
+        _core.bench("nope", 10, "lfence", 1)
+    with pytest.raises(ValueError):
+        _core.bench("gdt", 10, "lfence", 0)
+
+
+@pytest.mark.skipif(not UNAVAILABLE, reason="every method is available on this machine")
+@pytest.mark.parametrize("info", UNAVAILABLE, ids=lambda m: m.name)
+def test_unavailable_method_raises_unsupported_with_reason(info):
+    with pytest.raises(fastcpu.Unsupported, match=info.reason[:20]):
+        fastcpu.bench(info.name, 10)

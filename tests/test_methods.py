@@ -1,0 +1,30 @@
+"""The catalog: names, availability and the reasons given."""
+
+import fastcpu
+from fastcpu import _core
+
+REQUIRED = {"empty", "gdt", "tscp", "rdpid", "sidt", "rseq", "vdso", "sched_getcpu", "syscall"}
+
+
+def test_catalog_holds_the_first_methods():
+    names = [m.name for m in fastcpu.methods()]
+    assert REQUIRED <= set(names)
+    assert len(names) == len(set(names))
+
+
+def test_every_method_is_described_and_explained():
+    for m in fastcpu.methods():
+        assert m.description
+        assert m.encoding in {"none", "cpunode", "cpu", "sidt", "limit"}
+        assert m.available == (m.reason is None)
+
+
+def test_availability_follows_cpuid():
+    feats = _core.features()
+    by_name = {m.name: m for m in fastcpu.methods()}
+    assert by_name["rdpid"].available <= feats["rdpid"]
+    assert by_name["tscp"].available <= feats["rdtscp"]
+    assert by_name["rseq"].available == feats["rseq_registered"]
+    assert by_name["vdso"].available == feats["vdso_getcpu"]
+    if not feats["rdpid"]:
+        assert "RDPID" in by_name["rdpid"].reason
