@@ -80,6 +80,7 @@ extern int (*fc_vdso_getcpu)(unsigned *cpu, unsigned *node, void *cache);
 struct fc_features {
     bool rdtscp, rdpid, umip, fsgsbase_cpu, fsgsbase_enabled, hypervisor,
         invariant_tsc, tsc_readable;
+    char hypervisor_vendor[13]; /* CPUID 0x40000000, e.g. "KVMKVMKVM"; "" on metal */
     bool rseq_registered;
     long rseq_offset;             /* from the thread pointer */
     unsigned rseq_size;

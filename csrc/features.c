@@ -48,6 +48,15 @@ static void detect(void)
     f->fsgsbase_enabled = f->fsgsbase_cpu && (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE);
     f->hypervisor = cpuid_bit(1, 0, ECX, 31);
     f->invariant_tsc = cpuid_bit(0x80000007u, 0, EDX, 8);
+    if (f->hypervisor) {
+        /* Leaf 0x40000000: the hypervisor's vendor string in EBX, ECX, EDX. */
+        unsigned r[4];
+        __cpuid(0x40000000u, r[0], r[1], r[2], r[3]);
+        memcpy(f->hypervisor_vendor, &r[1], 4);
+        memcpy(f->hypervisor_vendor + 4, &r[2], 4);
+        memcpy(f->hypervisor_vendor + 8, &r[3], 4);
+        f->hypervisor_vendor[12] = '\0';
+    }
 
     /* CR4.TSD (prctl PR_SET_TSC) makes rdtsc and rdtscp fault. */
     int tsc_mode = 0;

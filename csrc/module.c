@@ -275,7 +275,7 @@ static PyObject *core_features(PyObject *module, PyObject *Py_UNUSED(ignored))
     (void)module;
     const struct fc_features *f = fc_features();
     return Py_BuildValue(
-        "{sOsOsOsOsOsOsOsOsOsOslsI}", "rdtscp", f->rdtscp ? Py_True : Py_False,
+        "{sOsOsOsOsOsOsOsOsOsOslsIss}", "rdtscp", f->rdtscp ? Py_True : Py_False,
         "rdpid", f->rdpid ? Py_True : Py_False, "umip", f->umip ? Py_True : Py_False,
         "fsgsbase", f->fsgsbase_cpu ? Py_True : Py_False, "fsgsbase_enabled",
         f->fsgsbase_enabled ? Py_True : Py_False, "hypervisor",
@@ -284,7 +284,7 @@ static PyObject *core_features(PyObject *module, PyObject *Py_UNUSED(ignored))
         f->tsc_readable ? Py_True : Py_False, "rseq_registered",
         f->rseq_registered ? Py_True : Py_False, "vdso_getcpu",
         f->vdso_getcpu ? Py_True : Py_False, "rseq_offset", f->rseq_offset,
-        "rseq_size", f->rseq_size);
+        "rseq_size", f->rseq_size, "hypervisor_vendor", f->hypervisor_vendor);
 }
 
 PyDoc_STRVAR(current_cpu_doc,

@@ -1,0 +1,119 @@
+"""Facts about the machine a measurement ran on, read from CPUID, /proc and /sys.
+
+Everything here is read-only and best effort: a fact the kernel does not
+expose is ``None``, never a guess.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+from . import _core
+
+__all__ = ["machine_info", "cpu_governors", "boost_enabled", "isolated_cpus", "glibc_version"]
+
+_SYS_CPU = Path("/sys/devices/system/cpu")
+
+
+def _read(path: Path | str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _cpuinfo_first() -> dict[str, str]:
+    """The first processor's block of /proc/cpuinfo as a dict."""
+    info: dict[str, str] = {}
+    text = _read("/proc/cpuinfo") or ""
+    for line in text.split("\n\n", 1)[0].splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            info[key.strip()] = value.strip()
+    return info
+
+
+def _parse_cpu_list(text: str | None) -> list[int] | None:
+    """Parse a kernel CPU list such as ``0-3,8,10-11``."""
+    if text is None:
+        return None
+    cpus: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        low, _, high = part.partition("-")
+        cpus.extend(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def cpu_governors() -> dict[int, str]:
+    """cpufreq scaling governor per CPU; empty when cpufreq is absent (as in most guests)."""
+    out = {}
+    for cpu in sorted(os.sched_getaffinity(0)):
+        gov = _read(_SYS_CPU / f"cpu{cpu}" / "cpufreq" / "scaling_governor")
+        if gov is not None:
+            out[cpu] = gov
+    return out
+
+
+def boost_enabled() -> bool | None:
+    """Whether turbo/boost is on (acpi-cpufreq ``boost`` or intel_pstate ``no_turbo``)."""
+    boost = _read(_SYS_CPU / "cpufreq" / "boost")
+    if boost is not None:
+        return boost == "1"
+    no_turbo = _read(_SYS_CPU / "intel_pstate" / "no_turbo")
+    if no_turbo is not None:
+        return no_turbo == "0"
+    return None
+
+
+def isolated_cpus() -> list[int] | None:
+    """CPUs isolated from the scheduler (``isolcpus=``), or None if unreadable."""
+    return _parse_cpu_list(_read(_SYS_CPU / "isolated"))
+
+
+def glibc_version() -> str | None:
+    lib, version = platform.libc_ver()
+    return version if lib == "glibc" and version else None
+
+
+def machine_info() -> dict[str, object]:
+    """Everything fastcpu records about this machine, as JSON-ready values."""
+    cpu = _cpuinfo_first()
+    feats = _core.features()
+    flags = set(cpu.get("flags", "").split())
+    return {
+        "vendor": cpu.get("vendor_id"),
+        "model_name": cpu.get("model name"),
+        "family": int(cpu["cpu family"]) if "cpu family" in cpu else None,
+        "model": int(cpu["model"]) if "model" in cpu else None,
+        "stepping": int(cpu["stepping"]) if cpu.get("stepping", "").isdigit() else None,
+        "microcode": cpu.get("microcode"),
+        "flags": {
+            "rdtscp": bool(feats["rdtscp"]),
+            "rdpid": bool(feats["rdpid"]),
+            "umip": bool(feats["umip"]),
+            "fsgsbase": bool(feats["fsgsbase"]),
+            "fsgsbase_enabled": bool(feats["fsgsbase_enabled"]),
+            "hypervisor": bool(feats["hypervisor"]),
+            "invariant_tsc": bool(feats["invariant_tsc"]),
+            "constant_tsc": "constant_tsc" in flags,
+            "nonstop_tsc": "nonstop_tsc" in flags,
+        },
+        "hypervisor": feats["hypervisor_vendor"] or None,
+        "kernel": platform.release(),
+        "glibc": glibc_version(),
+        "rseq_registered": bool(feats["rseq_registered"]),
+        "rseq_size": feats["rseq_size"],
+        "online_cpus": _parse_cpu_list(_read(_SYS_CPU / "online")),
+        "affinity": sorted(os.sched_getaffinity(0)),
+        "isolated_cpus": isolated_cpus(),
+        "nohz_full": _parse_cpu_list(_read(_SYS_CPU / "nohz_full")),
+        "governors": cpu_governors(),
+        "boost": boost_enabled(),
+        "hostname": platform.node(),
+        "python": platform.python_version(),
+    }
