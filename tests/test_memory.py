@@ -1,0 +1,55 @@
+"""RSS and object counts stay flat over 10**5 calls."""
+
+import gc
+
+import fastcpu
+from fastcpu import _core
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def _growth(call, n):
+    for _ in range(n // 10):  # warm caches and allocator pools first
+        call()
+    gc.collect()
+    objects, rss = len(gc.get_objects()), _rss_bytes()
+    for _ in range(n):
+        call()
+    gc.collect()
+    return len(gc.get_objects()) - objects, _rss_bytes() - rss
+
+
+def test_bench_does_not_leak():
+    objs, rss = _growth(lambda: fastcpu.bench("empty", 4), 100_000)
+    assert objs < 100
+    assert rss < 4 << 20
+
+
+def test_core_calls_do_not_leak():
+    def calls():
+        _core.read("gdt")
+        _core.current_cpu()
+        _core.bench("gdt", 2, "lfence", 1)
+
+    objs, rss = _growth(calls, 100_000)
+    assert objs < 100
+    assert rss < 4 << 20
+
+
+def test_errors_do_not_leak():
+    def failing():
+        try:
+            fastcpu.bench("nope", 4)
+        except ValueError:
+            pass
+        try:
+            _core.bench("gdt", 0, "lfence", 1)
+        except ValueError:
+            pass
+
+    objs, rss = _growth(failing, 20_000)
+    assert objs < 100
+    assert rss < 4 << 20
