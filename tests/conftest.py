@@ -1,4 +1,6 @@
-"""Shared fixtures: the methods this machine can run."""
+"""Shared fixtures: the methods this machine can run, and a neutral working directory."""
+
+import os
 
 import pytest
 
@@ -6,6 +8,17 @@ import fastcpu
 
 AVAILABLE = [m.name for m in fastcpu.methods() if m.available]
 UNAVAILABLE = [m for m in fastcpu.methods() if not m.available]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _neutral_cwd(tmp_path_factory):
+    """Run from an empty directory: `python -m fastcpu` in a subprocess started
+    from the repository root would import the uninstalled source tree (no
+    compiled _core) instead of the installed package."""
+    before = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(before)
 
 
 @pytest.fixture(params=AVAILABLE)
