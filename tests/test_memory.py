@@ -1,9 +1,15 @@
 """RSS and object counts stay flat over 10**5 calls."""
 
 import gc
+import os
 
 import fastcpu
 from fastcpu import _core
+
+# AddressSanitizer holds freed memory in quarantine, so RSS grows under it by
+# design; the CI sanitizer pass sets this and checks object counts only.
+SANITIZED = bool(os.environ.get("FASTCPU_SANITIZED"))
+RSS_SLACK = float("inf") if SANITIZED else 4 << 20
 
 
 def _rss_bytes():
@@ -25,7 +31,7 @@ def _growth(call, n):
 def test_bench_does_not_leak():
     objs, rss = _growth(lambda: fastcpu.bench("empty", 4), 100_000)
     assert objs < 100
-    assert rss < 4 << 20
+    assert rss < RSS_SLACK
 
 
 def test_core_calls_do_not_leak():
@@ -36,7 +42,7 @@ def test_core_calls_do_not_leak():
 
     objs, rss = _growth(calls, 100_000)
     assert objs < 100
-    assert rss < 4 << 20
+    assert rss < RSS_SLACK
 
 
 def test_errors_do_not_leak():
@@ -52,4 +58,4 @@ def test_errors_do_not_leak():
 
     objs, rss = _growth(failing, 20_000)
     assert objs < 100
-    assert rss < 4 << 20
+    assert rss < RSS_SLACK
