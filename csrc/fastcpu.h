@@ -67,6 +67,8 @@ struct fc_method {
     fc_timer_fn timers[FC_SER_COUNT];
 };
 
+#define FC_METHODS_MAX 256 /* size of the per-method availability cache */
+
 extern const struct fc_method fc_methods[];
 extern const size_t fc_method_count;
 const struct fc_method *fc_method_find(const char *name);

@@ -175,8 +175,8 @@ static const char *static_reason(const struct fc_method *m)
 }
 
 /* One cached answer per method: 0 unknown, 1 available, 2 not. */
-static _Atomic int verdict[64];
-static const char *verdict_reason[64];
+static _Atomic int verdict[FC_METHODS_MAX];
+static const char *verdict_reason[FC_METHODS_MAX];
 static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *fc_method_unavailable(const struct fc_method *m)

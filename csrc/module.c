@@ -358,6 +358,10 @@ static PyMethodDef core_functions[] = {
 
 static int core_exec(PyObject *module)
 {
+    if (fc_method_count > FC_METHODS_MAX) {
+        PyErr_SetString(PyExc_ImportError, "fastcpu._core: raise FC_METHODS_MAX in fastcpu.h");
+        return -1;
+    }
     if (_import_array() < 0)
         return -1;
     core_state *st = get_state(module);
