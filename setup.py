@@ -6,6 +6,7 @@ import sys
 
 import numpy
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "AMD64"):
     sys.exit(
@@ -23,7 +24,21 @@ if os.environ.get("FASTCPU_SANITIZE"):
     extra_compile_args += flags
     extra_link_args += flags
 
+
+
+class build_ext_and_copy(build_ext):
+    """Also place the built extension in the source tree, as --inplace would,
+    so `pip install . && python -m fastcpu` works from a checkout too (there
+    the checkout's fastcpu/ comes first on sys.path)."""
+
+    def run(self):
+        super().run()
+        if not self.inplace and os.path.isdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc")):
+            self.copy_extensions_to_source()
+
+
 setup(
+    cmdclass={"build_ext": build_ext_and_copy},
     ext_modules=[
         Extension(
             "fastcpu._core",
