@@ -146,6 +146,11 @@ class Results(Mapping[str, BenchResult]):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple:
+        # The read-only views cannot be pickled; rebuild from plain dicts.
+        return (Results, (dict(self.results), dict(self.machine), self.clock, self.serialize,
+                          self.date, self.label, self.fastcpu_version, dict(self.unavailable)))
+
     # -- reading -------------------------------------------------------------
     @property
     def name(self) -> str:

@@ -135,6 +135,14 @@ def test_results_is_a_read_only_mapping(small):
         small.results["x"] = small["gdt"]
 
 
+def test_results_pickle_and_copy(small):
+    import copy
+    import pickle
+
+    assert pickle.loads(pickle.dumps(small)) == small
+    assert copy.deepcopy(small) == small
+
+
 def test_results_prints_the_seed_table(small):
     text = str(small)
     assert "test machine" in text and "clock: TSC" in text
@@ -221,10 +229,12 @@ def test_arrays_with_large_values_survive(small, tmp_path):
 
 def test_cli_run_then_load_round_trips(tmp_path):
     out = tmp_path / "cli.json"
+    # cwd away from the source tree: "-m fastcpu" must find the fastcpu the
+    # tests import (installed, or first on PYTHONPATH), not an unbuilt checkout.
     proc = subprocess.run(
         [sys.executable, "-m", "fastcpu", "run", "--runs", "40", "--methods", "gdt,rseq",
-         "--out", str(out), "--label", "from the shell"],
-        capture_output=True, text=True, timeout=120)
+         "--out", "cli.json", "--label", "from the shell"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "[1/2] measuring gdt" in proc.stderr and "wrote" in proc.stderr
     assert "BEST" in proc.stdout
