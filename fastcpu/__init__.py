@@ -19,6 +19,10 @@ from ._bench import RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, bench
 from ._clock import Clock, clock
 from ._methods import MethodInfo, methods
 from ._result import BenchResult
+from ._results import Results, measure
+from ._resultfile import ResultFileError, load
+from ._compare import ComparisonTable, compare
+from . import noise as noise  # the submodule fastcpu.noise
 
 __version__ = "0.1.0"
 
@@ -34,5 +38,21 @@ __all__ = [
     "bench",
     "clock",
     "methods",
+    "Results",
+    "ResultFileError",
+    "ComparisonTable",
+    "compare",
+    "load",
+    "measure",
     "__version__",
 ]
+
+
+# Submodules: fastcpu.noise (the noise model) and fastcpu.plot (matplotlib).
+def __getattr__(name: str) -> object:
+    # fastcpu.plot imports matplotlib (slow): load it on first use only.
+    if name == "plot":
+        import importlib
+
+        return importlib.import_module(".plot", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

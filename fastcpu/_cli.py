@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import __version__
 from ._affinity import check_cpu
@@ -95,9 +96,130 @@ def _table_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_args(p: argparse.ArgumentParser) -> None:
+    add_measure_options(p)
+    p.add_argument("--unroll", type=_positive_int, default=1, help="copies per run (a throughput figure)")
+    p.add_argument("--out", required=True, help="result file to write (JSON; gzip if it ends in .gz)")
+    p.add_argument("--label", help="a name for this machine, kept in the file")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ._results import measure
+
+    check_measure_options(args)
+    out = Path(args.out)
+    # Refuse before measuring, not after: a measurement is never thrown away.
+    if out.exists() and not args.overwrite:
+        raise ValueError(f"{out} exists: pass --overwrite to replace it, or choose another --out")
+    if not out.parent.is_dir():
+        raise ValueError(f"cannot write {out}: directory {out.parent} does not exist")
+
+    def progress(done: int, total: int, name: str | None) -> None:
+        if name is not None:
+            print(f"[{done + 1}/{total}] measuring {name}...", file=sys.stderr, flush=True)
+
+    results = measure(args.runs, args.methods, args.serialize, unroll=args.unroll, cpu=args.cpu,
+                      progress=progress, label=args.label)
+    try:
+        results.save(out, overwrite=args.overwrite)
+    except FileExistsError:
+        raise ValueError(f"{out} appeared while measuring: pass --overwrite to replace it") from None
+    print(results)
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _load_all(paths: Sequence[str]) -> list:
+    from ._resultfile import load
+
+    loaded = []
+    for path in paths:
+        try:
+            loaded.append(load(path))
+        except OSError as exc:
+            raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return loaded
+
+
+_UNITS = ("ticks", "ns", "cycles")
+
+
+def _compare_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="result files written by 'fastcpu run'")
+    p.add_argument("--unit", choices=_UNITS, default="cycles",
+                   help="unit of the table (default cycles)")
+    p.add_argument("--csv", action="store_true", help="print every column, every unit, as CSV")
+
+
+def _compare_run(args: argparse.Namespace) -> int:
+    from ._compare import compare, format_comparison
+
+    try:
+        table = compare(*args.files, dataframe=False)
+    except OSError as exc:
+        raise ValueError(f"cannot read {exc.filename}: {exc.strerror or exc}") from None
+    if args.csv:
+        sys.stdout.write(table.to_csv())
+    else:
+        print(format_comparison(table, args.unit))
+    return 0
+
+
+def _plot_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="result files written by 'fastcpu run'")
+    p.add_argument("--out", required=True, help="image to write (PNG; .svg and .pdf work too)")
+    p.add_argument("--kind", choices=("auto", "counts", "ecdf", "machines"), default="auto",
+                   help="counts: exact counts per method; ecdf: methods overlaid; machines: each "
+                        "method across the files (default: counts for one file, machines for several)")
+    p.add_argument("--methods", type=_method_list,
+                   help="comma-separated method names (default: all measured)")
+    p.add_argument("--unit", choices=_UNITS, default=None,
+                   help="x unit of ECDFs (default ticks for one file, ns across machines)")
+    p.add_argument("--dpi", type=_positive_int, default=110, help="resolution (default 110)")
+
+
+def _plot_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    loaded = _load_all(args.files)
+    kind = args.kind if args.kind != "auto" else ("counts" if len(loaded) == 1 else "machines")
+    if kind in ("counts", "ecdf") and len(loaded) != 1:
+        raise ValueError(f"--kind {kind} draws one file, not {len(loaded)}: use --kind machines")
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise ValueError(f"cannot write {out}: directory {out.parent} does not exist")
+
+    import matplotlib.pyplot as plt
+
+    from . import plot
+
+    fig: Any
+    if kind == "counts":
+        fig = plot.distributions(loaded[0], args.methods)
+    elif kind == "ecdf":
+        fig = plot.ecdf(loaded[0], args.methods, unit=args.unit or "ticks").figure
+    else:
+        fig = plot.machines(loaded, args.methods, unit=args.unit or "ns")
+    try:
+        fig.savefig(out, dpi=args.dpi)
+    finally:
+        plt.close(fig)
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
 #: name -> (add arguments, run, one-line help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {
     "table": (_table_args, _table_run, "time every available method and print BEST/MEDIAN (the default)"),
+    "run": (_run_args, _run_run,
+            "time every available method and save the raw runs and machine facts to a file"),
+    "compare": (_compare_args, _compare_run,
+                "one table of best, median and mean with its 95% interval across result files"),
+    "plot": (_plot_args, _plot_run,
+             "draw result files: exact counts per method, or ECDFs across methods or machines"),
 }
 
 

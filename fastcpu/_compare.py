@@ -1,0 +1,236 @@
+"""fastcpu.compare(): one tidy table across machines and methods.
+
+One row per (machine, method). Every statistic is per copy of the sequence,
+above the empty sequence, in three units: TSC ticks (``*_ticks``),
+nanoseconds (``*_ns``) and core cycles (``*_core_cycles``), each converted
+with the clock of the file it came from.
+
+- best: ``(min(raw) - min(empty)) / unroll`` (the seed's BEST);
+- median: ``(median(raw) - median(empty)) / unroll`` (the seed's MEDIAN);
+- mean: the mean of the per-run differences ``(raw[i] - empty[i]) / unroll``
+  (the empty run interleaved with run i is its pair), with a normal-theory
+  confidence interval ``mean +- z * sd / sqrt(runs)``. On a counter that
+  moves in coarse steps, a random start phase makes the mean unbiased where
+  best and median are stuck on the step (see ``fastcpu.noise``); rare
+  interrupts widen the interval rather than bias the median.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import statistics
+from collections.abc import Iterator, Sequence
+from typing import Any, Union
+
+import numpy as np
+
+from ._result import BenchResult
+from ._resultfile import load
+from ._results import Results
+
+__all__ = ["compare", "ComparisonTable", "COLUMNS", "STAT_NAMES", "UNITS", "format_comparison"]
+
+#: The statistics of each row, each in every unit of UNITS.
+STAT_NAMES = ("best", "median", "mean", "mean_ci_low", "mean_ci_high")
+#: Column suffix -> how to read it.
+UNITS = {"ticks": "TSC ticks", "ns": "ns", "core_cycles": "core cycles"}
+COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "migrations", "source") + tuple(
+    f"{stat}_{unit}" for unit in UNITS for stat in STAT_NAMES
+)
+
+Source = Union[Results, str, "os.PathLike[str]"]
+
+
+class ComparisonTable(Sequence[dict]):
+    """The comparison without pandas: a list of row dicts, in COLUMNS order.
+
+    ``table[i]`` is a row (a dict), ``table["best_ns"]`` a column (a list);
+    ``to_string()`` prints every column, ``format(unit)`` the figures of one
+    unit, ``to_csv()`` writes every column.
+    """
+
+    def __init__(self, rows: list[dict[str, Any]], columns: Sequence[str] = COLUMNS) -> None:
+        self.rows = rows
+        self.columns = list(columns)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[dict]:
+        return iter(self.rows)
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        if isinstance(key, str):
+            if key not in self.columns:
+                raise KeyError(f"no column {key!r}; columns: {', '.join(self.columns)}")
+            return [row[key] for row in self.rows]
+        return self.rows[key]
+
+    def to_csv(self, file: io.TextIOBase | None = None) -> str:
+        """The table as CSV text (also written to `file` when given)."""
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=self.columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.rows)
+        if file is not None:
+            file.write(out.getvalue())
+        return out.getvalue()
+
+    def to_string(self) -> str:
+        """Every column, aligned (wide: one line per row)."""
+        cells = [[_cell(row[c]) for c in self.columns] for row in self.rows]
+        widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(self.columns)]
+        lines = ["  ".join(c.rjust(w) for c, w in zip(self.columns, widths))]
+        lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
+        return "\n".join(lines)
+
+    def format(self, unit: str = "cycles", confidence: float = 0.95) -> str:
+        """A narrow terminal table in one unit (``'ticks'``, ``'ns'`` or ``'cycles'``)."""
+        return format_comparison(self, unit, confidence)
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    def __repr__(self) -> str:
+        return f"<fastcpu.ComparisonTable: {len(self)} rows x {len(self.columns)} columns>"
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.3f}"
+    return "" if value is None else str(value)
+
+
+def _mean_interval(r: BenchResult, z: float) -> tuple[float, float, float]:
+    """Mean TSC ticks per copy above the empty run it was paired with, and its interval."""
+    diff = (r.raw.astype(np.float64) - r.empty.astype(np.float64)) / r.unroll
+    mean = float(diff.mean())
+    if diff.size < 2:
+        return mean, math.nan, math.nan
+    half = z * float(diff.std(ddof=1)) / math.sqrt(diff.size)
+    return mean, mean - half, mean + half
+
+
+def _rows(results: Results, z: float, source: str) -> list[dict[str, Any]]:
+    rows = []
+    for r in results.values():
+        mean, low, high = _mean_interval(r, z)
+        ticks = {"best": r.best, "median": r.median, "mean": mean,
+                 "mean_ci_low": low, "mean_ci_high": high}
+        row: dict[str, Any] = {
+            "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
+            "serialize": r.serialize, "migrations": r.migrations, "source": source,
+        }
+        for stat, value in ticks.items():
+            row[f"{stat}_ticks"] = float(value)
+            row[f"{stat}_ns"] = r.ticks_to_ns(value)
+            row[f"{stat}_core_cycles"] = r.ticks_to_core_cycles(value)
+        rows.append(row)
+    return rows
+
+
+def _resolve(item: object, i: int) -> tuple[Results, str]:
+    if isinstance(item, Results):
+        return item, f"results[{i}]"
+    if isinstance(item, (str, os.PathLike)):
+        return load(item), os.fspath(item)
+    raise TypeError(f"compare() takes fastcpu.Results or paths of result files, "
+                    f"not {type(item).__name__} (argument {i})")
+
+
+def _unique_names(loaded: list[Results]) -> list[str]:
+    """Machine names, with ' #2', ' #3' added where two files share one."""
+    names = [r.name for r in loaded]
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if names.count(name) == 1 else f"{name} #{seen[name]}")
+    return out
+
+
+def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool | None = None) -> Any:
+    """One row per machine and method: best, median, mean and its interval, in three units.
+
+    Args:
+        results_or_paths: :class:`fastcpu.Results` and/or paths of result
+            files (read with :func:`fastcpu.load`), at least one.
+        confidence: the confidence level of the mean's interval (0 < c < 1).
+        dataframe: ``None`` (default) returns a pandas DataFrame when pandas
+            is installed, else a :class:`ComparisonTable`; ``True`` requires
+            pandas; ``False`` always returns a ComparisonTable.
+
+    Returns:
+        A table with the columns of ``fastcpu.COLUMNS``: ``machine``,
+        ``method``, ``runs``, ``unroll``, ``serialize``, ``migrations``,
+        ``source``, then ``best``, ``median``, ``mean``, ``mean_ci_low`` and
+        ``mean_ci_high`` suffixed ``_ticks`` (TSC ticks), ``_ns`` and
+        ``_core_cycles``, all per copy above the empty sequence.
+
+    Raises:
+        TypeError: an argument is neither Results nor a path.
+        ValueError: no argument, or `confidence` outside (0, 1).
+        fastcpu.ResultFileError, OSError: a file cannot be read.
+        ImportError: ``dataframe=True`` without pandas.
+    """
+    if not results_or_paths:
+        raise ValueError("compare() needs at least one Results or result file path")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        raise TypeError(f"confidence must be a number, not {type(confidence).__name__}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
+    if dataframe not in (None, True, False):
+        raise TypeError(f"dataframe must be None, True or False, not {dataframe!r}")
+    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
+    resolved = [_resolve(item, i) for i, item in enumerate(results_or_paths)]
+    names = _unique_names([r for r, _ in resolved])
+    rows = []
+    for (results, source), name in zip(resolved, names):
+        for row in _rows(results, z, source):
+            row["machine"] = name
+            rows.append(row)
+
+    if dataframe is not False:
+        try:
+            import pandas as pd
+        except ImportError:
+            if dataframe:
+                raise ImportError("compare(dataframe=True) needs pandas: "
+                                  "pip install 'fastcpu[pandas]'") from None
+        else:
+            return pd.DataFrame(rows, columns=list(COLUMNS))
+    return ComparisonTable(rows)
+
+
+_UNIT_CHOICES = {"ticks": "ticks", "ns": "ns", "cycles": "core_cycles", "core_cycles": "core_cycles"}
+
+
+def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95) -> str:
+    """A terminal table of one unit: machine, method, runs, best, median, mean and its interval.
+
+    `table` is what :func:`compare` returns (DataFrame or ComparisonTable).
+    """
+    suffix = _UNIT_CHOICES.get(unit)
+    if suffix is None:
+        raise ValueError(f"unknown unit {unit!r}: use one of ticks, ns, cycles")
+    rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)
+    mw = max([len("MACHINE")] + [len(str(r["machine"])) for r in rows])
+    tw = max([len("METHOD")] + [len(str(r["method"])) for r in rows])
+    ci = f"{round(confidence * 100)}% CI OF MEAN"
+    lines = [
+        f"{UNITS[suffix]} per copy above the empty sequence",
+        f"{'MACHINE':{mw}}  {'METHOD':{tw}}  {'RUNS':>7} {'UNROLL':>6}  "
+        f"{'BEST':>9} {'MEDIAN':>9} {'MEAN':>9}  {ci}",
+    ]
+    for r in rows:
+        low, high = r[f"mean_ci_low_{suffix}"], r[f"mean_ci_high_{suffix}"]
+        interval = "" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]"
+        lines.append(
+            f"{r['machine']:{mw}}  {r['method']:{tw}}  {r['runs']:7d} {r['unroll']:6d}  "
+            f"{r[f'best_{suffix}']:9.2f} {r[f'median_{suffix}']:9.2f} "
+            f"{r[f'mean_{suffix}']:9.2f}  {interval}"
+        )
+    return "\n".join(lines)

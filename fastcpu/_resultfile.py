@@ -1,0 +1,385 @@
+"""The result file: one JSON document, versioned, with the raw arrays inside.
+
+Layout (format version 1)::
+
+    {"format": "fastcpu-results", "version": 1,
+     "fastcpu_version": "0.1.0", "date": "2025-01-31T12:00:00Z", "label": null,
+     "serialize": "lfence",
+     "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 26, "cycles_per_tick": 1.37},
+     "machine": {... machine_info() ...},
+     "unavailable": {"method": "reason", ...},
+     "results": [
+       {"method": "gdt", "runs": 1000, "serialize": "lfence", "unroll": 1, "cpu": null,
+        "best_ticks": 52.0, "median_ticks": 52.0,
+        "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "..."},
+        "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "..."},
+        "migrated": {"dtype": "bool", "length": 1000, "encoding": "base64-packbits", "data": "..."}},
+       ...]}
+
+Arrays of TSC ticks are stored as little-endian unsigned integers of the
+narrowest width that holds their largest value (``<u1`` .. ``<u8``) and read
+back as uint64; ``migrated`` is bit-packed (``numpy.packbits``, big-endian
+bit order). ``best_ticks`` and ``median_ticks`` are there for people reading
+the file: load() recomputes them from the arrays and rejects a file whose
+stored figures disagree. A path ending in ``.gz`` is gzip-compressed; load()
+recognises gzip by its magic bytes whatever the name.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import math
+import os
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._clock import Clock
+from ._core import Error
+from ._from_arrays import bench_result_from_arrays
+from ._results import Results
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ResultFileError", "load", "save"]
+
+FORMAT_NAME = "fastcpu-results"
+#: The newest format version this fastcpu reads and the one it writes.
+FORMAT_VERSION = 1
+
+_TICK_DTYPES = ("<u1", "<u2", "<u4", "<u8")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class ResultFileError(Error, ValueError):
+    """A file that is not a readable fastcpu result file; the message says why."""
+
+
+# -- writing -------------------------------------------------------------------
+
+def _encode_ticks(a: np.ndarray) -> dict[str, Any]:
+    top = int(a.max()) if a.size else 0
+    dtype = next(d for d in _TICK_DTYPES if top <= np.iinfo(np.dtype(d)).max)
+    data = a.astype(dtype).tobytes()
+    return {"dtype": dtype, "length": int(a.size), "encoding": "base64",
+            "data": base64.b64encode(data).decode("ascii")}
+
+
+def _encode_bools(a: np.ndarray) -> dict[str, Any]:
+    data = np.packbits(a.astype(np.bool_)).tobytes()
+    return {"dtype": "bool", "length": int(a.size), "encoding": "base64-packbits",
+            "data": base64.b64encode(data).decode("ascii")}
+
+
+def to_document(results: Results) -> dict[str, Any]:
+    """The JSON document for `results` ("format" first, so a reader sees it at once)."""
+    c = results.clock
+    return {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "fastcpu_version": results.fastcpu_version,
+        "date": results.date,
+        "label": results.label,
+        "serialize": results.serialize,
+        "clock": {"tsc_hz": c.tsc_hz, "tsc_step_ticks": c.tsc_step_ticks,
+                  "cycles_per_tick": c.cycles_per_tick},
+        "machine": dict(results.machine),
+        "unavailable": dict(results.unavailable),
+        "results": [
+            {
+                "method": r.method, "runs": r.runs, "serialize": r.serialize,
+                "unroll": r.unroll, "cpu": r.cpu,
+                "best_ticks": r.best, "median_ticks": r.median,
+                "raw": _encode_ticks(r.raw), "empty": _encode_ticks(r.empty),
+                "migrated": _encode_bools(r.migrated),
+            }
+            for r in results.results.values()
+        ],
+    }
+
+
+def _umask() -> int:
+    """This process's umask, read without changing it (Linux >= 4.7), else 022."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+    """Write `results` to `path` atomically (see :meth:`Results.save`)."""
+    if not isinstance(results, Results):
+        raise TypeError(f"save() writes a fastcpu.Results, not {type(results).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"overwrite must be a bool, not {type(overwrite).__name__}")
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory: give a file name")
+    if not overwrite and path.exists():
+        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
+
+    text = json.dumps(to_document(results), indent=1, allow_nan=False) + "\n"
+    data = text.encode("utf-8")
+    if path.name.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+
+    directory = path.parent
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it 0600
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            # link() fails if the name exists: no window in which another
+            # writer's file could be replaced.
+            os.link(tmp, path)
+            os.unlink(tmp)
+    except FileExistsError:
+        _remove(tmp)
+        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+    _fsync_dir(directory)
+
+
+def _remove(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename itself durable."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# -- reading -------------------------------------------------------------------
+
+class _Reader:
+    """Checks one document field by field; every failure names the field."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, problem: str) -> ResultFileError:
+        return ResultFileError(f"{self.path}: {problem}")
+
+    def get(self, obj: dict[str, Any], key: str, kinds: tuple[type, ...], where: str) -> Any:
+        if key not in obj:
+            raise self.fail(f"missing field {where}{key!r}")
+        value = obj[key]
+        if isinstance(value, bool) and bool not in kinds:
+            raise self.fail(f"field {where}{key!r} is a bool, expected {_kind_names(kinds)}")
+        if not isinstance(value, kinds):
+            raise self.fail(f"field {where}{key!r} is {type(value).__name__}, "
+                            f"expected {_kind_names(kinds)}")
+        return value
+
+    def array(self, entry: dict[str, Any], key: str, runs: int, where: str) -> np.ndarray:
+        spec = self.get(entry, key, (dict,), where)
+        at = f"{where}{key!r}"
+        dtype = self.get(spec, "dtype", (str,), f"{at}.")
+        length = self.get(spec, "length", (int,), f"{at}.")
+        encoding = self.get(spec, "encoding", (str,), f"{at}.")
+        text = self.get(spec, "data", (str,), f"{at}.")
+        if length != runs:
+            raise self.fail(f"array length mismatch: {at} holds {length} values "
+                            f"but runs is {runs}")
+        try:
+            data = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise self.fail(f"{at} data is not valid base64 ({exc})") from None
+        if key == "migrated":
+            if (dtype, encoding) != ("bool", "base64-packbits"):
+                raise self.fail(f"{at} must be dtype 'bool' in 'base64-packbits', "
+                                f"not {dtype!r} in {encoding!r}")
+            if len(data) != (length + 7) // 8:
+                raise self.fail(f"array length mismatch: {at} data holds {len(data) * 8} "
+                                f"bits, not the {length} its length says")
+            return np.unpackbits(np.frombuffer(data, np.uint8), count=length).astype(np.bool_)
+        if dtype not in _TICK_DTYPES or encoding != "base64":
+            raise self.fail(f"{at} must be one of dtypes {', '.join(_TICK_DTYPES)} in 'base64', "
+                            f"not {dtype!r} in {encoding!r}")
+        itemsize = np.dtype(dtype).itemsize
+        if len(data) != length * itemsize:
+            raise self.fail(f"array length mismatch: {at} data holds {len(data)} bytes, "
+                            f"not the {length} x {itemsize} its length says")
+        return np.frombuffer(data, dtype).astype(np.uint64)
+
+
+def _kind_names(kinds: tuple[type, ...]) -> str:
+    names = {int: "an integer", float: "a number", str: "a string", dict: "an object",
+             list: "a list", type(None): "null", bool: "true/false"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _decode_text(path: Path, data: bytes) -> str:
+    if not data:
+        raise ResultFileError(f"{path}: empty file (truncated?), not a fastcpu result file")
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except EOFError:
+            raise ResultFileError(f"{path}: truncated gzip file (the compressed stream "
+                                  "ends early)") from None
+        except (OSError, zlib.error) as exc:
+            raise ResultFileError(f"{path}: corrupt gzip file ({exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ResultFileError(f"{path}: not a fastcpu result file (binary data, "
+                              "not JSON text)") from None
+
+
+def _looks_like_ours(text: str) -> bool:
+    """Whether `text` starts like a document this module wrote (or a prefix of one)."""
+    head = "".join(text[:200].split())
+    ours = '{"format":"%s"' % FORMAT_NAME
+    return head.startswith(ours) or (len(head) >= 10 and ours.startswith(head))
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # The writer puts "format" first: a document that starts like one of
+        # ours but does not parse was cut short or damaged.
+        if _looks_like_ours(text):
+            at_end = exc.pos >= len(text.rstrip()) - 1 or "Unterminated" in exc.msg
+            problem = "truncated" if at_end else "corrupt"
+            raise ResultFileError(f"{path}: {problem} fastcpu result file (JSON ends or breaks "
+                                  f"at line {exc.lineno} column {exc.colno}: {exc.msg})") from None
+        raise ResultFileError(f"{path}: not a fastcpu result file (not JSON: {exc})") from None
+    if not isinstance(doc, dict):
+        raise ResultFileError(f"{path}: not a fastcpu result file (JSON {type(doc).__name__}, "
+                              "not an object)")
+    fmt = doc.get("format")
+    if fmt != FORMAT_NAME:
+        what = "no 'format' field" if fmt is None else f"format {fmt!r}"
+        raise ResultFileError(f"{path}: not a fastcpu result file (JSON with {what}, "
+                              f"expected format {FORMAT_NAME!r})")
+    version = doc.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ResultFileError(f"{path}: fastcpu result file without an integer 'version' "
+                              f"(found {version!r})")
+    if version > FORMAT_VERSION:
+        raise ResultFileError(f"{path}: written by a newer fastcpu: format version {version} > "
+                              f"supported {FORMAT_VERSION}; upgrade fastcpu to read it")
+    if version < 1:
+        raise ResultFileError(f"{path}: unknown format version {version} (versions start at 1)")
+    return doc
+
+
+def _close(stored: float, computed: float) -> bool:
+    return math.isclose(stored, computed, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def from_document(doc: dict[str, Any], path: Path) -> Results:
+    """Build Results from a parsed, version-checked document."""
+    rd = _Reader(path)
+    number = (int, float)
+    clk = rd.get(doc, "clock", (dict,), "")
+    clock = Clock(
+        tsc_hz=float(rd.get(clk, "tsc_hz", number, "clock.")),
+        tsc_step_ticks=rd.get(clk, "tsc_step_ticks", (int,), "clock."),
+        cycles_per_tick=float(rd.get(clk, "cycles_per_tick", number, "clock.")),
+    )
+    if not (clock.tsc_hz > 0 and clock.cycles_per_tick > 0 and clock.tsc_step_ticks >= 1):
+        raise rd.fail(f"clock values out of range: {clk}")
+    serialize = rd.get(doc, "serialize", (str,), "")
+    entries = rd.get(doc, "results", (list,), "")
+    results = {}
+    for i, entry in enumerate(entries):
+        where = f"results[{i}]."
+        if not isinstance(entry, dict):
+            raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
+        method = rd.get(entry, "method", (str,), where)
+        where = f"results[{i}] ({method}) "
+        runs = rd.get(entry, "runs", (int,), where)
+        if runs < 1:
+            raise rd.fail(f"{where}runs is {runs}, must be 1 or more")
+        unroll = rd.get(entry, "unroll", (int,), where)
+        if unroll < 1:
+            raise rd.fail(f"{where}unroll is {unroll}, must be 1 or more")
+        if method in results:
+            raise rd.fail(f"method {method!r} appears twice")
+        r = bench_result_from_arrays(
+            method=method,
+            serialize=rd.get(entry, "serialize", (str,), where),
+            unroll=unroll,
+            cpu=rd.get(entry, "cpu", (int, type(None)), where),
+            raw=rd.array(entry, "raw", runs, where),
+            empty=rd.array(entry, "empty", runs, where),
+            migrated=rd.array(entry, "migrated", runs, where),
+            clock=clock,
+        )
+        for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
+            if key in entry:
+                stored = rd.get(entry, key, number, where)
+                if not _close(stored, computed):
+                    raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
+                                  f"({computed}): the file was altered or damaged")
+        results[method] = r
+    label = rd.get(doc, "label", (str, type(None)), "")
+    unavailable = rd.get(doc, "unavailable", (dict,), "")
+    try:
+        return Results(
+            results=results,
+            machine=rd.get(doc, "machine", (dict,), ""),
+            clock=clock,
+            serialize=serialize,
+            date=rd.get(doc, "date", (str,), ""),
+            label=label,
+            fastcpu_version=rd.get(doc, "fastcpu_version", (str,), ""),
+            unavailable=unavailable,
+        )
+    except (TypeError, ValueError) as exc:
+        raise rd.fail(f"inconsistent contents: {exc}") from None
+
+
+def load(path: str | os.PathLike[str]) -> Results:
+    """Read a result file written by :meth:`Results.save` (plain or gzip JSON).
+
+    Returns:
+        Results equal to the saved ones: same metadata, equal arrays (uint64
+        ticks, bool migrations), statistics recomputed from the arrays.
+
+    Raises:
+        TypeError: `path` is not a str or os.PathLike.
+        OSError: the file cannot be read (FileNotFoundError, ...).
+        fastcpu.ResultFileError (a ValueError): the file is empty or
+            truncated, not JSON, JSON of another kind, of a newer format
+            version, or inconsistent (an array whose length disagrees with
+            ``runs``, statistics that disagree with the arrays, a missing or
+            mistyped field); the message names the problem.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    path = Path(path)
+    data = path.read_bytes()
+    doc = _parse(path, _decode_text(path, data))
+    return from_document(doc, path)

@@ -1,0 +1,177 @@
+"""fastcpu.compare() and `python -m fastcpu compare`: one tidy table across files."""
+
+import csv
+import io
+import math
+import statistics
+import sys
+
+import numpy as np
+import pytest
+
+import fastcpu
+from fastcpu._cli import main
+from fastcpu._compare import COLUMNS, format_comparison
+from fastcpu.noise import NoiseModel
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return fastcpu.measure(80, ["gdt", "syscall"], label="here")
+
+
+def simulated(label, true_ticks=(10.0, 300.0), step=1):
+    """Results built from the noise model: known arrays, no timing involved."""
+    model = NoiseModel(step_ticks=step, overhead_ticks=50, jitter_ticks=2)
+    clock = fastcpu.Clock(tsc_hz=2e9, tsc_step_ticks=step, cycles_per_tick=1.5)
+    results = {
+        f"m{i}": model.simulate(t, 500, seed=i, clock=clock, method=f"m{i}")
+        for i, t in enumerate(true_ticks)
+    }
+    return fastcpu.Results(results, {"model_name": "model"}, clock, "model", "2025-01-01T00:00:00Z",
+                           label=label)
+
+
+def oracle_mean_interval(r, confidence=0.95):
+    d = (r.raw.astype(float) - r.empty.astype(float)) / r.unroll
+    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
+    half = z * d.std(ddof=1) / math.sqrt(d.size)
+    return d.mean(), d.mean() - half, d.mean() + half
+
+
+def test_one_row_per_machine_and_method(measured, tmp_path):
+    other = simulated("model machine")
+    other.save(tmp_path / "other.json")
+    table = fastcpu.compare(measured, tmp_path / "other.json", dataframe=False)
+    assert isinstance(table, fastcpu.ComparisonTable)
+    assert [(r["machine"], r["method"]) for r in table] == [
+        ("here", "gdt"), ("here", "syscall"), ("model machine", "m0"), ("model machine", "m1")]
+    assert table.columns == list(COLUMNS)
+    assert table["source"] == ["results[0]", "results[0]", str(tmp_path / "other.json"),
+                               str(tmp_path / "other.json")]
+
+
+def test_statistics_and_units_match_a_numpy_oracle():
+    res = simulated("m")
+    table = fastcpu.compare(res, dataframe=False)
+    for row in table:
+        r = res[row["method"]]
+        mean, low, high = oracle_mean_interval(r)
+        assert row["best_ticks"] == r.best and row["median_ticks"] == r.median
+        assert row["mean_ticks"] == pytest.approx(mean)
+        assert (row["mean_ci_low_ticks"], row["mean_ci_high_ticks"]) == pytest.approx((low, high))
+        for stat in ("best", "median", "mean", "mean_ci_low", "mean_ci_high"):
+            ticks = row[f"{stat}_ticks"]
+            assert row[f"{stat}_ns"] == pytest.approx(ticks / 2.0)  # 2 GHz TSC
+            assert row[f"{stat}_core_cycles"] == pytest.approx(ticks * 1.5)
+        assert row["runs"] == 500 and row["unroll"] == 1 and row["migrations"] == 0
+
+
+def test_the_interval_covers_the_known_true_cost():
+    # simulated with a known cost: the mean's interval must hold it
+    table = fastcpu.compare(simulated("m", true_ticks=(7.3,)), dataframe=False)
+    row = table[0]
+    assert row["mean_ci_low_ticks"] < 7.3 < row["mean_ci_high_ticks"]
+
+
+def test_a_higher_confidence_gives_a_wider_interval(measured):
+    narrow = fastcpu.compare(measured, confidence=0.5, dataframe=False)[0]
+    wide = fastcpu.compare(measured, confidence=0.99, dataframe=False)[0]
+    assert narrow["mean_ticks"] == wide["mean_ticks"]
+    assert (wide["mean_ci_high_ticks"] - wide["mean_ci_low_ticks"]
+            > narrow["mean_ci_high_ticks"] - narrow["mean_ci_low_ticks"])
+
+
+def test_one_run_has_no_interval():
+    res = fastcpu.measure(1, ["gdt"])
+    row = fastcpu.compare(res, dataframe=False)[0]
+    assert math.isnan(row["mean_ci_low_ticks"]) and math.isnan(row["mean_ci_high_ns"])
+
+
+def test_machines_with_the_same_name_are_told_apart():
+    a, b = simulated("twin"), simulated("twin")
+    assert set(fastcpu.compare(a, b, dataframe=False)["machine"]) == {"twin #1", "twin #2"}
+
+
+def test_a_dataframe_when_pandas_is_installed(measured):
+    pd = pytest.importorskip("pandas")
+    df = fastcpu.compare(measured)
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns) == list(COLUMNS) and len(df) == 2
+    plain = fastcpu.compare(measured, dataframe=False)
+    np.testing.assert_allclose(df["mean_ns"], plain["mean_ns"])
+
+
+def test_a_plain_table_without_pandas(measured, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now fails
+    assert isinstance(fastcpu.compare(measured), fastcpu.ComparisonTable)
+    with pytest.raises(ImportError, match="fastcpu\\[pandas\\]"):
+        fastcpu.compare(measured, dataframe=True)
+
+
+def test_the_plain_table_prints_and_writes_csv(measured):
+    table = fastcpu.compare(measured, dataframe=False)
+    text = table.to_string()
+    assert text == str(table)
+    assert all(c in text.splitlines()[0] for c in COLUMNS)
+    assert len(text.splitlines()) == 3
+    rows = list(csv.DictReader(io.StringIO(table.to_csv())))
+    assert [r["method"] for r in rows] == ["gdt", "syscall"]
+    assert float(rows[0]["best_ticks"]) == table[0]["best_ticks"]
+    with pytest.raises(KeyError, match="no column 'nope'"):
+        table["nope"]
+
+
+def test_format_comparison_shows_one_unit(measured):
+    table = fastcpu.compare(measured, dataframe=False)
+    text = format_comparison(table, "ns")
+    assert table.format("ns") == text
+    assert table.format().startswith("core cycles per copy")
+    assert text.splitlines()[0].startswith("ns per copy")
+    assert "95% CI OF MEAN" in text and "gdt" in text and "syscall" in text
+    with pytest.raises(ValueError, match="use one of ticks, ns, cycles"):
+        format_comparison(table, "parsecs")
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, exc, match",
+    [
+        ((), {}, ValueError, "at least one"),
+        ((3,), {}, TypeError, "not int"),
+        (("MEASURED",), {"confidence": 1.5}, ValueError, "between 0 and 1"),
+        (("MEASURED",), {"confidence": "95%"}, TypeError, "confidence must be a number"),
+        (("MEASURED",), {"dataframe": "yes"}, TypeError, "dataframe must be"),
+    ],
+)
+def test_bad_arguments(measured, args, kwargs, exc, match):
+    args = tuple(measured if a == "MEASURED" else a for a in args)
+    with pytest.raises(exc, match=match):
+        fastcpu.compare(*args, **kwargs)
+
+
+def test_bad_files_raise_result_file_errors(tmp_path):
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(fastcpu.ResultFileError, match="not a fastcpu result file"):
+        fastcpu.compare(tmp_path / "bad.json")
+
+
+def test_cli_compare(measured, tmp_path, capsys):
+    measured.save(tmp_path / "a.json")
+    simulated("model machine").save(tmp_path / "b.json.gz")
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json.gz")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("core cycles per copy above the empty sequence")
+    for name in ("here", "model machine", "gdt", "syscall", "m0", "m1"):
+        assert name in out
+    assert main(["compare", str(tmp_path / "a.json"), "--unit", "ticks", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 2 and set(rows[0]) == set(COLUMNS)
+
+
+@pytest.mark.parametrize("files", [["missing.json"], ["bad.json"], []])
+def test_cli_compare_bad_files_exit_2_with_one_line(tmp_path, capsys, monkeypatch, files):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.json").write_text("[]")
+    assert main(["compare", *files]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fastcpu: error:") and len(err.splitlines()) == 1

@@ -1,0 +1,147 @@
+"""fastcpu.noise: the simulated timer, what each estimator recovers, and the fit to real runs."""
+
+import math
+
+import numpy as np
+import pytest
+
+import fastcpu
+from fastcpu.noise import (
+    ESTIMATORS,
+    REGIMES,
+    NoiseModel,
+    clean_mean_ticks,
+    estimates,
+    mean_ticks,
+    recovery,
+    unroll_difference,
+)
+
+GUEST = NoiseModel(step_ticks=26, overhead_ticks=62.4)
+
+
+def test_observed_ticks_are_multiples_of_the_step():
+    r = GUEST.simulate(7.0, 2000, seed=1)
+    assert r.raw.dtype == np.uint64 and r.empty.dtype == np.uint64
+    assert not (r.raw % 26).any() and not (r.empty % 26).any()
+    assert r.runs == 2000 and not r.migrated.any()
+
+
+def test_a_fixed_duration_reads_as_the_two_neighbouring_steps_in_proportion():
+    # D = 62.4 lies 0.4 of a step past 52: 40% of runs read 78, 60% read 52.
+    r = GUEST.simulate(0.0, 20000, seed=2)
+    values, n = np.unique(r.empty, return_counts=True)
+    assert values.tolist() == [52, 78]
+    assert n[1] / n.sum() == pytest.approx(0.4, abs=0.02)
+
+
+def test_the_mean_is_unbiased_under_quantization_while_best_and_median_stick_to_steps():
+    true = 7.0  # far below one 26-tick step
+    r = GUEST.simulate(true, 40000, seed=3)
+    d = (r.raw.astype(float) - r.empty.astype(float))
+    se = d.std(ddof=1) / math.sqrt(d.size)
+    assert abs(mean_ticks(r) - true) < 4 * se
+    assert r.best % 26 == 0 and r.median % 26 == 0
+    assert r.best == 0  # the seed's "cost 0"
+
+
+def test_a_slow_timer_read_hides_short_sequences_and_unrolling_recovers_them():
+    p4 = NoiseModel(step_ticks=1, overhead_ticks=120, jitter_ticks=1.0, shadow_ticks=30)
+    single = p4.simulate(12.0, 3000, seed=4)
+    assert abs(single.median) <= 1 and abs(mean_ticks(single)) < 0.5  # hidden: reads as 0
+    k1 = p4.simulate(12.0, 3000, unroll=16, seed=5)
+    k2 = p4.simulate(12.0, 3000, unroll=32, seed=6)
+    assert unroll_difference(k1, k2) == pytest.approx(12.0, abs=0.2)
+    assert unroll_difference(k1, k2, "min") == pytest.approx(12.0, abs=0.5)
+
+
+def test_interrupts_spoil_the_mean_but_not_the_clean_mean_or_median():
+    noisy = NoiseModel(step_ticks=1, overhead_ticks=40, jitter_ticks=1.0,
+                       interrupt_rate=0.05, interrupt_ticks=5000)
+    r = noisy.simulate(10.0, 4000, seed=7)
+    assert clean_mean_ticks(r) == pytest.approx(10.0, abs=0.3)
+    assert r.median == pytest.approx(10.0, abs=1)
+    d = r.raw.astype(float) - r.empty.astype(float)
+    assert d.std() > 500  # the interrupts' variance the plain mean carries
+
+
+def test_unroll_scales_the_work_not_the_overhead():
+    r = NoiseModel(step_ticks=1, overhead_ticks=50).simulate(3.0, 100, unroll=10, seed=8)
+    assert set(r.raw.tolist()) == {80} and set(r.empty.tolist()) == {50}
+    assert r.best == r.median == 3.0 and r.unroll == 10
+
+
+def test_simulations_are_reproducible_from_a_seed():
+    a = REGIMES["interrupt-heavy"].simulate(5.0, 500, seed=42)
+    b = REGIMES["interrupt-heavy"].simulate(5.0, 500, seed=42)
+    np.testing.assert_array_equal(a.raw, b.raw)
+    np.testing.assert_array_equal(a.empty, b.empty)
+
+
+def test_fit_recovers_a_known_model():
+    truth = NoiseModel(step_ticks=26, overhead_ticks=63.0, jitter_ticks=0.0,
+                       interrupt_rate=0.01, interrupt_ticks=1500.0)
+    fitted = NoiseModel.fit(truth.simulate(0.0, 50000, seed=9))
+    assert fitted.step_ticks == 26
+    assert fitted.overhead_ticks == pytest.approx(63.0, abs=0.5)
+    assert fitted.jitter_ticks < 3
+    assert fitted.interrupt_rate == pytest.approx(0.01, rel=0.2)
+    assert fitted.interrupt_ticks == pytest.approx(1500.0, rel=0.2)
+
+
+def test_fit_to_this_machine_reproduces_its_empty_sequence():
+    real = fastcpu.bench("empty", 3000)
+    model = NoiseModel.fit(real)
+    assert model.step_ticks == fastcpu.clock().tsc_step_ticks
+    assert model.overhead_ticks > 0 and 0 <= model.interrupt_rate < 0.5
+    sim = model.simulate(0.0, 3000, seed=10)
+    assert abs(np.median(sim.empty) - np.median(real.empty)) <= model.step_ticks
+
+
+def test_recovery_reports_every_estimator_for_every_true_cost():
+    rows = recovery(REGIMES["fine counter"], [0.0, 20.0], runs=300, unroll=8)
+    assert [r["true"] for r in rows] == [0.0, 20.0]
+    for row in rows:
+        assert set(row) == {"true", *ESTIMATORS}
+    assert rows[1]["unroll"] == pytest.approx(20.0, abs=0.5)
+    assert set(estimates(REGIMES["fine counter"].simulate(1.0, 50, seed=0))) == {
+        "best", "median", "mean", "clean_mean"}
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"step_ticks": 0}, ValueError, "step_ticks must be between"),
+        ({"step_ticks": 2.5}, TypeError, "step_ticks must be an int"),
+        ({"overhead_ticks": -1.0}, ValueError, "overhead_ticks must be a finite number >= 0"),
+        ({"jitter_ticks": math.nan}, ValueError, "jitter_ticks"),
+        ({"interrupt_rate": 1.5}, ValueError, "probability"),
+        ({"shadow_ticks": "30"}, TypeError, "shadow_ticks must be a number"),
+    ],
+)
+def test_model_rejects_bad_parameters(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        NoiseModel(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, exc, match",
+    [
+        ((-1.0,), {}, ValueError, "true_ticks"),
+        (("5",), {}, TypeError, "true_ticks must be a number"),
+        ((1.0, 0), {}, ValueError, "runs must be between"),
+        ((1.0, 10), {"unroll": 0}, ValueError, "unroll must be between"),
+    ],
+)
+def test_simulate_rejects_bad_arguments(args, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        GUEST.simulate(*args, **kwargs)
+
+
+def test_unroll_difference_rejects_bad_arguments():
+    a = GUEST.simulate(1.0, 10, unroll=4, seed=0)
+    b = GUEST.simulate(1.0, 10, unroll=8, seed=0)
+    with pytest.raises(ValueError, match="must exceed"):
+        unroll_difference(b, a)
+    with pytest.raises(ValueError, match="use one of min, median, mean"):
+        unroll_difference(a, b, "mode")

@@ -1,0 +1,477 @@
+"""measure(), Results, save() and load(): round trips, bad files, atomic writes."""
+
+import base64
+import datetime
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastcpu
+from fastcpu import _resultfile, _results
+from fastcpu._from_arrays import bench_result_from_arrays
+from fastcpu._methods import MethodInfo
+
+
+@pytest.fixture(scope="module")
+def small():
+    """Two methods, 60 runs each: enough to exercise every field."""
+    return fastcpu.measure(60, ["gdt", "syscall"], label="test machine")
+
+
+@pytest.fixture
+def saved(small, tmp_path):
+    path = tmp_path / "r.json"
+    small.save(path)
+    return path
+
+
+def doc_of(path):
+    return json.loads(path.read_text())
+
+
+def write_doc(path, doc):
+    path.write_text(json.dumps(doc))
+    return path
+
+
+# -- measure -------------------------------------------------------------------
+
+def test_measure_times_every_available_method_by_default():
+    res = fastcpu.measure(20)
+    expected = [m.name for m in fastcpu.methods() if m.available and m.name != "empty"]
+    assert list(res) == expected
+    for name, r in res.items():
+        assert isinstance(r, fastcpu.BenchResult)
+        assert r.method == name and r.runs == 20 and r.raw.shape == (20,)
+    assert dict(res.unavailable) == {
+        m.name: m.reason for m in fastcpu.methods() if not m.available
+    }
+
+
+def test_measure_records_the_machine_and_the_clock(small):
+    m = small.machine
+    for key in ("vendor", "model_name", "family", "model", "stepping", "microcode", "kernel",
+                "glibc", "hypervisor", "governors", "boost", "affinity", "isolated_cpus"):
+        assert key in m, key
+    for flag in ("rdtscp", "rdpid", "umip", "fsgsbase", "hypervisor", "invariant_tsc"):
+        assert isinstance(m["flags"][flag], bool), flag
+    assert m["affinity"] == sorted(os.sched_getaffinity(0))
+    assert small.clock == fastcpu.clock()
+    assert small.fastcpu_version == fastcpu.__version__
+    assert small.serialize == "lfence"
+    assert small.label == "test machine" and small.name == "test machine"
+    when = datetime.datetime.strptime(small.date, "%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    assert abs((now - when).total_seconds()) < 3600
+
+
+def test_measure_passes_its_settings_to_every_bench():
+    cpu = min(os.sched_getaffinity(0))
+    res = fastcpu.measure(15, "gdt", "rdtscp", unroll=3, cpu=cpu)
+    r = res["gdt"]
+    assert (r.runs, r.serialize, r.unroll, r.cpu) == (15, "rdtscp", 3, cpu)
+    assert res.serialize == "rdtscp"
+
+
+def test_measure_reports_progress_in_order():
+    calls = []
+    fastcpu.measure(10, ["gdt", "rseq"], progress=lambda *a: calls.append(a))
+    assert calls == [(0, 2, "gdt"), (1, 2, "rseq"), (2, 2, None)]
+
+
+def test_measure_records_unavailable_methods_instead_of_raising(monkeypatch):
+    fake = MethodInfo("nope_insn", "a method this machine lacks", "none", False, "no such insn")
+    real = _results.all_methods()
+    monkeypatch.setattr(_results, "all_methods", lambda: real + [fake])
+    res = fastcpu.measure(10)
+    assert "nope_insn" not in res
+    assert res.unavailable["nope_insn"] == "no such insn"
+    assert "nope_insn" in res.table() and "no such insn" in res.table()
+
+
+def test_measure_raises_unsupported_when_nothing_can_run(monkeypatch):
+    fake = MethodInfo("nope_insn", "", "none", False, "no such insn")
+    monkeypatch.setattr(_results, "all_methods", lambda: [fake])
+    with pytest.raises(fastcpu.Unsupported, match="no such insn"):
+        fastcpu.measure(10)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"runs": 0}, ValueError, "runs must be between"),
+        ({"runs": "10"}, TypeError, "runs must be an int"),
+        ({"unroll": 0}, ValueError, "unroll must be between"),
+        ({"serialize": "mfence"}, ValueError, "use one of"),
+        ({"cpu": -1}, ValueError, "affinity mask"),
+        ({"methods": ["rdpidd"]}, ValueError, "did you mean 'rdpid'"),
+        ({"methods": []}, ValueError, "name at least one"),
+        ({"methods": ["gdt", "gdt"]}, ValueError, "named twice"),
+        ({"methods": 3}, TypeError, "methods must be"),
+        ({"methods": [None]}, TypeError, "method must be a str"),
+        ({"progress": "yes"}, TypeError, "progress must be callable"),
+        ({"label": 5}, TypeError, "label must be a str"),
+    ],
+)
+def test_measure_rejects_bad_arguments_before_measuring(kwargs, exc, match, monkeypatch):
+    monkeypatch.setattr(_results, "bench", lambda *a, **k: pytest.fail("measured anyway"))
+    with pytest.raises(exc, match=match):
+        fastcpu.measure(**{"runs": 10, **kwargs})
+
+
+# -- Results -------------------------------------------------------------------
+
+def test_results_is_a_read_only_mapping(small):
+    assert len(small) == 2 and "gdt" in small and "rdpid" not in small
+    assert small.get("rdpid") is None
+    with pytest.raises(KeyError, match="measured: gdt, syscall"):
+        small["rdpid"]
+    with pytest.raises(TypeError):
+        small.results["x"] = small["gdt"]
+
+
+def test_results_pickle_and_copy(small):
+    import copy
+    import pickle
+
+    assert pickle.loads(pickle.dumps(small)) == small
+    assert copy.deepcopy(small) == small
+
+
+def test_results_prints_the_seed_table(small):
+    text = str(small)
+    assert "test machine" in text and "clock: TSC" in text
+    assert "BEST" in text and "gdt" in text and "syscall" in text
+    assert "2 methods" in repr(small)
+
+
+def test_results_rejects_inconsistent_contents(small):
+    gdt = small["gdt"]
+    common = dict(machine={}, clock=small.clock, serialize="lfence", date=small.date)
+    with pytest.raises(ValueError, match="key it by its method"):
+        fastcpu.Results(results={"other": gdt}, **common)
+    with pytest.raises(ValueError, match="clock differs"):
+        fastcpu.Results(results={"gdt": gdt}, **{**common, "clock": fastcpu.Clock(1e9, 1, 1.0)})
+    with pytest.raises(ValueError, match="serialize"):
+        fastcpu.Results(results={"gdt": gdt}, **{**common, "serialize": "cpuid"})
+    with pytest.raises(ValueError, match="JSON values"):
+        fastcpu.Results(results={"gdt": gdt}, **{**common, "machine": {"x": object()}})
+
+
+def test_the_factory_reproduces_the_c_statistics():
+    # numpy oracle for the C core's best and median, through the one factory
+    for method, unroll in (("gdt", 1), ("syscall", 4)):
+        r = fastcpu.bench(method, 101, unroll=unroll)
+        again = bench_result_from_arrays(
+            method=r.method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu,
+            raw=r.raw, empty=r.empty, migrated=r.migrated, clock=fastcpu.clock())
+        assert (again.best, again.median, again.runs) == (r.best, r.median, r.runs)
+
+
+def test_the_factory_rejects_arrays_of_different_lengths(small):
+    r = small["gdt"]
+    with pytest.raises(ValueError, match="one value per run"):
+        bench_result_from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
+                                 raw=r.raw, empty=r.empty[:-1], migrated=r.migrated,
+                                 clock=small.clock)
+
+
+# -- round trips ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["r.json", "r.json.gz", "r.fastcpu"])
+def test_save_then_load_round_trips(small, tmp_path, name):
+    path = tmp_path / name
+    small.save(path)
+    back = fastcpu.load(path)
+    assert back == small
+    assert back is not small and list(back) == list(small)
+    for name_, r in small.items():
+        b = back[name_]
+        assert b.raw.dtype == np.uint64 and b.migrated.dtype == np.bool_
+        np.testing.assert_array_equal(b.raw, r.raw)
+        np.testing.assert_array_equal(b.empty, r.empty)
+        np.testing.assert_array_equal(b.migrated, r.migrated)
+        assert (b.best, b.median, b.runs, b.unroll, b.cpu) == (r.best, r.median, r.runs, r.unroll, r.cpu)
+    assert fastcpu.load(str(path)) == small
+
+
+def test_gz_files_are_gzip_and_plain_files_are_readable_json(small, tmp_path):
+    small.save(tmp_path / "a.json.gz")
+    small.save(tmp_path / "a.json")
+    raw = (tmp_path / "a.json.gz").read_bytes()
+    assert raw[:2] == b"\x1f\x8b"
+    assert json.loads(gzip.decompress(raw)) == doc_of(tmp_path / "a.json")
+    doc = doc_of(tmp_path / "a.json")
+    assert (doc["format"], doc["version"]) == ("fastcpu-results", 1)
+    assert doc["machine"]["vendor"] == small.machine["vendor"]
+    assert doc["clock"]["tsc_step_ticks"] == small.clock.tsc_step_ticks
+
+
+def test_arrays_with_large_values_survive(small, tmp_path):
+    # An interrupt can make a run last more than 2**32 ticks only in theory;
+    # the widest encoding must still round-trip exactly.
+    r = small["gdt"]
+    raw = r.raw.copy()
+    raw[0] = 2**63 + 12345
+    big = bench_result_from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
+                                   raw=raw, empty=r.empty, migrated=~r.migrated, clock=small.clock)
+    res = fastcpu.Results({"gdt": big}, small.machine, small.clock, "lfence", small.date)
+    res.save(tmp_path / "big.json")
+    back = fastcpu.load(tmp_path / "big.json")
+    assert back == res and back["gdt"].raw[0] == 2**63 + 12345
+    assert doc_of(tmp_path / "big.json")["results"][0]["raw"]["dtype"] == "<u8"
+
+
+def test_cli_run_then_load_round_trips(tmp_path):
+    out = tmp_path / "cli.json"
+    # cwd away from the source tree: "-m fastcpu" must find the fastcpu the
+    # tests import (installed, or first on PYTHONPATH), not an unbuilt checkout.
+    proc = subprocess.run(
+        [sys.executable, "-m", "fastcpu", "run", "--runs", "40", "--methods", "gdt,rseq",
+         "--out", "cli.json", "--label", "from the shell"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "[1/2] measuring gdt" in proc.stderr and "wrote" in proc.stderr
+    assert "BEST" in proc.stdout
+    res = fastcpu.load(out)
+    assert list(res) == ["gdt", "rseq"] and res.label == "from the shell"
+    assert res["gdt"].runs == 40
+
+
+def test_cli_run_refuses_to_overwrite_before_measuring(tmp_path, capsys):
+    from fastcpu._cli import main
+
+    out = tmp_path / "keep.json"
+    out.write_text("precious")
+    assert main(["run", "--runs", "5", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "exists" in err and "--overwrite" in err and len(err.splitlines()) == 1
+    assert out.read_text() == "precious"
+    assert main(["run", "--runs", "5", "--methods", "gdt", "--out", str(out), "--overwrite"]) == 0
+    assert list(fastcpu.load(out)) == ["gdt"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--runs", "5"],  # no --out
+        ["run", "--runs", "0", "--out", "x.json"],
+        ["run", "--methods", "nope", "--out", "x.json"],
+        ["run", "--out", "/nonexistent-dir/x.json"],
+    ],
+)
+def test_cli_run_bad_options_exit_2(args, capsys, tmp_path, monkeypatch):
+    from fastcpu._cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()
+
+
+# -- atomic, careful writes ----------------------------------------------------
+
+def test_save_leaves_no_temporary_file(small, tmp_path):
+    small.save(tmp_path / "r.json")
+    small.save(tmp_path / "r.json", overwrite=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+def test_save_refuses_to_overwrite_unless_asked(small, tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("precious")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        small.save(path)
+    assert path.read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    small.save(path, overwrite=True)
+    assert fastcpu.load(path) == small
+
+
+def test_save_refuses_a_file_created_during_the_write(small, tmp_path, monkeypatch):
+    # The no-overwrite check holds at the moment of the rename, not only before.
+    path = tmp_path / "r.json"
+    real_fsync = os.fsync
+
+    def racing_fsync(fd):
+        real_fsync(fd)
+        if not path.exists():
+            path.write_text("the other writer")
+
+    monkeypatch.setattr(_resultfile.os, "fsync", racing_fsync)
+    with pytest.raises(FileExistsError):
+        small.save(path)
+    assert path.read_text() == "the other writer"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_failed_write_keeps_the_old_file_and_no_temporary(small, tmp_path, monkeypatch, overwrite):
+    path = tmp_path / "r.json"
+    if overwrite:
+        path.write_text("old contents")
+
+    def broken_fsync(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_resultfile.os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="No space"):
+        small.save(path, overwrite=overwrite)
+    if overwrite:
+        assert path.read_text() == "old contents"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    else:
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_saved_files_get_the_usual_permissions(small, tmp_path):
+    old = os.umask(0o022)
+    try:
+        small.save(tmp_path / "r.json")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_save_rejects_bad_arguments(small, tmp_path):
+    with pytest.raises(IsADirectoryError):
+        small.save(tmp_path)
+    with pytest.raises(TypeError, match="path must be"):
+        small.save(3)
+    with pytest.raises(TypeError, match="overwrite must be a bool"):
+        small.save(tmp_path / "x.json", overwrite="yes")
+    with pytest.raises(FileNotFoundError):
+        small.save(tmp_path / "no" / "such" / "dir.json")
+
+
+# -- bad files -----------------------------------------------------------------
+
+def test_result_file_error_is_a_fastcpu_error_and_a_value_error():
+    assert issubclass(fastcpu.ResultFileError, fastcpu.Error)
+    assert issubclass(fastcpu.ResultFileError, ValueError)
+
+
+@pytest.mark.parametrize("keep", [0.002, 0.02, 0.2, 0.5, 0.8, 0.99, -2])
+def test_truncated_files_are_named_truncated(saved, keep):
+    data = saved.read_bytes()
+    # a fraction of the file, or all but the last bytes ("}\n")
+    saved.write_bytes(data[: int(len(data) * keep) if keep > 0 else keep])
+    with pytest.raises(fastcpu.ResultFileError, match="truncated"):
+        fastcpu.load(saved)
+
+
+def test_truncated_gzip_is_named_truncated(small, tmp_path):
+    path = tmp_path / "r.json.gz"
+    small.save(path)
+    path.write_bytes(path.read_bytes()[:-20])
+    with pytest.raises(fastcpu.ResultFileError, match="truncated gzip"):
+        fastcpu.load(path)
+
+
+def test_empty_file(tmp_path):
+    (tmp_path / "e.json").write_bytes(b"")
+    with pytest.raises(fastcpu.ResultFileError, match="empty file"):
+        fastcpu.load(tmp_path / "e.json")
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (b"hello, world\n", "not a fastcpu result file .not JSON"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "not a fastcpu result file"),
+        (b"[1, 2, 3]", "not a fastcpu result file .JSON list"),
+        (b'{"name": "some other tool", "results": []}', "no 'format' field"),
+        (b'{"format": "pyperf", "version": 1}', "format 'pyperf'"),
+    ],
+)
+def test_foreign_files_are_named_foreign(tmp_path, content, match):
+    path = tmp_path / "f.json"
+    path.write_bytes(content)
+    with pytest.raises(fastcpu.ResultFileError, match=match):
+        fastcpu.load(path)
+
+
+def test_newer_version_names_both_versions(saved):
+    doc = doc_of(saved)
+    doc["version"] = 7
+    with pytest.raises(fastcpu.ResultFileError, match="newer fastcpu: format version 7 > supported 1"):
+        fastcpu.load(write_doc(saved, doc))
+
+
+@pytest.mark.parametrize("version", [None, "1", 1.0, True, 0])
+def test_bad_versions(saved, version):
+    doc = doc_of(saved)
+    doc["version"] = version
+    with pytest.raises(fastcpu.ResultFileError, match="version"):
+        fastcpu.load(write_doc(saved, doc))
+
+
+def test_array_length_field_disagreeing_with_runs(saved):
+    doc = doc_of(saved)
+    doc["results"][0]["raw"]["length"] -= 1
+    match = "array length mismatch: .*'raw' holds 59 values but runs is 60"
+    with pytest.raises(fastcpu.ResultFileError, match=match):
+        fastcpu.load(write_doc(saved, doc))
+
+
+def test_runs_disagreeing_with_the_arrays(saved):
+    doc = doc_of(saved)
+    doc["results"][1]["runs"] += 1
+    with pytest.raises(fastcpu.ResultFileError, match="array length mismatch.*syscall"):
+        fastcpu.load(write_doc(saved, doc))
+
+
+@pytest.mark.parametrize("key", ["raw", "empty", "migrated"])
+def test_array_data_shorter_than_its_length(saved, key):
+    doc = doc_of(saved)
+    spec = doc["results"][0][key]
+    data = base64.b64decode(spec["data"])
+    spec["data"] = base64.b64encode(data[:-1]).decode()
+    with pytest.raises(fastcpu.ResultFileError, match="array length mismatch"):
+        fastcpu.load(write_doc(saved, doc))
+
+
+def test_statistics_that_disagree_with_the_arrays(saved):
+    doc = doc_of(saved)
+    doc["results"][0]["median_ticks"] += 26
+    with pytest.raises(fastcpu.ResultFileError, match="median_ticks .* disagrees with its arrays"):
+        fastcpu.load(write_doc(saved, doc))
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda d: d.pop("clock"), "missing field 'clock'"),
+        (lambda d: d["clock"].pop("tsc_hz"), "missing field clock.'tsc_hz'"),
+        (lambda d: d["clock"].update(tsc_hz=-1.0), "clock values out of range"),
+        (lambda d: d.update(results={}), "field 'results' is dict, expected a list"),
+        (lambda d: d["results"][0].pop("empty"), "missing field .*'empty'"),
+        (lambda d: d["results"][0].update(runs="60"), "'runs' is str, expected an integer"),
+        (lambda d: d["results"][0].update(runs=True), "'runs' is a bool"),
+        (lambda d: d["results"][0].update(unroll=0), "unroll is 0"),
+        (lambda d: d["results"][0]["raw"].update(dtype="<f8"), "dtypes <u1"),
+        (lambda d: d["results"][0]["raw"].update(data="!!!not base64!!!"), "not valid base64"),
+        (lambda d: d["results"][0]["migrated"].update(encoding="base64"), "base64-packbits"),
+        (lambda d: d["results"].append(d["results"][0]), "appears twice"),
+        (lambda d: d["results"].append(3), r"results\[2\] is int"),
+        (lambda d: d["results"][0].update(serialize="cpuid"), "inconsistent contents"),
+        (lambda d: d.update(label=3), "'label' is int"),
+    ],
+)
+def test_damaged_fields_are_named(saved, edit, match):
+    doc = doc_of(saved)
+    edit(doc)
+    with pytest.raises(fastcpu.ResultFileError, match=match):
+        fastcpu.load(write_doc(saved, doc))
+
+
+def test_load_argument_errors(tmp_path):
+    with pytest.raises(TypeError, match="path must be"):
+        fastcpu.load(3)
+    with pytest.raises(FileNotFoundError):
+        fastcpu.load(tmp_path / "missing.json")
