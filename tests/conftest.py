@@ -2,8 +2,6 @@
 
 import os
 
-import os
-
 # Plots render off-screen in tests (set before anything imports matplotlib;
 # fastcpu itself never picks a backend).
 os.environ.setdefault("MPLBACKEND", "Agg")

@@ -29,6 +29,7 @@ def test_committed_with_outputs(name):
     assert sum(c.cell_type == "markdown" for c in nb.cells) >= 5, "prose explains what is shown"
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("name", EXPECTED)
 def test_executes(name, monkeypatch):
     monkeypatch.setenv("FASTCPU_NOTEBOOK_RUNS", SMALL_RUNS)
