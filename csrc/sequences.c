@@ -267,17 +267,19 @@ const struct fc_method fc_methods[] = {
                     "The seed's proposal (LKML, 2008): getcpu without the per-call "
                     "mode check, LSL version; decoded into cpu and node."),
     FC_MODEL_METHOD(getcpu_tscp_fp, model_getcpu_tscp_fp, FC_NEED_RDTSCP, FC_ENC_CPUNODE, true,
-                    "getcpu_tscp compiled as with -fno-omit-frame-pointer (a kernel "
-                    "with CONFIG_FRAME_POINTER): push/mov/pop of %rbp around it."),
+                    "The seed's getcpu_tscp (LKML, 2008) as a kernel with "
+                    "CONFIG_FRAME_POINTER compiled it then: push %rbp; mov %rsp,%rbp "
+                    "... leave around the same body (written in asm: GCC 12 omits the "
+                    "frame in such a leaf even under -fno-omit-frame-pointer)."),
     FC_MODEL_METHOD(getcpu_sidt, model_getcpu_sidt, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
                     "The seed's proposal (LKML, 2008) after dean gaudet's (LKML, 2007): "
                     "getcpu from SIDT, the IDT limit holding 0x1000 + node + (cpu << "
                     "NODES_SHIFT, 6 assumed); SIDT's 10 bytes stored in the red zone. "
                     "Needs a patched kernel; under UMIP it traps."),
     FC_MODEL_METHOD(getcpu_sidt_fp, model_getcpu_sidt_fp, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
-                    "getcpu_sidt as the kernel's flags compile it (-mno-red-zone "
-                    "-fno-omit-frame-pointer, written in asm): a frame and a stack "
-                    "adjustment for SIDT's store."),
+                    "The seed's getcpu_sidt (LKML, 2008) as the kernel's flags "
+                    "compile it (-mno-red-zone -fno-omit-frame-pointer; written in "
+                    "asm): a frame, and %rsp moved to make room for SIDT's store."),
     FC_MODEL_METHOD(getcpu_cache_hit, model_getcpu_cache, FC_NEED_LSL, FC_ENC_CPUNODE, false,
                     "The seed's streamlined cache check (LKML, 2008), hit path: one "
                     "compare of the cache with jiffies and no stores back, where "
