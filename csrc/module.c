@@ -577,6 +577,15 @@ static int core_exec(PyObject *module)
     if (PyModule_AddIntConstant(module, "RUNS_MAX", FC_RUNS_MAX) < 0 ||
         PyModule_AddIntConstant(module, "UNROLL_MAX", FC_UNROLL_MAX) < 0)
         return -1;
+    /* A sanitizer build instruments the timed code: its shape and timings
+     * are not the real ones (tests of instruction shapes skip). */
+#if defined(__SANITIZE_ADDRESS__)
+    if (PyModule_AddIntConstant(module, "SANITIZED", 1) < 0)
+        return -1;
+#else
+    if (PyModule_AddIntConstant(module, "SANITIZED", 0) < 0)
+        return -1;
+#endif
     PyObject *modes = Py_BuildValue("(sss)", fc_serialize_names[0], fc_serialize_names[1],
                                     fc_serialize_names[2]);
     int rc = modes ? PyModule_AddObjectRef(module, "SERIALIZE_MODES", modes) : -1;

@@ -205,8 +205,8 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
                 skipped[cpu] = f"cannot pin to it ({exc})"
                 continue
             sched_cpu = _core.read_cpu("sched_getcpu")[0]
-            sys_cpu, sys_node = _core.read_cpu("syscall")[:2]
-            ref = Reference(cpu, sched_cpu, sys_cpu, sys_node)
+            sys_cpu, sys_node, _, _ = _core.read_cpu("syscall")
+            ref = Reference(cpu, sched_cpu, sys_cpu, sys_node or 0)  # the system call always gives a node
             references[cpu] = ref
             checked.append(cpu)
             for name in rows:

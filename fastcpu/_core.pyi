@@ -8,6 +8,7 @@ class Unsupported(Error): ...
 
 RUNS_MAX: int
 UNROLL_MAX: int
+SANITIZED: int  # 1 in a FASTCPU_SANITIZE=1 build, whose timed code is instrumented
 SERIALIZE_MODES: tuple[str, str, str]
 
 _Bench = tuple[

@@ -1,7 +1,6 @@
 """fastcpu.getcpu() and getcpu_node(): right on every CPU, from any thread."""
 
 import json
-import os
 import subprocess
 import sys
 
