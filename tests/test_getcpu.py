@@ -74,3 +74,9 @@ def test_the_first_call_from_many_threads_at_once():
     out = json.loads(p.stdout)
     assert out["bad"] == []
     assert out["method"] in WAYS
+
+
+def test_getcpu_node_hands_out_one_tuple_per_cpu():
+    first, second = on_cpu(CPUS[0], lambda: (fastcpu.getcpu_node(), fastcpu.getcpu_node()))
+    assert first == second == (CPUS[0], on_cpu(CPUS[0], syscall_getcpu)[1])
+    assert first is second  # built once, then shared: tuples are immutable
