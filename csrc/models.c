@@ -17,11 +17,11 @@
  *     stores of vgetcpu into one SSE store (movq, movd, punpcklqdq,
  *     movups); the compilers of 2008 stored two words. FC_MODEL turns it
  *     off for the models.
- *   - frame pointer: a kernel built with CONFIG_FRAME_POINTER compiled the
- *     vDSO with -fno-omit-frame-pointer, and the GCC of 2008 then set up
- *     %rbp in every function. GCC 12 skips it in a leaf that does not use
- *     the stack, even under that flag, so the _fp models are written in
- *     asm, as the flags made them then. model_getcpu_sidt, whose point is
+ *   - frame pointer: a kernel built with CONFIG_FRAME_POINTER compiles the
+ *     vDSO with -fno-omit-frame-pointer. GCC 12.2 -O2 sets up no %rbp frame
+ *     in a leaf that does not use the stack even under that flag (checked),
+ *     so the _fp models are written in asm, with the frame the variant is
+ *     about. model_getcpu_sidt, whose point is
  *     the red zone, asks for optimize("omit-frame-pointer") so that
  *     FASTCPU_SANITIZE's -fno-omit-frame-pointer cannot change it (the
  *     sanitizers' own instrumentation does: never time a sanitizer build).
@@ -54,14 +54,15 @@
 #define FC_STR_(x) #x
 #define FC_STR(x) FC_STR_(x)
 
-/* The caches the timers pass are process-wide, at fixed addresses: the
+/* The kernel's struct getcpu_cache is 128 bytes of which vgetcpu used two
+ * words: the jiffies value and the cached cpu | node << 12.
+ *
+ * The caches the timers pass are process-wide, at fixed addresses: the
  * real ones were per thread, but thread-local storage in a dlopen()ed
  * module is either a __tls_get_addr call per access (general dynamic) or
  * fails to load where static TLS is short (initial exec, as here). The
  * readers use caches of their own on the stack, so concurrent reads never
  * mix; two threads timing the same cached model at once share a line. */
-/* The kernel's struct getcpu_cache is 128 bytes of which vgetcpu used two
- * words: the jiffies value and the cached cpu | node << 12. */
 struct fc_getcpu_cache {
     unsigned long blob[2];
 };
@@ -194,9 +195,9 @@ FC_MODEL long model_getcpu_lsl(unsigned *cpu, unsigned *node, struct fc_getcpu_c
     return 0;
 }
 
-/* model_getcpu_tscp as a kernel with frame pointers compiled it in 2008:
- * push %rbp; mov %rsp,%rbp ... leave around the same body (asm: see the
- * flags note at the top). */
+/* model_getcpu_tscp with the frame a frame-pointer build gives a
+ * function: push %rbp; mov %rsp,%rbp ... leave around the same body (asm:
+ * see the flags note at the top). */
 FC_ASM_MODEL long model_getcpu_tscp_fp(FC_UNUSED unsigned *cpu, FC_UNUSED unsigned *node,
                                        FC_UNUSED struct fc_getcpu_cache *unused)
 {

@@ -267,9 +267,9 @@ const struct fc_method fc_methods[] = {
                     "The seed's proposal (LKML, 2008): getcpu without the per-call "
                     "mode check, LSL version; decoded into cpu and node."),
     FC_MODEL_METHOD(getcpu_tscp_fp, model_getcpu_tscp_fp, FC_NEED_RDTSCP, FC_ENC_CPUNODE, true,
-                    "The seed's getcpu_tscp (LKML, 2008) as a kernel with "
-                    "CONFIG_FRAME_POINTER compiled it then: push %rbp; mov %rsp,%rbp "
-                    "... leave around the same body (written in asm: GCC 12 omits the "
+                    "The seed's getcpu_tscp (LKML, 2008) with the frame of a kernel "
+                    "built with CONFIG_FRAME_POINTER: push %rbp; mov %rsp,%rbp ... "
+                    "leave around the same body (written in asm: GCC 12 omits the "
                     "frame in such a leaf even under -fno-omit-frame-pointer)."),
     FC_MODEL_METHOD(getcpu_sidt, model_getcpu_sidt, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
                     "The seed's proposal (LKML, 2008) after dean gaudet's (LKML, 2007): "
