@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -50,3 +52,17 @@ def on_cpu(cpu: int, fn: Callable[[], T]) -> T:
     if "error" in out:
         raise out["error"]  # type: ignore[misc]
     return out["value"]  # type: ignore[return-value]
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter with `env` added to the environment.
+
+    Its working directory is this tests directory, not the repository root:
+    there `import fastcpu` would find the source tree, which holds no built
+    extension when fastcpu was installed with pip.
+    """
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, **env), cwd=os.path.dirname(os.path.abspath(__file__)),
+        capture_output=True, text=True, timeout=120,
+    )

@@ -3,8 +3,6 @@ call on threads pinned to each CPU, and fastcpu.check() says so."""
 
 import json
 import os
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -12,7 +10,7 @@ import pytest
 import fastcpu
 from fastcpu import _core
 from fastcpu._cli import main
-from pinning import CPUS, libc_sched_getcpu, on_cpu, syscall_getcpu
+from pinning import CPUS, libc_sched_getcpu, on_cpu, run_python, syscall_getcpu
 
 METHODS = {m.name: m for m in fastcpu.methods()}
 SOURCES = [m.name for m in METHODS.values() if m.reports_cpu]
@@ -216,8 +214,7 @@ print(json.dumps(out))
 
 
 def test_rseq_off_by_tunable():
-    env = dict(os.environ, GLIBC_TUNABLES="glibc.pthread.rseq=0")
-    p = subprocess.run([sys.executable, "-c", RSEQ_OFF_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
+    p = run_python(RSEQ_OFF_SCRIPT, GLIBC_TUNABLES="glibc.pthread.rseq=0")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     if out["registered"]:

@@ -7,13 +7,12 @@ walk the paths this machine never takes; each case runs in a fresh process.
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 import fastcpu
 from fastcpu import _core
+from pinning import run_python
 
 FEATURES = _core.features()
 
@@ -44,10 +43,7 @@ print(json.dumps(out))
 
 
 def run(names, **env):
-    p = subprocess.run(
-        [sys.executable, "-c", SCRIPT % (names,)],
-        env=dict(os.environ, **env), capture_output=True, text=True, timeout=120,
-    )
+    p = run_python(SCRIPT % (names,), **env)
     assert p.returncode == 0, f"the interpreter died: {p.returncode}\n{p.stderr}"
     return json.loads(p.stdout)
 

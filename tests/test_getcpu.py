@@ -1,14 +1,12 @@
 """fastcpu.getcpu() and getcpu_node(): right on every CPU, from any thread."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 import fastcpu
 from fastcpu import _core
-from pinning import CPUS, libc_sched_getcpu, on_cpu, syscall_getcpu
+from pinning import CPUS, libc_sched_getcpu, on_cpu, run_python, syscall_getcpu
 
 WAYS = {"rseq", "rdpid", "vdso", "syscall"}
 INFO = {m.name: m for m in fastcpu.methods()}
@@ -69,7 +67,7 @@ print(json.dumps({"bad": bad, "method": fastcpu.getcpu_method()}))
 
 
 def test_the_first_call_from_many_threads_at_once():
-    p = subprocess.run([sys.executable, "-c", FIRST_CALL_RACE], capture_output=True, text=True, timeout=120)
+    p = run_python(FIRST_CALL_RACE)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["bad"] == []
