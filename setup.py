@@ -46,6 +46,8 @@ setup(
                 "csrc/module.c",
                 "csrc/harness.c",
                 "csrc/sequences.c",
+                "csrc/models.c",
+                "csrc/getcpu.c",
                 "csrc/features.c",
                 "csrc/clock.c",
             ],

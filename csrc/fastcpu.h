@@ -2,7 +2,10 @@
  * fastcpu.h: the one header shared by the C files of fastcpu._core.
  *
  *   sequences.c  what is timed: the instruction sequences and the method table
+ *   models.c     what is timed, too: C models of historical and proposed
+ *                getcpu()/sched_getcpu() implementations, called out of line
  *   features.c   what this machine has: CPUID bits, vDSO, rseq, fault probes
+ *   getcpu.c     fastcpu.getcpu(): the fastest method proven right here
  *   harness.c    how it is timed: serialization, interleaved runs, statistics
  *   clock.c      what a TSC tick is worth: step, frequency samples, add chains
  *   module.c     how Python sees it (the only file that includes Python.h)
@@ -34,6 +37,32 @@ typedef uint64_t (*fc_timer_fn)(uint32_t copies);
 /* A user sequence (issue: user sequences): `unsigned fn(void)`. */
 typedef unsigned (*fc_user_fn)(void);
 
+/* ---- instructions shared by sequences.c, models.c and getcpu.c ------------ */
+
+#define FC_INLINE static inline __attribute__((always_inline))
+
+/* The per-CPU GDT entry: GDT_ENTRY_CPUNODE (15) << 3 | RPL 3. Its limit is
+ * cpu | node << 12 (Linux arch/x86/include/asm/segment.h). */
+#define FC_CPUNODE_SELECTOR 0x7bu
+
+/* A descriptor-table register as SIDT/SGDT store it in 64-bit mode. */
+struct __attribute__((packed)) fc_dtr {
+    uint16_t limit;
+    uint64_t base;
+};
+
+/* Raw system call, so the timed code is the instruction itself, not libc's
+ * wrapper and its errno handling. */
+FC_INLINE long fc_syscall3(long nr, long a, long b, long c)
+{
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(nr), "D"(a), "S"(b), "d"(c)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+
 /* ---- the method catalog (sequences.c) ------------------------------------ */
 
 enum fc_encoding {
@@ -44,6 +73,10 @@ enum fc_encoding {
     FC_ENC_LIMIT,    /* a raw descriptor-table limit (SGDT)         */
 };
 
+/* The seed's SIDT encoding puts the node in the low CONFIG_NODES_SHIFT bits
+ * of (limit - 0x1000) and the CPU above them; 6 is x86-64's default. */
+#define FC_SIDT_NODES_SHIFT 6
+
 /* Why a method may not run here; checked by features.c. */
 enum fc_need {
     FC_NEED_NOTHING = 0,
@@ -51,8 +84,11 @@ enum fc_need {
     FC_NEED_RDPID,
     FC_NEED_RSEQ,
     FC_NEED_VDSO_GETCPU,
-    FC_NEED_DESCRIPTOR_TABLE, /* SIDT/SGDT: may fault under UMIP */
+    FC_NEED_DESCRIPTOR_TABLE, /* SGDT: may fault under UMIP */
     FC_NEED_FSGSBASE,
+    FC_NEED_SIDT,      /* SIDT and the models built on it: may fault under UMIP */
+    FC_NEED_RSEQ_AREA, /* glibc's rseq area exists (__rseq_offset), registered or not */
+    FC_NEED_LSL,       /* never faults; reports a CPU only where LSL sets ZF */
 };
 
 struct fc_method {
@@ -65,6 +101,12 @@ struct fc_method {
      * instruction reported failure (LSL with ZF clear). */
     uint32_t (*read)(bool *valid);
     fc_timer_fn timers[FC_SER_COUNT];
+    /* The out-of-line model the timers call (models.c), for showing its
+     * code; NULL when the sequence is inlined into the timers. */
+    const void *model;
+    /* Reads cpu and node itself instead of decoding `read`'s raw value by
+     * `encoding` (rseq: node_id is a second field); NULL for most. */
+    uint32_t (*read_cpu)(bool *valid, unsigned *cpu, int *node);
 };
 
 #define FC_METHODS_MAX 256 /* size of the per-method availability cache */
@@ -73,20 +115,88 @@ extern const struct fc_method fc_methods[];
 extern const size_t fc_method_count;
 const struct fc_method *fc_method_find(const char *name);
 
+/* Run `m` once and decode what it reports: *node is -1 when the method
+ * gives no node. Returns the raw value; *valid as for `read`. Only for a
+ * method that fc_method_cpu_reason() accepts. */
+uint32_t fc_method_read_cpu(const struct fc_method *m, bool *valid, unsigned *cpu,
+                            int *node);
+
+/* ---- the models (models.c) ----------------------------------------------- */
+
+/* Each model's reader and timers, defined in models.c and listed in the
+ * catalog in sequences.c. */
+#define FC_HIDDEN __attribute__((visibility("hidden")))
+#define FC_DECLARE_MODEL(name)                                               \
+    FC_HIDDEN uint32_t read_##name(bool *valid);                             \
+    FC_HIDDEN uint64_t time_##name##_lfence(uint32_t copies);                \
+    FC_HIDDEN uint64_t time_##name##_cpuid(uint32_t copies);                 \
+    FC_HIDDEN uint64_t time_##name##_rdtscp(uint32_t copies);
+
+FC_DECLARE_MODEL(vgetcpu26_tscp)
+FC_DECLARE_MODEL(vgetcpu26_lsl)
+FC_DECLARE_MODEL(vgetcpu26_hit)
+FC_DECLARE_MODEL(vgetcpu26_miss)
+FC_DECLARE_MODEL(glibc27_sched_getcpu)
+FC_DECLARE_MODEL(getcpu_tscp)
+FC_DECLARE_MODEL(getcpu_lsl)
+FC_DECLARE_MODEL(getcpu_tscp_fp)
+FC_DECLARE_MODEL(getcpu_sidt)
+FC_DECLARE_MODEL(getcpu_sidt_fp)
+FC_DECLARE_MODEL(getcpu_cache_hit)
+FC_DECLARE_MODEL(sched_getcpu_tscp)
+FC_DECLARE_MODEL(sched_getcpu_lsl)
+FC_DECLARE_MODEL(sched_getcpu_rseq_inline)
+
+/* The out-of-line model functions themselves (for `fastcpu show`). Their
+ * cache argument is the kernel's struct getcpu_cache, of which the models
+ * touch the first two words. */
+struct fc_getcpu_cache;
+FC_HIDDEN long model_vgetcpu26_tscp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *tcache);
+FC_HIDDEN long model_vgetcpu26_lsl(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *tcache);
+FC_HIDDEN int model_glibc27_sched_getcpu(void);
+FC_HIDDEN long model_getcpu_tscp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_lsl(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_tscp_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_sidt(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_sidt_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_cache(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *tcache);
+FC_HIDDEN int model_sched_getcpu_tscp(void);
+FC_HIDDEN int model_sched_getcpu_lsl(void);
+
+/* Set up what the models read: the pointer glibc 2.7 kept mangled. Called
+ * once from fc_features(). */
+void fc_models_init(void);
+
 /* ---- machine features (features.c) --------------------------------------- */
 
 /* Set once by fc_features(); read by the rseq and vDSO sequences. */
 extern long fc_rseq_offset;
 extern int (*fc_vdso_getcpu)(unsigned *cpu, unsigned *node, void *cache);
 
+/* A field of glibc's rseq area, %fs-relative: cpu_id (offset 4), node_id
+ * (offset 20, Linux >= 6.3). Volatile: the kernel rewrites them whenever the
+ * thread migrates. */
+#define FC_RSEQ_CPU_ID 4
+#define FC_RSEQ_NODE_ID 20
+#define FC_RSEQ_LOAD(field, out)                                             \
+    __asm__ volatile("movl %%fs:%c2(%1), %0"                                 \
+                     : "=r"(out)                                             \
+                     : "r"(fc_rseq_offset), "i"(field))
+
 struct fc_features {
     bool rdtscp, rdpid, umip, fsgsbase_cpu, fsgsbase_enabled, hypervisor,
         invariant_tsc, tsc_readable;
     char hypervisor_vendor[13]; /* CPUID 0x40000000, e.g. "KVMKVMKVM"; "" on metal */
     bool rseq_registered;
+    bool rseq_area;               /* glibc exports __rseq_offset (>= 2.35) */
     long rseq_offset;             /* from the thread pointer */
-    unsigned rseq_size;
+    unsigned rseq_size;           /* __rseq_size: 0 when not registered */
+    unsigned rseq_feature_size;   /* AT_RSEQ_FEATURE_SIZE; 0 before Linux 6.3 */
+    bool rseq_node_id;            /* node_id (offset 20) is covered by both */
     bool vdso_getcpu;
+    /* Private test hooks (environment, read once): CPUID bits to pretend
+     * absent, and methods whose probe child must fault (ud2). */
+    bool test_hooks;
 };
 
 /* Filled once, on first use; safe to call from any thread after module init. */
@@ -96,9 +206,62 @@ const struct fc_features *fc_features(void);
  * probe an instruction that could fault; the answer is cached. */
 const char *fc_method_unavailable(const struct fc_method *m);
 
+/* Why `m`, though available, does not report the CPU here (an empty or
+ * kernel-entry cost, SIDT emulated under UMIP, LSL failing...), or NULL
+ * when it does. Decided once, from the availability verdict and one read
+ * in-process after the probe; cached. */
+const char *fc_method_cpu_reason(const struct fc_method *m);
+
 /* The current CPU, by the cheapest correct way available (outside any timed
  * region: migration checks). */
 int fc_current_cpu(void);
+
+/* ---- fastcpu.getcpu() (getcpu.c) ----------------------------------------- */
+
+enum fc_getcpu_way {
+    FC_GETCPU_UNCHOSEN = 0,
+    FC_GETCPU_RSEQ,    /* cpu_id (node_id where covered); per call: < 0 falls back */
+    FC_GETCPU_RDPID,   /* TSC_AUX: cpu | node << 12 */
+    FC_GETCPU_VDSO,    /* __vdso_getcpu */
+    FC_GETCPU_SYSCALL, /* always right: the reference */
+};
+
+/* Chosen once by fc_getcpu_choose(); read without a lock afterwards. */
+extern enum fc_getcpu_way fc_getcpu_way, fc_getcpu_node_way, fc_getcpu_fallback_way;
+
+/* Choose (once, thread-safe; may take milliseconds: it pins a helper thread
+ * to every CPU it may use) the fastest way that agrees with the getcpu
+ * system call on each CPU, for the cpu alone and for cpu and node. */
+void fc_getcpu_choose(void);
+const char *fc_getcpu_way_name(enum fc_getcpu_way way);
+
+/* One read by `way` (not UNCHOSEN); *node may be NULL. */
+unsigned fc_getcpu_by(enum fc_getcpu_way way, unsigned *node);
+
+static inline unsigned fc_getcpu_fast(void)
+{
+    enum fc_getcpu_way way = __atomic_load_n(&fc_getcpu_way, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(way == FC_GETCPU_RSEQ, 1)) {
+        int32_t cpu;
+        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, cpu);
+        if (__builtin_expect(cpu >= 0, 1))
+            return (unsigned)cpu;
+        return fc_getcpu_by(fc_getcpu_fallback_way, NULL);
+    }
+    if (way == FC_GETCPU_RDPID) {
+        uint64_t aux;
+        __asm__ volatile("rdpid %0" : "=r"(aux));
+        return (unsigned)aux & 0xfffu;
+    }
+    if (way == FC_GETCPU_UNCHOSEN)
+        fc_getcpu_choose();
+    return fc_getcpu_by(__atomic_load_n(&fc_getcpu_way, __ATOMIC_ACQUIRE), NULL);
+}
+
+/* Run `m` once in a new pthread pinned to `cpu`: what a fresh thread sees.
+ * Returns 0, or an errno value from creating or pinning the thread. */
+int fc_read_cpu_in_new_thread(const struct fc_method *m, int cpu, bool *valid,
+                              unsigned *out_cpu, int *out_node, uint32_t *raw);
 
 /* ---- the harness (harness.c) --------------------------------------------- */
 

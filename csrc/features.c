@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
@@ -24,6 +25,30 @@
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE (1 << 1)
 #endif
+#ifndef AT_RSEQ_FEATURE_SIZE
+#define AT_RSEQ_FEATURE_SIZE 27 /* Linux >= 6.3 */
+#endif
+
+/* Private test hooks, so the tests can walk the paths this machine never
+ * takes. FASTCPU_TEST_HIDE_CPUID: comma-separated CPUID features to pretend
+ * absent (rdtscp, rdpid, umip, fsgsbase). FASTCPU_TEST_FAULT_IN_PROBE:
+ * comma-separated method names whose probe child executes ud2 first. */
+#define FC_ENV_HIDE_CPUID "FASTCPU_TEST_HIDE_CPUID"
+#define FC_ENV_FAULT_IN_PROBE "FASTCPU_TEST_FAULT_IN_PROBE"
+
+/* Whether the comma-separated `list` holds `word` exactly. */
+static bool list_has(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, word, n) == 0)
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
 
 static struct fc_features features;
 static pthread_once_t features_once = PTHREAD_ONCE_INIT;
@@ -48,6 +73,18 @@ static void detect(void)
     f->fsgsbase_enabled = f->fsgsbase_cpu && (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE);
     f->hypervisor = cpuid_bit(1, 0, ECX, 31);
     f->invariant_tsc = cpuid_bit(0x80000007u, 0, EDX, 8);
+    const char *hide = getenv(FC_ENV_HIDE_CPUID);
+    if (hide && *hide) {
+        f->test_hooks = true;
+        f->rdtscp &= !list_has(hide, "rdtscp");
+        f->rdpid &= !list_has(hide, "rdpid");
+        f->umip &= !list_has(hide, "umip");
+        if (list_has(hide, "fsgsbase"))
+            f->fsgsbase_cpu = f->fsgsbase_enabled = false;
+    }
+    const char *fault = getenv(FC_ENV_FAULT_IN_PROBE);
+    if (fault && *fault)
+        f->test_hooks = true;
     if (f->hypervisor) {
         /* Leaf 0x40000000: the hypervisor's vendor string in EBX, ECX, EDX. */
         unsigned r[4];
@@ -62,15 +99,24 @@ static void detect(void)
     int tsc_mode = 0;
     f->tsc_readable = prctl(PR_GET_TSC, &tsc_mode, 0, 0, 0) != 0 || tsc_mode != PR_TSC_SIGSEGV;
 
-    /* glibc >= 2.35 exports these; older ones simply lack the symbols. */
+    /* glibc >= 2.35 exports these; older ones simply lack the symbols. The
+     * area exists in every thread even when registration is off: cpu_id
+     * then holds -2, which glibc's sched_getcpu checks. */
     const long *offset = dlsym(RTLD_DEFAULT, "__rseq_offset");
     const unsigned *size = dlsym(RTLD_DEFAULT, "__rseq_size");
-    if (offset && size && *size > 0) {
+    if (offset && size) {
+        f->rseq_area = true;
         f->rseq_offset = *offset;
         f->rseq_size = *size;
-        f->rseq_registered = true;
+        f->rseq_registered = *size > 0;
         fc_rseq_offset = *offset;
     }
+    /* node_id (offset 20) only where glibc's __rseq_size says the area
+     * holds it and the kernel says it fills it: a glibc that registered 32
+     * bytes but exports 20 vouches only for the original fields. */
+    f->rseq_feature_size = (unsigned)getauxval(AT_RSEQ_FEATURE_SIZE);
+    f->rseq_node_id = f->rseq_registered && f->rseq_size >= FC_RSEQ_NODE_ID + 4 &&
+                      f->rseq_feature_size >= FC_RSEQ_NODE_ID + 4;
 
     if (getauxval(AT_SYSINFO_EHDR)) {
         void *vdso = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
@@ -82,6 +128,7 @@ static void detect(void)
             }
         }
     }
+    fc_models_init();
 }
 
 const struct fc_features *fc_features(void)
@@ -113,6 +160,8 @@ int fc_current_cpu(void)
  * a static message naming the signal that killed it. */
 static const char *probe_in_child(const struct fc_method *m)
 {
+    const char *fault = getenv(FC_ENV_FAULT_IN_PROBE);
+    bool must_fault = fault && list_has(fault, m->name); /* decided before fork */
     pid_t pid = fork();
     if (pid < 0)
         return "could not fork to probe the instruction safely";
@@ -120,6 +169,8 @@ static const char *probe_in_child(const struct fc_method *m)
         /* Only async-signal-safe calls from here: no core file, run, leave. */
         struct rlimit none = {0, 0};
         setrlimit(RLIMIT_CORE, &none);
+        if (must_fault)
+            __asm__ volatile("ud2"); /* the test hook: fault as a lying CPUID would */
         bool valid;
         m->read(&valid);
         _exit(0);
@@ -163,7 +214,14 @@ static const char *static_reason(const struct fc_method *m)
     case FC_NEED_VDSO_GETCPU:
         return f->vdso_getcpu ? NULL : "the vDSO exports no __vdso_getcpu (LINUX_2.6)";
     case FC_NEED_DESCRIPTOR_TABLE:
+    case FC_NEED_SIDT:
         return NULL; /* decided by the probe */
+    case FC_NEED_LSL:
+        return NULL; /* LSL never faults; a bad selector clears ZF */
+    case FC_NEED_RSEQ_AREA:
+        return f->rseq_area ? NULL
+                            : "glibc exports no __rseq_offset (glibc < 2.35): no rseq "
+                              "area to load cpu_id from";
     case FC_NEED_FSGSBASE:
         if (!f->fsgsbase_cpu)
             return "CPUID lacks FSGSBASE (7.0:EBX bit 0)";
@@ -200,4 +258,88 @@ const char *fc_method_unavailable(const struct fc_method *m)
     }
     pthread_mutex_unlock(&probe_lock);
     return verdict_reason[i];
+}
+
+/* ---- does it report the CPU? --------------------------------------------- */
+
+static const char *idt_reason(void)
+{
+    const struct fc_method *sidt = fc_method_find("sidt");
+    const char *why = fc_method_unavailable(sidt);
+    if (why)
+        return why;
+    bool valid;
+    uint32_t limit = sidt->read(&valid);
+    if (limit >= 0x1000u)
+        return NULL; /* a kernel that stores the CPU there */
+    if (fc_features()->umip && limit == 0)
+        return "UMIP: the kernel emulates SIDT and the limit is always 0";
+    return "the IDT limit is below 0x1000 (0xfff on released kernels): no kernel "
+           "stores the CPU there; the 2007 patch was never merged";
+}
+
+static const char *gdt_limit_reason(const struct fc_method *sgdt)
+{
+    bool valid;
+    uint32_t limit = sgdt->read(&valid);
+    if (fc_features()->umip && limit == 0)
+        return "UMIP: the kernel emulates SGDT and the limit is always 0";
+    return "the GDT limit is the table's size minus one, the same on every CPU: "
+           "no kernel stores the CPU there";
+}
+
+static const char *lsl_reason(void)
+{
+    bool valid;
+    fc_method_find("gdt")->read(&valid);
+    return valid ? NULL
+                 : "LSL on selector 0x7b cleared ZF: this kernel has no per-CPU "
+                   "GDT segment (Linux < 2.6.19, or not x86-64)";
+}
+
+static const char *cpu_reason_uncached(const struct fc_method *m)
+{
+    const char *why = fc_method_unavailable(m);
+    if (why)
+        return why;
+    switch (m->encoding) {
+    case FC_ENC_NONE:
+        return "it reports no CPU: a cost the CPU reads are compared with";
+    case FC_ENC_LIMIT:
+        return gdt_limit_reason(m);
+    default:
+        break;
+    }
+    if (m->need == FC_NEED_SIDT)
+        return idt_reason();
+    if (m->need == FC_NEED_LSL)
+        return lsl_reason();
+    if (m->need == FC_NEED_RSEQ) {
+        int32_t cpu;
+        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, cpu);
+        if (cpu < 0)
+            return "rseq cpu_id is negative in this thread (-1: not registered yet, "
+                   "-2: registration failed)";
+    }
+    return NULL;
+}
+
+static _Atomic int cpu_verdict[FC_METHODS_MAX];
+static const char *cpu_verdict_reason[FC_METHODS_MAX];
+static pthread_mutex_t cpu_reason_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *fc_method_cpu_reason(const struct fc_method *m)
+{
+    size_t i = (size_t)(m - fc_methods);
+    if (cpu_verdict[i] == 0) {
+        /* outside the lock: it may probe, which takes probe_lock */
+        const char *why = cpu_reason_uncached(m);
+        pthread_mutex_lock(&cpu_reason_lock);
+        if (cpu_verdict[i] == 0) {
+            cpu_verdict_reason[i] = why;
+            cpu_verdict[i] = why ? 2 : 1;
+        }
+        pthread_mutex_unlock(&cpu_reason_lock);
+    }
+    return cpu_verdict[i] == 1 ? NULL : cpu_verdict_reason[i];
 }

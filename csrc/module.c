@@ -9,6 +9,8 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdlib.h>
 
 #include "fastcpu.h"
@@ -24,9 +26,15 @@
  * 2.6 GHz): Ctrl-C is honoured well within a second. */
 #define FC_CHUNK_TICKS (1ull << 25)
 
+/* getcpu_node() hands out one (cpu, node) tuple per CPU, built on first
+ * use: a tuple is immutable, and building one per call would double the
+ * cost of the call. */
+#define FC_PAIRS 4096 /* the CPUs that cpu | node << 12 can name */
+
 typedef struct {
     PyObject *error;       /* fastcpu.Error, a RuntimeError */
     PyObject *unsupported; /* fastcpu.Unsupported, an Error */
+    PyObject *pairs[FC_PAIRS];
 } core_state;
 
 static inline core_state *get_state(PyObject *module)
@@ -221,8 +229,9 @@ static const char *const encoding_names[] = {
 
 PyDoc_STRVAR(methods_doc,
 "methods($module, /)\n--\n\n"
-"Every built-in method as (name, description, encoding, available, reason);\n"
-"reason is None when available. May fork once per fault-prone method.");
+"Every built-in method as (name, description, encoding, available, reason,\n"
+"reports_cpu, cpu_reason); reason is None when available, cpu_reason None\n"
+"when it reports the CPU. May fork once per fault-prone method.");
 
 static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
@@ -232,13 +241,15 @@ static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
         return NULL;
     for (size_t i = 0; i < fc_method_count; i++) {
         const struct fc_method *m = &fc_methods[i];
-        const char *why;
+        const char *why, *cpu_why;
         Py_BEGIN_ALLOW_THREADS
         why = fc_method_unavailable(m);
+        cpu_why = fc_method_cpu_reason(m);
         Py_END_ALLOW_THREADS
-        PyObject *item = Py_BuildValue("sssOz", m->name, m->description,
+        PyObject *item = Py_BuildValue("sssOzOz", m->name, m->description,
                                        encoding_names[m->encoding],
-                                       why ? Py_False : Py_True, why);
+                                       why ? Py_False : Py_True, why,
+                                       cpu_why ? Py_False : Py_True, cpu_why);
         if (!item) {
             Py_DECREF(list);
             return NULL;
@@ -266,15 +277,189 @@ static PyObject *core_read(PyObject *module, PyObject *args)
     return Py_BuildValue("kO", (unsigned long)value, valid ? Py_True : Py_False);
 }
 
+/* A method that reports the CPU here, or NULL with Unsupported set. */
+static const struct fc_method *lookup_cpu_source(core_state *st, const char *name)
+{
+    const struct fc_method *m = lookup(st, name);
+    if (!m)
+        return NULL;
+    const char *why;
+    Py_BEGIN_ALLOW_THREADS
+    why = fc_method_cpu_reason(m);
+    Py_END_ALLOW_THREADS
+    if (why) {
+        PyErr_Format(st->unsupported, "%s does not report the CPU here: %s", m->name, why);
+        return NULL;
+    }
+    return m;
+}
+
+static PyObject *cpu_reading(bool valid, unsigned cpu, int node, uint32_t raw)
+{
+    if (node < 0)
+        return Py_BuildValue("IOkO", cpu, Py_None, (unsigned long)raw, valid ? Py_True : Py_False);
+    return Py_BuildValue("IikO", cpu, node, (unsigned long)raw, valid ? Py_True : Py_False);
+}
+
+PyDoc_STRVAR(read_cpu_doc,
+"read_cpu($module, method, /)\n--\n\n"
+"Run a CPU-reporting method once: (cpu, node or None, raw value, valid).\n"
+"Raises fastcpu.Unsupported when it cannot run or reports no CPU here.");
+
+static PyObject *core_read_cpu(PyObject *module, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s:read_cpu", &name))
+        return NULL;
+    const struct fc_method *m = lookup_cpu_source(get_state(module), name);
+    if (!m)
+        return NULL;
+    bool valid;
+    unsigned cpu;
+    int node;
+    uint32_t raw = fc_method_read_cpu(m, &valid, &cpu, &node);
+    return cpu_reading(valid, cpu, node, raw);
+}
+
+PyDoc_STRVAR(read_in_thread_doc,
+"read_in_thread($module, method, cpu, /)\n--\n\n"
+"Like read_cpu(), in a new pthread created pinned to `cpu` and joined:\n"
+"what a fresh thread sees. OSError when the thread cannot be created there.");
+
+static PyObject *core_read_in_thread(PyObject *module, PyObject *args)
+{
+    const char *name;
+    int cpu;
+    if (!PyArg_ParseTuple(args, "si:read_in_thread", &name, &cpu))
+        return NULL;
+    const struct fc_method *m = lookup_cpu_source(get_state(module), name);
+    if (!m)
+        return NULL;
+    bool valid = false;
+    unsigned c = 0;
+    int node = -1, err;
+    uint32_t raw = 0;
+    Py_BEGIN_ALLOW_THREADS
+    err = fc_read_cpu_in_new_thread(m, cpu, &valid, &c, &node, &raw);
+    Py_END_ALLOW_THREADS
+    if (err) {
+        errno = err;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return cpu_reading(valid, c, node, raw);
+}
+
+PyDoc_STRVAR(code_doc,
+"code($module, method, /)\n--\n\n"
+"Where a method's timed code is: (address of its 'lfence' timer, address of\n"
+"the model function it calls or None, path of this extension, the address\n"
+"it is loaded at). Symbol bounds come from the file's symbol table.");
+
+static PyObject *core_code(PyObject *module, PyObject *args)
+{
+    (void)module;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s:code", &name))
+        return NULL;
+    const struct fc_method *m = fc_method_find(name);
+    if (!m) {
+        PyErr_Format(PyExc_ValueError, "unknown method %s", name);
+        return NULL;
+    }
+    const void *timer = (const void *)m->timers[FC_SER_LFENCE];
+    Dl_info info;
+    if (!dladdr(timer, &info) || !info.dli_fname) {
+        PyErr_SetString(PyExc_OSError, "dladdr found no object holding the timer");
+        return NULL;
+    }
+    PyObject *model = m->model ? PyLong_FromVoidPtr((void *)m->model) : Py_NewRef(Py_None);
+    if (!model)
+        return NULL;
+    return Py_BuildValue("NNsN", PyLong_FromVoidPtr((void *)timer), model, info.dli_fname,
+                         PyLong_FromVoidPtr(info.dli_fbase));
+}
+
+/* The first call chooses; it pins a helper thread to every CPU, so let
+ * other Python threads run meanwhile. */
+static void ensure_getcpu_chosen(void)
+{
+    if (__builtin_expect(__atomic_load_n(&fc_getcpu_way, __ATOMIC_ACQUIRE) ==
+                             FC_GETCPU_UNCHOSEN, 0)) {
+        Py_BEGIN_ALLOW_THREADS
+        fc_getcpu_choose();
+        Py_END_ALLOW_THREADS
+    }
+}
+
+PyDoc_STRVAR(getcpu_doc,
+"getcpu($module, /)\n--\n\n"
+"The CPU this thread runs on now, by the fastest way proven right on\n"
+"every CPU of this machine (chosen on the first call).");
+
+static PyObject *core_getcpu(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    ensure_getcpu_chosen();
+    return PyLong_FromUnsignedLong(fc_getcpu_fast());
+}
+
+PyDoc_STRVAR(getcpu_node_doc,
+"getcpu_node($module, /)\n--\n\n"
+"(cpu, NUMA node) of this thread now, by the fastest way proven right\n"
+"for both on every CPU of this machine (chosen on the first call).");
+
+static PyObject *core_getcpu_node(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    ensure_getcpu_chosen();
+    unsigned cpu, node;
+    if (__builtin_expect(fc_getcpu_node_way == FC_GETCPU_RDPID, 1)) {
+        uint64_t aux; /* inline: the common case on current x86 */
+        __asm__ volatile("rdpid %0" : "=r"(aux));
+        cpu = (unsigned)aux & 0xfffu;
+        node = (unsigned)aux >> 12;
+    } else {
+        cpu = fc_getcpu_by(fc_getcpu_node_way, &node);
+    }
+    core_state *st = get_state(module);
+    PyObject *pair = cpu < FC_PAIRS ? st->pairs[cpu] : NULL;
+    if (__builtin_expect(pair != NULL, 1) &&
+        PyLong_AsUnsignedLong(PyTuple_GET_ITEM(pair, 1)) == node)
+        return Py_NewRef(pair);
+    pair = Py_BuildValue("(kk)", (unsigned long)cpu, (unsigned long)node);
+    if (pair && cpu < FC_PAIRS) /* the GIL is held: no other writer */
+        Py_XSETREF(st->pairs[cpu], Py_NewRef(pair));
+    return pair;
+}
+
+PyDoc_STRVAR(getcpu_ways_doc,
+"getcpu_ways($module, /)\n--\n\n"
+"The ways getcpu() chose: (for the cpu, for cpu and node, the per-call\n"
+"fallback when rseq's cpu_id is negative), each 'rseq', 'rdpid', 'vdso'\n"
+"or 'syscall'. Chooses first if needed.");
+
+static PyObject *core_getcpu_ways(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    ensure_getcpu_chosen();
+    return Py_BuildValue("sss", fc_getcpu_way_name(fc_getcpu_way),
+                         fc_getcpu_way_name(fc_getcpu_node_way),
+                         fc_getcpu_way_name(fc_getcpu_fallback_way));
+}
+
 PyDoc_STRVAR(features_doc,
 "features($module, /)\n--\n\n"
 "CPU and kernel features fastcpu decides availability from, as a dict.");
+
+static int add_bool(PyObject *d, const char *key, bool value)
+{
+    return PyDict_SetItemString(d, key, value ? Py_True : Py_False);
+}
 
 static PyObject *core_features(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     (void)module;
     const struct fc_features *f = fc_features();
-    return Py_BuildValue(
+    PyObject *d = Py_BuildValue(
         "{sOsOsOsOsOsOsOsOsOsOslsIss}", "rdtscp", f->rdtscp ? Py_True : Py_False,
         "rdpid", f->rdpid ? Py_True : Py_False, "umip", f->umip ? Py_True : Py_False,
         "fsgsbase", f->fsgsbase_cpu ? Py_True : Py_False, "fsgsbase_enabled",
@@ -285,6 +470,23 @@ static PyObject *core_features(PyObject *module, PyObject *Py_UNUSED(ignored))
         f->rseq_registered ? Py_True : Py_False, "vdso_getcpu",
         f->vdso_getcpu ? Py_True : Py_False, "rseq_offset", f->rseq_offset,
         "rseq_size", f->rseq_size, "hypervisor_vendor", f->hypervisor_vendor);
+    if (!d)
+        return NULL;
+    /* the newer facts, added one by one to keep the format above readable */
+    if (add_bool(d, "rseq_area", f->rseq_area) < 0 ||
+        add_bool(d, "rseq_node_id", f->rseq_node_id) < 0 ||
+        add_bool(d, "test_hooks", f->test_hooks) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    PyObject *size = PyLong_FromUnsignedLong(f->rseq_feature_size);
+    if (!size || PyDict_SetItemString(d, "rseq_feature_size", size) < 0) {
+        Py_XDECREF(size);
+        Py_DECREF(d);
+        return NULL;
+    }
+    Py_DECREF(size);
+    return d;
 }
 
 PyDoc_STRVAR(current_cpu_doc,
@@ -348,6 +550,12 @@ static PyMethodDef core_functions[] = {
     {"bench_address", core_bench_address, METH_VARARGS, bench_address_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
     {"read", core_read, METH_VARARGS, read_doc},
+    {"read_cpu", core_read_cpu, METH_VARARGS, read_cpu_doc},
+    {"read_in_thread", core_read_in_thread, METH_VARARGS, read_in_thread_doc},
+    {"code", core_code, METH_VARARGS, code_doc},
+    {"getcpu", core_getcpu, METH_NOARGS, getcpu_doc},
+    {"getcpu_node", core_getcpu_node, METH_NOARGS, getcpu_node_doc},
+    {"getcpu_ways", core_getcpu_ways, METH_NOARGS, getcpu_ways_doc},
     {"features", core_features, METH_NOARGS, features_doc},
     {"current_cpu", core_current_cpu, METH_NOARGS, current_cpu_doc},
     {"tsc_step", core_tsc_step, METH_VARARGS, tsc_step_doc},
@@ -379,6 +587,15 @@ static int core_exec(PyObject *module)
     if (PyModule_AddIntConstant(module, "RUNS_MAX", FC_RUNS_MAX) < 0 ||
         PyModule_AddIntConstant(module, "UNROLL_MAX", FC_UNROLL_MAX) < 0)
         return -1;
+    /* A sanitizer build instruments the timed code: its shape and timings
+     * are not the real ones (tests of instruction shapes skip). */
+#if defined(__SANITIZE_ADDRESS__)
+    if (PyModule_AddIntConstant(module, "SANITIZED", 1) < 0)
+        return -1;
+#else
+    if (PyModule_AddIntConstant(module, "SANITIZED", 0) < 0)
+        return -1;
+#endif
     PyObject *modes = Py_BuildValue("(sss)", fc_serialize_names[0], fc_serialize_names[1],
                                     fc_serialize_names[2]);
     int rc = modes ? PyModule_AddObjectRef(module, "SERIALIZE_MODES", modes) : -1;
@@ -391,6 +608,8 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     core_state *st = get_state(module);
     Py_VISIT(st->error);
     Py_VISIT(st->unsupported);
+    for (size_t i = 0; i < FC_PAIRS; i++)
+        Py_VISIT(st->pairs[i]);
     return 0;
 }
 
@@ -399,6 +618,8 @@ static int core_clear(PyObject *module)
     core_state *st = get_state(module);
     Py_CLEAR(st->error);
     Py_CLEAR(st->unsupported);
+    for (size_t i = 0; i < FC_PAIRS; i++)
+        Py_CLEAR(st->pairs[i]);
     return 0;
 }
 

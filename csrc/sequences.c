@@ -3,6 +3,8 @@
  * sequence; FC_DEFINE_TIMERS wraps it, unchanged, in the harness of timing.h
  * for each serialization mode, and a `read_` function runs it once so that
  * `fastcpu.read()` returns the value of exactly the code that was timed.
+ * The catalog at the end lists these and the out-of-line models of
+ * models.c.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -11,30 +13,6 @@
 
 #include "fastcpu.h"
 #include "timing.h"
-
-/* The per-CPU GDT entry: GDT_ENTRY_CPUNODE (15) << 3 | RPL 3. Its limit is
- * cpu | node << 12 (Linux arch/x86/include/asm/segment.h). */
-#define FC_CPUNODE_SELECTOR 0x7bu
-
-#define FC_INLINE static inline __attribute__((always_inline))
-
-/* A descriptor-table register as SIDT/SGDT store it in 64-bit mode. */
-struct __attribute__((packed)) fc_dtr {
-    uint16_t limit;
-    uint64_t base;
-};
-
-/* Raw system call, so the timed code is the instruction itself, not libc's
- * wrapper and its errno handling. */
-FC_INLINE long fc_syscall3(long nr, long a, long b, long c)
-{
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(nr), "D"(a), "S"(b), "d"(c)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
 
 /* ---- the sequences ------------------------------------------------------- */
 
@@ -178,16 +156,39 @@ static uint32_t read_sidt(bool *valid)
     return seq_sidt() + 0x1000u;
 }
 
+/* cpu_id, and node_id where both glibc and the kernel say the area holds
+ * it. cpu, node, cpu again: a migration between the loads shows as a
+ * changed cpu_id, and the pair is read again. */
+static uint32_t read_cpu_rseq(bool *valid, unsigned *cpu, int *node)
+{
+    bool with_node = fc_features()->rseq_node_id;
+    int32_t before, after, n = -1;
+    do {
+        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, before);
+        if (with_node)
+            FC_RSEQ_LOAD(FC_RSEQ_NODE_ID, n);
+        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, after);
+    } while (before != after);
+    *valid = before >= 0;
+    *cpu = (unsigned)before;
+    *node = with_node ? n : -1;
+    return (uint32_t)before;
+}
+
 /* ---- the catalog --------------------------------------------------------- */
 
 #define FC_METHOD(n, need, enc, probe, desc)                                 \
-    {#n, desc, need, enc, probe, read_##n, FC_TIMERS(n)}
+    {#n, desc, need, enc, probe, read_##n, FC_TIMERS(n), NULL, NULL}
+
+/* A model of models.c: its timers call `fn` out of line. */
+#define FC_MODEL_METHOD(n, fn, need, enc, probe, desc)                       \
+    {#n, desc, need, enc, probe, read_##n, FC_TIMERS(n), (const void *)fn, NULL}
 
 const struct fc_method fc_methods[] = {
     FC_METHOD(empty, FC_NEED_NOTHING, FC_ENC_NONE, false,
               "The empty sequence: the harness alone, subtracted from every "
               "method."),
-    FC_METHOD(gdt, FC_NEED_NOTHING, FC_ENC_CPUNODE, false,
+    FC_METHOD(gdt, FC_NEED_LSL, FC_ENC_CPUNODE, false,
               "LSL on the per-CPU GDT segment (selector 0x7b), whose limit "
               "the kernel sets to cpu | node << 12; the vDSO's fallback when "
               "the CPU lacks RDPID."),
@@ -197,16 +198,18 @@ const struct fc_method fc_methods[] = {
     FC_METHOD(rdpid, FC_NEED_RDPID, FC_ENC_CPUNODE, true,
               "RDPID: TSC_AUX (cpu | node << 12) without reading the TSC; "
               "what today's vDSO getcpu uses when the CPU has it."),
-    FC_METHOD(sidt, FC_NEED_DESCRIPTOR_TABLE, FC_ENC_SIDT, true,
+    FC_METHOD(sidt, FC_NEED_SIDT, FC_ENC_SIDT, true,
               "SIDT, load the IDT limit, subtract 0x1000: dean gaudet's 2007 "
               "proposal as the seed timed it. Only a patched kernel puts the "
               "CPU there; under UMIP the kernel traps and emulates it."),
     FC_METHOD(sgdt, FC_NEED_DESCRIPTOR_TABLE, FC_ENC_LIMIT, true,
               "SGDT, load the GDT limit: the same store as SIDT on the other "
               "table. Reports no CPU on any released kernel."),
-    FC_METHOD(rseq, FC_NEED_RSEQ, FC_ENC_CPU, false,
-              "One %fs-relative load of cpu_id from the rseq area glibc "
-              "registered (__rseq_offset + 4): an inlined rseq read."),
+    {"rseq",
+     "One %fs-relative load of cpu_id from the rseq area glibc registered "
+     "(__rseq_offset + 4): an inlined rseq read. read() adds node_id "
+     "(offset 20) where __rseq_size and AT_RSEQ_FEATURE_SIZE both cover it.",
+     FC_NEED_RSEQ, FC_ENC_CPU, false, read_rseq, FC_TIMERS(rseq), NULL, read_cpu_rseq},
     FC_METHOD(vdso, FC_NEED_VDSO_GETCPU, FC_ENC_CPUNODE, false,
               "A call of the kernel's real __vdso_getcpu(&cpu, &node, NULL) "
               "(RDPID or LSL inside)."),
@@ -228,9 +231,100 @@ const struct fc_method fc_methods[] = {
     FC_METHOD(rdgsbase, FC_NEED_FSGSBASE, FC_ENC_NONE, true,
               "RDGSBASE: the user GS base, where the kernel enabled FSGSBASE "
               "(AT_HWCAP2)."),
+
+    /* Models (models.c), called out of line as a caller calls the vDSO. */
+    FC_MODEL_METHOD(vgetcpu26_tscp, model_vgetcpu26_tscp, FC_NEED_RDTSCP, FC_ENC_CPUNODE, true,
+                    "Model of Linux 2.6.26's vDSO vgetcpu (arch/x86/vdso/vgetcpu.c) "
+                    "called with a NULL cache: the per-call check of vgetcpu_mode "
+                    "(read through the vDSO's pointer), here RDTSCP, then cpu and "
+                    "node decoded into the caller's pointers."),
+    FC_MODEL_METHOD(vgetcpu26_lsl, model_vgetcpu26_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "Model of Linux 2.6.26's vDSO vgetcpu with a NULL cache, the mode "
+                    "check finding LSL (CPUs without RDTSCP, such as Core 2): LSL on "
+                    "the per-CPU GDT segment, decoded into cpu and node."),
+    FC_MODEL_METHOD(vgetcpu26_hit, model_vgetcpu26_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "Model of Linux 2.6.26's vDSO vgetcpu, per-jiffy cache hit: the "
+                    "cache's first word equals jiffies, the cached cpu | node << 12 "
+                    "is rewritten to the cache and decoded. jiffies is no longer "
+                    "mapped to user space: a process-local variable stands in."),
+    FC_MODEL_METHOD(vgetcpu26_miss, model_vgetcpu26_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "Model of Linux 2.6.26's vDSO vgetcpu, per-jiffy cache miss: the "
+                    "compare fails (the timer invalidates the cache with one store "
+                    "first), then the mode check, LSL, the refill and the decode. "
+                    "jiffies is a process-local stand-in."),
+    FC_MODEL_METHOD(glibc27_sched_getcpu, model_glibc27_sched_getcpu, FC_NEED_LSL, FC_ENC_CPU,
+                    false,
+                    "Model of glibc 2.7's x86-64 sched_getcpu.S, a wrapper around "
+                    "getcpu: demangle the __vdso_getcpu pointer (ror, xor with the "
+                    "pointer guard at %fs:0x30), call it with a local for the cpu, "
+                    "no node and the per-thread cache, check for an error, load the "
+                    "local. The callee is the 2.6.26 vgetcpu model, which hits."),
+    FC_MODEL_METHOD(getcpu_tscp, model_getcpu_tscp, FC_NEED_RDTSCP, FC_ENC_CPUNODE, true,
+                    "The seed's proposal (LKML, 2008): getcpu without the per-call "
+                    "mode check, the kernel installing the RDTSCP version at boot; "
+                    "decoded into cpu and node."),
+    FC_MODEL_METHOD(getcpu_lsl, model_getcpu_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "The seed's proposal (LKML, 2008): getcpu without the per-call "
+                    "mode check, LSL version; decoded into cpu and node."),
+    FC_MODEL_METHOD(getcpu_tscp_fp, model_getcpu_tscp_fp, FC_NEED_RDTSCP, FC_ENC_CPUNODE, true,
+                    "The seed's getcpu_tscp (LKML, 2008) with the frame of a kernel "
+                    "built with CONFIG_FRAME_POINTER: push %rbp; mov %rsp,%rbp ... "
+                    "leave around the same body (written in asm: GCC 12 omits the "
+                    "frame in such a leaf even under -fno-omit-frame-pointer)."),
+    FC_MODEL_METHOD(getcpu_sidt, model_getcpu_sidt, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
+                    "The seed's proposal (LKML, 2008) after dean gaudet's (LKML, 2007): "
+                    "getcpu from SIDT, the IDT limit holding 0x1000 + node + (cpu << "
+                    "NODES_SHIFT, 6 assumed); SIDT's 10 bytes stored in the red zone. "
+                    "Needs a patched kernel; under UMIP it traps."),
+    FC_MODEL_METHOD(getcpu_sidt_fp, model_getcpu_sidt_fp, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
+                    "The seed's getcpu_sidt (LKML, 2008) as the kernel's flags "
+                    "compile it (-mno-red-zone -fno-omit-frame-pointer; written in "
+                    "asm): a frame, and %rsp moved to make room for SIDT's store."),
+    FC_MODEL_METHOD(getcpu_cache_hit, model_getcpu_cache, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "The seed's streamlined cache check (LKML, 2008), hit path: one "
+                    "compare of the cache with jiffies and no stores back, where "
+                    "2.6.26 rewrote both words. jiffies is a process-local stand-in."),
+    FC_MODEL_METHOD(sched_getcpu_tscp, model_sched_getcpu_tscp, FC_NEED_RDTSCP, FC_ENC_CPU,
+                    true,
+                    "The seed's specialized sched_getcpu (LKML, 2008): RDTSCP and the "
+                    "CPU returned in %eax; no pointers, no cache, no error check. "
+                    "Compare glibc27_sched_getcpu."),
+    FC_MODEL_METHOD(sched_getcpu_lsl, model_sched_getcpu_lsl, FC_NEED_LSL, FC_ENC_CPU, false,
+                    "The seed's specialized sched_getcpu (LKML, 2008), LSL version: "
+                    "the CPU returned in %eax."),
+    FC_MODEL_METHOD(sched_getcpu_rseq_inline, NULL, FC_NEED_RSEQ_AREA, FC_ENC_CPU, false,
+                    "glibc 2.35's rseq sched_getcpu, inlined into the caller: one "
+                    "volatile load of cpu_id, and when it is negative (rseq not "
+                    "registered) an out-of-line fall back to the vDSO's getcpu."),
 };
 
 const size_t fc_method_count = sizeof fc_methods / sizeof fc_methods[0];
+_Static_assert(sizeof fc_methods / sizeof fc_methods[0] <= FC_METHODS_MAX,
+               "raise FC_METHODS_MAX in fastcpu.h");
+
+uint32_t fc_method_read_cpu(const struct fc_method *m, bool *valid, unsigned *cpu, int *node)
+{
+    if (m->read_cpu)
+        return m->read_cpu(valid, cpu, node);
+    uint32_t raw = m->read(valid);
+    switch (m->encoding) {
+    case FC_ENC_CPUNODE:
+        *cpu = raw & 0xfffu;
+        *node = (int)(raw >> 12);
+        break;
+    case FC_ENC_SIDT: {
+        uint32_t v = raw - 0x1000u;
+        *cpu = v >> FC_SIDT_NODES_SHIFT;
+        *node = (int)(v & ((1u << FC_SIDT_NODES_SHIFT) - 1));
+        break;
+    }
+    default: /* the CPU itself; NONE and LIMIT never get here */
+        *cpu = raw;
+        *node = -1;
+        break;
+    }
+    return raw;
+}
 
 const struct fc_method *fc_method_find(const char *name)
 {

@@ -57,13 +57,20 @@ static inline __attribute__((always_inline)) uint64_t fc_end_cpuid(void)
 #define fc_end_lfence fc_end_rdtscp_lfence
 #define fc_end_rdtscp fc_end_rdtscp_lfence
 
+/* The timers' linkage: static where the catalog lives (sequences.c); a file
+ * whose timers the catalog names from elsewhere (models.c) defines it as
+ * FC_HIDDEN before including this header. */
+#ifndef FC_TIMER_LINKAGE
+#define FC_TIMER_LINKAGE static
+#endif
+
 /*
  * One timed execution: `copies` back-to-back copies of BODY between the
  * opening and closing reads. The copy loop is the same for every method, so
  * its overhead (a fused dec/jnz per copy) cancels against the empty sequence.
  */
 #define FC_TIMER(name, mode, BODY)                                           \
-    static uint64_t name##_##mode(uint32_t copies)                           \
+    FC_TIMER_LINKAGE uint64_t name##_##mode(uint32_t copies)                 \
     {                                                                        \
         uint64_t t0 = fc_start_##mode();                                     \
         for (uint32_t i_ = 0; i_ < copies; i_++) {                           \

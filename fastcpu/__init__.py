@@ -12,6 +12,9 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
     >>> import fastcpu
     >>> r = fastcpu.bench("rdpid", 1000)
     >>> r.best, r.median          # TSC ticks above the empty sequence
+    >>> fastcpu.read("rdpid")     # CpuReading(method='rdpid', cpu=1, node=0, raw=1)
+    >>> print(fastcpu.check())    # every method against sched_getcpu, on every CPU
+    >>> fastcpu.getcpu()          # the current CPU, fast
 """
 
 from ._core import Error, Unsupported
@@ -23,20 +26,35 @@ from ._results import Results, measure
 from ._resultfile import ResultFileError, load
 from ._compare import ComparisonTable, compare
 from . import noise as noise  # the submodule fastcpu.noise
+from ._read import CpuReading, read, read_raw
+from ._check import Agreement, AgreementTable, Reference, check
+from ._getcpu import getcpu, getcpu_method, getcpu_node
+from ._show import CodeBlock, MethodCode, method_code
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agreement",
+    "AgreementTable",
     "BenchResult",
     "Clock",
+    "CodeBlock",
+    "CpuReading",
     "Error",
+    "MethodCode",
     "MethodInfo",
     "RUNS_MAX",
+    "Reference",
     "SERIALIZE_MODES",
     "UNROLL_MAX",
     "Unsupported",
     "bench",
+    "check",
     "clock",
+    "getcpu",
+    "getcpu_method",
+    "getcpu_node",
+    "method_code",
     "methods",
     "Results",
     "ResultFileError",
@@ -44,6 +62,8 @@ __all__ = [
     "compare",
     "load",
     "measure",
+    "read",
+    "read_raw",
     "__version__",
 ]
 

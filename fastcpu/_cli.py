@@ -15,9 +15,11 @@ from typing import Any
 from . import __version__
 from ._affinity import check_cpu
 from ._bench import SERIALIZE_MODES, bench
+from ._check import check
 from ._clock import clock
 from ._core import Error
 from ._methods import method_info, methods
+from ._show import DISASSEMBLERS, method_code
 from ._table import format_clock, format_table
 
 __all__ = ["main"]
@@ -211,6 +213,38 @@ def _plot_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cpu_list(text: str) -> list[int]:
+    try:
+        cpus = [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of CPU numbers: {text!r}") from None
+    if not cpus:
+        raise argparse.ArgumentTypeError("name at least one CPU")
+    return cpus
+
+
+def _check_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--methods", type=_method_list, help="comma-separated method names (default: every CPU source)")
+    p.add_argument("--cpus", type=_cpu_list, help="comma-separated CPUs to pin to (default: the affinity mask)")
+
+
+def _check_run(args: argparse.Namespace) -> int:
+    table = check(args.methods, args.cpus)
+    print(table)
+    return 0 if table.all_agree else 1
+
+
+def _show_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("method", help="the method whose timed code to print")
+    p.add_argument("--disassembler", choices=DISASSEMBLERS, default="auto",
+                   help="objdump, capstone, none, or auto (the first installed; default)")
+
+
+def _show_run(args: argparse.Namespace) -> int:
+    print(method_code(args.method, disassembler=args.disassembler))
+    return 0
+
+
 #: name -> (add arguments, run, one-line help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {
     "table": (_table_args, _table_run, "time every available method and print BEST/MEDIAN (the default)"),
@@ -220,6 +254,9 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
                 "one table of best, median and mean with its 95% interval across result files"),
     "plot": (_plot_args, _plot_run,
              "draw result files: exact counts per method, or ECDFs across methods or machines"),
+    "check": (_check_args, _check_run,
+              "read every CPU-reporting method on each CPU and compare with sched_getcpu() and the getcpu system call"),
+    "show": (_show_args, _show_run, "print the machine code a method times, disassembled when objdump or capstone is installed"),
 }
 
 

@@ -23,6 +23,10 @@ class MethodInfo:
             ``'limit'`` (a raw table limit) or ``'none'``.
         available: whether it can run on this machine.
         reason: why not, when it cannot (``None`` when it can).
+        reports_cpu: whether it reports the CPU on this machine, so that
+            :func:`fastcpu.read` and :func:`fastcpu.check` use it (SIDT does
+            not under UMIP; the kernel-entry costs never do).
+        cpu_reason: why it does not, when it does not (``None`` when it does).
     """
 
     name: str
@@ -30,6 +34,8 @@ class MethodInfo:
     encoding: str
     available: bool
     reason: str | None
+    reports_cpu: bool
+    cpu_reason: str | None
 
 
 @functools.lru_cache(maxsize=1)

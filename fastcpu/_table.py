@@ -21,19 +21,21 @@ def format_clock(clk: Clock) -> str:
 
 def format_table(results: Iterable[BenchResult], unavailable: Iterable[MethodInfo] = ()) -> str:
     """Rows of BEST and MEDIAN above the empty sequence, then what could not run."""
+    results = list(results)
+    missing = list(unavailable)
+    w = max([14] + [len(r.method) for r in results] + [len(m.name) for m in missing])
     lines = [
-        f"{'':14} {'BEST (above empty)':^27}   {'MEDIAN (above empty)':^27}",
-        f"{'METHOD':14} {'ticks':>9} {'ns':>8} {'cycles':>8}   "
+        f"{'':{w}} {'BEST (above empty)':^27}   {'MEDIAN (above empty)':^27}",
+        f"{'METHOD':{w}} {'ticks':>9} {'ns':>8} {'cycles':>8}   "
         f"{'ticks':>9} {'ns':>8} {'cycles':>8}  migrated",
     ]
     for r in results:
         lines.append(
-            f"{r.method:14} {r.best:9.1f} {r.best_ns:8.2f} {r.best_core_cycles:8.1f}   "
+            f"{r.method:{w}} {r.best:9.1f} {r.best_ns:8.2f} {r.best_core_cycles:8.1f}   "
             f"{r.median:9.1f} {r.median_ns:8.2f} {r.median_core_cycles:8.1f}  {r.migrations:8d}"
         )
-    missing = list(unavailable)
     if missing:
         lines.append("")
         lines.append("not available here:")
-        lines.extend(f"  {m.name:14} {m.reason}" for m in missing)
+        lines.extend(f"  {m.name:{w}} {m.reason}" for m in missing)
     return "\n".join(lines)

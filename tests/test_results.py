@@ -85,7 +85,7 @@ def test_measure_reports_progress_in_order():
 
 
 def test_measure_records_unavailable_methods_instead_of_raising(monkeypatch):
-    fake = MethodInfo("nope_insn", "a method this machine lacks", "none", False, "no such insn")
+    fake = MethodInfo("nope_insn", "a method this machine lacks", "none", False, "no such insn", False, "no such insn")
     real = _results.all_methods()
     monkeypatch.setattr(_results, "all_methods", lambda: real + [fake])
     res = fastcpu.measure(10)
@@ -95,7 +95,7 @@ def test_measure_records_unavailable_methods_instead_of_raising(monkeypatch):
 
 
 def test_measure_raises_unsupported_when_nothing_can_run(monkeypatch):
-    fake = MethodInfo("nope_insn", "", "none", False, "no such insn")
+    fake = MethodInfo("nope_insn", "", "none", False, "no such insn", False, "no such insn")
     monkeypatch.setattr(_results, "all_methods", lambda: [fake])
     with pytest.raises(fastcpu.Unsupported, match="no such insn"):
         fastcpu.measure(10)

@@ -1,0 +1,224 @@
+"""fastcpu.check(): does every method report the right CPU, on every CPU?
+
+The sweep pins the calling thread to each CPU of its affinity mask in turn
+(a CPU it cannot pin to is recorded and skipped, never the end of the sweep),
+reads every CPU-reporting method there and compares the cpu and node with
+glibc's ``sched_getcpu()`` and the getcpu system call, then restores the mask.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from . import _core
+from ._core import Unsupported
+from ._methods import method_info, methods
+from ._read import CpuReading, read
+
+__all__ = ["check", "AgreementTable", "Agreement", "Reference"]
+
+#: Rows for fastcpu's own getcpu functions, checked like the methods.
+GETCPU_ROWS = ("getcpu()", "getcpu_node()")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the references said on one CPU.
+
+    Attributes:
+        cpu: the CPU the thread was pinned to.
+        sched_getcpu: what glibc's ``sched_getcpu()`` returned there.
+        syscall_cpu: the cpu the getcpu system call returned there.
+        syscall_node: the node the getcpu system call returned there.
+    """
+
+    cpu: int
+    sched_getcpu: int
+    syscall_cpu: int
+    syscall_node: int
+
+    @property
+    def consistent(self) -> bool:
+        """The pinned CPU, sched_getcpu() and the system call all agree."""
+        return self.cpu == self.sched_getcpu == self.syscall_cpu
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One method on one CPU.
+
+    Attributes:
+        method: the method's name (or ``'getcpu()'``, ``'getcpu_node()'``).
+        cpu: the CPU the thread was pinned to.
+        reading: what the method reported, or ``None`` when it could not read.
+        error: why it could not read on this thread (``None`` when it did).
+        agrees: its cpu equals the pinned CPU, sched_getcpu() and the system
+            call's cpu, and its node, when it gives one, the system call's.
+    """
+
+    method: str
+    cpu: int
+    reading: CpuReading | None
+    error: str | None
+    agrees: bool
+
+    def __str__(self) -> str:
+        if self.reading is None:
+            return "NO (error)"
+        node = "-" if self.reading.node is None else str(self.reading.node)
+        return f"{'ok' if self.agrees else 'NO'} {self.reading.cpu}/{node}"
+
+
+@dataclass(frozen=True, eq=False)
+class AgreementTable:
+    """The result of :func:`fastcpu.check`: method x CPU -> agree or not.
+
+    Attributes:
+        cpus: the CPUs checked, in order.
+        skipped: CPUs asked for that the thread could not be pinned to, with why.
+        methods: the rows checked: CPU-reporting methods, then getcpu()'s.
+        not_checked: methods left out, with why (unavailable, or no CPU source here).
+        references: per CPU, what sched_getcpu() and the system call said.
+        cells: ``(method, cpu) -> Agreement``.
+    """
+
+    cpus: tuple[int, ...]
+    skipped: dict[int, str]
+    methods: tuple[str, ...]
+    not_checked: dict[str, str]
+    references: dict[int, Reference]
+    cells: dict[tuple[str, int], Agreement] = field(repr=False)
+
+    def cell(self, method: str, cpu: int) -> Agreement:
+        """The agreement of `method` on `cpu` (KeyError if not checked)."""
+        return self.cells[(method, cpu)]
+
+    def disagreements(self) -> list[Agreement]:
+        """Every cell that does not agree, in table order."""
+        return [self.cells[(m, c)] for m in self.methods for c in self.cpus if not self.cells[(m, c)].agrees]
+
+    @property
+    def all_agree(self) -> bool:
+        """At least one CPU was checked, the references agree with each other
+        on each, and every method agrees with them on each."""
+        return (
+            bool(self.cpus)
+            and all(r.consistent for r in self.references.values())
+            and not self.disagreements()
+        )
+
+    def __str__(self) -> str:
+        width = max([len(m) for m in self.methods] + [len("getcpu syscall"), 14]) + 2
+        col = 12
+        head = f"{'METHOD':{width}}" + "".join(f"{'CPU ' + str(c):>{col}}" for c in self.cpus)
+        lines = [
+            f"agreement on {len(self.cpus)} CPU(s), cpu/node as each method reports them; "
+            "ok = same as the pinned CPU, sched_getcpu() and the getcpu system call",
+            "",
+            head,
+            f"{'pinned to':{width}}" + "".join(f"{c:>{col}}" for c in self.cpus),
+            f"{'sched_getcpu()':{width}}" + "".join(f"{self.references[c].sched_getcpu:>{col}}" for c in self.cpus),
+            f"{'getcpu syscall':{width}}"
+            + "".join(f"{f'{self.references[c].syscall_cpu}/{self.references[c].syscall_node}':>{col}}" for c in self.cpus),
+        ]
+        for m in self.methods:
+            lines.append(f"{m:{width}}" + "".join(f"{str(self.cells[(m, c)]):>{col}}" for c in self.cpus))
+        errors = [a for a in self.cells.values() if a.error]
+        if errors:
+            lines.append("")
+            lines.extend(f"  {a.method} on CPU {a.cpu}: {a.error}" for a in errors)
+        if self.not_checked:
+            lines.append("")
+            lines.append("not checked (no CPU source here):")
+            lines.extend(f"  {m:{width}}{why}" for m, why in self.not_checked.items())
+        if self.skipped:
+            lines.append("")
+            lines.append("CPUs skipped:")
+            lines.extend(f"  CPU {c}: {why}" for c, why in self.skipped.items())
+        lines.append("")
+        bad = len(self.disagreements())
+        lines.append("all agree" if self.all_agree else f"DISAGREEMENT: {bad} cell(s) differ")
+        return "\n".join(lines)
+
+
+def _read_row(name: str) -> CpuReading:
+    if name == "getcpu()":
+        cpu = _core.getcpu()
+        return CpuReading(name, cpu, None, cpu)
+    if name == "getcpu_node()":
+        cpu, node = _core.getcpu_node()
+        return CpuReading(name, cpu, node, cpu | node << 12)
+    return read(name)
+
+
+def _check_cpus(cpus: Iterable[int] | None) -> list[int]:
+    if cpus is None:
+        return sorted(os.sched_getaffinity(0))
+    out = []
+    for c in cpus:
+        if isinstance(c, bool) or not isinstance(c, int):
+            raise TypeError(f"cpus must hold ints, not {type(c).__name__}")
+        out.append(c)
+    return out
+
+
+def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None) -> AgreementTable:
+    """Read every CPU-reporting method on each CPU and compare with the references.
+
+    Args:
+        names: method names to check (default: every method that reports
+            the CPU here); one that does not is listed in ``not_checked``.
+        cpus: CPUs to pin to, in order (default: this thread's affinity mask).
+            One the thread cannot be pinned to is recorded in ``skipped``
+            and the sweep goes on.
+
+    Returns:
+        An :class:`AgreementTable`; ``print()`` it for the table.
+
+    Raises:
+        TypeError, ValueError: a name or CPU is not valid.
+    """
+    if names is None:
+        infos = methods()
+    else:
+        if isinstance(names, str):
+            raise TypeError("names must be a list of method names, not one str")
+        infos = [method_info(n) for n in names]
+    rows = [m.name for m in infos if m.reports_cpu]
+    not_checked = {m.name: (m.reason if not m.available else m.cpu_reason) or "" for m in infos if not m.reports_cpu}
+    if names is None:
+        rows.extend(GETCPU_ROWS)
+    wanted = _check_cpus(cpus)
+
+    before = os.sched_getaffinity(0)
+    checked: list[int] = []
+    skipped: dict[int, str] = {}
+    references: dict[int, Reference] = {}
+    cells: dict[tuple[str, int], Agreement] = {}
+    try:
+        for cpu in wanted:
+            try:
+                os.sched_setaffinity(0, {cpu})
+            except (OSError, ValueError, OverflowError) as exc:
+                skipped[cpu] = f"cannot pin to it ({exc})"
+                continue
+            sched_cpu = _core.read_cpu("sched_getcpu")[0]
+            sys_cpu, sys_node, _, _ = _core.read_cpu("syscall")
+            ref = Reference(cpu, sched_cpu, sys_cpu, sys_node or 0)  # the system call always gives a node
+            references[cpu] = ref
+            checked.append(cpu)
+            for name in rows:
+                try:
+                    r = _read_row(name)
+                except Unsupported as exc:
+                    cells[(name, cpu)] = Agreement(name, cpu, None, str(exc), False)
+                    continue
+                agrees = r.cpu == cpu == ref.sched_getcpu == ref.syscall_cpu and (
+                    r.node is None or r.node == ref.syscall_node
+                )
+                cells[(name, cpu)] = Agreement(name, cpu, r, None, agrees)
+    finally:
+        os.sched_setaffinity(0, before)
+    return AgreementTable(tuple(checked), skipped, tuple(rows), not_checked, references, cells)

@@ -1,0 +1,91 @@
+"""fastcpu.read() and read_raw(): what a method reports, run once, in-process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _core
+from ._core import Unsupported
+from ._methods import MethodInfo, method_info
+
+__all__ = ["CpuReading", "read", "read_raw"]
+
+
+@dataclass(frozen=True)
+class CpuReading:
+    """What one execution of a method reported.
+
+    Attributes:
+        method: the method's name.
+        cpu: the CPU number it gave.
+        node: the NUMA node it gave, or ``None`` for a method that gives none
+            (``sched_getcpu``; ``rseq`` where the registered area does not
+            cover ``node_id``).
+        raw: the value it produced before decoding: ``cpu | node << 12`` for
+            LSL, TSC_AUX and the getcpu models, the IDT limit for SIDT, the
+            CPU itself for the sched_getcpu family and rseq.
+    """
+
+    method: str
+    cpu: int
+    node: int | None
+    raw: int
+
+
+def _runnable(method: str) -> MethodInfo:
+    info = method_info(method)  # TypeError / ValueError with the valid names
+    if not info.available:
+        raise Unsupported(f"{info.name}: {info.reason}")
+    return info
+
+
+def read(method: str) -> CpuReading:
+    """Run `method` once on this thread and decode the CPU and node it reports.
+
+    Decoding follows the method's encoding: ``cpu = v & 0xfff``, ``node = v
+    >> 12`` for LSL, RDTSCP's TSC_AUX, RDPID and the getcpu models; the vDSO
+    and the system call give both; rseq gives ``cpu_id``, and ``node_id``
+    where glibc's ``__rseq_size`` and the kernel's ``AT_RSEQ_FEATURE_SIZE``
+    both cover it.
+
+    Raises:
+        TypeError, ValueError: `method` names no method.
+        fastcpu.Unsupported: it cannot run here, does not report the CPU here
+            (``MethodInfo.cpu_reason`` says why, e.g. SIDT under UMIP), or
+            reported failure on this thread (rseq ``cpu_id`` negative).
+    """
+    info = _runnable(method)
+    if not info.reports_cpu:
+        raise Unsupported(f"{info.name}: {info.cpu_reason}")
+    cpu, node, raw, valid = _core.read_cpu(info.name)
+    if not valid:
+        why = (
+            "cpu_id is negative on this thread: rseq is not registered for it"
+            if info.name == "rseq"
+            else "the instruction reported failure (LSL cleared ZF)"
+        )
+        raise Unsupported(f"{info.name}: {why}")
+    return CpuReading(info.name, cpu, node, raw)
+
+
+def read_raw(method: str) -> int:
+    """Run `method` once and return the raw 32-bit value it produced.
+
+    For inspection, whatever the method reports: the IDT limit (SIDT), the
+    GDT limit (SGDT), the LSL limit, TSC_AUX (RDTSCP, RDPID), the rseq
+    ``cpu_id``, the low 32 bits of a segment base (RDFSBASE), a system
+    call's return value.
+
+    Raises:
+        TypeError, ValueError: `method` names no method.
+        fastcpu.Unsupported: it cannot run here, or the instruction reported
+            failure (LSL clears ZF when selector 0x7b is not a usable segment).
+    """
+    info = _runnable(method)
+    raw, valid = _core.read(info.name)
+    if not valid:
+        raise Unsupported(
+            f"{info.name}: LSL cleared ZF: selector 0x7b is not a usable segment here, "
+            "so the limit register was left unchanged"
+        )
+    return raw

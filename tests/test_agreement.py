@@ -1,0 +1,229 @@
+"""Every CPU-reporting method agrees with sched_getcpu() and the getcpu system
+call on threads pinned to each CPU, and fastcpu.check() says so."""
+
+import json
+import os
+import threading
+
+import pytest
+
+import fastcpu
+from fastcpu import _core
+from fastcpu._cli import main
+from pinning import CPUS, libc_sched_getcpu, on_cpu, run_python, syscall_getcpu
+
+METHODS = {m.name: m for m in fastcpu.methods()}
+SOURCES = [m.name for m in METHODS.values() if m.reports_cpu]
+FEATURES = _core.features()
+
+
+def needs(*names):
+    for n in names:
+        if not METHODS[n].available:
+            pytest.skip(f"{n}: {METHODS[n].reason}")
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+@pytest.mark.parametrize("name", SOURCES)
+def test_method_agrees_with_sched_getcpu_on_a_pinned_python_thread(name, cpu):
+    r, sched, (sys_cpu, sys_node) = on_cpu(
+        cpu, lambda: (fastcpu.read(name), libc_sched_getcpu(), syscall_getcpu())
+    )
+    assert r.cpu == sched == sys_cpu == cpu, f"{name} read {r.cpu} on CPU {cpu}"
+    if r.node is not None:
+        assert r.node == sys_node
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+def test_rdpid_equals_rdtscp_tsc_aux(cpu):
+    needs("rdpid", "tscp")
+    rdpid, aux, (c, node) = on_cpu(
+        cpu, lambda: (fastcpu.read_raw("rdpid"), fastcpu.read_raw("tscp"), syscall_getcpu())
+    )
+    assert rdpid == aux == c | node << 12
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+def test_lsl_sets_zf_and_its_limit_is_cpu_and_node(cpu):
+    (limit, zf), (c, node) = on_cpu(cpu, lambda: (_core.read("gdt"), syscall_getcpu()))
+    assert zf is True
+    assert limit == c | node << 12
+    assert on_cpu(cpu, lambda: fastcpu.read_raw("gdt")) == limit
+
+
+def test_sidt_and_sgdt_under_umip_give_limit_0_and_no_cpu():
+    if not FEATURES["umip"]:
+        pytest.skip("this CPU has no UMIP")
+    needs("sidt", "sgdt")
+    assert fastcpu.read_raw("sidt") == 0
+    assert fastcpu.read_raw("sgdt") == 0
+    for name in ("sidt", "sgdt", "getcpu_sidt", "getcpu_sidt_fp"):
+        info = METHODS[name]
+        assert not info.reports_cpu
+        assert info.cpu_reason.startswith("UMIP: the kernel emulates")
+        with pytest.raises(fastcpu.Unsupported, match="UMIP"):
+            fastcpu.read(name)
+    assert METHODS["sidt"].cpu_reason == "UMIP: the kernel emulates SIDT and the limit is always 0"
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+def test_a_new_pthread_reads_correct_values(cpu):
+    _, node = on_cpu(cpu, syscall_getcpu)
+    for name in SOURCES:
+        c, n, raw, valid = _core.read_in_thread(name, cpu)  # a C pthread, created pinned
+        assert valid, name
+        assert c == cpu, f"{name} read {c} in a new pthread on CPU {cpu}"
+        assert n is None or n == node, name
+
+
+def test_read_in_thread_reports_a_cpu_it_cannot_use():
+    with pytest.raises(OSError):
+        _core.read_in_thread("syscall", max(CPUS) + 4096)
+
+
+def test_many_new_python_threads_at_once_read_correct_values():
+    errors = []
+    barrier = threading.Barrier(8)
+
+    def body(cpu):
+        try:
+            os.sched_setaffinity(0, {cpu})
+            barrier.wait()
+            for _ in range(20):
+                for name in SOURCES:
+                    r = fastcpu.read(name)
+                    if r.cpu != cpu:
+                        errors.append((name, cpu, r.cpu))
+                if fastcpu.getcpu() != cpu:
+                    errors.append(("getcpu", cpu))
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=body, args=(CPUS[i % len(CPUS)],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+# ---- fastcpu.check() ---------------------------------------------------------
+
+
+def test_check_sweeps_every_cpu_and_restores_the_mask():
+    before = os.sched_getaffinity(0)
+    table = fastcpu.check()
+    assert os.sched_getaffinity(0) == before
+    assert table.cpus == tuple(CPUS)
+    assert table.all_agree, str(table)
+    assert table.disagreements() == []
+    for name in SOURCES:
+        assert name in table.methods
+        for cpu in CPUS:
+            cell = table.cell(name, cpu)
+            assert cell.agrees and cell.reading.cpu == cpu
+    for name in ("getcpu()", "getcpu_node()"):
+        assert all(table.cell(name, c).agrees for c in CPUS)
+    for m in METHODS.values():
+        if not m.reports_cpu:
+            assert table.not_checked[m.name] == (m.reason or m.cpu_reason)
+    for cpu, ref in table.references.items():
+        assert ref.consistent and ref.cpu == cpu
+
+
+def test_check_skips_a_gap_and_goes_on():
+    before = os.sched_getaffinity(0)
+    gap = max(CPUS) + 1000
+    table = fastcpu.check(["syscall", "gdt"], cpus=[CPUS[0], gap, -1, CPUS[-1]])
+    assert os.sched_getaffinity(0) == before
+    assert table.cpus == tuple(dict.fromkeys([CPUS[0], CPUS[-1]]))
+    assert set(table.skipped) == {gap, -1}
+    assert "cannot pin" in table.skipped[gap]
+    assert table.all_agree
+    assert "CPUs skipped" in str(table)
+
+
+def test_check_lists_a_method_that_reports_no_cpu():
+    table = fastcpu.check(["null_syscall", "syscall"])
+    assert table.methods == ("syscall",)
+    assert "reports no CPU" in table.not_checked["null_syscall"]
+
+
+def test_check_restores_the_mask_on_error():
+    before = os.sched_getaffinity(0)
+    with pytest.raises(ValueError):
+        fastcpu.check(["nope"])
+    with pytest.raises(TypeError):
+        fastcpu.check("syscall")
+    with pytest.raises(TypeError):
+        fastcpu.check(cpus=["0"])
+    assert os.sched_getaffinity(0) == before
+
+
+def test_a_disagreement_is_shown(monkeypatch):
+    real = fastcpu._check.read
+
+    def lying_read(name):
+        r = real(name)
+        return fastcpu.CpuReading(r.method, r.cpu + 1, r.node, r.raw) if name == "gdt" else r
+
+    monkeypatch.setattr(fastcpu._check, "read", lying_read)
+    table = fastcpu.check(["gdt", "syscall"])
+    assert not table.all_agree
+    assert [a.method for a in table.disagreements()] == ["gdt"] * len(CPUS)
+    assert "DISAGREEMENT" in str(table) and "NO " in str(table)
+
+
+def test_cli_check_prints_the_table(capsys):
+    assert main(["check"]) == 0
+    out = capsys.readouterr().out
+    assert "all agree" in out
+    for name in SOURCES:
+        assert name in out
+
+
+@pytest.mark.parametrize("args", [["check", "--cpus", "x"], ["check", "--methods", "nope"], ["check", "--bogus"]])
+def test_cli_check_bad_options(args, capsys):
+    assert main(args) == 2
+    assert capsys.readouterr().err.startswith("fastcpu: error:")
+
+
+# ---- glibc with rseq turned off ---------------------------------------------
+
+RSEQ_OFF_SCRIPT = r"""
+import json, os, threading, ctypes
+import fastcpu
+from fastcpu import _core
+libc = ctypes.CDLL(None)
+info = {m.name: m for m in fastcpu.methods()}
+out = {"rseq_available": info["rseq"].available, "rseq_reason": info["rseq"].reason,
+       "registered": _core.features()["rseq_registered"],
+       "inline_reports": info["sched_getcpu_rseq_inline"].reports_cpu,
+       "getcpu_method": fastcpu.getcpu_method(), "sched": {}, "getcpu": {}}
+for cpu in sorted(os.sched_getaffinity(0)):
+    res = {}
+    def body():
+        os.sched_setaffinity(0, {cpu})
+        res["v"] = (libc.sched_getcpu(), fastcpu.getcpu(), fastcpu.read("sched_getcpu_rseq_inline").cpu,
+                    fastcpu.read("syscall").cpu)
+    t = threading.Thread(target=body); t.start(); t.join()
+    out["sched"][cpu] = res["v"]
+out["all_agree"] = fastcpu.check().all_agree
+print(json.dumps(out))
+"""
+
+
+def test_rseq_off_by_tunable():
+    p = run_python(RSEQ_OFF_SCRIPT, GLIBC_TUNABLES="glibc.pthread.rseq=0")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    if out["registered"]:
+        pytest.skip("this glibc ignores glibc.pthread.rseq (older than 2.35)")
+    assert out["rseq_available"] is False
+    assert "GLIBC_TUNABLES=glibc.pthread.rseq=0" in out["rseq_reason"]
+    assert out["getcpu_method"] != "rseq"
+    for cpu, values in out["sched"].items():
+        # sched_getcpu, getcpu(), glibc's inline logic (falling back) and the system call
+        assert values == [int(cpu)] * 4
+    assert out["inline_reports"] is True
+    assert out["all_agree"] is True

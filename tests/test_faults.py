@@ -1,0 +1,102 @@
+"""Faults are contained: an instruction CPUID hides, or one that faults in the
+probe child, makes its methods Unsupported; the interpreter never dies.
+
+The private test hooks FASTCPU_TEST_HIDE_CPUID and FASTCPU_TEST_FAULT_IN_PROBE
+walk the paths this machine never takes; each case runs in a fresh process.
+"""
+
+import json
+import os
+
+import pytest
+
+import fastcpu
+from fastcpu import _core
+from pinning import run_python
+
+FEATURES = _core.features()
+
+SCRIPT = r"""
+import json, os, threading
+import fastcpu
+from fastcpu import _core
+info = {m.name: m for m in fastcpu.methods()}
+def outcome(fn, *args, **kw):
+    try:
+        fn(*args, **kw)
+        return "ok"
+    except fastcpu.Unsupported as exc:
+        return "Unsupported: " + str(exc)
+names = %r
+out = {
+    "methods": {n: [info[n].available, info[n].reason] for n in names},
+    "read": {n: outcome(fastcpu.read, n) for n in names},
+    "bench": {n: outcome(fastcpu.bench, n, 20) for n in names},
+    "gdt": outcome(fastcpu.read, "gdt"),
+    "getcpu_method": fastcpu.getcpu_method(),
+    "getcpu_right": fastcpu.getcpu() == fastcpu.read("syscall").cpu,
+    "all_agree": fastcpu.check().all_agree,
+    "test_hooks": _core.features()["test_hooks"],
+}
+print(json.dumps(out))
+"""
+
+
+def run(names, **env):
+    p = run_python(SCRIPT % (names,), **env)
+    assert p.returncode == 0, f"the interpreter died: {p.returncode}\n{p.stderr}"
+    return json.loads(p.stdout)
+
+
+def test_rdpid_hidden_from_cpuid():
+    if not FEATURES["rdpid"]:
+        pytest.skip("this CPU has no RDPID to hide")
+    out = run(["rdpid"], FASTCPU_TEST_HIDE_CPUID="rdpid")
+    assert out["test_hooks"]
+    assert out["methods"]["rdpid"] == [False, "CPUID lacks RDPID (7.0:ECX bit 22)"]
+    assert out["read"]["rdpid"].startswith("Unsupported: rdpid: CPUID lacks RDPID")
+    assert out["bench"]["rdpid"].startswith("Unsupported: rdpid: CPUID lacks RDPID")
+    assert out["getcpu_method"] != "rdpid"
+    assert out["getcpu_right"] and out["all_agree"]
+
+
+def test_rdtscp_hidden_from_cpuid():
+    models = ["tscp", "vgetcpu26_tscp", "getcpu_tscp", "getcpu_tscp_fp", "sched_getcpu_tscp"]
+    out = run(models, FASTCPU_TEST_HIDE_CPUID="rdtscp")
+    for n in models:
+        assert out["methods"][n] == [False, "CPUID lacks RDTSCP (80000001H:EDX bit 27)"], n
+        assert out["read"][n].startswith(f"Unsupported: {n}: CPUID lacks RDTSCP"), n
+        # every timer closes with rdtscp: nothing can be timed
+        assert "RDTSCP" in out["bench"][n]
+    assert out["gdt"] == "ok"  # reading without timing still works
+    assert out["getcpu_right"] and out["all_agree"]
+
+
+# Every method whose instruction can fault: the real instructions and the
+# models built on RDTSCP or SIDT. Each must be probed in a child first.
+FAULT_PRONE = [
+    "tscp", "rdpid", "sidt", "sgdt", "rdfsbase", "rdgsbase",
+    "vgetcpu26_tscp", "getcpu_tscp", "getcpu_tscp_fp", "sched_getcpu_tscp",
+    "getcpu_sidt", "getcpu_sidt_fp",
+]
+
+
+def test_an_instruction_that_faults_in_the_probe_child():
+    available = {m.name for m in fastcpu.methods() if m.available}
+    faulting = [n for n in FAULT_PRONE if n in available]
+    if not faulting:
+        pytest.skip("no fault-prone method is available here")
+    out = run(faulting, FASTCPU_TEST_FAULT_IN_PROBE=",".join(faulting))
+    for n in faulting:
+        available, reason = out["methods"][n]
+        assert available is False, n
+        assert "SIGILL in a probe child" in reason, n
+        assert out["read"][n].startswith(f"Unsupported: {n}: the instruction raised SIGILL")
+        assert out["bench"][n].startswith(f"Unsupported: {n}: the instruction raised SIGILL")
+    assert out["getcpu_method"] != "rdpid"
+    assert out["getcpu_right"] and out["all_agree"]
+
+
+def test_hooks_are_off_by_default():
+    assert FEATURES["test_hooks"] is False
+    assert "FASTCPU_TEST_HIDE_CPUID" not in os.environ

@@ -1,0 +1,80 @@
+"""fastcpu.getcpu() and getcpu_node(): right on every CPU, from any thread."""
+
+import json
+
+import pytest
+
+import fastcpu
+from fastcpu import _core
+from pinning import CPUS, libc_sched_getcpu, on_cpu, run_python, syscall_getcpu
+
+WAYS = {"rseq", "rdpid", "vdso", "syscall"}
+INFO = {m.name: m for m in fastcpu.methods()}
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+def test_getcpu_on_a_pinned_thread(cpu):
+    got, sched, (sys_cpu, sys_node) = on_cpu(
+        cpu, lambda: ((fastcpu.getcpu(), fastcpu.getcpu_node()), libc_sched_getcpu(), syscall_getcpu())
+    )
+    assert got == (cpu, (cpu, sys_node))
+    assert sched == sys_cpu == cpu
+
+
+def test_the_chosen_ways_are_the_fastest_that_report_the_cpu():
+    cpu_way, node_way = fastcpu.getcpu_method(), fastcpu.getcpu_method(node=True)
+    assert {cpu_way, node_way} <= WAYS
+    # the order is rseq, rdpid, vdso, syscall; a way is skipped only when it
+    # does not report the CPU here (or disagreed in the sweep, which it must not)
+    for way in ["rseq", "rdpid", "vdso"]:
+        if way == cpu_way:
+            break
+        assert not INFO[way].reports_cpu, f"{way} reports the CPU but getcpu chose {cpu_way}"
+    if not _core.features()["rseq_node_id"]:
+        assert node_way != "rseq"  # cpu_id alone carries no node
+    fallback = _core.getcpu_ways()[2]
+    assert fallback in WAYS - {"rseq"}
+
+
+def test_getcpu_types_and_signature():
+    assert type(fastcpu.getcpu()) is int
+    cpu, node = fastcpu.getcpu_node()
+    assert type(cpu) is int and type(node) is int
+    with pytest.raises(TypeError):
+        fastcpu.getcpu(1)
+    with pytest.raises(TypeError):
+        fastcpu.getcpu_method(node="yes")
+    assert "fastest way proven right" in fastcpu.getcpu.__doc__
+
+
+FIRST_CALL_RACE = r"""
+import json, os, threading
+import fastcpu
+cpus = sorted(os.sched_getaffinity(0))
+barrier = threading.Barrier(16)
+bad = []
+def body(i):
+    cpu = cpus[i % len(cpus)]
+    os.sched_setaffinity(0, {cpu})
+    barrier.wait()
+    for _ in range(1000):
+        if fastcpu.getcpu() != cpu or fastcpu.getcpu_node()[0] != cpu:
+            bad.append(cpu)
+ts = [threading.Thread(target=body, args=(i,)) for i in range(16)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(json.dumps({"bad": bad, "method": fastcpu.getcpu_method()}))
+"""
+
+
+def test_the_first_call_from_many_threads_at_once():
+    p = run_python(FIRST_CALL_RACE)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["bad"] == []
+    assert out["method"] in WAYS
+
+
+def test_getcpu_node_hands_out_one_tuple_per_cpu():
+    first, second = on_cpu(CPUS[0], lambda: (fastcpu.getcpu_node(), fastcpu.getcpu_node()))
+    assert first == second == (CPUS[0], on_cpu(CPUS[0], syscall_getcpu)[1])
+    assert first is second  # built once, then shared: tuples are immutable
