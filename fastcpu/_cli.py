@@ -94,7 +94,7 @@ def _table_run(args: argparse.Namespace) -> int:
         if m.available:
             print(f"measuring {m.name}...", file=sys.stderr, flush=True)
             results.append(bench(m.name, args.runs, serialize=args.serialize, unroll=args.unroll, cpu=args.cpu))
-    print(format_table(results, [m for m in chosen if not m.available]))
+    print(format_table(results, [(m.name, m.reason) for m in chosen if not m.available]))
     return 0
 
 

@@ -163,8 +163,7 @@ class Results(Mapping[str, BenchResult]):
 
     def table(self) -> str:
         """The seed-style BEST/MEDIAN table (above the empty sequence, per copy)."""
-        missing = [MethodInfo(n, "", "none", False, why) for n, why in self.unavailable.items()]
-        return format_table(self.results.values(), missing)
+        return format_table(self.results.values(), self.unavailable.items())
 
     def __repr__(self) -> str:
         return (f"<fastcpu.Results {self.name!r}: {len(self)} methods, "

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ._clock import Clock
-from ._methods import MethodInfo
 from ._result import BenchResult
 
 __all__ = ["format_clock", "format_table"]
@@ -19,11 +18,11 @@ def format_clock(clk: Clock) -> str:
     )
 
 
-def format_table(results: Iterable[BenchResult], unavailable: Iterable[MethodInfo] = ()) -> str:
-    """Rows of BEST and MEDIAN above the empty sequence, then what could not run."""
+def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str, str | None]] = ()) -> str:
+    """Rows of BEST and MEDIAN above the empty sequence, then (name, reason) of what could not run."""
     results = list(results)
     missing = list(unavailable)
-    w = max([14] + [len(r.method) for r in results] + [len(m.name) for m in missing])
+    w = max([14] + [len(r.method) for r in results] + [len(name) for name, _ in missing])
     lines = [
         f"{'':{w}} {'BEST (above empty)':^27}   {'MEDIAN (above empty)':^27}",
         f"{'METHOD':{w}} {'ticks':>9} {'ns':>8} {'cycles':>8}   "
@@ -37,5 +36,5 @@ def format_table(results: Iterable[BenchResult], unavailable: Iterable[MethodInf
     if missing:
         lines.append("")
         lines.append("not available here:")
-        lines.extend(f"  {m.name:{w}} {m.reason}" for m in missing)
+        lines.extend(f"  {name:{w}} {reason}" for name, reason in missing)
     return "\n".join(lines)
