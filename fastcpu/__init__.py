@@ -12,27 +12,37 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
     >>> import fastcpu
     >>> r = fastcpu.bench("rdpid", 1000)
     >>> r.best, r.median          # TSC ticks above the empty sequence
+    >>> r.estimate, r.estimate_ci95, r.estimator   # the recommended figure
 """
 
 from ._core import Error, Unsupported
-from ._bench import RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, bench
+from ._bench import CLOCKS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, bench, bench_diff
+from ._calibration import CalibrationInfo, calibration_methods
 from ._clock import Clock, clock
 from ._methods import MethodInfo, methods
-from ._result import BenchResult
+from ._result import BenchResult, DiffResult
+from ._stability import Stability, stability
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BenchResult",
+    "CLOCKS",
+    "CalibrationInfo",
     "Clock",
+    "DiffResult",
     "Error",
     "MethodInfo",
     "RUNS_MAX",
     "SERIALIZE_MODES",
+    "Stability",
     "UNROLL_MAX",
     "Unsupported",
     "bench",
+    "bench_diff",
+    "calibration_methods",
     "clock",
     "methods",
+    "stability",
     "__version__",
 ]

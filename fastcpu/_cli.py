@@ -17,7 +17,7 @@ from ._bench import SERIALIZE_MODES, bench
 from ._clock import clock
 from ._core import Error
 from ._methods import method_info, methods
-from ._table import format_clock, format_table
+from ._table import format_clock, format_table, format_warnings
 
 __all__ = ["main"]
 
@@ -84,7 +84,7 @@ def _table_run(args: argparse.Namespace) -> int:
     print(f"fastcpu {__version__}: {args.runs} runs per method, serialize={args.serialize}, "
           f"unroll={args.unroll}, {pin}")
     print(format_clock(clk))
-    print("BEST and MEDIAN: cost above the empty sequence, per copy")
+    print("BEST, MEDIAN and ESTIMATE: cost above the empty sequence, per copy")
     print()
     results = []
     for m in chosen:
@@ -92,6 +92,12 @@ def _table_run(args: argparse.Namespace) -> int:
             print(f"measuring {m.name}...", file=sys.stderr, flush=True)
             results.append(bench(m.name, args.runs, serialize=args.serialize, unroll=args.unroll, cpu=args.cpu))
     print(format_table(results, [m for m in chosen if not m.available]))
+    if any(r.resolution_limited for r in results):
+        print("* best/median within a few clock steps: trust ESTIMATE and its interval")
+    warnings = format_warnings(results)
+    if warnings:
+        print()
+        print(warnings)
     return 0
 
 
