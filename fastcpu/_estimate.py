@@ -133,46 +133,73 @@ def _median_inplace(x: np.ndarray) -> float:
 
 
 def _center_and_sigma(x: np.ndarray) -> tuple[float, float]:
-    """(median, robust sigma) of the float64 array `x`, which is overwritten."""
+    """(median, robust sigma) of `x`, an int64 or float64 array the caller
+    owns: it is reordered and overwritten (only the multiset matters)."""
     if x.size == 0:
         return 0.0, 0.0
-    center = _median_inplace(x)  # only the multiset matters from here on
+    center = _median_inplace(x)
+    if x.dtype.kind == "i":
+        # twice the median is an integer: deviations stay exact int64
+        np.multiply(x, 2, out=x)
+        np.subtract(x, round(2 * center), out=x)
+        np.abs(x, out=x)
+        return center, _MAD_SIGMA * _median_inplace(x) / 2
     np.subtract(x, center, out=x)
     np.abs(x, out=x)
     return center, _MAD_SIGMA * _median_inplace(x)
 
 
+def _owned_copy(values: np.ndarray) -> np.ndarray:
+    return values.astype(np.int64 if values.dtype.kind in "iu" else np.float64)
+
+
 def robust_sigma(values: np.ndarray) -> float:
     """1.4826 x the median absolute deviation: the standard deviation a normal
     sample with the same MAD would have, in the units of `values`."""
-    return _center_and_sigma(values.astype(np.float64))[1]
+    return _center_and_sigma(_owned_copy(values))[1]
+
+
+def _fence_inplace(d: np.ndarray, step: int) -> tuple[float, float]:
+    center, sigma = _center_and_sigma(d)
+    return center, max(FENCE_STEPS * step + 2.0, FENCE_SIGMAS * sigma)
 
 
 def fence(d: np.ndarray, step: int) -> tuple[float, float]:
     """(center, half-width) of the outlier fence for paired differences `d`, in ticks per run."""
-    center, sigma = _center_and_sigma(d.astype(np.float64))
-    return center, max(FENCE_STEPS * step + 2.0, FENCE_SIGMAS * sigma)
+    return _fence_inplace(_owned_copy(d), step)
+
+
+def _inside(x: np.ndarray, center: float, half: float) -> np.ndarray:
+    """Mask of the values within the fence (no float copy of `x`)."""
+    inside = x >= center - half
+    inside &= x <= center + half
+    return inside
+
+
+def _fenced_summary(x: np.ndarray, inside: np.ndarray) -> tuple[float, float, int]:
+    """(mean, half-width of its 95% t interval, count) of x[inside]."""
+    n = int(np.count_nonzero(inside))
+    mean = float(x.mean(where=inside, dtype=np.float64))
+    if n < 2:
+        return mean, math.inf, n
+    sd = float(x.std(ddof=1, where=inside, dtype=np.float64))
+    return mean, t95(n - 1) * sd / math.sqrt(n), n
 
 
 def paired_mean(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1) -> Estimate:
     """Mean of the paired differences inside the outlier fence, per copy, with a t interval."""
+    # the fence consumes one copy of the differences, the mean reads a second:
+    # never more than one int64 array of the run count alive at a time
+    center, half = _fence_inplace(paired_differences(raw, empty), step)
     d = paired_differences(raw, empty)
-    center, half = fence(d, step)
-    kept = d[np.abs(d - center) <= half]
-    n = kept.size
-    mean = float(kept.mean(dtype=np.float64))
-    ci = t95(n - 1) * float(kept.std(ddof=1, dtype=np.float64)) / math.sqrt(n) if n > 1 else math.inf
+    mean, ci, n = _fenced_summary(d, _inside(d, center, half))
     return Estimate(mean / unroll, ci / unroll, "paired_mean", n)
 
 
 def fenced_mean(values: np.ndarray, step: int) -> Estimate:
     """Mean of `values` (ticks per run) inside the outlier fence around their median, with a t interval."""
-    x = values.astype(np.int64)
-    center, half = fence(x, step)
-    kept = x[np.abs(x - center) <= half]
-    n = kept.size
-    mean = float(kept.mean(dtype=np.float64))
-    ci = t95(n - 1) * float(kept.std(ddof=1, dtype=np.float64)) / math.sqrt(n) if n > 1 else math.inf
+    center, half = fence(values, step)
+    mean, ci, n = _fenced_summary(values, _inside(values, center, half))
     return Estimate(mean, ci, "fenced_mean", n)
 
 
@@ -224,13 +251,15 @@ def mdape_percent(raw: np.ndarray) -> float:
     x = raw.astype(np.float64)
     center = _median_inplace(x)  # only the multiset matters from here on
     with np.errstate(divide="ignore", invalid="ignore"):
-        np.divide(np.abs(x - center), x, out=x)
+        np.divide(center, x, out=x)  # |x - c| / x = |1 - c / x|, in place
+    np.subtract(1.0, x, out=x)
+    np.abs(x, out=x)
     x[~np.isfinite(x)] = 0.0
     return 100.0 * _median_inplace(x)
 
 
 def outlier_fraction(raw: np.ndarray, empty: np.ndarray, step: int) -> float:
     """Share of runs whose paired difference falls outside the outlier fence."""
+    center, half = _fence_inplace(paired_differences(raw, empty), step)
     d = paired_differences(raw, empty)
-    center, half = fence(d, step)
-    return float(np.count_nonzero(np.abs(d - center) > half)) / d.size
+    return float(d.size - np.count_nonzero(_inside(d, center, half))) / d.size
