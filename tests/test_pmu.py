@@ -75,3 +75,14 @@ def test_pmu_times_user_functions_and_other_threads():
     t.start()
     t.join()
     assert out["r"].estimate == pytest.approx(256, rel=0.10)
+
+
+@pytest.mark.skipif(REASON is None, reason="this machine has a usable PMU")
+def test_the_cli_says_why_before_measuring(capsys):
+    from fastcpu._cli import main
+
+    assert main(["--clock", "pmu", "--methods", "gdt"]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.strip() == f"fastcpu: {REASON}"
+    assert main(["--clock", "pmu", "--serialize", "rdtscp"]) == 2
