@@ -17,10 +17,11 @@ therefore recommends, per result:
 ``'paired_mean'``
     the mean of the paired differences raw[i] - empty[i] (each method run
     with its interleaved empty run) within a fence around their median, when
-    quantization dominates. The fence, 3 clock steps (+2 ticks of wobble) or
+    quantization dominates. The fence, 8 clock steps (+2 ticks of wobble) or
     5 robust sigmas, whichever is wider, keeps every outcome that rounding
-    alone can produce, so it drops interrupts without biasing the mean the way
-    a percentage trim of asymmetric, quantized data would.
+    alone can produce (2 steps) and the method's own slower runs, so it
+    drops interrupts and preemptions (microseconds) without biasing the mean
+    the way a percentage trim of asymmetric, quantized data would.
 
 ``'diff'``
     (mean at 2k copies - mean at k copies) / k of the raw runs (outliers
@@ -70,8 +71,12 @@ ESTIMATORS = ("median", "paired_mean", "diff")
 #: clock steps; below that, quantization dominates and the paired mean is.
 MEDIAN_SPREAD_STEPS = 2.0
 #: Paired differences further than max(FENCE_STEPS steps + 2 ticks,
-#: FENCE_SIGMAS robust sigmas) from their median are outliers.
-FENCE_STEPS = 3
+#: FENCE_SIGMAS robust sigmas) from their median are outliers. Rounding
+#: alone moves a difference by up to 2 steps; an interrupt or a preempted
+#: vCPU costs microseconds, hundreds of 10 ns steps. 8 steps keeps a second
+#: mode or a cache miss of the method itself even when over half the runs
+#: read the same value (robust sigma 0).
+FENCE_STEPS = 8
 FENCE_SIGMAS = 5.0
 #: best or median (per run) below this many clock steps: a one-step error
 #: would be 10% or more, so they should not be trusted alone.
