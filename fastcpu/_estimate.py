@@ -17,11 +17,12 @@ therefore recommends, per result:
 ``'paired_mean'``
     the mean of the paired differences raw[i] - empty[i] (each method run
     with its interleaved empty run) within a fence around their median, when
-    quantization dominates. The fence, 8 clock steps (+2 ticks of wobble) or
-    5 robust sigmas, whichever is wider, keeps every outcome that rounding
-    alone can produce (2 steps) and the method's own slower runs, so it
-    drops interrupts and preemptions (microseconds) without biasing the mean
-    the way a percentage trim of asymmetric, quantized data would.
+    quantization dominates. The fence, the widest of 8 clock steps (+2 ticks
+    of wobble), 5 robust sigmas and 5% of the median, keeps every outcome
+    that rounding alone can produce (2 steps) and the method's own slower
+    runs, so it drops interrupts and preemptions (microseconds) without
+    biasing the mean the way a percentage trim of asymmetric, quantized data
+    would.
 
 ``'diff'``
     (mean at 2k copies - mean at k copies) / k of the raw runs (outliers
@@ -49,6 +50,7 @@ __all__ = [
     "ESTIMATORS",
     "FENCE_STEPS",
     "FENCE_SIGMAS",
+    "FENCE_RELATIVE",
     "MEDIAN_SPREAD_STEPS",
     "RESOLUTION_STEPS",
     "paired_differences",
@@ -70,14 +72,17 @@ ESTIMATORS = ("median", "paired_mean", "diff")
 #: The median is recommended once the raw runs' robust sigma spans this many
 #: clock steps; below that, quantization dominates and the paired mean is.
 MEDIAN_SPREAD_STEPS = 2.0
-#: Paired differences further than max(FENCE_STEPS steps + 2 ticks,
-#: FENCE_SIGMAS robust sigmas) from their median are outliers. Rounding
-#: alone moves a difference by up to 2 steps; an interrupt or a preempted
-#: vCPU costs microseconds, hundreds of 10 ns steps. 8 steps keeps a second
-#: mode or a cache miss of the method itself even when over half the runs
-#: read the same value (robust sigma 0).
+#: Paired differences further from their median than the widest of
+#: FENCE_STEPS steps + 2 ticks, FENCE_SIGMAS robust sigmas and
+#: FENCE_RELATIVE x |median| are outliers. Rounding alone moves a difference
+#: by up to 2 steps; an interrupt or a preempted vCPU costs microseconds,
+#: hundreds of 10 ns steps. 8 steps keep a second mode or a cache miss of
+#: the method itself even when over half the runs read the same value
+#: (robust sigma 0); 5% of the median lets long (unrolled) runs vary with
+#: their length.
 FENCE_STEPS = 8
 FENCE_SIGMAS = 5.0
+FENCE_RELATIVE = 0.05
 #: best or median (per run) below this many clock steps: a one-step error
 #: would be 10% or more, so they should not be trusted alone.
 RESOLUTION_STEPS = 10
@@ -166,7 +171,7 @@ def robust_sigma(values: np.ndarray) -> float:
 
 def _fence_inplace(d: np.ndarray, step: int) -> tuple[float, float]:
     center, sigma = _center_and_sigma(d)
-    return center, max(FENCE_STEPS * step + 2.0, FENCE_SIGMAS * sigma)
+    return center, max(FENCE_STEPS * step + 2.0, FENCE_SIGMAS * sigma, FENCE_RELATIVE * abs(center))
 
 
 def fence(d: np.ndarray, step: int) -> tuple[float, float]:

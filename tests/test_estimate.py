@@ -30,7 +30,7 @@ def o_sigma(xs):
 
 
 def o_fence(d, step):
-    return o_median(d), max(8 * step + 2.0, 5.0 * o_sigma(d))
+    return o_median(d), max(8 * step + 2.0, 5.0 * o_sigma(d), 0.05 * abs(o_median(d)))
 
 
 def o_paired_mean(raw, empty, step, unroll):

@@ -73,6 +73,14 @@ def test_high_spread_warns_at_five_percent():
     assert any("median absolute percentage error" in w for w in s.run_warnings)
 
 
+def test_one_clock_step_of_spread_is_resolution_not_instability():
+    # runs 4-5 steps long, half a step apart: err% is 17%, all of it the step
+    raw = np.array([104, 130] * 100, np.uint64)
+    s = fastcpu.stability(synthetic(raw, np.full(200, 52)), QUIET)
+    assert s.mdape_percent >= 5
+    assert s.run_warnings == ()
+
+
 def test_migrations_and_outliers_warn():
     raw = np.full(200, 78)
     raw[:20] = 50000  # 10% hit an interrupt
