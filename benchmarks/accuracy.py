@@ -84,14 +84,14 @@ def mode_table(mode: str, chains: list[fastcpu.CalibrationInfo], runs: int, k: i
     ]
     for c in chains:
         t = c.truth_core_cycles
-        r, cpt, _ = timed(c.name, runs, mode, cpu)
+        r, cpt, moved = timed(c.name, runs, mode, cpu)
         # about 2000 core cycles per long run at most: longer runs catch more interrupts
         ck = max(1, min(k, 1024 // t))
         d, dcpt = timed_diff(c.name, runs, mode, ck, cpu)
         est = r.estimate * cpt
         diff = d.estimate * dcpt
         out.append(
-            f"| {c.name} | {t} "
+            f"| {c.name}{' (moved)' if moved >= STEADY_PERCENT else ''} | {t} "
             f"| {r.best * cpt:.1f} ({err(r.best * cpt, t)}) "
             f"| {r.median * cpt:.1f} ({err(r.median * cpt, t)}) "
             f"| {est:.1f} +-{r.estimate_ci95 * cpt:.1f} ({err(est, t)}, {r.estimator}) "
@@ -167,7 +167,9 @@ def main() -> int:
     print()
     print(
         "Figures in core cycles per copy (TSC ticks x core cycles per tick re-measured just before "
-        "and after each measurement, averaged), error against the truth in parentheses."
+        "and after each measurement, averaged), error against the truth in parentheses. Each row of "
+        "the mode tables is one measurement; '(moved)' marks one across which the core clock moved "
+        f"by {STEADY_PERCENT:g}% or more, so its conversion to cycles is doubtful."
     )
     print()
     for mode in fastcpu.SERIALIZE_MODES:
