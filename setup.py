@@ -50,6 +50,8 @@ setup(
                 "csrc/getcpu.c",
                 "csrc/features.c",
                 "csrc/clock.c",
+                "csrc/calibration.c",
+                "csrc/pmu.c",
             ],
             depends=["csrc/fastcpu.h", "csrc/timing.h"],
             include_dirs=[numpy.get_include()],

@@ -8,6 +8,7 @@
  *   getcpu.c     fastcpu.getcpu(): the fastest method proven right here
  *   harness.c    how it is timed: serialization, interleaved runs, statistics
  *   clock.c      what a TSC tick is worth: step, frequency samples, add chains
+ *   calibration.c  sequences of known cost: dependent add and imul chains
  *   module.c     how Python sees it (the only file that includes Python.h)
  *
  * Nothing here knows about Python.
@@ -29,6 +30,14 @@ enum fc_serialize {
 };
 
 extern const char *const fc_serialize_names[FC_SER_COUNT];
+
+/* With clock='pmu' (pmu.c): the same modes reading the core-cycle counter.
+ * 'rdtscp' has no counterpart (it reads the TSC). */
+enum fc_pmu_serialize {
+    FC_PMU_SER_LFENCE = 0, /* start lfence;rdpmc;lfence   end lfence;rdpmc;lfence */
+    FC_PMU_SER_CPUID = 1,  /* start cpuid;rdpmc           end lfence;rdpmc;cpuid  */
+    FC_PMU_SER_COUNT
+};
 
 /* One timed execution of `copies` back-to-back copies of a sequence, in TSC
  * ticks, harness included. One such function per method and serialization. */
@@ -101,6 +110,9 @@ struct fc_method {
      * instruction reported failure (LSL with ZF clear). */
     uint32_t (*read)(bool *valid);
     fc_timer_fn timers[FC_SER_COUNT];
+    /* The same, reading the PMU's core-cycle counter (FC_TIMERS fills both;
+     * NULL where a method was defined without them). */
+    fc_timer_fn pmu_timers[FC_PMU_SER_COUNT];
     /* The out-of-line model the timers call (models.c), for showing its
      * code; NULL when the sequence is inlined into the timers. */
     const void *model;
@@ -130,7 +142,9 @@ uint32_t fc_method_read_cpu(const struct fc_method *m, bool *valid, unsigned *cp
     FC_HIDDEN uint32_t read_##name(bool *valid);                             \
     FC_HIDDEN uint64_t time_##name##_lfence(uint32_t copies);                \
     FC_HIDDEN uint64_t time_##name##_cpuid(uint32_t copies);                 \
-    FC_HIDDEN uint64_t time_##name##_rdtscp(uint32_t copies);
+    FC_HIDDEN uint64_t time_##name##_rdtscp(uint32_t copies);                \
+    FC_HIDDEN uint64_t time_##name##_pmu_lfence(uint32_t copies);            \
+    FC_HIDDEN uint64_t time_##name##_pmu_cpuid(uint32_t copies);
 
 FC_DECLARE_MODEL(vgetcpu26_tscp)
 FC_DECLARE_MODEL(vgetcpu26_lsl)
@@ -166,6 +180,22 @@ FC_HIDDEN int model_sched_getcpu_lsl(void);
 /* Set up what the models read: the pointer glibc 2.7 kept mangled. Called
  * once from fc_features(). */
 void fc_models_init(void);
+
+/* ---- calibration sequences (calibration.c) ------------------------------ */
+
+/* A method whose cost is known: `length` dependent `op` instructions of
+ * `latency_cycles` core cycles each. Kept out of fc_methods[] so that the
+ * catalog and its table list only ways to learn the CPU. */
+struct fc_calibration {
+    struct fc_method method;
+    const char *op; /* "add" or "imul" */
+    uint32_t length;
+    uint32_t latency_cycles;
+};
+
+extern const struct fc_calibration fc_calibrations[];
+extern const size_t fc_calibration_count;
+const struct fc_calibration *fc_calibration_find(const char *name);
 
 /* ---- machine features (features.c) --------------------------------------- */
 
@@ -278,6 +308,7 @@ struct fc_pair {
     fc_user_fn user_method, user_empty; /* user sequence: pointer calls */
     enum fc_serialize serialize;
     uint32_t copies;
+    bool pmu; /* user sequences: time with the PMU counter (pmu.c) */
 };
 
 /* Warm both sides up, unrecorded. */
@@ -289,9 +320,9 @@ size_t fc_measure(const struct fc_pair *p, struct fc_run_buffers *b,
                   size_t first, size_t count, uint64_t budget_ticks);
 
 /* Statistics with numpy's meaning (median of an even count: mean of the two
- * middle values). `scratch` holds n values; `v` is left untouched. */
+ * middle values). `v` is left untouched and nothing of size n is allocated. */
 uint64_t fc_min_u64(const uint64_t *v, size_t n);
-double fc_median_u64(const uint64_t *v, size_t n, uint64_t *scratch);
+double fc_median_u64(const uint64_t *v, size_t n);
 
 /* ---- the clock (clock.c) ------------------------------------------------- */
 
@@ -302,5 +333,22 @@ uint64_t fc_tsc_step(uint32_t reads);
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);
 /* Ticks for `blocks` blocks of 100 dependent 1-cycle adds, fenced. */
 uint64_t fc_add_chain_ticks(uint32_t blocks);
+
+/* ---- the PMU core-cycle counter (pmu.c) ---------------------------------- */
+
+enum fc_pmu_scope {
+    FC_PMU_ALL = 1,       /* user and kernel cycles */
+    FC_PMU_USER_ONLY = 2, /* perf_event_paranoid allowed user mode only */
+};
+
+/* Open this thread's core-cycle counter for user-space rdpmc (once per
+ * thread) and set fc_pmu_counter. Returns 0 and sets *scope on success, or
+ * -1 with *why saying why not (a static or thread-local string). */
+int fc_pmu_open(enum fc_pmu_scope *scope, const char **why);
+/* Re-read the counter's rdpmc number (it moves if the kernel reschedules the
+ * event); 0, or -1 with *why. */
+int fc_pmu_refresh(const char **why);
+/* Mask of the counter's valid bits: deltas are taken modulo its width. */
+uint64_t fc_pmu_mask(void);
 
 #endif

@@ -100,6 +100,10 @@ static const struct fc_method *lookup(core_state *st, const char *name)
 {
     const struct fc_method *m = fc_method_find(name);
     if (!m) {
+        /* calibration chains need nothing beyond the TSC (check_timer) */
+        const struct fc_calibration *c = fc_calibration_find(name);
+        if (c)
+            return &c->method;
         PyErr_Format(PyExc_ValueError, "unknown method %s", name);
         return NULL;
     }
@@ -111,21 +115,46 @@ static const struct fc_method *lookup(core_state *st, const char *name)
     return m;
 }
 
+/* clock='tsc' (the default) or 'pmu': the core-cycle counter via rdpmc,
+ * opened for this thread here. */
+static int parse_clock(core_state *st, const char *clock, struct fc_pair *pair)
+{
+    if (strcmp(clock, "tsc") == 0)
+        return 0;
+    if (strcmp(clock, "pmu") != 0) {
+        PyErr_Format(PyExc_ValueError, "unknown clock '%s': use 'tsc' or 'pmu'", clock);
+        return -1;
+    }
+    if (pair->serialize == FC_SER_RDTSCP) {
+        PyErr_SetString(PyExc_ValueError,
+                        "serialize='rdtscp' reads the TSC: with clock='pmu' use "
+                        "'lfence' or 'cpuid'");
+        return -1;
+    }
+    enum fc_pmu_scope scope;
+    const char *why;
+    if (fc_pmu_open(&scope, &why) < 0) {
+        PyErr_Format(st->unsupported, "clock='pmu': %s", why);
+        return -1;
+    }
+    pair->pmu = true;
+    return 0;
+}
+
+static enum fc_pmu_serialize pmu_mode(enum fc_serialize s)
+{
+    return s == FC_SER_CPUID ? FC_PMU_SER_CPUID : FC_PMU_SER_LFENCE;
+}
+
 /* Time `pair` for `runs` runs; returns (raw, empty, migrated, best, median). */
-static PyObject *run_pair(const struct fc_pair *pair, Py_ssize_t runs)
+static PyObject *run_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs)
 {
     npy_intp dims[1] = {runs};
     PyArrayObject *raw = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
     PyArrayObject *empty = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
     PyArrayObject *migrated = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_BOOL);
-    uint64_t *scratch = NULL;
     if (!raw || !empty || !migrated)
         goto fail;
-    scratch = malloc((size_t)runs * sizeof *scratch);
-    if (!scratch) {
-        PyErr_NoMemory();
-        goto fail;
-    }
 
     struct fc_run_buffers bufs = {PyArray_DATA(raw), PyArray_DATA(empty),
                                   PyArray_DATA(migrated)};
@@ -137,6 +166,11 @@ static PyObject *run_pair(const struct fc_pair *pair, Py_ssize_t runs)
     size_t done = 0;
     while (done < (size_t)runs) {
         size_t n;
+        const char *why;
+        if (pair->pmu && fc_pmu_refresh(&why) < 0) {
+            PyErr_Format(st->unsupported, "clock='pmu': %s", why);
+            goto fail;
+        }
         Py_BEGIN_ALLOW_THREADS
         n = fc_measure(pair, &bufs, done, (size_t)runs - done, FC_CHUNK_TICKS);
         Py_END_ALLOW_THREADS
@@ -148,17 +182,21 @@ static PyObject *run_pair(const struct fc_pair *pair, Py_ssize_t runs)
     double best, median;
     Py_BEGIN_ALLOW_THREADS
     size_t n = (size_t)runs;
+    if (pair->pmu) {
+        /* the counter is narrower than 64 bits: deltas modulo its width */
+        uint64_t mask = fc_pmu_mask();
+        for (size_t i = 0; i < n; i++) {
+            bufs.raw[i] &= mask;
+            bufs.empty[i] &= mask;
+        }
+    }
     best = ((double)fc_min_u64(bufs.raw, n) - (double)fc_min_u64(bufs.empty, n)) /
            pair->copies;
-    median = (fc_median_u64(bufs.raw, n, scratch) -
-              fc_median_u64(bufs.empty, n, scratch)) /
-             pair->copies;
+    median = (fc_median_u64(bufs.raw, n) - fc_median_u64(bufs.empty, n)) / pair->copies;
     Py_END_ALLOW_THREADS
-    free(scratch);
     return Py_BuildValue("NNNdd", raw, empty, migrated, best, median);
 
 fail:
-    free(scratch);
     Py_XDECREF(raw);
     Py_XDECREF(empty);
     Py_XDECREF(migrated);
@@ -166,19 +204,21 @@ fail:
 }
 
 PyDoc_STRVAR(bench_doc,
-"bench($module, method, runs, serialize, unroll, /)\n--\n\n"
+"bench($module, method, runs, serialize, unroll, clock='tsc', /)\n--\n\n"
 "Time `runs` runs of a built-in method against the empty sequence.\n\n"
 "Returns (raw, empty, migrated, best, median): two uint64 arrays of TSC\n"
 "ticks per run (harness included), a bool array of migrations, and\n"
 "min(raw) - min(empty) and median(raw) - median(empty) per copy, in TSC\n"
-"ticks. Raises fastcpu.Unsupported when the method cannot run here.");
+"ticks. With clock='pmu' every figure is in core cycles of the PMU\n"
+"counter instead. Raises fastcpu.Unsupported when the method (or the\n"
+"clock) cannot run here.");
 
 static PyObject *core_bench(PyObject *module, PyObject *args)
 {
-    const char *name, *ser_name;
+    const char *name, *ser_name, *clock = "tsc";
     Py_ssize_t runs;
     long unroll;
-    if (!PyArg_ParseTuple(args, "snsl:bench", &name, &runs, &ser_name, &unroll))
+    if (!PyArg_ParseTuple(args, "snsl|s:bench", &name, &runs, &ser_name, &unroll, &clock))
         return NULL;
     core_state *st = get_state(module);
     struct fc_pair pair = {0};
@@ -186,26 +226,38 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
         check_timer(st) < 0)
         return NULL;
     const struct fc_method *m = lookup(st, name);
-    if (!m)
+    if (!m || parse_clock(st, clock, &pair) < 0)
         return NULL;
-    pair.method = m->timers[pair.serialize];
-    pair.empty = fc_method_find("empty")->timers[pair.serialize];
+    const struct fc_method *empty = fc_method_find("empty");
+    if (pair.pmu) {
+        pair.method = m->pmu_timers[pmu_mode(pair.serialize)];
+        pair.empty = empty->pmu_timers[pmu_mode(pair.serialize)];
+        if (!pair.method) {
+            PyErr_Format(st->unsupported, "%s has no PMU timers (defined without FC_TIMERS)",
+                         m->name);
+            return NULL;
+        }
+    } else {
+        pair.method = m->timers[pair.serialize];
+        pair.empty = empty->timers[pair.serialize];
+    }
     pair.copies = (uint32_t)unroll;
-    return run_pair(&pair, runs);
+    return run_pair(st, &pair, runs);
 }
 
 PyDoc_STRVAR(bench_address_doc,
-"bench_address($module, address, runs, serialize, unroll, /)\n--\n\n"
+"bench_address($module, address, runs, serialize, unroll, clock='tsc', /)\n--\n\n"
 "Like bench(), for a user function `unsigned fn(void)` at `address`,\n"
 "timed against an empty function called the same way (an indirect call).");
 
 static PyObject *core_bench_address(PyObject *module, PyObject *args)
 {
     unsigned long long address;
-    const char *ser_name;
+    const char *ser_name, *clock = "tsc";
     Py_ssize_t runs;
     long unroll;
-    if (!PyArg_ParseTuple(args, "Knsl:bench_address", &address, &runs, &ser_name, &unroll))
+    if (!PyArg_ParseTuple(args, "Knsl|s:bench_address", &address, &runs, &ser_name, &unroll,
+                          &clock))
         return NULL;
     core_state *st = get_state(module);
     struct fc_pair pair = {0};
@@ -216,10 +268,55 @@ static PyObject *core_bench_address(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the function address is NULL");
         return NULL;
     }
+    if (parse_clock(st, clock, &pair) < 0)
+        return NULL;
     pair.user_method = (fc_user_fn)(uintptr_t)address;
     pair.user_empty = empty_user_fn;
     pair.copies = (uint32_t)unroll;
-    return run_pair(&pair, runs);
+    return run_pair(st, &pair, runs);
+}
+
+PyDoc_STRVAR(pmu_open_doc,
+"pmu_open($module, /)\n--\n\n"
+"Open this thread's core-cycle counter for clock='pmu': 'all' when it counts\n"
+"user and kernel cycles, 'user' when perf_event_paranoid allowed user mode\n"
+"only. Raises fastcpu.Unsupported saying why it cannot be used here.");
+
+static PyObject *core_pmu_open(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    enum fc_pmu_scope scope;
+    const char *why;
+    if (fc_pmu_open(&scope, &why) < 0) {
+        PyErr_Format(get_state(module)->unsupported, "clock='pmu': %s", why);
+        return NULL;
+    }
+    return PyUnicode_FromString(scope == FC_PMU_USER_ONLY ? "user" : "all");
+}
+
+PyDoc_STRVAR(median_u64_doc,
+"median_u64($module, values, /)\n--\n\n"
+"The C core's median of a 1-d uint64 array (numpy's meaning), for the tests.");
+
+static PyObject *core_median_u64(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_UINT64, 1, 1,
+                                                         NPY_ARRAY_CARRAY_RO);
+    if (!a)
+        return NULL;
+    size_t n = (size_t)PyArray_SIZE(a);
+    if (n == 0) {
+        Py_DECREF(a);
+        PyErr_SetString(PyExc_ValueError, "the median of no values is undefined");
+        return NULL;
+    }
+    double m;
+    const uint64_t *v = PyArray_DATA(a);
+    Py_BEGIN_ALLOW_THREADS
+    m = fc_median_u64(v, n);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(a);
+    return PyFloat_FromDouble(m);
 }
 
 static const char *const encoding_names[] = {
@@ -250,6 +347,31 @@ static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
                                        encoding_names[m->encoding],
                                        why ? Py_False : Py_True, why,
                                        cpu_why ? Py_False : Py_True, cpu_why);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+PyDoc_STRVAR(calibrations_doc,
+"calibrations($module, /)\n--\n\n"
+"Every calibration sequence as (name, description, op, length,\n"
+"latency_cycles): `length` dependent `op` instructions of `latency_cycles`\n"
+"core cycles each. bench() and read() accept their names.");
+
+static PyObject *core_calibrations(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New((Py_ssize_t)fc_calibration_count);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < fc_calibration_count; i++) {
+        const struct fc_calibration *c = &fc_calibrations[i];
+        PyObject *item = Py_BuildValue("sssII", c->method.name, c->method.description, c->op,
+                                       c->length, c->latency_cycles);
         if (!item) {
             Py_DECREF(list);
             return NULL;
@@ -549,6 +671,9 @@ static PyMethodDef core_functions[] = {
     {"bench", core_bench, METH_VARARGS, bench_doc},
     {"bench_address", core_bench_address, METH_VARARGS, bench_address_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
+    {"calibrations", core_calibrations, METH_NOARGS, calibrations_doc},
+    {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},
+    {"median_u64", core_median_u64, METH_O, median_u64_doc},
     {"read", core_read, METH_VARARGS, read_doc},
     {"read_cpu", core_read_cpu, METH_VARARGS, read_cpu_doc},
     {"read_in_thread", core_read_in_thread, METH_VARARGS, read_in_thread_doc},

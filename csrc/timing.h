@@ -16,12 +16,16 @@
 
 /* 'lfence': the first lfence waits for earlier work, the second keeps later
  * work from starting before the counter is read (the 'cpuid' start lacks it:
- * a 1024-add chain reads ~40 core cycles short on this AMD guest). */
+ * a 1024-add chain reads ~40 core cycles short on this AMD guest). The two
+ * halves are joined before the second lfence: joined after it, the shl/or
+ * ran inside the timed region, on the empty sequence's critical path but in
+ * the shadow of any longer-latency body, which then read ~2 cycles short. */
 static inline __attribute__((always_inline)) uint64_t fc_start_lfence(void)
 {
-    uint32_t lo, hi;
-    __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
-    return FC_TSC(lo, hi);
+    uint64_t t;
+    __asm__ volatile("lfence\n\trdtsc\n\tshl $32, %%rdx\n\tor %%rdx, %%rax\n\tlfence"
+                     : "=a"(t)::"rdx", "memory");
+    return t;
 }
 
 /* rdtscp waits for earlier instructions; lfence keeps later ones out. */
@@ -52,8 +56,15 @@ static inline __attribute__((always_inline)) uint64_t fc_end_cpuid(void)
     return FC_TSC(lo, hi);
 }
 
-/* 'rdtscp': the same read at both ends. */
-#define fc_start_rdtscp fc_end_rdtscp_lfence
+/* 'rdtscp': the same read at both ends (halves joined before the lfence,
+ * as in fc_start_lfence). */
+static inline __attribute__((always_inline)) uint64_t fc_start_rdtscp(void)
+{
+    uint64_t t;
+    __asm__ volatile("rdtscp\n\tshl $32, %%rdx\n\tor %%rdx, %%rax\n\tlfence"
+                     : "=a"(t)::"rcx", "rdx", "memory");
+    return t;
+}
 #define fc_end_lfence fc_end_rdtscp_lfence
 #define fc_end_rdtscp fc_end_rdtscp_lfence
 
@@ -65,26 +76,97 @@ static inline __attribute__((always_inline)) uint64_t fc_end_cpuid(void)
 #endif
 
 /*
+ * clock='pmu': the same fencing around rdpmc of this thread's core-cycle
+ * counter (pmu.c opens it and sets fc_pmu_counter, rdpmc's ECX). rdpmc does
+ * not wait for earlier instructions the way rdtscp does, so the closing read
+ * gets an lfence in front of it. There is no 'rdtscp' mode for this clock.
+ */
+extern _Thread_local uint32_t fc_pmu_counter;
+
+static inline __attribute__((always_inline)) uint64_t fc_start_pmu_lfence(void)
+{
+    uint64_t t;
+    __asm__ volatile("lfence\n\trdpmc\n\tshl $32, %%rdx\n\tor %%rdx, %%rax\n\tlfence"
+                     : "=a"(t)
+                     : "c"(fc_pmu_counter)
+                     : "rdx", "memory");
+    return t;
+}
+
+static inline __attribute__((always_inline)) uint64_t fc_end_pmu_lfence(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("lfence\n\trdpmc\n\tlfence"
+                     : "=a"(lo), "=d"(hi)
+                     : "c"(fc_pmu_counter)
+                     : "memory");
+    return FC_TSC(lo, hi);
+}
+
+/* cpuid overwrites ECX, so the counter number travels in another register. */
+static inline __attribute__((always_inline)) uint64_t fc_start_pmu_cpuid(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("xor %%eax, %%eax\n\tcpuid\n\tmov %2, %%ecx\n\trdpmc"
+                     : "=&a"(lo), "=&d"(hi)
+                     : "r"(fc_pmu_counter)
+                     : "rbx", "rcx", "memory");
+    return FC_TSC(lo, hi);
+}
+
+static inline __attribute__((always_inline)) uint64_t fc_end_pmu_cpuid(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("mov %2, %%ecx\n\t"
+                     "lfence\n\t"
+                     "rdpmc\n\t"
+                     "mov %%eax, %0\n\t"
+                     "mov %%edx, %1\n\t"
+                     "xor %%eax, %%eax\n\t"
+                     "cpuid"
+                     : "=r"(lo), "=r"(hi)
+                     : "r"(fc_pmu_counter)
+                     : "rax", "rbx", "rcx", "rdx", "memory");
+    return FC_TSC(lo, hi);
+}
+
+/*
  * One timed execution: `copies` back-to-back copies of BODY between the
  * opening and closing reads. The copy loop is the same for every method, so
- * its overhead (a fused dec/jnz per copy) cancels against the empty sequence.
+ * its overhead (a fused dec/jnz per copy) cancels against the empty sequence
+ * for throughput-bound bodies. A latency-bound body hides the loop's own
+ * dependent instructions, which the empty sequence pays for: dependent add
+ * chains (calibration.c) read about 2 core cycles short. So a single copy,
+ * the default, is timed without any loop or branch in the region.
  */
 #define FC_TIMER(name, mode, BODY)                                           \
     FC_TIMER_LINKAGE uint64_t name##_##mode(uint32_t copies)                 \
     {                                                                        \
-        uint64_t t0 = fc_start_##mode();                                     \
-        for (uint32_t i_ = 0; i_ < copies; i_++) {                           \
+        uint64_t t0, t1;                                                     \
+        if (copies == 1) {                                                   \
+            t0 = fc_start_##mode();                                          \
             BODY;                                                            \
+            t1 = fc_end_##mode();                                            \
+        } else {                                                             \
+            t0 = fc_start_##mode();                                          \
+            for (uint32_t i_ = 0; i_ < copies; i_++) {                       \
+                BODY;                                                        \
+            }                                                                \
+            t1 = fc_end_##mode();                                            \
         }                                                                    \
-        uint64_t t1 = fc_end_##mode();                                       \
         return t1 - t0;                                                      \
     }
 
 #define FC_DEFINE_TIMERS(name, BODY)                                         \
     FC_TIMER(time_##name, lfence, BODY)                                      \
     FC_TIMER(time_##name, cpuid, BODY)                                       \
-    FC_TIMER(time_##name, rdtscp, BODY)
+    FC_TIMER(time_##name, rdtscp, BODY)                                      \
+    FC_TIMER(time_##name, pmu_lfence, BODY)                                  \
+    FC_TIMER(time_##name, pmu_cpuid, BODY)
 
-#define FC_TIMERS(name) {time_##name##_lfence, time_##name##_cpuid, time_##name##_rdtscp}
+/* Initialises both struct fc_method.timers and the .pmu_timers after it. */
+#define FC_TIMERS(name)                                                      \
+    {time_##name##_lfence, time_##name##_cpuid, time_##name##_rdtscp},       \
+        {time_##name##_pmu_lfence, time_##name##_pmu_cpuid}
 
 #endif

@@ -15,10 +15,12 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
     >>> fastcpu.read("rdpid")     # CpuReading(method='rdpid', cpu=1, node=0, raw=1)
     >>> print(fastcpu.check())    # every method against sched_getcpu, on every CPU
     >>> fastcpu.getcpu()          # the current CPU, fast
+    >>> r.estimate, r.estimate_ci95, r.estimator   # the recommended figure
 """
 
 from ._core import Error, Unsupported
-from ._bench import RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, bench
+from ._bench import CLOCKS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, bench, bench_diff
+from ._calibration import CalibrationInfo, calibration_methods
 from ._clock import Clock, clock
 from ._methods import MethodInfo, methods
 from ._result import BenchResult
@@ -30,6 +32,8 @@ from ._read import CpuReading, read, read_raw
 from ._check import Agreement, AgreementTable, Reference, check
 from ._getcpu import getcpu, getcpu_method, getcpu_node
 from ._show import CodeBlock, MethodCode, method_code
+from ._result import BenchResult, DiffResult
+from ._stability import Stability, stability
 
 __version__ = "0.1.0"
 
@@ -37,19 +41,25 @@ __all__ = [
     "Agreement",
     "AgreementTable",
     "BenchResult",
+    "CLOCKS",
+    "CalibrationInfo",
     "Clock",
     "CodeBlock",
     "CpuReading",
+    "DiffResult",
     "Error",
     "MethodCode",
     "MethodInfo",
     "RUNS_MAX",
     "Reference",
     "SERIALIZE_MODES",
+    "Stability",
     "UNROLL_MAX",
     "Unsupported",
     "bench",
     "check",
+    "bench_diff",
+    "calibration_methods",
     "clock",
     "getcpu",
     "getcpu_method",
@@ -64,6 +74,7 @@ __all__ = [
     "measure",
     "read",
     "read_raw",
+    "stability",
     "__version__",
 ]
 

@@ -1,4 +1,5 @@
-"""fastcpu.bench(): time a method, or a user's C function, in the C harness."""
+"""fastcpu.bench(): time a method, or a user's C function, in the C harness;
+fastcpu.bench_diff(): the differencing estimate from two such measurements."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ from typing import Union
 
 from . import _core
 from ._affinity import check_cpu, pinned
-from ._clock import clock
+from ._clock import clock as clock_facts
 from ._methods import method_info
-from ._result import BenchResult
+from ._result import BenchResult, DiffResult
 
-__all__ = ["bench", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "Method"]
+__all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "CLOCKS", "Method"]
 
 RUNS_MAX: int = _core.RUNS_MAX
 UNROLL_MAX: int = _core.UNROLL_MAX
 SERIALIZE_MODES: tuple[str, ...] = _core.SERIALIZE_MODES
+#: What a run can be timed with: the TSC, or the PMU's core-cycle counter.
+CLOCKS: tuple[str, ...] = ("tsc", "pmu")
 
 #: A method name, a ctypes function pointer or the integer address of a C
 #: function ``unsigned fn(void)``.
@@ -40,9 +43,40 @@ def _check_serialize(serialize: object) -> str:
     return serialize
 
 
+def _check_clock(clock: object, serialize: str) -> str:
+    if not isinstance(clock, str):
+        raise TypeError(f"clock must be a str, not {type(clock).__name__}")
+    if clock not in CLOCKS:
+        raise ValueError(f"unknown clock {clock!r}: use 'tsc' or 'pmu'")
+    if clock == "pmu" and serialize == "rdtscp":
+        raise ValueError("serialize='rdtscp' reads the TSC: with clock='pmu' use 'lfence' or 'cpuid'")
+    return clock
+
+
+def _check_signature(fn: object) -> None:
+    """Refuse ctypes prototypes that cannot be ``unsigned fn(void)``.
+
+    Calling a function that takes arguments without them, or one that returns
+    a structure (through a hidden pointer argument), would read or write
+    through garbage: refuse them rather than crash.
+    """
+    argtypes = getattr(fn, "argtypes", None)
+    if argtypes:
+        raise TypeError(
+            f"a user function must take no arguments (unsigned fn(void)); this one "
+            f"declares argtypes {argtypes!r}"
+        )
+    restype = getattr(fn, "restype", None)
+    if isinstance(restype, type) and issubclass(restype, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+        raise TypeError(
+            f"a user function must return an integer (unsigned fn(void)), not {restype.__name__}"
+        )
+
+
 def _user_address(fn: object) -> tuple[int, str]:
     """The address and display name of a user function."""
     if isinstance(fn, ctypes._CFuncPtr):  # type: ignore[attr-defined]
+        _check_signature(fn)
         address = ctypes.cast(fn, ctypes.c_void_p).value or 0
         name = getattr(fn, "__name__", None) or f"0x{address:x}"
     else:
@@ -62,16 +96,15 @@ def bench(
     serialize: str = "lfence",
     unroll: int = 1,
     cpu: int | None = None,
+    clock: str = "tsc",
 ) -> BenchResult:
     """Time `runs` single executions of `method`, each against the empty sequence.
 
     Args:
         method: a name from :func:`fastcpu.methods` (``'sidt'``, ``'rdpid'``,
-            ...), or a user C function ``unsigned fn(void)`` given as a ctypes
-            function pointer or an integer address. A user function is timed
-            through an indirect call against an empty function called the
-            same way; it must be safe to call any number of times from any
-            thread and must not unwind.
+            ...) or :func:`fastcpu.calibration_methods` (``'add_chain_100'``),
+            or a user C function given as a ctypes function pointer or an
+            integer address (see "User functions" below).
         runs: timed runs, 1 to ``RUNS_MAX``. Each run times the method once
             and the empty sequence once, interleaved.
         serialize: ``'lfence'`` (start ``lfence; rdtsc; lfence``, end
@@ -82,20 +115,45 @@ def bench(
             ``median`` are then per copy (a throughput figure).
         cpu: pin this thread to that CPU for the call, restoring its affinity
             afterwards, even on error.
+        clock: ``'tsc'`` (the default) or ``'pmu'``: read the PMU's core-cycle
+            counter with ``rdpmc`` instead of the TSC, with the same fencing
+            (``'lfence'``: ``lfence; rdpmc; lfence`` at both ends; ``'cpuid'``:
+            start ``cpuid; rdpmc``, end ``lfence; rdpmc; cpuid``). Needs
+            perf_event_open with user-space rdpmc; every figure of the result
+            is then in core cycles (see :attr:`BenchResult.clock`).
+
+    User functions:
+        The signature is ``unsigned fn(void)`` (C), i.e.
+        ``ctypes.CFUNCTYPE(ctypes.c_uint)``; the value returned is ignored,
+        so any function taking no arguments and returning an integer,
+        pointer or nothing (``void``) will do, e.g. libc's ``getpid``. It is
+        timed through an indirect call (``unroll`` calls per run) against
+        an empty function called the same way, so the figures are the
+        function's cost above a call and return. The function is called
+        from the calling thread with the GIL released, many times (64
+        warm-up runs, then `runs`): it must be safe to call repeatedly, must
+        not unwind (no C++ exceptions, no longjmp out) and should not block.
+        A ctypes callback wrapping a Python function works (it takes the
+        GIL itself) but times the interpreter. ctypes prototypes declaring
+        arguments, or returning a structure, are refused with TypeError. An
+        integer address is trusted as is: a wrong one crashes the process.
 
     Returns:
-        A :class:`BenchResult` with raw per-run TSC ticks and statistics in
-        TSC ticks (with ns and core-cycle conversions).
+        A :class:`BenchResult` with raw per-run TSC ticks, best and median,
+        the recommended :attr:`~BenchResult.estimate` with its 95% interval,
+        and a stability report (:attr:`~BenchResult.warnings`), all in TSC
+        ticks with ns and core-cycle conversions.
 
     Raises:
         TypeError: an argument has the wrong type.
         ValueError: an argument is out of range or names no method.
-        fastcpu.Unsupported: the method cannot run on this machine (the
-            message says why).
+        fastcpu.Unsupported: the method, or ``clock='pmu'``, cannot run on
+            this machine (the message says why).
     """
     runs = _check_int("runs", runs, 1, RUNS_MAX)
     unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
     serialize = _check_serialize(serialize)
+    clock = _check_clock(clock, serialize)
     if cpu is not None:
         check_cpu(cpu)
 
@@ -106,13 +164,13 @@ def bench(
         name = info.name
 
         def run() -> tuple:
-            return _core.bench(name, runs, serialize, unroll)
+            return _core.bench(name, runs, serialize, unroll, clock)
 
     elif isinstance(method, (int, ctypes._CFuncPtr)) and not isinstance(method, bool):  # type: ignore[attr-defined]
         address, name = _user_address(method)
 
         def run() -> tuple:
-            return _core.bench_address(address, runs, serialize, unroll)
+            return _core.bench_address(address, runs, serialize, unroll, clock)
 
     else:
         raise TypeError(
@@ -120,9 +178,16 @@ def bench(
             f"int address, not {type(method).__name__}"
         )
 
-    clk = clock()
+    clk = clock_facts()
     with pinned(cpu):
+        scope = _core.pmu_open() if clock == "pmu" else None
         raw, empty, migrated, best, median = run()
+    if scope is None:
+        tsc_hz, cycles_per_tick, step, clock_name = clk.tsc_hz, clk.cycles_per_tick, clk.tsc_step_ticks, "tsc"
+    else:
+        # The counter counts core cycles: a "tick" is a cycle, at the core clock.
+        tsc_hz, cycles_per_tick, step = clk.core_hz, 1.0, 1
+        clock_name = "pmu" if scope == "all" else "pmu_user"
     return BenchResult(
         method=name,
         runs=runs,
@@ -134,7 +199,44 @@ def bench(
         migrated=migrated,
         best=best,
         median=median,
-        tsc_hz=clk.tsc_hz,
-        cycles_per_tick=clk.cycles_per_tick,
-        tsc_step_ticks=clk.tsc_step_ticks,
+        tsc_hz=tsc_hz,
+        cycles_per_tick=cycles_per_tick,
+        tsc_step_ticks=step,
+        clock=clock_name,
     )
+
+
+def bench_diff(
+    method: Method,
+    runs: int = 1000,
+    *,
+    k: int = 16,
+    serialize: str = "lfence",
+    cpu: int | None = None,
+    clock: str = "tsc",
+) -> DiffResult:
+    """The differencing estimate: time runs of `k` and of `2k` copies, reduce
+    each to the mean of its raw runs (outliers fenced), and return
+    ``(mean(2k) - mean(k)) / k`` per copy.
+
+    Whatever the harness adds or hides once per run (the fences, the part of
+    a latency that overlaps them) cancels, and the per-copy step is k times
+    finer than the clock's. For a throughput-bound sequence the copies
+    overlap and the figure is a throughput; for a dependent chain (the
+    calibration chains continue from copy to copy) it is the latency. The
+    copies run in a loop whose own cost (about 1-1.5 core cycles per copy
+    here) overlaps the body: a body faster than that reads as the loop.
+
+    Args:
+        method, serialize, cpu, clock: as for :func:`bench`.
+        runs: timed runs of each of the two measurements.
+        k: copies per run of the short measurement, 1 to ``UNROLL_MAX // 2``.
+
+    Returns:
+        A :class:`DiffResult` with ``estimate`` and ``estimate_ci95`` in TSC
+        ticks per copy (and conversions), and both measurements.
+    """
+    k = _check_int("k", k, 1, UNROLL_MAX // 2)
+    short = bench(method, runs, serialize=serialize, unroll=k, cpu=cpu, clock=clock)
+    long = bench(method, runs, serialize=serialize, unroll=2 * k, cpu=cpu, clock=clock)
+    return DiffResult(short=short, long=long)

@@ -14,13 +14,14 @@ from typing import Any
 
 from . import __version__
 from ._affinity import check_cpu
-from ._bench import SERIALIZE_MODES, bench
+from . import _core
+from ._bench import CLOCKS, SERIALIZE_MODES, _check_clock, bench
 from ._check import check
 from ._clock import clock
 from ._core import Error
 from ._methods import method_info, methods
 from ._show import DISASSEMBLERS, method_code
-from ._table import format_clock, format_table
+from ._table import format_clock, format_table, format_warnings
 
 __all__ = ["main"]
 
@@ -78,23 +79,37 @@ def check_measure_options(args: argparse.Namespace) -> list:
 def _table_args(p: argparse.ArgumentParser) -> None:
     add_measure_options(p)
     p.add_argument("--unroll", type=_positive_int, default=1, help="copies per run (a throughput figure)")
+    p.add_argument("--clock", choices=CLOCKS, default="tsc", help="time with the TSC (default) or the PMU's core-cycle counter")
 
 
 def _table_run(args: argparse.Namespace) -> int:
     chosen = check_measure_options(args)
+    if args.clock == "pmu":  # say why not before printing anything
+        _check_clock(args.clock, args.serialize)
+        _core.pmu_open()
     clk = clock()
     pin = "unpinned" if args.cpu is None else f"pinned to CPU {args.cpu}"
     print(f"fastcpu {__version__}: {args.runs} runs per method, serialize={args.serialize}, "
           f"unroll={args.unroll}, {pin}")
     print(format_clock(clk))
-    print("BEST and MEDIAN: cost above the empty sequence, per copy")
+    if args.clock == "pmu":
+        print("clock=pmu: every 'ticks' figure below is core cycles counted by the PMU")
+    print("BEST, MEDIAN and ESTIMATE: cost above the empty sequence, per copy")
     print()
     results = []
     for m in chosen:
         if m.available:
             print(f"measuring {m.name}...", file=sys.stderr, flush=True)
-            results.append(bench(m.name, args.runs, serialize=args.serialize, unroll=args.unroll, cpu=args.cpu))
+            results.append(
+                bench(m.name, args.runs, serialize=args.serialize, unroll=args.unroll, cpu=args.cpu, clock=args.clock)
+            )
     print(format_table(results, [(m.name, m.reason) for m in chosen if not m.available]))
+    if any(r.resolution_limited for r in results):
+        print("* best/median within a few clock steps: trust ESTIMATE and its interval")
+    warnings = format_warnings(results)
+    if warnings:
+        print()
+        print(warnings)
     return 0
 
 

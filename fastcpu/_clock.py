@@ -82,15 +82,22 @@ _lock = threading.Lock()
 _cached: Clock | None = None
 
 
-def clock() -> Clock:
+def clock(*, refresh: bool = False) -> Clock:
     """Measure this machine's clock once per process (about 60 ms) and return it.
+
+    Args:
+        refresh: measure again, and use the new figures from now on (results
+            already returned keep theirs). A guest's core clock follows the
+            host's load: on the machine fastcpu was written on,
+            ``cycles_per_tick`` wanders by 2-3% over seconds, which moves
+            every core-cycle conversion with it (docs/accuracy.md).
 
     Raises:
         fastcpu.Unsupported: the TSC cannot be read here.
     """
     global _cached
     with _lock:
-        if _cached is None:
+        if _cached is None or refresh:
             _cached = Clock(
                 tsc_hz=_measure_tsc_hz(),
                 tsc_step_ticks=_core.tsc_step(_STEP_READS),

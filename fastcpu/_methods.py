@@ -7,6 +7,8 @@ import functools
 from dataclasses import dataclass
 
 from . import _core
+from ._calibration import _catalog as _calibration_catalog
+from ._calibration import calibration_info
 
 __all__ = ["MethodInfo", "methods", "method_info"]
 
@@ -69,7 +71,14 @@ def method_info(name: str) -> MethodInfo:
     for info in _catalog():
         if info.name == name:
             return info
+    chain = calibration_info(name)
+    if chain is not None:
+        return MethodInfo(chain.name, chain.description, "none", True, None, False, "a calibration chain reports no CPU")
     names = method_names()
-    near = difflib.get_close_matches(name, names, n=3)
+    chains = [c.name for c in _calibration_catalog()]
+    near = difflib.get_close_matches(name, names + chains, n=3)
     hint = f"did you mean {', '.join(map(repr, near))}? " if near else ""
-    raise ValueError(f"unknown method {name!r}: {hint}valid methods are {', '.join(names)}")
+    raise ValueError(
+        f"unknown method {name!r}: {hint}valid methods are {', '.join(names)} "
+        "(and the calibration chains of fastcpu.calibration_methods())"
+    )

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-__all__ = ["BenchResult"]
+from . import _estimate
+
+if TYPE_CHECKING:
+    from ._stability import Stability
+
+__all__ = ["BenchResult", "DiffResult"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,6 +41,20 @@ class BenchResult:
         tsc_hz: TSC ticks per second of the clock it was measured with.
         cycles_per_tick: core cycles per TSC tick of that clock.
         tsc_step_ticks: the counter's granularity, in TSC ticks.
+        clock: the counter the runs were timed with: ``'tsc'`` (the
+            default), or with ``clock='pmu'`` the PMU's core-cycle counter,
+            ``'pmu'`` (user and kernel cycles) or ``'pmu_user'`` (user-mode
+            cycles only, as perf_event_paranoid allowed). For the PMU clocks
+            every "tick" is one core cycle: ``cycles_per_tick`` is 1,
+            ``tsc_step_ticks`` 1 and ``tsc_hz`` the core clock in Hz.
+
+    Besides best and median, every result carries the estimate fastcpu
+    recommends for it (:attr:`estimate`, :attr:`estimate_ci95`,
+    :attr:`estimator`; see :mod:`fastcpu._estimate`), whether best and median
+    are too close to the clock's step to be trusted alone
+    (:attr:`resolution_limited`), and a stability report (:attr:`warnings`).
+    These are computed from the arrays on first access, so a result rebuilt
+    from saved constructor fields has them too.
     """
 
     method: str
@@ -49,6 +70,7 @@ class BenchResult:
     tsc_hz: float
     cycles_per_tick: float
     tsc_step_ticks: int
+    clock: str = "tsc"
 
     def ticks_to_ns(self, ticks: float) -> float:
         """Convert TSC ticks to nanoseconds with this result's clock."""
@@ -78,6 +100,72 @@ class BenchResult:
         """``median`` in core cycles."""
         return self.ticks_to_core_cycles(self.median)
 
+    # ---- the recommended estimate (computed on first access) ----
+
+    @functools.cached_property
+    def _recommended(self) -> _estimate.Estimate:
+        return _estimate.recommend(self.raw, self.empty, self.tsc_step_ticks, self.unroll)
+
+    @property
+    def estimate(self) -> float:
+        """The cost per copy fastcpu recommends, in TSC ticks above the empty sequence."""
+        return self._recommended.ticks
+
+    @property
+    def estimate_ci95(self) -> float:
+        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per copy."""
+        return self._recommended.ci95_ticks
+
+    @property
+    def estimator(self) -> str:
+        """Which statistic :attr:`estimate` is: ``'median'`` or ``'paired_mean'``."""
+        return self._recommended.estimator
+
+    @property
+    def estimate_ns(self) -> float:
+        """:attr:`estimate` in nanoseconds."""
+        return self.ticks_to_ns(self.estimate)
+
+    @property
+    def estimate_core_cycles(self) -> float:
+        """:attr:`estimate` in core cycles."""
+        return self.ticks_to_core_cycles(self.estimate)
+
+    @property
+    def estimate_ci95_ns(self) -> float:
+        """:attr:`estimate_ci95` in nanoseconds."""
+        return self.ticks_to_ns(self.estimate_ci95)
+
+    @property
+    def estimate_ci95_core_cycles(self) -> float:
+        """:attr:`estimate_ci95` in core cycles."""
+        return self.ticks_to_core_cycles(self.estimate_ci95)
+
+    @property
+    def resolution_limited(self) -> bool:
+        """True when best or median is within a few clock steps (fewer than
+        ``RESOLUTION_STEPS`` = 10 per run): a one-step error is then 10% or
+        more, so trust :attr:`estimate` and its interval rather than them."""
+        return _estimate.resolution_limited(
+            self.best, self.median, self.tsc_step_ticks, self.unroll
+        )
+
+    # ---- the stability report ----
+
+    @functools.cached_property
+    def stability(self) -> Stability:
+        """Spread, outliers, migrations and this machine's settings, with
+        warnings (see :func:`fastcpu.stability`). The machine checks read
+        the machine the result is looked at on."""
+        from ._stability import stability
+
+        return stability(self)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Why this result may be less trustworthy than it looks (never raises)."""
+        return self.stability.warnings
+
     @property
     def migrations(self) -> int:
         """How many runs migrated to another CPU."""
@@ -88,5 +176,89 @@ class BenchResult:
             f"{self.method}: best {self.best:.1f} ticks ({self.best_ns:.2f} ns, "
             f"{self.best_core_cycles:.1f} core cycles), median {self.median:.1f} ticks "
             f"({self.median_ns:.2f} ns, {self.median_core_cycles:.1f} core cycles) "
-            f"over {self.runs} runs, serialize={self.serialize}, unroll={self.unroll}"
+            f"over {self.runs} runs, serialize={self.serialize}, unroll={self.unroll}; "
+            f"estimate {self.estimate:.2f} +- {self.estimate_ci95:.2f} ticks "
+            f"({self.estimate_core_cycles:.1f} core cycles, {self.estimator})"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class DiffResult:
+    """The differencing estimate of :func:`fastcpu.bench_diff`.
+
+    Two measurements of the same method, runs of k and of 2k back-to-back
+    copies; the cost per copy is ``(mean(raw at 2k) - mean(raw at k)) / k``
+    (outliers fenced), which cancels whatever the harness adds or hides once
+    per run (nanoBench's and uarch-bench's method). For a throughput-bound
+    sequence it is a throughput figure; for a dependent chain, its latency.
+    It includes the copy loop's own cost per copy (a fused add/cmp/jne,
+    about 1-1.5 core cycles per copy here) where the body is faster than
+    that loop: below about 2 core cycles per copy it reads the loop.
+
+    Attributes:
+        short: the result with ``unroll = k``.
+        long: the result with ``unroll = 2k``.
+    """
+
+    short: BenchResult
+    long: BenchResult
+
+    @property
+    def k(self) -> int:
+        """Copies per run of the short measurement."""
+        return self.short.unroll
+
+    @property
+    def method(self) -> str:
+        return self.short.method
+
+    @functools.cached_property
+    def _recommended(self) -> _estimate.Estimate:
+        s, l = self.short, self.long
+        return _estimate.difference(
+            _estimate.fenced_mean(s.raw, s.tsc_step_ticks),
+            _estimate.fenced_mean(l.raw, l.tsc_step_ticks),
+            self.k,
+        )
+
+    @property
+    def estimate(self) -> float:
+        """Cost per copy, in TSC ticks."""
+        return self._recommended.ticks
+
+    @property
+    def estimate_ci95(self) -> float:
+        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per copy."""
+        return self._recommended.ci95_ticks
+
+    @property
+    def estimator(self) -> str:
+        """Always ``'diff'``."""
+        return self._recommended.estimator
+
+    @property
+    def estimate_ns(self) -> float:
+        """:attr:`estimate` in nanoseconds."""
+        return self.long.ticks_to_ns(self.estimate)
+
+    @property
+    def estimate_core_cycles(self) -> float:
+        """:attr:`estimate` in core cycles."""
+        return self.long.ticks_to_core_cycles(self.estimate)
+
+    @property
+    def estimate_ci95_ns(self) -> float:
+        """:attr:`estimate_ci95` in nanoseconds."""
+        return self.long.ticks_to_ns(self.estimate_ci95)
+
+    @property
+    def estimate_ci95_core_cycles(self) -> float:
+        """:attr:`estimate_ci95` in core cycles."""
+        return self.long.ticks_to_core_cycles(self.estimate_ci95)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.method}: {self.estimate:.2f} +- {self.estimate_ci95:.2f} ticks per copy "
+            f"({self.estimate_core_cycles:.2f} core cycles) by differencing "
+            f"{self.k} and {2 * self.k} copies over {self.short.runs} runs each"
         )

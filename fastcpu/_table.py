@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from ._clock import Clock
 from ._result import BenchResult
 
-__all__ = ["format_clock", "format_table"]
+__all__ = ["format_clock", "format_table", "format_warnings"]
 
 
 def format_clock(clk: Clock) -> str:
@@ -19,22 +19,51 @@ def format_clock(clk: Clock) -> str:
 
 
 def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str, str | None]] = ()) -> str:
-    """Rows of BEST and MEDIAN above the empty sequence, then (name, reason) of what could not run."""
+    """Rows of BEST, MEDIAN and the recommended ESTIMATE above the empty
+    sequence, then (name, reason) of what could not run. A ``*`` after a
+    MEDIAN marks a result whose best or median sits within a few clock steps
+    (resolution limited)."""
     results = list(results)
     missing = list(unavailable)
     w = max([14] + [len(r.method) for r in results] + [len(name) for name, _ in missing])
     lines = [
-        f"{'':{w}} {'BEST (above empty)':^27}   {'MEDIAN (above empty)':^27}",
-        f"{'METHOD':{w}} {'ticks':>9} {'ns':>8} {'cycles':>8}   "
-        f"{'ticks':>9} {'ns':>8} {'cycles':>8}  migrated",
+        (
+            f"{'':{w}} {'BEST (above empty)':^27}   {'MEDIAN (above empty)':^27}    "
+            f"{'ESTIMATE (recommended)':^24}"
+        ).rstrip(),
+        (
+            f"{'METHOD':{w}} {'ticks':>9} {'ns':>8} {'cycles':>8}   "
+            f"{'ticks':>9} {'ns':>8} {'cycles':>8}    {'ticks':>8} {'+-95%':>6} {'cycles':>8}"
+            f" {'estimator':11} migrated"
+        ),
     ]
     for r in results:
+        mark = "*" if r.resolution_limited else " "
         lines.append(
             f"{r.method:{w}} {r.best:9.1f} {r.best_ns:8.2f} {r.best_core_cycles:8.1f}   "
-            f"{r.median:9.1f} {r.median_ns:8.2f} {r.median_core_cycles:8.1f}  {r.migrations:8d}"
+            f"{r.median:9.1f} {r.median_ns:8.2f} {r.median_core_cycles:8.1f}{mark}   "
+            f"{r.estimate:8.2f} {r.estimate_ci95:6.2f} {r.estimate_core_cycles:8.2f} "
+            f"{r.estimator:11} {r.migrations:8d}"
         )
     if missing:
         lines.append("")
         lines.append("not available here:")
         lines.extend(f"  {name:{w}} {reason}" for name, reason in missing)
+    return "\n".join(lines)
+
+
+def format_warnings(results: Iterable[BenchResult]) -> str:
+    """The stability warnings of `results`: the machine's once, then each
+    method's own. Empty when there is nothing to say."""
+    results = list(results)
+    machine: list[str] = []
+    per_method: list[str] = []
+    for r in results:
+        report = r.stability
+        machine.extend(w for w in report.machine_warnings if w not in machine)
+        per_method.extend(f"{r.method}: {w}" for w in report.run_warnings)
+    if not machine and not per_method:
+        return ""
+    lines = ["warnings (the figures stand; these say what may skew them):"]
+    lines.extend(f"  - {w}" for w in machine + per_method)
     return "\n".join(lines)

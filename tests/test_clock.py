@@ -37,3 +37,12 @@ def test_add_chain_is_linear():
     one = min(_core.add_chain_ticks(1000) for _ in range(5))
     two = min(_core.add_chain_ticks(2000) for _ in range(5))
     assert 1.8 < two / one < 2.2
+
+
+def test_refresh_measures_again_and_is_kept():
+    old = fastcpu.clock()
+    new = fastcpu.clock(refresh=True)
+    assert new is not old
+    assert fastcpu.clock() is new
+    assert new.tsc_step_ticks == old.tsc_step_ticks
+    assert 0.2 < new.cycles_per_tick < 10

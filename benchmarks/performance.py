@@ -1,0 +1,217 @@
+"""fastcpu's own performance: overhead against plain C, scaling, calibration.
+
+    python benchmarks/performance.py            # about a minute
+    python benchmarks/performance.py --max-runs 1000000
+
+Prints Markdown; docs/performance.md holds a recorded run.
+
+1. ``bench(m, 1000)`` wall time against the same measurement loop in a plain
+   C program (benchmarks/c_baseline.c, compiled here with the system cc).
+   Goal: within 1.2x.
+2. ``bench()`` from 10^3 to 10^7 runs, each size in a fresh interpreter: wall
+   time, peak memory traced by tracemalloc and the growth of the process's
+   peak RSS, against the bytes of the three arrays a result holds (8 + 8 + 1
+   per run). Goal: linear time, memory no more than the arrays. Computing the
+   estimate and the stability report afterwards is measured separately: it
+   makes transient int64/float64 copies.
+3. What the first use costs: ``import fastcpu``, the clock calibration of
+   the first ``clock()`` (or first ``bench()``), the catalog's probes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+import fastcpu
+from fastcpu import _core
+
+GOAL_RATIO = 1.2
+
+
+def build_c_baseline(directory: str) -> str:
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        raise SystemExit("no C compiler: cannot build benchmarks/c_baseline.c")
+    exe = os.path.join(directory, "c_baseline")
+    subprocess.run([cc, "-O2", "-std=c11", "-o", exe, os.path.join(HERE, "c_baseline.c")], check=True)
+    return exe
+
+
+def c_baseline(exe: str, method: str, runs: int, repeats: int) -> list[float]:
+    """Median wall ns per measurement of the plain C program (one value)."""
+    out = subprocess.run([exe, method, str(runs), str(repeats)], check=True, capture_output=True, text=True)
+    return [float(out.stdout.split()[3])]
+
+
+def py_bench(method: str, runs: int, repeats: int) -> tuple[float, float]:
+    """Median wall ns of fastcpu.bench and of the bare C core call, interleaved."""
+    wrapper, core = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter_ns()
+        fastcpu.bench(method, runs)
+        t1 = time.perf_counter_ns()
+        _core.bench(method, runs, "lfence", 1)
+        t2 = time.perf_counter_ns()
+        wrapper.append(t1 - t0)
+        core.append(t2 - t1)
+    return statistics.median(wrapper), statistics.median(core)
+
+
+def overhead_rows(repeats: int, rounds: int) -> list[str]:
+    """C and Python in alternating rounds, so that the host's load drifts over both."""
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        exe = build_c_baseline(d)
+        for method in ("gdt", "rdpid", "empty"):
+            fastcpu.bench(method, 1000)  # first use out of the way
+            c, w, k = [], [], []
+            for _ in range(rounds):
+                c += c_baseline(exe, method, 1000, repeats // rounds)
+                wi, ki = py_bench(method, 1000, repeats // rounds)
+                w.append(wi)
+                k.append(ki)
+            ratios = [wi / ci for wi, ci in zip(w, c)]
+            rows.append(
+                f"| {method} | {statistics.median(c) / 1e3:.1f} us | {statistics.median(w) / 1e3:.1f} us "
+                f"| {statistics.median(k) / 1e3:.1f} us | {statistics.median(ratios):.2f} "
+                f"({min(ratios):.2f}-{max(ratios):.2f}) |"
+            )
+    return rows
+
+
+# Runs in a fresh interpreter per size, so that each peak is its own.
+SCALING_CHILD = r"""
+import json, resource, sys, time, tracemalloc
+sys.path.insert(0, sys.argv[3])
+import fastcpu
+method, runs = sys.argv[1], int(sys.argv[2])
+fastcpu.bench(method, 100).estimate            # first use out of the way
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+t0 = time.perf_counter()
+r = fastcpu.bench(method, runs)
+t1 = time.perf_counter()
+bench_peak = tracemalloc.get_traced_memory()[1]
+rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.reset_peak()
+held = tracemalloc.get_traced_memory()[0]
+t2 = time.perf_counter()
+r.estimate, r.warnings
+t3 = time.perf_counter()
+post_peak = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+arrays = r.raw.nbytes + r.empty.nbytes + r.migrated.nbytes
+print(json.dumps({"runs": runs, "bench_s": t1 - t0, "bench_peak": bench_peak,
+                  "rss_growth": (rss1 - rss0) * 1024, "arrays": arrays,
+                  "post_s": t3 - t2, "post_peak": post_peak - held}))
+"""
+
+FIRST_USE_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, sys.argv[1])
+import fastcpu
+t1 = time.perf_counter()
+fastcpu.clock()
+t2 = time.perf_counter()
+fastcpu.methods()
+t3 = time.perf_counter()
+fastcpu.bench("gdt", 1000)
+t4 = time.perf_counter()
+fastcpu.bench("gdt", 1000)
+t5 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "clock": t2 - t1, "methods": t3 - t2,
+                  "first_bench": t4 - t3, "second_bench": t5 - t4}))
+"""
+
+
+def child(code: str, *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def mb(n: float) -> str:
+    return f"{n / 1e6:.2f}"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeats", type=int, default=500, help="measurements per side and method (default 500)")
+    p.add_argument("--rounds", type=int, default=5, help="alternating C/Python rounds (default 5)")
+    p.add_argument("--max-runs", type=int, default=10**7, help="largest run count of the scaling table")
+    p.add_argument("--first-use", type=int, default=5, help="fresh interpreters for the first-use costs")
+    args = p.parse_args()
+
+    clk = fastcpu.clock()
+    print("## fastcpu's own performance")
+    print()
+    print(
+        f"Python {sys.version.split()[0]}, numpy {__import__('numpy').__version__}, "
+        f"TSC {clk.tsc_hz / 1e6:.0f} MHz, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.2f} at the start."
+    )
+    print()
+    print(
+        f"### bench(m, 1000) against the same loop in plain C ({args.rounds} alternating rounds "
+        f"of {args.repeats // args.rounds} measurements each)"
+    )
+    print()
+    print(
+        "| method | plain C | fastcpu.bench | _core.bench alone "
+        f"| fastcpu / C: median of rounds (range); goal <= {GOAL_RATIO} |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: |")
+    print("\n".join(overhead_rows(args.repeats, args.rounds)))
+    print()
+    print("(each figure: the median wall time of one whole measurement: arrays, 64 warm-up runs, "
+          "1000 runs, min and median)")
+    print()
+    print("### bench('rdpid', N): time and memory (a fresh interpreter per N)")
+    print()
+    print(
+        "| runs | bench() | per run | tracemalloc peak | peak RSS growth | arrays (17 B/run) "
+        "| then estimate + warnings: time, transient peak beyond the result |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    n = 1000
+    while n <= args.max_runs:
+        row = child(SCALING_CHILD, "rdpid", str(n), ROOT)
+        print(
+            f"| {n:,} | {row['bench_s'] * 1e3:.1f} ms | {row['bench_s'] / n * 1e9:.0f} ns "
+            f"| {mb(row['bench_peak'])} MB | {mb(row['rss_growth'])} MB | {mb(row['arrays'])} MB "
+            f"| {row['post_s'] * 1e3:.1f} ms, {mb(row['post_peak'])} MB |"
+        )
+        n *= 10
+    print()
+    print(f"### First use ({args.first_use} fresh interpreters, median)")
+    print()
+    rows = [child(FIRST_USE_CHILD, ROOT) for _ in range(args.first_use)]
+    labels = {
+        "import": "import fastcpu",
+        "clock": "first fastcpu.clock(): TSC Hz (50 ms sleep), step, core cycles per tick",
+        "methods": "first fastcpu.methods(): CPUID, vDSO, rseq, fork probes",
+        "first_bench": "first bench('gdt', 1000) after those",
+        "second_bench": "second bench('gdt', 1000)",
+    }
+    print("| step | median | min | max |")
+    print("| --- | ---: | ---: | ---: |")
+    for key, label in labels.items():
+        v = [r[key] * 1e3 for r in rows]
+        print(f"| {label} | {statistics.median(v):.1f} ms | {min(v):.1f} ms | {max(v):.1f} ms |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+"""Estimates below the clock's step: which statistic to trust, and how far.
+
+A TSC that advances in steps of 26 ticks (10 ns on the guest fastcpu was
+written on) gives a single timed run of a 5-cycle sequence as 0 or 26 ticks
+more than the empty sequence, so ``best`` and ``median`` are multiples of the
+step. When the start phase of each run is random with respect to the step,
+the *mean* of many runs is unbiased: a run of true length ``26 n + r`` reads
+``26 (n + 1)`` with probability ``r / 26`` and ``26 n`` otherwise. fastcpu
+therefore recommends, per result:
+
+``'median'``
+    median(raw) - median(empty), the seed's statistic, when the runs spread
+    over several clock steps (robust sigma of the raw runs >= 2 steps): the
+    step is then fine against the spread, and the median shrugs off the
+    heavy tail of interrupts and traps.
+
+``'paired_mean'``
+    the mean of the paired differences raw[i] - empty[i] (each method run
+    with its interleaved empty run) within a fence around their median, when
+    quantization dominates. The fence, the widest of 8 clock steps (+2 ticks
+    of wobble), 5 robust sigmas and 5% of the median, keeps every outcome
+    that rounding alone can produce (2 steps) and the method's own slower
+    runs, so it drops interrupts and preemptions (microseconds) without
+    biasing the mean the way a percentage trim of asymmetric, quantized data
+    would.
+
+``'diff'``
+    (mean at 2k copies - mean at k copies) / k of the raw runs (outliers
+    fenced the same way), from :func:`fastcpu.bench_diff`: nanoBench's and
+    uarch-bench's differencing, which cancels whatever the harness adds or
+    hides once per run. The empty sequence is not subtracted: its copy loop
+    costs about a cycle per copy, which a latency-bound body hides, so
+    subtracting it would read such a body a cycle short per copy. The figure
+    therefore includes the loop's own cost where the body is faster than it.
+
+Every figure here is in TSC ticks (or in the counter's own units for
+``clock='pmu'``), per copy of the sequence, and every interval is the
+half-width of a 95% interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "Estimate",
+    "ESTIMATORS",
+    "FENCE_STEPS",
+    "FENCE_SIGMAS",
+    "FENCE_RELATIVE",
+    "MEDIAN_SPREAD_STEPS",
+    "RESOLUTION_STEPS",
+    "paired_differences",
+    "robust_sigma",
+    "fence",
+    "paired_mean",
+    "fenced_mean",
+    "median_difference",
+    "recommend",
+    "difference",
+    "resolution_limited",
+    "mdape_percent",
+    "outlier_fraction",
+    "t95",
+]
+
+ESTIMATORS = ("median", "paired_mean", "diff")
+
+#: The median is recommended once the raw runs' robust sigma spans this many
+#: clock steps; below that, quantization dominates and the paired mean is.
+MEDIAN_SPREAD_STEPS = 2.0
+#: Paired differences further from their median than the widest of
+#: FENCE_STEPS steps + 2 ticks, FENCE_SIGMAS robust sigmas and
+#: FENCE_RELATIVE x |median| are outliers. Rounding alone moves a difference
+#: by up to 2 steps; an interrupt or a preempted vCPU costs microseconds,
+#: hundreds of 10 ns steps. 8 steps keep a second mode or a cache miss of
+#: the method itself even when over half the runs read the same value
+#: (robust sigma 0); 5% of the median lets long (unrolled) runs vary with
+#: their length.
+FENCE_STEPS = 8
+FENCE_SIGMAS = 5.0
+FENCE_RELATIVE = 0.05
+#: best or median (per run) below this many clock steps: a one-step error
+#: would be 10% or more, so they should not be trusted alone.
+RESOLUTION_STEPS = 10
+
+# Student's t, 97.5th percentile, for 1..30 degrees of freedom.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+_Z975 = 1.959964
+# Robust sigma from the median absolute deviation (normal consistency).
+_MAD_SIGMA = 1.4826
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A cost estimate.
+
+    Attributes:
+        ticks: the cost per copy, in TSC ticks above the empty sequence.
+        ci95_ticks: half-width of its 95% interval, TSC ticks per copy
+            (``inf`` when one run cannot give an interval).
+        estimator: ``'median'``, ``'paired_mean'`` or ``'diff'``.
+        runs_used: runs the figure rests on (after the outlier fence).
+    """
+
+    ticks: float
+    ci95_ticks: float
+    estimator: str
+    runs_used: int
+
+
+def t95(df: int) -> float:
+    """Two-sided 95% quantile of Student's t with `df` degrees of freedom."""
+    if df < 1:
+        return math.inf
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = _Z975
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def paired_differences(raw: np.ndarray, empty: np.ndarray) -> np.ndarray:
+    """raw[i] - empty[i] as int64 TSC ticks per run (both come from one interleaved pair)."""
+    return np.subtract(raw, empty, dtype=np.int64, casting="unsafe")
+
+
+def _median_inplace(x: np.ndarray) -> float:
+    """numpy's median of `x`, reordering `x` (which the caller owns) instead of copying it."""
+    n = x.size
+    k = n // 2
+    if n % 2:
+        x.partition(k)
+        return float(x[k])
+    x.partition((k - 1, k))
+    return (float(x[k - 1]) + float(x[k])) / 2
+
+
+def _center_and_sigma(x: np.ndarray) -> tuple[float, float]:
+    """(median, robust sigma) of `x`, an int64 or float64 array the caller
+    owns: it is reordered and overwritten (only the multiset matters)."""
+    if x.size == 0:
+        return 0.0, 0.0
+    center = _median_inplace(x)
+    if x.dtype.kind == "i":
+        # twice the median is an integer: deviations stay exact int64
+        np.multiply(x, 2, out=x)
+        np.subtract(x, round(2 * center), out=x)
+        np.abs(x, out=x)
+        return center, _MAD_SIGMA * _median_inplace(x) / 2
+    np.subtract(x, center, out=x)
+    np.abs(x, out=x)
+    return center, _MAD_SIGMA * _median_inplace(x)
+
+
+def _owned_copy(values: np.ndarray) -> np.ndarray:
+    return values.astype(np.int64 if values.dtype.kind in "iu" else np.float64)
+
+
+def robust_sigma(values: np.ndarray) -> float:
+    """1.4826 x the median absolute deviation: the standard deviation a normal
+    sample with the same MAD would have, in the units of `values`."""
+    return _center_and_sigma(_owned_copy(values))[1]
+
+
+def _fence_inplace(d: np.ndarray, step: int) -> tuple[float, float]:
+    center, sigma = _center_and_sigma(d)
+    return center, max(FENCE_STEPS * step + 2.0, FENCE_SIGMAS * sigma, FENCE_RELATIVE * abs(center))
+
+
+def fence(d: np.ndarray, step: int) -> tuple[float, float]:
+    """(center, half-width) of the outlier fence for paired differences `d`, in ticks per run."""
+    return _fence_inplace(_owned_copy(d), step)
+
+
+def _inside(x: np.ndarray, center: float, half: float) -> np.ndarray:
+    """Mask of the values within the fence (no float copy of `x`)."""
+    inside = x >= center - half
+    inside &= x <= center + half
+    return inside
+
+
+def _fenced_summary(x: np.ndarray, inside: np.ndarray) -> tuple[float, float, int]:
+    """(mean, half-width of its 95% t interval, count) of x[inside]."""
+    n = int(np.count_nonzero(inside))
+    mean = float(x.mean(where=inside, dtype=np.float64))
+    if n < 2:
+        return mean, math.inf, n
+    sd = float(x.std(ddof=1, where=inside, dtype=np.float64))
+    return mean, t95(n - 1) * sd / math.sqrt(n), n
+
+
+def paired_mean(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1) -> Estimate:
+    """Mean of the paired differences inside the outlier fence, per copy, with a t interval."""
+    # the fence consumes one copy of the differences, the mean reads a second:
+    # never more than one int64 array of the run count alive at a time
+    center, half = _fence_inplace(paired_differences(raw, empty), step)
+    d = paired_differences(raw, empty)
+    mean, ci, n = _fenced_summary(d, _inside(d, center, half))
+    return Estimate(mean / unroll, ci / unroll, "paired_mean", n)
+
+
+def fenced_mean(values: np.ndarray, step: int) -> Estimate:
+    """Mean of `values` (ticks per run) inside the outlier fence around their median, with a t interval."""
+    center, half = fence(values, step)
+    mean, ci, n = _fenced_summary(values, _inside(values, center, half))
+    return Estimate(mean, ci, "fenced_mean", n)
+
+
+def _median_ci(values: np.ndarray) -> float:
+    """Half-width of the distribution-free 95% interval of the median (order statistics)."""
+    n = values.size
+    half_rank = _Z975 * math.sqrt(n) / 2
+    lo = max(math.floor(n / 2 - half_rank), 0)
+    hi = min(math.ceil(n / 2 + half_rank), n - 1)
+    part = np.partition(values, (lo, hi))
+    return (float(part[hi]) - float(part[lo])) / 2
+
+
+def median_difference(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1) -> Estimate:
+    """median(raw) - median(empty), per copy (the seed's statistic), with its interval.
+
+    The interval combines each median's order-statistic interval with its
+    rounding to the clock's grid (up to half a step each, taken as uniform).
+    """
+    value = (float(np.median(raw)) - float(np.median(empty))) / unroll
+    rounding = _Z975 * step / math.sqrt(6)  # sum of two uniform(+-step/2) errors
+    ci = math.sqrt(_median_ci(raw) ** 2 + _median_ci(empty) ** 2 + rounding**2)
+    return Estimate(value, ci / unroll, "median", int(raw.size))
+
+
+def recommend(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1) -> Estimate:
+    """The estimate fastcpu recommends for one result: the median when the raw
+    runs spread over several clock steps, else the paired mean."""
+    if robust_sigma(raw) >= MEDIAN_SPREAD_STEPS * step:
+        return median_difference(raw, empty, step, unroll)
+    return paired_mean(raw, empty, step, unroll)
+
+
+def difference(short: Estimate, long: Estimate, k: int) -> Estimate:
+    """(long - short) / k, per copy, from per-run means of runs holding k
+    and 2k copies (:func:`fenced_mean` of the raw runs)."""
+    ticks = (long.ticks - short.ticks) / k
+    ci = math.hypot(long.ci95_ticks, short.ci95_ticks) / k
+    return Estimate(ticks, ci, "diff", min(short.runs_used, long.runs_used))
+
+
+def resolution_limited(best: float, median: float, step: int, unroll: int = 1) -> bool:
+    """Whether best or median (per copy) sits within RESOLUTION_STEPS clock steps per run."""
+    return min(abs(best), abs(median)) * unroll < RESOLUTION_STEPS * step
+
+
+def mdape_percent(raw: np.ndarray) -> float:
+    """nanobench's err%: the median of |raw - median(raw)| / raw, in percent."""
+    x = raw.astype(np.float64)
+    center = _median_inplace(x)  # only the multiset matters from here on
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(center, x, out=x)  # |x - c| / x = |1 - c / x|, in place
+    np.subtract(1.0, x, out=x)
+    np.abs(x, out=x)
+    x[~np.isfinite(x)] = 0.0
+    return 100.0 * _median_inplace(x)
+
+
+def outlier_fraction(raw: np.ndarray, empty: np.ndarray, step: int) -> float:
+    """Share of runs whose paired difference falls outside the outlier fence."""
+    center, half = _fence_inplace(paired_differences(raw, empty), step)
+    d = paired_differences(raw, empty)
+    return float(d.size - np.count_nonzero(_inside(d, center, half))) / d.size

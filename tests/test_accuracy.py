@@ -1,0 +1,77 @@
+"""The calibration chains: a catalog of known costs, and fastcpu's figures
+against them (tolerances that hold on a noisy 2-core guest; the recorded,
+tight comparison is benchmarks/accuracy.py and docs/accuracy.md)."""
+
+import statistics
+
+import pytest
+
+import fastcpu
+from fastcpu._cli import main
+from fastcpu._clock import _measure_cycles_per_tick
+
+LENGTHS = [1, 2, 4, 8, 16, 32, 64, 100, 128, 256, 300, 512, 1024]
+
+
+def chains():
+    return {c.name: c for c in fastcpu.calibration_methods()}
+
+
+def test_catalog_holds_add_and_imul_chains_of_every_length():
+    cat = chains()
+    for op, latency in (("add", 1), ("imul", 3)):
+        for n in LENGTHS:
+            c = cat[f"{op}_chain_{n}"]
+            assert (c.op, c.length, c.latency_cycles) == (op, n, latency)
+            assert c.truth_core_cycles == n * latency
+            assert str(n) in c.description
+    assert len(cat) == 2 * len(LENGTHS)
+
+
+def test_chains_stay_out_of_the_method_catalog_and_its_table(capsys):
+    names = {m.name for m in fastcpu.methods()}
+    assert not names & set(chains())
+    assert main(["--runs", "20"]) == 0
+    assert "_chain_" not in capsys.readouterr().out
+
+
+def test_chains_bench_and_read_by_name():
+    r = fastcpu.bench("add_chain_64", 50)
+    assert r.method == "add_chain_64" and r.raw.shape == (50,)
+    from fastcpu import _core
+
+    assert _core.read("imul_chain_4") == (0, True)
+    with pytest.raises(ValueError, match="did you mean 'add_chain_100'"):
+        fastcpu.bench("add_chain_10", 10)
+
+
+def _cycles(name, runs=1000):
+    """A chain's estimate in core cycles, with the core clock re-measured around it."""
+    before = _measure_cycles_per_tick()
+    r = fastcpu.bench(name, runs)
+    return r.estimate * (before + _measure_cycles_per_tick()) / 2
+
+
+@pytest.mark.parametrize("name", ["add_chain_1024", "imul_chain_1024", "imul_chain_100"])
+def test_long_chains_come_out_near_the_truth(name):
+    truth = chains()[name].truth_core_cycles
+    # median of three measurements: a burst of load on the host moves one
+    measured = statistics.median(_cycles(name) for _ in range(3))
+    assert measured == pytest.approx(truth, rel=0.10)
+
+
+def test_imul_chains_cost_three_adds_without_any_conversion():
+    ratios = [fastcpu.bench("imul_chain_300", 1000).estimate / fastcpu.bench("add_chain_300", 1000).estimate for _ in range(3)]
+    assert statistics.median(ratios) == pytest.approx(3.0, rel=0.10)
+
+
+def test_estimates_grow_linearly_with_the_chain():
+    e = {n: fastcpu.bench(f"add_chain_{n}", 1000).estimate for n in (256, 1024)}
+    assert e[1024] / e[256] == pytest.approx(4.0, rel=0.10)
+
+
+def test_differencing_resolves_a_chain_shorter_than_the_clock_step():
+    # 12 core cycles, about a fifth of a 26-tick step: best and median cannot see it
+    d = fastcpu.bench_diff("imul_chain_4", 1000, k=8)
+    cpt = _measure_cycles_per_tick()
+    assert d.estimate * cpt == pytest.approx(12.0, rel=0.25)

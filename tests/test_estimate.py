@@ -1,0 +1,302 @@
+"""Sub-step estimates: each statistic against a slow, obvious oracle, and the
+estimators against simulated quantized measurements of a known cost."""
+
+import dataclasses
+import math
+import statistics
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastcpu
+from fastcpu import _core, _estimate
+
+STEP = 26
+
+# ---- slow, obvious oracles (pure Python, sorted lists) ----
+
+
+def o_median(xs):
+    s = sorted(xs)
+    n = len(s)
+    return float(s[n // 2]) if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def o_sigma(xs):
+    m = o_median(xs)
+    return 1.4826 * o_median([abs(x - m) for x in xs])
+
+
+def o_fence(d, step):
+    return o_median(d), max(8 * step + 2.0, 5.0 * o_sigma(d), 0.05 * abs(o_median(d)))
+
+
+def o_paired_mean(raw, empty, step, unroll):
+    d = [int(a) - int(b) for a, b in zip(raw, empty)]
+    c, h = o_fence(d, step)
+    kept = [x for x in d if abs(x - c) <= h]
+    mean = statistics.fmean(kept)
+    ci = _estimate.t95(len(kept) - 1) * statistics.stdev(kept) / math.sqrt(len(kept)) if len(kept) > 1 else math.inf
+    return mean / unroll, ci / unroll, len(kept)
+
+
+def o_mdape(raw):
+    m = o_median(raw)
+    return 100 * o_median([abs(x - m) / x for x in raw])
+
+
+def o_median_ci(xs):
+    s = sorted(xs)
+    n = len(s)
+    h = 1.959964 * math.sqrt(n) / 2
+    lo = max(math.floor(n / 2 - h), 0)
+    hi = min(math.ceil(n / 2 + h), n - 1)
+    return (s[hi] - s[lo]) / 2
+
+
+def simulate(cost, runs, rng, step=STEP, overhead=57.3, jitter=0.0, outliers=0.0):
+    """Quantized timings of a sequence of true cost `cost` ticks (normal
+    jitter of the method's runs optional): each run starts at a random phase
+    of the clock's step, as real runs do."""
+
+    def timed(true, jitter):
+        start = rng.uniform(0, step, runs)
+        length = true + rng.normal(0, jitter, runs) if jitter else np.full(runs, true)
+        hit = rng.random(runs) < outliers
+        length = length + hit * rng.uniform(2000, 20000, runs)
+        end = start + length
+        return (np.floor(end / step) * step - np.floor(start / step) * step).astype(np.uint64)
+
+    return timed(overhead + cost, jitter), timed(overhead, 0.0)
+
+
+def result(raw, empty, unroll=1, step=STEP, migrated=None):
+    raw = np.asarray(raw, dtype=np.uint64)
+    empty = np.asarray(empty, dtype=np.uint64)
+    return fastcpu.BenchResult(
+        method="synthetic",
+        runs=raw.size,
+        serialize="lfence",
+        unroll=unroll,
+        cpu=None,
+        raw=raw,
+        empty=empty,
+        migrated=np.zeros(raw.size, bool) if migrated is None else migrated,
+        best=(float(raw.min()) - float(empty.min())) / unroll,
+        median=(float(np.median(raw)) - float(np.median(empty))) / unroll,
+        tsc_hz=2.6e9,
+        cycles_per_tick=1.5,
+        tsc_step_ticks=step,
+    )
+
+
+ticks = st.lists(st.integers(1, 10**6), min_size=1, max_size=60)
+quantized = st.lists(st.sampled_from([26, 27, 52, 53, 78, 104, 25]), min_size=1, max_size=60)
+
+# ---- each statistic against its oracle ----
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(ticks, quantized), st.data())
+def test_paired_mean_matches_the_oracle(raw, data):
+    empty = data.draw(st.lists(st.integers(1, 10**6), min_size=len(raw), max_size=len(raw)))
+    unroll = data.draw(st.integers(1, 64))
+    est = _estimate.paired_mean(np.array(raw, np.uint64), np.array(empty, np.uint64), STEP, unroll)
+    mean, ci, n = o_paired_mean(raw, empty, STEP, unroll)
+    assert est.estimator == "paired_mean"
+    assert est.runs_used == n
+    assert est.ticks == pytest.approx(mean, rel=1e-12, abs=1e-9)
+    if math.isinf(ci):
+        assert math.isinf(est.ci95_ticks)
+    else:
+        assert est.ci95_ticks == pytest.approx(ci, rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(ticks, quantized))
+def test_robust_sigma_mdape_and_median_ci_match_the_oracle(xs):
+    a = np.array(xs, np.uint64)
+    assert _estimate.robust_sigma(a) == pytest.approx(o_sigma(xs), abs=1e-9)
+    assert _estimate.mdape_percent(a) == pytest.approx(o_mdape(xs), abs=1e-9)
+    assert _estimate._median_ci(a) == pytest.approx(o_median_ci(xs))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(ticks, quantized), st.data())
+def test_outlier_fraction_matches_the_oracle(raw, data):
+    empty = data.draw(st.lists(st.integers(1, 10**6), min_size=len(raw), max_size=len(raw)))
+    d = [a - b for a, b in zip(raw, empty)]
+    c, h = o_fence(d, STEP)
+    expected = sum(abs(x - c) > h for x in d) / len(d)
+    assert _estimate.outlier_fraction(np.array(raw, np.uint64), np.array(empty, np.uint64), STEP) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(ticks, quantized), st.data())
+def test_median_difference_matches_the_oracle(raw, data):
+    empty = data.draw(st.lists(st.integers(1, 10**6), min_size=len(raw), max_size=len(raw)))
+    est = _estimate.median_difference(np.array(raw, np.uint64), np.array(empty, np.uint64), STEP, 2)
+    assert est.ticks == (o_median(raw) - o_median(empty)) / 2
+    rounding = 1.959964 * STEP / math.sqrt(6)
+    ci = math.sqrt(o_median_ci(raw) ** 2 + o_median_ci(empty) ** 2 + rounding**2) / 2
+    assert est.ci95_ticks == pytest.approx(ci)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 60)), min_size=1, max_size=50))
+def test_c_median_matches_the_oracle(xs):
+    # the C core's median (no scratch copy: a radix select) against sorting
+    s = sorted(xs)
+    n = len(s)
+    expected = float(s[n // 2]) if n % 2 else (float(s[n // 2 - 1]) + float(s[n // 2])) / 2
+    assert _core.median_u64(np.array(xs, dtype=np.uint64)) == expected
+
+
+def test_c_median_of_large_arrays_matches_numpy():
+    rng = np.random.default_rng(7)
+    for n in (10**5, 10**5 + 1):
+        a = (rng.integers(1, 60, n) * 26 + rng.integers(0, 2, n)).astype(np.uint64)
+        a[::997] = rng.integers(10**4, 10**9, a[::997].size)  # interrupts
+        assert _core.median_u64(a) == np.median(a)
+    with pytest.raises(ValueError):
+        _core.median_u64(np.array([], np.uint64))
+
+
+def test_t95_follows_students_t():
+    assert _estimate.t95(1) == 12.706
+    assert _estimate.t95(30) == 2.042
+    assert _estimate.t95(31) == pytest.approx(2.0395, abs=1e-3)
+    assert _estimate.t95(10**9) == pytest.approx(1.95996, abs=1e-4)
+    assert math.isinf(_estimate.t95(0))
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for df in (40, 100, 1000):
+        assert _estimate.t95(df) == pytest.approx(scipy_stats.t.ppf(0.975, df), abs=2e-4)
+
+
+# ---- the estimators against a known truth ----
+
+
+@pytest.mark.parametrize("cost", [0.0, 3.7, 12.0, 40.5, 150.25])
+def test_paired_mean_recovers_a_sub_step_cost(cost):
+    rng = np.random.default_rng(int(cost * 100) + 1)
+    raw, empty = simulate(cost, 20000, rng, outliers=0.005)
+    r = result(raw, empty)
+    assert r.estimator == "paired_mean"
+    # the 95% interval holds the truth (4 half-widths: a fixed seed, no flakiness)
+    assert abs(r.estimate - cost) <= 4 * r.estimate_ci95
+    assert r.estimate_ci95 < 1.0
+    # while best and median sit on the clock's grid
+    assert r.median % STEP == 0 and r.best % STEP == 0
+
+
+def test_median_is_recommended_when_the_spread_is_wide():
+    rng = np.random.default_rng(3)
+    raw, empty = simulate(400.0, 5000, rng, jitter=100.0)
+    r = result(raw, empty)
+    assert r.estimator == "median"
+    assert r.estimate == r.median
+    assert abs(r.estimate - 400.0) <= 4 * r.estimate_ci95
+
+
+def test_a_second_mode_is_not_cut_as_outliers():
+    # 80% of runs at one value, 20% four steps higher: both are the method
+    raw = np.array([364] * 800 + [468] * 200, np.uint64)
+    r = result(raw, np.full(1000, 52, np.uint64))
+    assert r.stability.outlier_fraction == 0.0
+    assert r.estimate == pytest.approx(364 + 0.2 * 104 - 52)
+
+
+def test_outliers_do_not_move_the_paired_mean():
+    rng = np.random.default_rng(11)
+    raw, empty = simulate(10.0, 5000, rng)
+    clean = result(raw, empty).estimate
+    raw = raw.copy()
+    raw[::50] += np.uint64(100000)  # 2% of runs hit an interrupt
+    noisy = result(raw, empty)
+    assert noisy.estimate == pytest.approx(clean, abs=0.5)
+    assert noisy.stability.outlier_fraction == pytest.approx(0.02, abs=0.002)
+
+
+def test_unroll_divides_the_estimate_and_its_interval():
+    rng = np.random.default_rng(5)
+    raw, empty = simulate(80.0, 3000, rng)
+    one, eight = result(raw, empty, unroll=1), result(raw, empty, unroll=8)
+    assert eight.estimate == pytest.approx(one.estimate / 8)
+    assert eight.estimate_ci95 == pytest.approx(one.estimate_ci95 / 8)
+
+
+def test_a_single_run_has_no_interval():
+    r = result([52], [26])
+    assert r.estimate == 26.0
+    assert math.isinf(r.estimate_ci95)
+
+
+def test_resolution_limited_is_about_steps():
+    assert _estimate.resolution_limited(26.0, 52.0, 26)
+    assert not _estimate.resolution_limited(400.0, 420.0, 26)
+    assert not _estimate.resolution_limited(30.0, 30.0, 26, unroll=16)  # 480 ticks per run
+    assert _estimate.resolution_limited(5.0, 6.0, 1)
+    assert not _estimate.resolution_limited(12.0, 12.0, 1)
+
+
+def test_difference_combines_two_means():
+    short = _estimate.Estimate(100.0, 0.3, "fenced_mean", 1000)
+    long = _estimate.Estimate(180.0, 0.4, "fenced_mean", 990)
+    d = _estimate.difference(short, long, 8)
+    assert d.ticks == 10.0
+    assert d.ci95_ticks == pytest.approx(0.5 / 8)
+    assert d.estimator == "diff" and d.runs_used == 990
+
+
+# ---- on BenchResult ----
+
+
+def test_every_result_carries_the_estimate(available_method):
+    r = fastcpu.bench(available_method, 100)
+    assert r.estimator in ("median", "paired_mean")
+    assert math.isfinite(r.estimate) and r.estimate_ci95 > 0
+    assert isinstance(r.resolution_limited, bool)
+    assert r.estimate_ns == pytest.approx(r.estimate * 1e9 / r.tsc_hz)
+    assert r.estimate_core_cycles == pytest.approx(r.estimate * r.cycles_per_tick)
+    assert r.estimate_ci95_ns == pytest.approx(r.estimate_ci95 * 1e9 / r.tsc_hz)
+    assert r.estimate_ci95_core_cycles == pytest.approx(r.estimate_ci95 * r.cycles_per_tick)
+    expected = _estimate.recommend(r.raw, r.empty, r.tsc_step_ticks, r.unroll)
+    assert (r.estimate, r.estimate_ci95, r.estimator) == (expected.ticks, expected.ci95_ticks, expected.estimator)
+
+
+def test_a_result_rebuilt_from_its_fields_has_them_too():
+    r = fastcpu.bench("gdt", 300)
+    fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(r)}
+    again = fastcpu.BenchResult(**fields)
+    assert again.estimate == r.estimate
+    assert again.estimate_ci95 == r.estimate_ci95
+    assert again.resolution_limited == r.resolution_limited
+    # a file written before the clock field existed still loads
+    del fields["clock"]
+    assert fastcpu.BenchResult(**fields).clock == "tsc"
+
+
+def test_str_shows_the_estimate():
+    r = fastcpu.bench("gdt", 100)
+    assert "estimate" in str(r) and r.estimator in str(r)
+
+
+def test_bench_diff_on_a_calibration_chain():
+    d = fastcpu.bench_diff("imul_chain_16", 300, k=4)
+    assert isinstance(d, fastcpu.DiffResult)
+    assert d.k == 4 and d.short.unroll == 4 and d.long.unroll == 8
+    assert d.estimator == "diff" and d.method == "imul_chain_16"
+    assert d.estimate > 0 and d.estimate_ci95 > 0
+    assert d.estimate_core_cycles == pytest.approx(d.estimate * d.long.cycles_per_tick)
+    assert d.estimate_ns == pytest.approx(d.estimate * 1e9 / d.long.tsc_hz)
+    assert "differencing" in str(d)
+
+
+@pytest.mark.parametrize("k", [0, fastcpu.UNROLL_MAX // 2 + 1])
+def test_bench_diff_checks_k(k):
+    with pytest.raises(ValueError, match="k must be between"):
+        fastcpu.bench_diff("gdt", 10, k=k)
+    with pytest.raises(TypeError, match="k must be an int"):
+        fastcpu.bench_diff("gdt", 10, k=2.0)

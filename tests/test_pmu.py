@@ -1,0 +1,88 @@
+"""clock='pmu': core cycles from the PMU where perf_event_open and user-space
+rdpmc work; fastcpu.Unsupported with the reason where they do not."""
+
+import ctypes
+
+import pytest
+
+import fastcpu
+from fastcpu import _core
+
+
+def pmu_reason():
+    try:
+        _core.pmu_open()
+    except fastcpu.Unsupported as exc:
+        return str(exc)
+    return None
+
+
+REASON = pmu_reason()
+needs_pmu = pytest.mark.skipif(REASON is not None, reason=f"no usable PMU here: {REASON}")
+
+
+@pytest.mark.parametrize("clock, error", [("bogus", ValueError), (1, TypeError)])
+def test_clock_is_checked(clock, error):
+    with pytest.raises(error, match="clock"):
+        fastcpu.bench("gdt", 10, clock=clock)
+
+
+def test_the_rdtscp_mode_has_no_pmu_counterpart():
+    with pytest.raises(ValueError, match="with clock='pmu' use 'lfence' or 'cpuid'"):
+        fastcpu.bench("gdt", 10, serialize="rdtscp", clock="pmu")
+    with pytest.raises(ValueError, match="with clock='pmu'"):
+        _core.bench("gdt", 10, "rdtscp", 1, "pmu")
+    with pytest.raises(ValueError, match="unknown clock"):
+        _core.bench("gdt", 10, "lfence", 1, "hpet")
+
+
+@pytest.mark.skipif(REASON is None, reason="this machine has a usable PMU")
+def test_without_a_pmu_bench_says_why():
+    assert REASON.startswith("clock='pmu': ")
+    assert "perf_event_open" in REASON or "rdpmc" in REASON or "counter" in REASON
+    with pytest.raises(fastcpu.Unsupported) as info:
+        fastcpu.bench("add_chain_100", 10, clock="pmu")
+    assert str(info.value) == REASON
+    libc = ctypes.CDLL(None)
+    with pytest.raises(fastcpu.Unsupported, match="clock='pmu'"):
+        fastcpu.bench(libc.getpid, 10, clock="pmu")
+    with pytest.raises(fastcpu.Unsupported, match="clock='pmu'"):
+        fastcpu.bench_diff("add_chain_1", 10, clock="pmu")
+
+
+@needs_pmu
+@pytest.mark.parametrize("serialize", ["lfence", "cpuid"])
+def test_pmu_counts_the_core_cycles_of_a_chain(serialize):
+    r = fastcpu.bench("imul_chain_1024", 500, serialize=serialize, clock="pmu")
+    assert r.clock in ("pmu", "pmu_user")
+    assert r.cycles_per_tick == 1.0 and r.tsc_step_ticks == 1
+    assert r.estimate_core_cycles == r.estimate
+    # 3072 cycles of dependent imuls, counted by the core itself
+    assert r.estimate == pytest.approx(3072, rel=0.05)
+    add = fastcpu.bench("add_chain_1024", 500, serialize=serialize, clock="pmu")
+    assert add.estimate == pytest.approx(1024, rel=0.05)
+
+
+@needs_pmu
+def test_pmu_times_user_functions_and_other_threads():
+    import threading
+
+    libc = ctypes.CDLL(None)
+    r = fastcpu.bench(libc.getpid, 200, clock="pmu")
+    assert r.method == "user:getpid" and r.raw.shape == (200,)
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", fastcpu.bench("add_chain_256", 200, clock="pmu")))
+    t.start()
+    t.join()
+    assert out["r"].estimate == pytest.approx(256, rel=0.10)
+
+
+@pytest.mark.skipif(REASON is None, reason="this machine has a usable PMU")
+def test_the_cli_says_why_before_measuring(capsys):
+    from fastcpu._cli import main
+
+    assert main(["--clock", "pmu", "--methods", "gdt"]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.strip() == f"fastcpu: {REASON}"
+    assert main(["--clock", "pmu", "--serialize", "rdtscp"]) == 2
