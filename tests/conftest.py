@@ -14,6 +14,12 @@ AVAILABLE = [m.name for m in fastcpu.methods() if m.available]
 UNAVAILABLE = [m for m in fastcpu.methods() if not m.available]
 
 
+def pytest_configure(config):
+    # Registered here, not in pyproject.toml: CI's unprivileged pass runs a
+    # copy of tests/ without the project's configuration.
+    config.addinivalue_line("markers", "notebook: executes a notebook (slow; skipped in the sanitizer pass)")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _neutral_cwd(tmp_path_factory):
     """Run from an empty directory: `python -m fastcpu` in a subprocess started
