@@ -90,7 +90,7 @@ void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc)
     uint64_t best_gap = UINT64_MAX;
     for (int i = 0; i < 16; i++) {
         uint64_t a = monotonic_raw_ns();
-        uint64_t t = fc_start_lfence();
+        uint64_t t = fc_start_lfence(FC_NO_COUNTER);
         uint64_t b = monotonic_raw_ns();
         if (b - a < best_gap) {
             best_gap = b - a;
@@ -105,10 +105,10 @@ void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc)
 uint64_t fc_add_chain_ticks(uint32_t blocks)
 {
     uint64_t acc = 0;
-    uint64_t t0 = fc_start_lfence();
+    uint64_t t0 = fc_start_lfence(FC_NO_COUNTER);
     for (uint32_t i = 0; i < blocks; i++)
         __asm__ volatile(".rept 100\n\tadd $1, %0\n\t.endr" : "+r"(acc));
-    uint64_t t1 = fc_end_rdtscp_lfence();
+    uint64_t t1 = fc_end_rdtscp_lfence(FC_NO_COUNTER);
     fc_sink(acc);
     return t1 - t0;
 }

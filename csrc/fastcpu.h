@@ -20,6 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Nothing declared here leaves the extension (setup.py also builds with
+ * -fvisibility=hidden, which covers definitions only): under -fPIC a
+ * default-visibility global is read through the GOT, an extra dependent load
+ * wherever a sequence reads it. PyInit__core, the one export, is marked by
+ * PyMODINIT_FUNC. */
+#pragma GCC visibility push(hidden)
+
 /* ---- serialization ------------------------------------------------------- */
 
 enum fc_serialize {
@@ -200,18 +207,35 @@ const struct fc_calibration *fc_calibration_find(const char *name);
 /* ---- machine features (features.c) --------------------------------------- */
 
 /* Set once by fc_features(); read by the rseq and vDSO sequences. */
+typedef int (*fc_vdso_getcpu_fn)(unsigned *cpu, unsigned *node, void *cache);
 extern long fc_rseq_offset;
-extern int (*fc_vdso_getcpu)(unsigned *cpu, unsigned *node, void *cache);
+extern fc_vdso_getcpu_fn fc_vdso_getcpu;
 
 /* A field of glibc's rseq area, %fs-relative: cpu_id (offset 4), node_id
  * (offset 20, Linux >= 6.3). Volatile: the kernel rewrites them whenever the
- * thread migrates. */
+ * thread migrates. FC_RSEQ_LOAD_AT takes __rseq_offset from a register
+ * (a timer loads it before its opening read); FC_RSEQ_LOAD reads it. */
 #define FC_RSEQ_CPU_ID 4
 #define FC_RSEQ_NODE_ID 20
-#define FC_RSEQ_LOAD(field, out)                                             \
-    __asm__ volatile("movl %%fs:%c2(%1), %0"                                 \
-                     : "=r"(out)                                             \
-                     : "r"(fc_rseq_offset), "i"(field))
+#define FC_RSEQ_LOAD_AT(offset, field, out)                                  \
+    __asm__ volatile("movl %%fs:%c2(%1), %0" : "=r"(out) : "r"(offset), "i"(field))
+#define FC_RSEQ_LOAD(field, out) FC_RSEQ_LOAD_AT(fc_rseq_offset, field, out)
+
+/* cpu_id and, with `with_node`, node_id (else *node = -1): cpu, node, cpu
+ * again, so that a migration between the loads shows as a changed cpu_id
+ * and the pair is read again. A negative cpu_id: rseq not registered. */
+FC_INLINE int32_t fc_rseq_cpu_node(bool with_node, int32_t *node)
+{
+    int32_t before, after, n = -1;
+    do {
+        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, before);
+        if (with_node)
+            FC_RSEQ_LOAD(FC_RSEQ_NODE_ID, n);
+        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, after);
+    } while (before != after);
+    *node = n;
+    return before;
+}
 
 struct fc_features {
     bool rdtscp, rdpid, umip, fsgsbase_cpu, fsgsbase_enabled, hypervisor,
@@ -350,5 +374,7 @@ int fc_pmu_open(enum fc_pmu_scope *scope, const char **why);
 int fc_pmu_refresh(const char **why);
 /* Mask of the counter's valid bits: deltas are taken modulo its width. */
 uint64_t fc_pmu_mask(void);
+
+#pragma GCC visibility pop
 
 #endif

@@ -137,19 +137,13 @@ const struct fc_features *fc_features(void)
     return &features;
 }
 
-/* The rseq cpu_id of the calling thread: -1 before registration, -2 when it
- * failed. glibc registers every thread it creates. */
-static int32_t rseq_cpu_id(void)
-{
-    int32_t cpu;
-    __asm__ volatile("movl %%fs:4(%1), %0" : "=r"(cpu) : "r"(fc_rseq_offset));
-    return cpu;
-}
-
 int fc_current_cpu(void)
 {
+    /* rseq cpu_id: -1 before registration, -2 when it failed; glibc
+     * registers every thread it creates */
     if (fc_features()->rseq_registered) {
-        int32_t cpu = rseq_cpu_id();
+        int32_t cpu;
+        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, cpu);
         if (cpu >= 0)
             return cpu;
     }

@@ -27,19 +27,6 @@ static const char *const way_names[] = {
 
 const char *fc_getcpu_way_name(enum fc_getcpu_way way) { return way_names[way]; }
 
-/* cpu_id and node_id; cpu, node, cpu again so that a migration between
- * the loads is seen and the pair read again. Negative: not registered. */
-static int32_t rseq_cpu_node(int32_t *node)
-{
-    int32_t before, after;
-    do {
-        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, before);
-        FC_RSEQ_LOAD(FC_RSEQ_NODE_ID, *node);
-        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, after);
-    } while (before != after);
-    return before;
-}
-
 unsigned fc_getcpu_by(enum fc_getcpu_way way, unsigned *node)
 {
     unsigned cpu = 0, n = 0;
@@ -49,7 +36,7 @@ unsigned fc_getcpu_by(enum fc_getcpu_way way, unsigned *node)
         if (node && !fc_features()->rseq_node_id)
             return fc_getcpu_by(fc_getcpu_fallback_way, node);
         if (node)
-            c = rseq_cpu_node(&nid);
+            c = fc_rseq_cpu_node(true, &nid);
         else
             FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, c);
         if (c < 0) /* this thread has no registered area */
@@ -95,11 +82,7 @@ struct sweep {
 static bool read_way(enum fc_getcpu_way way, unsigned *cpu, unsigned *node)
 {
     if (way == FC_GETCPU_RSEQ) {
-        int32_t c, nid = 0;
-        if (fc_features()->rseq_node_id)
-            c = rseq_cpu_node(&nid);
-        else
-            FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, c);
+        int32_t nid, c = fc_rseq_cpu_node(fc_features()->rseq_node_id, &nid);
         *cpu = (unsigned)c;
         *node = (unsigned)nid;
         return c >= 0;

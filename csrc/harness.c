@@ -11,24 +11,9 @@
 
 const char *const fc_serialize_names[FC_SER_COUNT] = {"lfence", "cpuid", "rdtscp"};
 
-/* User sequences: the same harness shape as FC_TIMER (one copy without a
- * loop), the body an indirect call. */
+/* User sequences: FC_TIMER's harness, the body an indirect call. */
 #define FC_USER_TIMER(mode)                                                  \
-    static uint64_t time_user_##mode(fc_user_fn fn, uint32_t copies)         \
-    {                                                                        \
-        uint64_t t0, t1;                                                     \
-        if (copies == 1) {                                                   \
-            t0 = fc_start_##mode();                                          \
-            fc_sink(fn());                                                   \
-            t1 = fc_end_##mode();                                            \
-        } else {                                                             \
-            t0 = fc_start_##mode();                                          \
-            for (uint32_t i_ = 0; i_ < copies; i_++)                         \
-                fc_sink(fn());                                               \
-            t1 = fc_end_##mode();                                            \
-        }                                                                    \
-        return t1 - t0;                                                      \
-    }
+    FC_TIMER_FN(time_user_##mode, mode, (fc_user_fn fn, uint32_t copies), , fc_sink(fn()))
 
 FC_USER_TIMER(lfence)
 FC_USER_TIMER(cpuid)

@@ -29,7 +29,12 @@
  *     GCC; model_getcpu_sidt_fp (asm) makes room below %rsp as it forces.
  *   - -fPIC: a default-visibility global would be read through the GOT, an
  *     extra load the vDSO (linked -Bsymbolic, data %rip-relative) never
- *     paid; every global the models read is hidden.
+ *     paid. setup.py builds with -fvisibility=hidden and fastcpu.h marks
+ *     its declarations hidden; the models' own globals say FC_HIDDEN too,
+ *     so that this holds whatever the flags. What the models load (the
+ *     mode, jiffies, the mangled pointer) they load inside the model, as
+ *     the originals did; rseq's __rseq_offset, a link-time constant in
+ *     glibc, is loaded before the opening read (FC_DEFINE_TIMERS_SETUP).
  * `python -m fastcpu show METHOD` prints what each compiled to; the tests
  * check the instructions that define each model are there.
  */
@@ -310,10 +315,8 @@ FC_MODEL int model_sched_getcpu_lsl(void)
 
 /* glibc's fallback when cpu_id is negative: getcpu through the vDSO, else
  * the system call. Out of line and cold, as the compiler lays out
- * __glibc_unlikely. Pure (it changes nothing the caller can see), so the
- * caller keeps __rseq_offset in a register across it, as glibc keeps its
- * link-time constant. */
-static __attribute__((noinline, cold, pure)) int rseq_fallback(void)
+ * __glibc_unlikely. */
+static __attribute__((noinline, cold)) int rseq_fallback(void)
 {
     unsigned cpu = 0;
     long r = fc_vdso_getcpu ? fc_vdso_getcpu(&cpu, NULL, NULL)
@@ -322,26 +325,22 @@ static __attribute__((noinline, cold, pure)) int rseq_fallback(void)
 }
 
 /* One volatile load of cpu_id; negative (-1 not yet registered, -2
- * registration failed or turned off) falls back. */
-FC_INLINE uint32_t seq_sched_getcpu_rseq_inline(void)
+ * registration failed or turned off) falls back. glibc has __rseq_offset as
+ * a link-time constant; the timers load it into a register before the
+ * opening read, where it stays across the fallback call. */
+FC_INLINE uint32_t seq_sched_getcpu_rseq_inline(long offset)
 {
     int32_t cpu;
-    FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, cpu);
+    FC_RSEQ_LOAD_AT(offset, FC_RSEQ_CPU_ID, cpu);
     return (uint32_t)(__builtin_expect(cpu >= 0, 1) ? cpu : rseq_fallback());
 }
 
 /* ---- timers and readers -------------------------------------------------- */
 
-/* call_NAME(): a call as a caller of the vDSO's getcpu makes it, cpu and
- * node in the caller's frame, the return value kept. Inlined into the
- * timers (a function, not a block: FC_DEFINE_TIMERS's body cannot hold a
- * comma). */
-#define FC_GETCPU_CALLER(name, fn, cache)                                    \
-    FC_INLINE void call_##name(void)                                         \
-    {                                                                        \
-        unsigned cpu_, node_;                                                \
-        fc_sink(fn(&cpu_, &node_, cache));                                   \
-    }
+/* call_NAME(): fn(&cpu, &node, cache) in the caller shape of timing.h's
+ * FC_GETCPU_CALLER, the one the vdso and syscall methods are timed in. */
+#define FC_MODEL_CALLER(name, fn, cache)                                     \
+    FC_GETCPU_CALLER(name, (void), fn(&cpu_, &node_, cache))
 
 static uint32_t getcpu_packed(fc_getcpu_fn fn, struct fc_getcpu_cache *cache)
 {
@@ -372,24 +371,24 @@ static uint32_t read_hit(fc_getcpu_fn fn)
         return (expr);                                                       \
     }
 
-FC_GETCPU_CALLER(vgetcpu26_tscp, model_vgetcpu26_tscp, NULL)
+FC_MODEL_CALLER(vgetcpu26_tscp, model_vgetcpu26_tscp, NULL)
 FC_DEFINE_TIMERS(vgetcpu26_tscp, call_vgetcpu26_tscp())
 FC_MODEL_READER(vgetcpu26_tscp, getcpu_packed(model_vgetcpu26_tscp, NULL))
 
-FC_GETCPU_CALLER(vgetcpu26_lsl, model_vgetcpu26_lsl, NULL)
+FC_MODEL_CALLER(vgetcpu26_lsl, model_vgetcpu26_lsl, NULL)
 FC_DEFINE_TIMERS(vgetcpu26_lsl, call_vgetcpu26_lsl())
 FC_MODEL_READER(vgetcpu26_lsl, getcpu_packed(model_vgetcpu26_lsl, NULL))
 
 /* The hit path: the cache holds this jiffy's value from the previous call. */
 FC_HIDDEN struct fc_getcpu_cache fc_hit_cache;
-FC_GETCPU_CALLER(vgetcpu26_hit, model_vgetcpu26_lsl, &fc_hit_cache)
+FC_MODEL_CALLER(vgetcpu26_hit, model_vgetcpu26_lsl, &fc_hit_cache)
 FC_DEFINE_TIMERS(vgetcpu26_hit, call_vgetcpu26_hit())
 FC_MODEL_READER(vgetcpu26_hit, read_hit(model_vgetcpu26_lsl))
 
 /* The miss path: the caller's cache invalidated before each call (one store,
  * which the empty sequence lacks), then the mode check, LSL, the refill. */
 FC_HIDDEN struct fc_getcpu_cache fc_miss_cache;
-FC_GETCPU_CALLER(vgetcpu26_miss, model_vgetcpu26_lsl, &fc_miss_cache)
+FC_MODEL_CALLER(vgetcpu26_miss, model_vgetcpu26_lsl, &fc_miss_cache)
 FC_DEFINE_TIMERS(vgetcpu26_miss, fc_miss_cache.blob[0] = 0; call_vgetcpu26_miss())
 static uint32_t read_miss(void)
 {
@@ -409,28 +408,28 @@ static uint32_t read_glibc27(void)
 }
 FC_MODEL_READER(glibc27_sched_getcpu, read_glibc27())
 
-FC_GETCPU_CALLER(getcpu_tscp, model_getcpu_tscp, NULL)
+FC_MODEL_CALLER(getcpu_tscp, model_getcpu_tscp, NULL)
 FC_DEFINE_TIMERS(getcpu_tscp, call_getcpu_tscp())
 FC_MODEL_READER(getcpu_tscp, getcpu_packed(model_getcpu_tscp, NULL))
 
-FC_GETCPU_CALLER(getcpu_lsl, model_getcpu_lsl, NULL)
+FC_MODEL_CALLER(getcpu_lsl, model_getcpu_lsl, NULL)
 FC_DEFINE_TIMERS(getcpu_lsl, call_getcpu_lsl())
 FC_MODEL_READER(getcpu_lsl, getcpu_packed(model_getcpu_lsl, NULL))
 
-FC_GETCPU_CALLER(getcpu_tscp_fp, model_getcpu_tscp_fp, NULL)
+FC_MODEL_CALLER(getcpu_tscp_fp, model_getcpu_tscp_fp, NULL)
 FC_DEFINE_TIMERS(getcpu_tscp_fp, call_getcpu_tscp_fp())
 FC_MODEL_READER(getcpu_tscp_fp, getcpu_packed(model_getcpu_tscp_fp, NULL))
 
-FC_GETCPU_CALLER(getcpu_sidt, model_getcpu_sidt, NULL)
+FC_MODEL_CALLER(getcpu_sidt, model_getcpu_sidt, NULL)
 FC_DEFINE_TIMERS(getcpu_sidt, call_getcpu_sidt())
 FC_MODEL_READER(getcpu_sidt, getcpu_packed(model_getcpu_sidt, NULL))
 
-FC_GETCPU_CALLER(getcpu_sidt_fp, model_getcpu_sidt_fp, NULL)
+FC_MODEL_CALLER(getcpu_sidt_fp, model_getcpu_sidt_fp, NULL)
 FC_DEFINE_TIMERS(getcpu_sidt_fp, call_getcpu_sidt_fp())
 FC_MODEL_READER(getcpu_sidt_fp, getcpu_packed(model_getcpu_sidt_fp, NULL))
 
 FC_HIDDEN struct fc_getcpu_cache fc_streamlined_cache;
-FC_GETCPU_CALLER(getcpu_cache_hit, model_getcpu_cache, &fc_streamlined_cache)
+FC_MODEL_CALLER(getcpu_cache_hit, model_getcpu_cache, &fc_streamlined_cache)
 FC_DEFINE_TIMERS(getcpu_cache_hit, call_getcpu_cache_hit())
 FC_MODEL_READER(getcpu_cache_hit, read_hit(model_getcpu_cache))
 
@@ -440,5 +439,6 @@ FC_MODEL_READER(sched_getcpu_tscp, (uint32_t)model_sched_getcpu_tscp())
 FC_DEFINE_TIMERS(sched_getcpu_lsl, fc_sink(model_sched_getcpu_lsl()))
 FC_MODEL_READER(sched_getcpu_lsl, (uint32_t)model_sched_getcpu_lsl())
 
-FC_DEFINE_TIMERS(sched_getcpu_rseq_inline, fc_sink(seq_sched_getcpu_rseq_inline()))
-FC_MODEL_READER(sched_getcpu_rseq_inline, seq_sched_getcpu_rseq_inline())
+FC_DEFINE_TIMERS_SETUP(sched_getcpu_rseq_inline, const long offset_ = fc_rseq_offset,
+                       fc_sink(seq_sched_getcpu_rseq_inline(offset_)))
+FC_MODEL_READER(sched_getcpu_rseq_inline, seq_sched_getcpu_rseq_inline(fc_rseq_offset))

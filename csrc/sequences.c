@@ -2,7 +2,8 @@
  * sequences.c: what fastcpu times. Each method is one small always-inline
  * sequence; FC_DEFINE_TIMERS wraps it, unchanged, in the harness of timing.h
  * for each serialization mode, and a `read_` function runs it once so that
- * `fastcpu.read()` returns the value of exactly the code that was timed.
+ * `fastcpu.read()` returns the value of the code that was timed (a getcpu()
+ * call's reader also reads back the cpu and node the timed call stored).
  * The catalog at the end lists these and the out-of-line models of
  * models.c.
  */
@@ -57,31 +58,41 @@ FC_INLINE uint32_t seq_sgdt(void)
 long fc_rseq_offset;
 
 /* glibc's registered rseq area: cpu_id is the 32-bit field at offset 4. One
- * %fs-relative load, what an inlined rseq read compiles to. */
-FC_INLINE uint32_t seq_rseq(void)
+ * %fs-relative load, what an inlined rseq read compiles to; the timers load
+ * __rseq_offset into a register before the opening read, as glibc has it in
+ * an immediate. */
+FC_INLINE uint32_t seq_rseq(long offset)
 {
     uint32_t cpu;
-    __asm__ volatile("movl %%fs:4(%1), %0" : "=r"(cpu) : "r"(fc_rseq_offset));
+    FC_RSEQ_LOAD_AT(offset, FC_RSEQ_CPU_ID, cpu);
     return cpu;
 }
 
-int (*fc_vdso_getcpu)(unsigned *cpu, unsigned *node, void *cache);
+fc_vdso_getcpu_fn fc_vdso_getcpu;
 
-FC_INLINE uint32_t seq_vdso(void)
+/* getcpu through the vDSO and through the system call, called in the shape
+ * the models are (timing.h's FC_GETCPU_CALLER): cpu and node in the
+ * caller's frame, only the return value kept; read_vdso and read_syscall
+ * read cpu and node back, outside any timed region. The timers load the
+ * vDSO's address before the opening read. */
+FC_GETCPU_CALLER(vdso, (fc_vdso_getcpu_fn fn), fn(&cpu_, &node_, NULL))
+FC_GETCPU_CALLER(syscall, (void), fc_syscall3(SYS_getcpu, (long)&cpu_, (long)&node_, 0))
+
+static uint32_t read_vdso(bool *valid)
 {
     unsigned cpu = 0, node = 0;
-    fc_vdso_getcpu(&cpu, &node, NULL);
+    *valid = fc_vdso_getcpu(&cpu, &node, NULL) == 0;
+    return cpu | node << 12;
+}
+
+static uint32_t read_syscall(bool *valid)
+{
+    unsigned cpu = 0, node = 0;
+    *valid = fc_syscall3(SYS_getcpu, (long)&cpu, (long)&node, 0) == 0;
     return cpu | node << 12;
 }
 
 FC_INLINE uint32_t seq_sched_getcpu(void) { return (uint32_t)sched_getcpu(); }
-
-FC_INLINE uint32_t seq_syscall(void)
-{
-    unsigned cpu = 0, node = 0;
-    fc_syscall3(SYS_getcpu, (long)&cpu, (long)&node, 0);
-    return cpu | node << 12;
-}
 
 /* lmbench's "null" system call. */
 FC_INLINE uint32_t seq_null_syscall(void)
@@ -129,14 +140,21 @@ FC_METHOD_CODE(empty)
 FC_METHOD_CODE(tscp)
 FC_METHOD_CODE(rdpid)
 FC_METHOD_CODE(sgdt)
-FC_METHOD_CODE(rseq)
-FC_METHOD_CODE(vdso)
 FC_METHOD_CODE(sched_getcpu)
-FC_METHOD_CODE(syscall)
 FC_METHOD_CODE(null_syscall)
 FC_METHOD_CODE(pushf_popf)
 FC_METHOD_CODE(rdfsbase)
 FC_METHOD_CODE(rdgsbase)
+
+FC_DEFINE_TIMERS_SETUP(rseq, const long offset_ = fc_rseq_offset, fc_sink(seq_rseq(offset_)))
+static uint32_t read_rseq(bool *valid)
+{
+    *valid = true;
+    return seq_rseq(fc_rseq_offset);
+}
+
+FC_DEFINE_TIMERS_SETUP(vdso, const fc_vdso_getcpu_fn fn_ = fc_vdso_getcpu, call_vdso(fn_))
+FC_DEFINE_TIMERS(syscall, call_syscall())
 
 FC_DEFINE_TIMERS(gdt, fc_sink(seq_gdt()))
 /* LSL clears ZF and leaves the destination alone when the selector is not
@@ -157,22 +175,14 @@ static uint32_t read_sidt(bool *valid)
 }
 
 /* cpu_id, and node_id where both glibc and the kernel say the area holds
- * it. cpu, node, cpu again: a migration between the loads shows as a
- * changed cpu_id, and the pair is read again. */
+ * it. */
 static uint32_t read_cpu_rseq(bool *valid, unsigned *cpu, int *node)
 {
-    bool with_node = fc_features()->rseq_node_id;
-    int32_t before, after, n = -1;
-    do {
-        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, before);
-        if (with_node)
-            FC_RSEQ_LOAD(FC_RSEQ_NODE_ID, n);
-        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, after);
-    } while (before != after);
-    *valid = before >= 0;
-    *cpu = (unsigned)before;
-    *node = with_node ? n : -1;
-    return (uint32_t)before;
+    int32_t n, c = fc_rseq_cpu_node(fc_features()->rseq_node_id, &n);
+    *valid = c >= 0;
+    *cpu = (unsigned)c;
+    *node = n;
+    return (uint32_t)c;
 }
 
 /* ---- the catalog --------------------------------------------------------- */
@@ -212,13 +222,14 @@ const struct fc_method fc_methods[] = {
      FC_NEED_RSEQ, FC_ENC_CPU, false, read_rseq, FC_TIMERS(rseq), NULL, read_cpu_rseq},
     FC_METHOD(vdso, FC_NEED_VDSO_GETCPU, FC_ENC_CPUNODE, false,
               "A call of the kernel's real __vdso_getcpu(&cpu, &node, NULL) "
-              "(RDPID or LSL inside)."),
+              "(RDPID or LSL inside), made as the getcpu models are called: "
+              "cpu and node are read back after the timed region."),
     FC_METHOD(sched_getcpu, FC_NEED_NOTHING, FC_ENC_CPU, false,
               "A call of glibc's sched_getcpu() (rseq cpu_id since glibc "
               "2.35, else the vDSO)."),
     FC_METHOD(syscall, FC_NEED_NOTHING, FC_ENC_CPUNODE, false,
               "The getcpu system call itself (syscall instruction, no libc "
-              "wrapper)."),
+              "wrapper), made as the getcpu models are called."),
     FC_METHOD(null_syscall, FC_NEED_NOTHING, FC_ENC_NONE, false,
               "A null system call, getppid (lmbench's \"null\"): the price "
               "of entering the kernel at all."),

@@ -131,3 +131,122 @@ def test_cli_show(capsys):
 def test_cli_show_bad_options(args, capsys):
     assert main(args) == 2
     assert capsys.readouterr().err.startswith("fastcpu: error:")
+
+
+# ---- what sits inside the timed region ----
+
+
+def _instructions(lines):
+    """(address, mnemonic, operands) of objdump -d -w lines."""
+    out = []
+    for line in lines:
+        parts = line.split("\t")
+        if len(parts) < 3:
+            continue
+        words = parts[2].split("#")[0].split(None, 1)
+        out.append((int(parts[0].rstrip(":"), 16), words[0], words[1].strip() if len(words) > 1 else ""))
+    return out
+
+
+def _single_copy_region(lines):
+    """The instructions between the opening read's closing lfence and the
+    closing rdtscp on the path without a loop (a region holding no jump
+    backwards into itself)."""
+    insns = _instructions(lines)
+    regions = []
+    for i, (_, mnemonic, _) in enumerate(insns):
+        if mnemonic == "rdtsc" and insns[i + 3][1] == "lfence":  # rdtsc; shl; or; lfence
+            # the closing rdtscp; lfence (a body may hold an rdtscp of its own)
+            end = next(
+                k for k in range(i + 4, len(insns) - 1)
+                if insns[k][1] == "rdtscp" and insns[k + 1][1] == "lfence"
+            )
+            regions.append(insns[i + 4 : end])
+
+    def loops(region):
+        start = region[0][0] if region else 0
+        return any(
+            m.startswith("j") and ops[:1].isdigit() and start <= int(ops.split()[0], 16) <= addr
+            for addr, m, ops in region
+        )
+
+    single = [r for r in regions if not loops(r)]
+    assert len(single) == 1, regions
+    return single[0]
+
+
+def _operands(ops):
+    """AT&T operands split at the commas outside parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in ops:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [o for o in out + [cur] if o]
+
+
+STORES_ONLY = ("mov", "sidt", "sgdt", "set", "stos")
+
+
+def _loads(region):
+    """The instructions of `region` that read memory: a memory source operand
+    (AT&T order: the destination comes last), a read-modify-write of memory,
+    or an indirect call or jump through memory. lea computes an address and
+    reads nothing; a plain store reads nothing."""
+    loads = []
+    for _, mnemonic, ops in region:
+        if mnemonic.startswith(("lea", "nop")):
+            continue
+        operands = _operands(ops)
+        memory = ["(" in o or "%fs:" in o or "%gs:" in o for o in operands]
+        if any(memory[:-1]) or (memory and memory[-1] and not mnemonic.startswith(STORES_ONLY)):
+            loads.append(f"{mnemonic} {ops}")
+    return loads
+
+
+# The single-copy timed region of each: the loads it must hold, no more.
+# rseq's cpu_id is one %fs-relative load with __rseq_offset already in a
+# register (loaded before the opening read: no GOT, no reload after the
+# read's memory clobber); the vDSO is called through a register; the system
+# call and the models load nothing in the caller.
+EXPECTED_LOADS = {
+    "empty": 0, "gdt": 0, "rdpid": 0, "tscp": 0, "rseq": 1, "sched_getcpu_rseq_inline": 1,
+    "vdso": 0, "syscall": 0, "getcpu_lsl": 0, "getcpu_tscp": 0, "vgetcpu26_hit": 0,
+    "glibc27_sched_getcpu": 0, "sched_getcpu_lsl": 0,
+}
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) is not installed")
+@pytest.mark.skipif(bool(_core.SANITIZED), reason="a sanitizer build instruments the timed code")
+@pytest.mark.parametrize("name", sorted(EXPECTED_LOADS))
+def test_the_timed_region_holds_only_the_sequences_loads(name):
+    timer = fastcpu.method_code(name, disassembler="objdump").blocks[0]
+    region = _single_copy_region(timer.disassembly)
+    loads = _loads(region)
+    assert len(loads) == EXPECTED_LOADS[name], (name, loads, region)
+    if name in ("rseq", "sched_getcpu_rseq_inline"):
+        assert loads[0].startswith("mov %fs:0x4("), loads
+    if name == "vdso":
+        calls = [ops for _, m, ops in region if m.startswith("call")]
+        assert len(calls) == 1 and calls[0].startswith("*%r"), region
+
+
+def test_the_load_finder_finds_loads():
+    # the shapes the old build had: __rseq_offset through the GOT, the vDSO's
+    # address loaded and called through memory
+    lines = [
+        "1:\t48 8b 05 00 00 00 00\tmov    0xe0e7(%rip),%rax        # 55fc0 <x>",
+        "2:\t48 8b 00\tmov    (%rax),%rax",
+        "3:\t64 8b 40 04\tmov    %fs:0x4(%rax),%eax",
+        "4:\tff 10\tcall   *(%rax)",
+        "5:\t89 44 24 08\tmov    %eax,0x8(%rsp)",
+        "6:\t48 8d 74 24 0c\tlea    0xc(%rsp),%rsi",
+        "7:\tff d4\tcall   *%r12",
+    ]
+    assert _loads(_instructions(lines)) == [
+        "mov 0xe0e7(%rip),%rax", "mov (%rax),%rax", "mov %fs:0x4(%rax),%eax", "call *(%rax)",
+    ]
