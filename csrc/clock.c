@@ -5,6 +5,7 @@
  * tick (without a PMU, from a dependent chain of 1-cycle adds).
  */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -56,9 +57,12 @@ static bool values_on_grid(const uint64_t *v, size_t n, uint32_t g)
 
 uint64_t fc_tsc_step(uint32_t reads)
 {
-    uint64_t v[FC_STEP_SAMPLES];
     size_t n = reads < FC_STEP_SAMPLES ? reads : FC_STEP_SAMPLES;
     if (n < 2)
+        return 0;
+    /* 32 KB: on the heap, not on a caller's (perhaps small) thread stack */
+    uint64_t *v = malloc(n * sizeof *v);
+    if (!v)
         return 0;
     uint32_t lcg = 12345u, acc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -67,13 +71,18 @@ uint64_t fc_tsc_step(uint32_t reads)
             __asm__ volatile("add $1, %0" : "+r"(acc)); /* random spacing */
         v[i] = fc_rdtsc();
     }
-    for (uint32_t g = FC_STEP_MAX - 1; g >= 3; g--)
+    uint64_t step = 0;
+    for (uint32_t g = FC_STEP_MAX - 1; g >= 3 && !step; g--)
         if (values_on_grid(v, n, g))
-            return g;
-    /* back-to-back reads for the textbook answer */
-    for (size_t i = 0; i < n; i++)
-        v[i] = fc_rdtsc();
-    return min_nonzero_delta(v, n);
+            step = g;
+    if (!step) {
+        /* back-to-back reads for the textbook answer */
+        for (size_t i = 0; i < n; i++)
+            v[i] = fc_rdtsc();
+        step = min_nonzero_delta(v, n);
+    }
+    free(v);
+    return step;
 }
 
 static uint64_t monotonic_raw_ns(void)

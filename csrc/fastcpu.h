@@ -200,6 +200,9 @@ struct fc_calibration {
     uint32_t latency_cycles;
 };
 
+/* What fc_method_cpu_reason() says of every calibration chain. */
+#define FC_CALIBRATION_CPU_REASON "a calibration chain reports no CPU"
+
 extern const struct fc_calibration fc_calibrations[];
 extern const size_t fc_calibration_count;
 const struct fc_calibration *fc_calibration_find(const char *name);
@@ -257,7 +260,11 @@ struct fc_features {
 const struct fc_features *fc_features(void);
 
 /* Why `m` cannot run here, or NULL when it can. May fork once per method to
- * probe an instruction that could fault; the answer is cached. */
+ * probe an instruction that could fault; the answer is cached. `m` is an
+ * entry of fc_methods[] or a calibration chain's method (which needs
+ * nothing); anything else is refused with a reason. fork() in another
+ * thread while a first-use probe runs here is not supported (the child
+ * inherits probe_lock held). */
 const char *fc_method_unavailable(const struct fc_method *m);
 
 /* Why `m`, though available, does not report the CPU here (an empty or
@@ -285,7 +292,9 @@ extern enum fc_getcpu_way fc_getcpu_way, fc_getcpu_node_way, fc_getcpu_fallback_
 
 /* Choose (once, thread-safe; may take milliseconds: it pins a helper thread
  * to every CPU it may use) the fastest way that agrees with the getcpu
- * system call on each CPU, for the cpu alone and for cpu and node. */
+ * system call on each CPU, for the cpu alone and for cpu and node. fork()
+ * in another thread while the first choice runs is not supported: the
+ * child would inherit a pthread_once that never completes. */
 void fc_getcpu_choose(void);
 const char *fc_getcpu_way_name(enum fc_getcpu_way way);
 
@@ -313,7 +322,8 @@ static inline unsigned fc_getcpu_fast(void)
 }
 
 /* Run `m` once in a new pthread pinned to `cpu`: what a fresh thread sees.
- * Returns 0, or an errno value from creating or pinning the thread. */
+ * Returns 0, EINVAL for a cpu outside 0 .. _SC_NPROCESSORS_CONF - 1, or an
+ * errno value from creating or pinning the thread. */
 int fc_read_cpu_in_new_thread(const struct fc_method *m, int cpu, bool *valid,
                               unsigned *out_cpu, int *out_node, uint32_t *raw);
 
@@ -351,7 +361,9 @@ double fc_median_u64(const uint64_t *v, size_t n);
 /* ---- the clock (clock.c) ------------------------------------------------- */
 
 uint64_t fc_rdtsc(void);
-/* Smallest non-zero difference between consecutive rdtsc reads. */
+/* The counter's step: the grid that unfenced reads at pseudo-random
+ * spacings fall on, else the smallest non-zero difference between
+ * consecutive reads (clock.c says how); 0 when it cannot tell. */
 uint64_t fc_tsc_step(uint32_t reads);
 /* A (CLOCK_MONOTONIC_RAW ns, TSC) pair read as close together as possible. */
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);

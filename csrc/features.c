@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -150,31 +152,54 @@ int fc_current_cpu(void)
     return sched_getcpu();
 }
 
-/* Run one execution of `m` in a child; NULL when it exited cleanly, else
- * a static message naming the signal that killed it. */
+/* Run one execution of `m` in a child; NULL when it ran to the end, else a
+ * static message naming the signal that killed it. The child writes one
+ * byte to a pipe after the instruction, and that byte is the verdict: with
+ * SIGCHLD ignored the kernel reaps the child itself (waitpid then fails with
+ * ECHILD once it is gone), and another thread may reap it first. */
 static const char *probe_in_child(const struct fc_method *m)
 {
     const char *fault = getenv(FC_ENV_FAULT_IN_PROBE);
     bool must_fault = fault && list_has(fault, m->name); /* decided before fork */
+    int ran[2];
+    /* close-on-exec: a concurrent fork-and-exec elsewhere keeps no end;
+     * non-blocking: the verdict is read once the child is gone */
+    if (pipe2(ran, O_CLOEXEC | O_NONBLOCK) != 0)
+        return "could not create a pipe to probe the instruction safely";
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        close(ran[0]);
+        close(ran[1]);
         return "could not fork to probe the instruction safely";
+    }
     if (pid == 0) {
-        /* Only async-signal-safe calls from here: no core file, run, leave. */
+        /* Only async-signal-safe calls from here: no core file, run, report,
+         * leave. */
         struct rlimit none = {0, 0};
         setrlimit(RLIMIT_CORE, &none);
+        close(ran[0]);
         if (must_fault)
             __asm__ volatile("ud2"); /* the test hook: fault as a lying CPUID would */
         bool valid;
         m->read(&valid);
-        _exit(0);
+        char done = 1;
+        _exit(write(ran[1], &done, 1) == 1 ? 0 : 1);
     }
+    close(ran[1]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
+    pid_t waited;
+    while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
         ;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    /* waited < 0 (ECHILD): reaped by the kernel or another thread, so it
+     * has exited; the pipe still holds its byte if it got that far */
+    char done = 0;
+    ssize_t got;
+    while ((got = read(ran[0], &done, 1)) < 0 && errno == EINTR)
+        ;
+    close(ran[0]);
+    if (got == 1 && done == 1)
         return NULL;
-    if (WIFSIGNALED(status)) {
+    if (waited == pid && WIFSIGNALED(status)) {
         switch (WTERMSIG(status)) {
         case SIGILL:
             return "the instruction raised SIGILL in a probe child although "
@@ -187,6 +212,9 @@ static const char *probe_in_child(const struct fc_method *m)
             return "the instruction killed a probe child with a signal";
         }
     }
+    if (waited != pid)
+        return "the probe child died before reporting, and its exit status "
+               "was not ours to read (SIGCHLD ignored, or reaped elsewhere)";
     return "the probe child did not exit cleanly";
 }
 
@@ -226,14 +254,49 @@ static const char *static_reason(const struct fc_method *m)
     return "unknown requirement";
 }
 
+/* Where `m` is in fc_methods[], or false when it is not an entry of it
+ * (a calibration chain's method, which has its own array). Compared as
+ * integers: relational operators between pointers into different arrays
+ * are undefined in C. */
+static bool catalog_index(const struct fc_method *m, size_t *i)
+{
+    uintptr_t p = (uintptr_t)m, first = (uintptr_t)fc_methods;
+    if (p < first || p >= (uintptr_t)(fc_methods + fc_method_count) ||
+        (p - first) % sizeof *m != 0)
+        return false;
+    *i = (p - first) / sizeof *m;
+    return true;
+}
+
+static bool is_calibration(const struct fc_method *m)
+{
+    for (size_t i = 0; i < fc_calibration_count; i++)
+        if (m == &fc_calibrations[i].method)
+            return true;
+    return false;
+}
+
 /* One cached answer per method: 0 unknown, 1 available, 2 not. */
 static _Atomic int verdict[FC_METHODS_MAX];
 static const char *verdict_reason[FC_METHODS_MAX];
 static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static const char *reason_without_probe(const struct fc_method *m)
+{
+    return fc_features()->tsc_readable ? static_reason(m)
+                                       : "this process may not read the TSC (prctl "
+                                         "PR_SET_TSC, CR4.TSD)";
+}
+
 const char *fc_method_unavailable(const struct fc_method *m)
 {
-    size_t i = (size_t)(m - fc_methods);
+    size_t i;
+    if (!catalog_index(m, &i)) {
+        /* a calibration chain needs nothing but the TSC and never faults */
+        if (is_calibration(m) && !m->probe_in_child)
+            return reason_without_probe(m);
+        return "not a method of fastcpu's catalog";
+    }
     if (verdict[i] == 1)
         return NULL;
     if (verdict[i] == 2)
@@ -241,10 +304,7 @@ const char *fc_method_unavailable(const struct fc_method *m)
 
     pthread_mutex_lock(&probe_lock);
     if (verdict[i] == 0) {
-        const char *why = fc_features()->tsc_readable
-                              ? static_reason(m)
-                              : "this process may not read the TSC (prctl "
-                                "PR_SET_TSC, CR4.TSD)";
+        const char *why = reason_without_probe(m);
         if (!why && m->probe_in_child)
             why = probe_in_child(m);
         verdict_reason[i] = why;
@@ -324,7 +384,10 @@ static pthread_mutex_t cpu_reason_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *fc_method_cpu_reason(const struct fc_method *m)
 {
-    size_t i = (size_t)(m - fc_methods);
+    size_t i;
+    if (!catalog_index(m, &i))
+        return is_calibration(m) ? FC_CALIBRATION_CPU_REASON
+                                 : "not a method of fastcpu's catalog";
     if (cpu_verdict[i] == 0) {
         /* outside the lock: it may probe, which takes probe_lock */
         const char *why = cpu_reason_uncached(m);

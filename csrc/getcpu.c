@@ -190,7 +190,8 @@ static void *in_thread_main(void *arg)
 int fc_read_cpu_in_new_thread(const struct fc_method *m, int cpu, bool *valid,
                               unsigned *out_cpu, int *out_node, uint32_t *raw)
 {
-    if (cpu < 0)
+    /* a set of cpu + 1 bits: never for a CPU this kernel cannot have */
+    if (cpu < 0 || cpu >= sysconf(_SC_NPROCESSORS_CONF))
         return EINVAL;
     size_t size = CPU_ALLOC_SIZE(cpu + 1);
     cpu_set_t *set = CPU_ALLOC(cpu + 1);

@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "fastcpu.h"
 
@@ -107,7 +108,11 @@ static const struct fc_method *lookup(core_state *st, const char *name)
         PyErr_Format(PyExc_ValueError, "unknown method %s", name);
         return NULL;
     }
-    const char *why = fc_method_unavailable(m);
+    /* the first call may fork a probe child and wait for it */
+    const char *why;
+    Py_BEGIN_ALLOW_THREADS
+    why = fc_method_unavailable(m);
+    Py_END_ALLOW_THREADS
     if (why) {
         PyErr_Format(st->unsupported, "%s: %s", m->name, why);
         return NULL;
@@ -402,6 +407,10 @@ static PyObject *core_read(PyObject *module, PyObject *args)
 /* A method that reports the CPU here, or NULL with Unsupported set. */
 static const struct fc_method *lookup_cpu_source(core_state *st, const char *name)
 {
+    if (fc_calibration_find(name)) {
+        PyErr_Format(st->unsupported, "%s: " FC_CALIBRATION_CPU_REASON, name);
+        return NULL;
+    }
     const struct fc_method *m = lookup(st, name);
     if (!m)
         return NULL;
@@ -454,6 +463,18 @@ static PyObject *core_read_in_thread(PyObject *module, PyObject *args)
     int cpu;
     if (!PyArg_ParseTuple(args, "si:read_in_thread", &name, &cpu))
         return NULL;
+    /* a CPU set holds a bit per CPU up to `cpu`: bound it by the CPUs this
+     * kernel may have, not by what the caller asks */
+    long configured = sysconf(_SC_NPROCESSORS_CONF);
+    if (configured < 1)
+        configured = 1;
+    if (cpu < 0 || cpu >= configured) {
+        PyErr_Format(PyExc_ValueError,
+                     "cpu must be between 0 and %ld (the CPUs this machine is configured "
+                     "with), not %d",
+                     configured - 1, cpu);
+        return NULL;
+    }
     const struct fc_method *m = lookup_cpu_source(get_state(module), name);
     if (!m)
         return NULL;
@@ -485,8 +506,12 @@ static PyObject *core_code(PyObject *module, PyObject *args)
         return NULL;
     const struct fc_method *m = fc_method_find(name);
     if (!m) {
-        PyErr_Format(PyExc_ValueError, "unknown method %s", name);
-        return NULL;
+        const struct fc_calibration *c = fc_calibration_find(name);
+        if (!c) {
+            PyErr_Format(PyExc_ValueError, "unknown method %s", name);
+            return NULL;
+        }
+        m = &c->method;
     }
     const void *timer = (const void *)m->timers[FC_SER_LFENCE];
     Dl_info info;
@@ -623,7 +648,10 @@ static PyObject *core_current_cpu(PyObject *module, PyObject *Py_UNUSED(ignored)
 
 PyDoc_STRVAR(tsc_step_doc,
 "tsc_step($module, reads, /)\n--\n\n"
-"Smallest non-zero difference of consecutive fenced rdtsc reads, in TSC ticks.");
+"The counter's step in TSC ticks: the largest g (< 1024) for which 95% of\n"
+"`reads` (at most 4096) unfenced rdtsc values, read at pseudo-random\n"
+"spacings, fall in two neighbouring residues mod g; where no g >= 3 fits,\n"
+"the smallest non-zero difference of consecutive back-to-back reads.");
 
 static PyObject *core_tsc_step(PyObject *module, PyObject *args)
 {
@@ -691,10 +719,8 @@ static PyMethodDef core_functions[] = {
 
 static int core_exec(PyObject *module)
 {
-    if (fc_method_count > FC_METHODS_MAX) {
-        PyErr_SetString(PyExc_ImportError, "fastcpu._core: raise FC_METHODS_MAX in fastcpu.h");
-        return -1;
-    }
+    /* sequences.c asserts at compile time that fc_methods[] fits
+     * FC_METHODS_MAX */
     if (_import_array() < 0)
         return -1;
     core_state *st = get_state(module);

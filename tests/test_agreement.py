@@ -76,9 +76,11 @@ def test_a_new_pthread_reads_correct_values(cpu):
         assert n is None or n == node, name
 
 
-def test_read_in_thread_reports_a_cpu_it_cannot_use():
-    with pytest.raises(OSError):
-        _core.read_in_thread("syscall", max(CPUS) + 4096)
+@pytest.mark.parametrize("cpu", [-1, os.sysconf("SC_NPROCESSORS_CONF"), max(CPUS) + 4096, 2147483000, 2**31 - 1])
+def test_read_in_thread_refuses_a_cpu_that_cannot_exist(cpu):
+    # the CPU set is sized by the number: never one of 2**31 bits
+    with pytest.raises(ValueError, match="cpu must be between 0 and"):
+        _core.read_in_thread("syscall", cpu)
 
 
 def test_many_new_python_threads_at_once_read_correct_values():

@@ -7,6 +7,8 @@ walk the paths this machine never takes; each case runs in a fresh process.
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -100,3 +102,62 @@ def test_an_instruction_that_faults_in_the_probe_child():
 def test_hooks_are_off_by_default():
     assert FEATURES["test_hooks"] is False
     assert "FASTCPU_TEST_HIDE_CPUID" not in os.environ
+
+
+SIGCHLD_IGNORED = r"""
+import json, signal
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps children itself
+import fastcpu
+print(json.dumps({m.name: [m.available, m.reason] for m in fastcpu.methods()}))
+"""
+
+
+def _methods_with_sigchld_ignored(**env):
+    # a probe that waited for a child the kernel had already reaped spun
+    # forever: a short timeout makes that a failure, not a hung suite
+    p = subprocess.run(
+        [sys.executable, "-c", SIGCHLD_IGNORED], env=dict(os.environ, **env),
+        cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True, text=True, timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_probes_work_with_sigchld_ignored():
+    here = {m.name: [m.available, m.reason] for m in fastcpu.methods()}
+    assert _methods_with_sigchld_ignored() == here
+
+
+def test_a_fault_is_seen_with_sigchld_ignored():
+    available = {m.name for m in fastcpu.methods() if m.available}
+    faulting = [n for n in FAULT_PRONE if n in available]
+    if not faulting:
+        pytest.skip("no fault-prone method is available here")
+    out = _methods_with_sigchld_ignored(FASTCPU_TEST_FAULT_IN_PROBE=",".join(faulting))
+    for n in faulting:
+        available, reason = out[n]
+        # no exit status to name the signal by: the missing report says it
+        assert available is False and "probe child died before reporting" in reason, (n, reason)
+
+
+def test_a_calibration_chain_is_no_cpu_source_and_does_not_crash():
+    # read_cpu() of a chain once indexed the catalog's caches with a pointer
+    # into another array: SIGSEGV
+    p = run_python(
+        "import fastcpu\n"
+        "from fastcpu import _core\n"
+        "for call in (lambda: _core.read_cpu('add_chain_4'), lambda: _core.read_in_thread('add_chain_4', 0),\n"
+        "             lambda: fastcpu.read('imul_chain_1')):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except fastcpu.Unsupported as exc:\n"
+        "        print(exc)\n"
+        "print(_core.read('add_chain_4'))\n"
+    )
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    assert p.stdout.splitlines() == [
+        "add_chain_4: a calibration chain reports no CPU",
+        "add_chain_4: a calibration chain reports no CPU",
+        "imul_chain_1: a calibration chain reports no CPU",
+        "(0, True)",
+    ]

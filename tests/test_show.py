@@ -250,3 +250,10 @@ def test_the_load_finder_finds_loads():
     assert _loads(_instructions(lines)) == [
         "mov 0xe0e7(%rip),%rax", "mov (%rax),%rax", "mov %fs:0x4(%rax),%eax", "call *(%rax)",
     ]
+
+
+def test_calibration_chains_show_too(capsys):
+    code = fastcpu.method_code("add_chain_4", disassembler="none")
+    assert code.blocks[0].symbol == "time_add_chain_4_lfence"
+    assert main(["show", "imul_chain_2", "--disassembler", "none"]) == 0
+    assert "time_imul_chain_2_lfence" in capsys.readouterr().out
