@@ -330,23 +330,27 @@ int fc_read_cpu_in_new_thread(const struct fc_method *m, int cpu, bool *valid,
 /* ---- the harness (harness.c) --------------------------------------------- */
 
 struct fc_run_buffers {
-    uint64_t *raw;    /* ticks of each run of the method */
-    uint64_t *empty;  /* ticks of each run of the empty sequence */
-    bool *migrated;   /* the CPU differed at the end of the method's run */
+    uint64_t *raw;    /* ticks of each run of the method side */
+    uint64_t *empty;  /* ticks of each run of the empty side */
+    bool *migrated;   /* the CPU differed between before and after the pair */
 };
 
 /* What is timed against what: two timer functions, or two user functions
- * called through the same indirect call. */
+ * called through the same indirect call, each side with its own number of
+ * copies per run. bench(): the method against the empty sequence, the same
+ * copies on both sides. bench_diff(): the method at 2k copies (the "method"
+ * side) against itself at k (the "empty" side), both through the copy loop. */
 struct fc_pair {
     fc_timer_fn method, empty;          /* built-in: inlined sequences */
     fc_user_fn user_method, user_empty; /* user sequence: pointer calls */
     enum fc_serialize serialize;
-    uint32_t copies;
+    uint32_t method_copies, empty_copies;
     bool pmu; /* user sequences: time with the PMU counter (pmu.c) */
 };
 
-/* Warm both sides up, unrecorded. */
-void fc_warm_up(const struct fc_pair *p, uint32_t runs);
+/* Warm both sides up, unrecorded: `runs` pairs, but stop early once
+ * `budget_ticks` have passed. Returns how many were done. */
+uint32_t fc_warm_up(const struct fc_pair *p, uint32_t runs, uint64_t budget_ticks);
 
 /* Record runs [first, first + count) but stop early once `budget_ticks` have
  * passed, so the caller can look for signals. Returns how many were done. */
@@ -381,9 +385,16 @@ enum fc_pmu_scope {
  * thread) and set fc_pmu_counter. Returns 0 and sets *scope on success, or
  * -1 with *why saying why not (a static or thread-local string). */
 int fc_pmu_open(enum fc_pmu_scope *scope, const char **why);
+/* Private test hook: open a software event in place of the cycle counter
+ * (pmu.c says why). */
+#define FC_ENV_PMU_SOFTWARE "FASTCPU_TEST_PMU_SOFTWARE"
 /* Re-read the counter's rdpmc number (it moves if the kernel reschedules the
- * event); 0, or -1 with *why. */
+ * event) before a chunk of runs; 0, or -1 with *why. */
 int fc_pmu_refresh(const char **why);
+/* After the chunk: 0 when the event stayed on that counter and never left
+ * it (so every delta read there is this thread's cycles), or -1 with *why;
+ * the caller redoes the chunk. */
+int fc_pmu_check(const char **why);
 /* Mask of the counter's valid bits: deltas are taken modulo its width. */
 uint64_t fc_pmu_mask(void);
 

@@ -85,7 +85,8 @@ static void detect(void)
             f->fsgsbase_cpu = f->fsgsbase_enabled = false;
     }
     const char *fault = getenv(FC_ENV_FAULT_IN_PROBE);
-    if (fault && *fault)
+    const char *software_pmu = getenv(FC_ENV_PMU_SOFTWARE);
+    if ((fault && *fault) || (software_pmu && *software_pmu))
         f->test_hooks = true;
     if (f->hypervisor) {
         /* Leaf 0x40000000: the hypervisor's vendor string in EBX, ECX, EDX. */

@@ -2,7 +2,8 @@
  * harness.c: how fastcpu times. Each run is one timed execution of the
  * method and one of the empty sequence, interleaved and in alternating order
  * so that drift, interrupts and frequency changes hit both alike. The CPU is
- * read outside the timed region, before and after, to flag migrations.
+ * read outside the timed regions, before and after each pair, to flag
+ * migrations.
  */
 #include <string.h>
 
@@ -21,61 +22,77 @@ FC_USER_TIMER(rdtscp)
 FC_USER_TIMER(pmu_lfence)
 FC_USER_TIMER(pmu_cpuid)
 
-static uint64_t time_user(fc_user_fn fn, const struct fc_pair *p)
+static uint64_t time_user(fc_user_fn fn, const struct fc_pair *p, uint32_t copies)
 {
     if (p->pmu)
-        return p->serialize == FC_SER_CPUID ? time_user_pmu_cpuid(fn, p->copies)
-                                            : time_user_pmu_lfence(fn, p->copies);
+        return p->serialize == FC_SER_CPUID ? time_user_pmu_cpuid(fn, copies)
+                                            : time_user_pmu_lfence(fn, copies);
     switch (p->serialize) {
     case FC_SER_CPUID:
-        return time_user_cpuid(fn, p->copies);
+        return time_user_cpuid(fn, copies);
     case FC_SER_RDTSCP:
-        return time_user_rdtscp(fn, p->copies);
+        return time_user_rdtscp(fn, copies);
     default:
-        return time_user_lfence(fn, p->copies);
+        return time_user_lfence(fn, copies);
     }
 }
 
 static inline uint64_t time_method(const struct fc_pair *p)
 {
-    return p->user_method ? time_user(p->user_method, p) : p->method(p->copies);
+    return p->user_method ? time_user(p->user_method, p, p->method_copies)
+                          : p->method(p->method_copies);
 }
 
 static inline uint64_t time_empty(const struct fc_pair *p)
 {
-    return p->user_empty ? time_user(p->user_empty, p) : p->empty(p->copies);
+    return p->user_empty ? time_user(p->user_empty, p, p->empty_copies)
+                         : p->empty(p->empty_copies);
 }
 
-void fc_warm_up(const struct fc_pair *p, uint32_t runs)
+/* How many runs between looks at the clock: a counter read costs ~10 ns
+ * here, against at least ~100 ns for a pair of single-copy runs, so every
+ * 16th of those; every run where a run may be long (copies, a user
+ * function), so that Ctrl-C waits for one run at most. */
+static uint32_t deadline_stride(const struct fc_pair *p)
 {
-    for (uint32_t i = 0; i < runs; i++) {
+    bool long_runs = p->method_copies > 1 || p->empty_copies > 1 || p->user_method;
+    return long_runs ? 1 : 16;
+}
+
+uint32_t fc_warm_up(const struct fc_pair *p, uint32_t runs, uint64_t budget_ticks)
+{
+    uint64_t deadline = fc_rdtsc() + budget_ticks;
+    uint32_t stride = deadline_stride(p), i = 0;
+    while (i < runs) {
         fc_sink(time_method(p));
         fc_sink(time_empty(p));
+        i++;
+        if (i % stride == 0 && fc_rdtsc() > deadline)
+            break;
     }
+    return i;
 }
 
 size_t fc_measure(const struct fc_pair *p, struct fc_run_buffers *b,
                   size_t first, size_t count, uint64_t budget_ticks)
 {
     uint64_t deadline = fc_rdtsc() + budget_ticks;
+    uint32_t stride = deadline_stride(p);
     size_t end = first + count, i = first;
     while (i < end) {
-        int cpu_before, cpu_after;
+        /* the CPU before the pair's first timed run and after its second:
+         * a migration during either flags the pair */
+        int cpu_before = fc_current_cpu();
         if (i & 1) {
             b->empty[i] = time_empty(p);
-            cpu_before = fc_current_cpu();
             b->raw[i] = time_method(p);
-            cpu_after = fc_current_cpu();
         } else {
-            cpu_before = fc_current_cpu();
             b->raw[i] = time_method(p);
-            cpu_after = fc_current_cpu();
             b->empty[i] = time_empty(p);
         }
-        b->migrated[i] = cpu_before != cpu_after;
+        b->migrated[i] = cpu_before != fc_current_cpu();
         i++;
-        /* a counter read costs ~10 ns here: look at the clock every 16 runs */
-        if ((i & 15) == 0 && fc_rdtsc() > deadline)
+        if (i % stride == 0 && fc_rdtsc() > deadline)
             break;
     }
     return i - first;

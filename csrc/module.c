@@ -24,8 +24,12 @@
 #define FC_UNROLL_MAX 65536L
 #define FC_WARM_UP_RUNS 64u
 /* Re-take the GIL and look for signals about every 2^25 ticks (~13 ms at
- * 2.6 GHz): Ctrl-C is honoured well within a second. */
+ * 2.6 GHz), and after at most one run past that: Ctrl-C waits for a chunk
+ * and one run. */
 #define FC_CHUNK_TICKS (1ull << 25)
+/* clock='pmu': chunks redone in a row, because the counter moved, before
+ * giving up. */
+#define FC_PMU_TRIES 3
 
 /* getcpu_node() hands out one (cpu, node) tuple per CPU, built on first
  * use: a tuple is immutable, and building one per call would double the
@@ -151,24 +155,47 @@ static enum fc_pmu_serialize pmu_mode(enum fc_serialize s)
     return s == FC_SER_CPUID ? FC_PMU_SER_CPUID : FC_PMU_SER_LFENCE;
 }
 
-/* Time `pair` for `runs` runs; returns (raw, empty, migrated, best, median). */
-static PyObject *run_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs)
+/* Three arrays of `runs` values, created together. */
+struct run_arrays {
+    PyArrayObject *raw, *empty, *migrated;
+};
+
+static void drop_arrays(struct run_arrays *a)
+{
+    Py_CLEAR(a->raw);
+    Py_CLEAR(a->empty);
+    Py_CLEAR(a->migrated);
+}
+
+/* Warm `pair` up and time it for `runs` runs into new arrays; 0, or -1 with
+ * an exception set (the arrays dropped). The GIL is released in chunks of
+ * FC_CHUNK_TICKS, warm-up included, so Ctrl-C waits for a chunk and one
+ * run at most. */
+static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
+                        struct run_arrays *out)
 {
     npy_intp dims[1] = {runs};
-    PyArrayObject *raw = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
-    PyArrayObject *empty = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
-    PyArrayObject *migrated = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_BOOL);
-    if (!raw || !empty || !migrated)
+    out->raw = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
+    out->empty = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
+    out->migrated = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_BOOL);
+    if (!out->raw || !out->empty || !out->migrated)
         goto fail;
 
-    struct fc_run_buffers bufs = {PyArray_DATA(raw), PyArray_DATA(empty),
-                                  PyArray_DATA(migrated)};
+    struct fc_run_buffers bufs = {PyArray_DATA(out->raw), PyArray_DATA(out->empty),
+                                  PyArray_DATA(out->migrated)};
     uint32_t warm = (size_t)runs < FC_WARM_UP_RUNS ? (uint32_t)runs : FC_WARM_UP_RUNS;
-    Py_BEGIN_ALLOW_THREADS
-    fc_warm_up(pair, warm);
-    Py_END_ALLOW_THREADS
+    for (uint32_t warmed = 0; warmed < warm;) {
+        uint32_t n;
+        Py_BEGIN_ALLOW_THREADS
+        n = fc_warm_up(pair, warm - warmed, FC_CHUNK_TICKS);
+        Py_END_ALLOW_THREADS
+        warmed += n;
+        if (PyErr_CheckSignals() < 0)
+            goto fail;
+    }
 
     size_t done = 0;
+    int moved = 0; /* chunks in a row whose PMU counter moved */
     while (done < (size_t)runs) {
         size_t n;
         const char *why;
@@ -179,33 +206,52 @@ static PyObject *run_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t
         Py_BEGIN_ALLOW_THREADS
         n = fc_measure(pair, &bufs, done, (size_t)runs - done, FC_CHUNK_TICKS);
         Py_END_ALLOW_THREADS
-        done += n;
+        if (pair->pmu && fc_pmu_check(&why) < 0) {
+            /* some deltas of this chunk may come from another counter: redo it */
+            if (++moved == FC_PMU_TRIES) {
+                PyErr_Format(st->error,
+                             "clock='pmu': %s, in %d chunks of runs in a row; "
+                             "the counts cannot be trusted",
+                             why, FC_PMU_TRIES);
+                goto fail;
+            }
+        } else {
+            moved = 0;
+            done += n;
+        }
         if (PyErr_CheckSignals() < 0)
             goto fail;
     }
-
-    double best, median;
-    Py_BEGIN_ALLOW_THREADS
-    size_t n = (size_t)runs;
     if (pair->pmu) {
         /* the counter is narrower than 64 bits: deltas modulo its width */
         uint64_t mask = fc_pmu_mask();
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < (size_t)runs; i++) {
             bufs.raw[i] &= mask;
             bufs.empty[i] &= mask;
         }
     }
-    best = ((double)fc_min_u64(bufs.raw, n) - (double)fc_min_u64(bufs.empty, n)) /
-           pair->copies;
-    median = (fc_median_u64(bufs.raw, n) - fc_median_u64(bufs.empty, n)) / pair->copies;
-    Py_END_ALLOW_THREADS
-    return Py_BuildValue("NNNdd", raw, empty, migrated, best, median);
+    return 0;
 
 fail:
-    Py_XDECREF(raw);
-    Py_XDECREF(empty);
-    Py_XDECREF(migrated);
-    return NULL;
+    drop_arrays(out);
+    return -1;
+}
+
+/* Time `pair` (the same copies on both sides) for `runs` runs; returns (raw,
+ * empty, migrated, best, median). */
+static PyObject *run_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs)
+{
+    struct run_arrays a = {0};
+    if (measure_pair(st, pair, runs, &a) < 0)
+        return NULL;
+    const uint64_t *raw = PyArray_DATA(a.raw), *empty = PyArray_DATA(a.empty);
+    double best, median;
+    Py_BEGIN_ALLOW_THREADS
+    size_t n = (size_t)runs;
+    best = ((double)fc_min_u64(raw, n) - (double)fc_min_u64(empty, n)) / pair->method_copies;
+    median = (fc_median_u64(raw, n) - fc_median_u64(empty, n)) / pair->method_copies;
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("NNNdd", a.raw, a.empty, a.migrated, best, median);
 }
 
 PyDoc_STRVAR(bench_doc,
@@ -246,7 +292,7 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
         pair.method = m->timers[pair.serialize];
         pair.empty = empty->timers[pair.serialize];
     }
-    pair.copies = (uint32_t)unroll;
+    pair.method_copies = pair.empty_copies = (uint32_t)unroll;
     return run_pair(st, &pair, runs);
 }
 
@@ -277,8 +323,77 @@ static PyObject *core_bench_address(PyObject *module, PyObject *args)
         return NULL;
     pair.user_method = (fc_user_fn)(uintptr_t)address;
     pair.user_empty = empty_user_fn;
-    pair.copies = (uint32_t)unroll;
+    pair.method_copies = pair.empty_copies = (uint32_t)unroll;
     return run_pair(st, &pair, runs);
+}
+
+PyDoc_STRVAR(bench_diff_doc,
+"bench_diff($module, method, runs, serialize, k, clock='tsc', /)\n--\n\n"
+"Time `runs` interleaved pairs of runs of one sequence, 2k copies against\n"
+"k copies, k >= 2 (both through the copy loop). `method` is a built-in\n"
+"method's name or the address of a user function `unsigned fn(void)`.\n\n"
+"Returns (long, short, migrated): uint64 arrays of TSC ticks (core cycles\n"
+"with clock='pmu') per run at 2k and at k copies, and a bool array: the CPU\n"
+"changed across the pair.");
+
+static PyObject *core_bench_diff(PyObject *module, PyObject *args)
+{
+    PyObject *method;
+    const char *ser_name, *clock = "tsc";
+    Py_ssize_t runs;
+    long k;
+    if (!PyArg_ParseTuple(args, "Onsl|s:bench_diff", &method, &runs, &ser_name, &k, &clock))
+        return NULL;
+    core_state *st = get_state(module);
+    struct fc_pair pair = {0};
+    if (check_counts(runs, 1) < 0 || parse_serialize(ser_name, &pair.serialize) < 0)
+        return NULL;
+    /* k = 1 would time the short side without the loop the long side runs:
+     * the harness would no longer cancel */
+    if (k < 2 || k > FC_UNROLL_MAX / 2) {
+        PyErr_Format(PyExc_ValueError, "k must be between 2 and %ld, not %ld",
+                     FC_UNROLL_MAX / 2, k);
+        return NULL;
+    }
+    if (check_timer(st) < 0)
+        return NULL;
+    const struct fc_method *m = NULL;
+    if (PyUnicode_Check(method)) {
+        const char *name = PyUnicode_AsUTF8(method);
+        if (!name || !(m = lookup(st, name)))
+            return NULL;
+    } else if (PyLong_Check(method)) {
+        unsigned long long address = PyLong_AsUnsignedLongLong(method);
+        if (address == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+        if (address == 0) {
+            PyErr_SetString(PyExc_ValueError, "the function address is NULL");
+            return NULL;
+        }
+        pair.user_method = pair.user_empty = (fc_user_fn)(uintptr_t)address;
+    } else {
+        PyErr_Format(PyExc_TypeError, "method must be a str or an int address, not %s",
+                     Py_TYPE(method)->tp_name);
+        return NULL;
+    }
+    if (parse_clock(st, clock, &pair) < 0)
+        return NULL;
+    if (m) {
+        fc_timer_fn timer =
+            pair.pmu ? m->pmu_timers[pmu_mode(pair.serialize)] : m->timers[pair.serialize];
+        if (!timer) {
+            PyErr_Format(st->unsupported, "%s has no PMU timers (defined without FC_TIMERS)",
+                         m->name);
+            return NULL;
+        }
+        pair.method = pair.empty = timer;
+    }
+    pair.method_copies = (uint32_t)(2 * k);
+    pair.empty_copies = (uint32_t)k;
+    struct run_arrays a = {0};
+    if (measure_pair(st, &pair, runs, &a) < 0)
+        return NULL;
+    return Py_BuildValue("NNN", a.raw, a.empty, a.migrated);
 }
 
 PyDoc_STRVAR(pmu_open_doc,
@@ -698,6 +813,7 @@ static PyObject *core_add_chain_ticks(PyObject *module, PyObject *args)
 static PyMethodDef core_functions[] = {
     {"bench", core_bench, METH_VARARGS, bench_doc},
     {"bench_address", core_bench_address, METH_VARARGS, bench_address_doc},
+    {"bench_diff", core_bench_diff, METH_VARARGS, bench_diff_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
     {"calibrations", core_calibrations, METH_NOARGS, calibrations_doc},
     {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},
