@@ -1,5 +1,6 @@
 """fastcpu.bench(): time a method, or a user's C function, in the C harness;
-fastcpu.bench_diff(): the differencing estimate from two such measurements."""
+fastcpu.bench_diff(): the differencing estimate from one interleaved
+measurement at 2k and k copies."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Union
 
 from . import _core
 from ._affinity import check_cpu, pinned
+from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
 from ._result import BenchResult, DiffResult
@@ -89,6 +91,30 @@ def _user_address(fn: object) -> tuple[int, str]:
     return address, f"user:{name}"
 
 
+def _resolve(method: object) -> tuple[str, str | int]:
+    """(display name, what _core takes: a method's name or a function address)."""
+    if isinstance(method, str):
+        info = method_info(method)
+        if not info.available:
+            raise _core.Unsupported(f"{info.name}: {info.reason}")
+        return info.name, info.name
+    if isinstance(method, (int, ctypes._CFuncPtr)) and not isinstance(method, bool):  # type: ignore[attr-defined]
+        address, name = _user_address(method)
+        return name, address
+    raise TypeError(
+        "method must be a method name (str), a ctypes function pointer or an "
+        f"int address, not {type(method).__name__}"
+    )
+
+
+def _units(clk: Clock, scope: str | None) -> tuple[float, float, int, str]:
+    """(Hz, core cycles per tick, step in ticks, clock name) of what was read."""
+    if scope is None:
+        return clk.tsc_hz, clk.cycles_per_tick, clk.tsc_step_ticks, "tsc"
+    # The counter counts core cycles: a "tick" is a cycle, at the core clock.
+    return clk.core_hz, 1.0, 1, "pmu" if scope == "all" else "pmu_user"
+
+
 def bench(
     method: Method,
     runs: int = 1000,
@@ -157,37 +183,15 @@ def bench(
     if cpu is not None:
         check_cpu(cpu)
 
-    if isinstance(method, str):
-        info = method_info(method)
-        if not info.available:
-            raise _core.Unsupported(f"{info.name}: {info.reason}")
-        name = info.name
-
-        def run() -> tuple:
-            return _core.bench(name, runs, serialize, unroll, clock)
-
-    elif isinstance(method, (int, ctypes._CFuncPtr)) and not isinstance(method, bool):  # type: ignore[attr-defined]
-        address, name = _user_address(method)
-
-        def run() -> tuple:
-            return _core.bench_address(address, runs, serialize, unroll, clock)
-
-    else:
-        raise TypeError(
-            "method must be a method name (str), a ctypes function pointer or an "
-            f"int address, not {type(method).__name__}"
-        )
-
+    name, target = _resolve(method)
     clk = clock_facts()
     with pinned(cpu):
         scope = _core.pmu_open() if clock == "pmu" else None
-        raw, empty, migrated, best, median = run()
-    if scope is None:
-        tsc_hz, cycles_per_tick, step, clock_name = clk.tsc_hz, clk.cycles_per_tick, clk.tsc_step_ticks, "tsc"
-    else:
-        # The counter counts core cycles: a "tick" is a cycle, at the core clock.
-        tsc_hz, cycles_per_tick, step = clk.core_hz, 1.0, 1
-        clock_name = "pmu" if scope == "all" else "pmu_user"
+        if isinstance(target, str):
+            raw, empty, migrated, best, median = _core.bench(target, runs, serialize, unroll, clock)
+        else:
+            raw, empty, migrated, best, median = _core.bench_address(target, runs, serialize, unroll, clock)
+    tsc_hz, cycles_per_tick, step, clock_name = _units(clk, scope)
     return BenchResult(
         method=name,
         runs=runs,
@@ -215,28 +219,54 @@ def bench_diff(
     cpu: int | None = None,
     clock: str = "tsc",
 ) -> DiffResult:
-    """The differencing estimate: time runs of `k` and of `2k` copies, reduce
-    each to the mean of its raw runs (outliers fenced), and return
-    ``(mean(2k) - mean(k)) / k`` per copy.
+    """The differencing estimate: runs of `2k` and of `k` copies of the same
+    sequence, interleaved in pairs like :func:`bench`'s method and empty runs
+    (in alternating order), and ``mean((long - short) / k)`` over the pairs
+    (outliers fenced, migrated pairs left out) per copy.
 
     Whatever the harness adds or hides once per run (the fences, the part of
     a latency that overlaps them) cancels, and the per-copy step is k times
-    finer than the clock's. For a throughput-bound sequence the copies
-    overlap and the figure is a throughput; for a dependent chain (the
-    calibration chains continue from copy to copy) it is the latency. The
-    copies run in a loop whose own cost (about 1-1.5 core cycles per copy
-    here) overlaps the body: a body faster than that reads as the loop.
+    finer than the clock's. Both sides run the copy loop (hence k >= 2: one
+    copy is timed without a loop), so its set-up cancels too. For a
+    throughput-bound sequence the copies overlap and the figure is a
+    throughput; for a dependent chain (the calibration chains continue from
+    copy to copy) it is the latency. The loop's own cost (about 1-1.5 core
+    cycles per copy here) overlaps the body: a body faster than that reads
+    as the loop.
 
     Args:
-        method, serialize, cpu, clock: as for :func:`bench`.
-        runs: timed runs of each of the two measurements.
-        k: copies per run of the short measurement, 1 to ``UNROLL_MAX // 2``.
+        method, serialize, cpu, clock: as for :func:`bench` (user functions
+            included).
+        runs: timed pairs of runs (one at 2k copies, one at k).
+        k: copies per run of the short side, 2 to ``UNROLL_MAX // 2``.
 
     Returns:
         A :class:`DiffResult` with ``estimate`` and ``estimate_ci95`` in TSC
-        ticks per copy (and conversions), and both measurements.
+        ticks per copy (and conversions), and both sides' raw runs.
     """
-    k = _check_int("k", k, 1, UNROLL_MAX // 2)
-    short = bench(method, runs, serialize=serialize, unroll=k, cpu=cpu, clock=clock)
-    long = bench(method, runs, serialize=serialize, unroll=2 * k, cpu=cpu, clock=clock)
-    return DiffResult(short=short, long=long)
+    runs = _check_int("runs", runs, 1, RUNS_MAX)
+    k = _check_int("k", k, 2, UNROLL_MAX // 2)
+    serialize = _check_serialize(serialize)
+    clock = _check_clock(clock, serialize)
+    if cpu is not None:
+        check_cpu(cpu)
+    name, target = _resolve(method)
+    clk = clock_facts()
+    with pinned(cpu):
+        scope = _core.pmu_open() if clock == "pmu" else None
+        long, short, migrated = _core.bench_diff(target, runs, serialize, k, clock)
+    tsc_hz, cycles_per_tick, step, clock_name = _units(clk, scope)
+    return DiffResult(
+        method=name,
+        runs=runs,
+        serialize=serialize,
+        k=k,
+        cpu=cpu,
+        long=long,
+        short=short,
+        migrated=migrated,
+        tsc_hz=tsc_hz,
+        cycles_per_tick=cycles_per_tick,
+        tsc_step_ticks=step,
+        clock=clock_name,
+    )

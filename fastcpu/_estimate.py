@@ -25,13 +25,19 @@ therefore recommends, per result:
     would.
 
 ``'diff'``
-    (mean at 2k copies - mean at k copies) / k of the raw runs (outliers
-    fenced the same way), from :func:`fastcpu.bench_diff`: nanoBench's and
-    uarch-bench's differencing, which cancels whatever the harness adds or
-    hides once per run. The empty sequence is not subtracted: its copy loop
-    costs about a cycle per copy, which a latency-bound body hides, so
-    subtracting it would read such a body a cycle short per copy. The figure
-    therefore includes the loop's own cost where the body is faster than it.
+    the mean of the paired differences long[i] - short[i], divided by k, of
+    interleaved runs of the same sequence at 2k and at k copies (fenced and
+    with migrated pairs left out the same way), from
+    :func:`fastcpu.bench_diff`: nanoBench's and uarch-bench's differencing,
+    which cancels whatever the harness adds or hides once per run. The
+    empty sequence is not involved: both sides run the same copy loop, whose
+    own cost (about a cycle per copy, which a latency-bound body hides)
+    therefore remains in the figure where the body is faster than the loop.
+
+The recommended estimate (``'median'`` or ``'paired_mean'``) and ``'diff'``
+leave out the pairs during which the thread migrated (unless every pair
+did); ``best`` and ``median`` keep the seed's definitions: every run counts,
+migrated or not.
 
 Every figure here is in TSC ticks (or in the counter's own units for
 ``clock='pmu'``), per copy of the sequence, and every interval is the
@@ -57,10 +63,10 @@ __all__ = [
     "robust_sigma",
     "fence",
     "paired_mean",
+    "paired_difference",
     "fenced_mean",
     "median_difference",
     "recommend",
-    "difference",
     "resolution_limited",
     "mdape_percent",
     "outlier_fraction",
@@ -196,14 +202,48 @@ def _fenced_summary(x: np.ndarray, inside: np.ndarray) -> tuple[float, float, in
     return mean, t95(n - 1) * sd / math.sqrt(n), n
 
 
-def paired_mean(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1) -> Estimate:
-    """Mean of the paired differences inside the outlier fence, per copy, with a t interval."""
-    # the fence consumes one copy of the differences, the mean reads a second:
-    # never more than one int64 array of the run count alive at a time
-    center, half = _fence_inplace(paired_differences(raw, empty), step)
+def _kept(migrated: np.ndarray | None) -> np.ndarray | None:
+    """The pairs to keep: those that did not migrate, or ``None`` for all of
+    them (none migrated, or every one did and there is nothing else)."""
+    if migrated is None:
+        return None
+    moved = np.asarray(migrated, dtype=bool)
+    if not moved.any() or moved.all():
+        return None
+    return ~moved
+
+
+def _differences(raw: np.ndarray, empty: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
     d = paired_differences(raw, empty)
+    return d if keep is None else d[keep]
+
+
+def _paired(raw: np.ndarray, empty: np.ndarray, step: int, per: int, estimator: str,
+            migrated: np.ndarray | None) -> Estimate:
+    keep = _kept(migrated)
+    # the fence consumes one copy of the differences, the mean reads a second:
+    # never more than one int64 array of the run count alive at a time (two,
+    # briefly, while migrated pairs are dropped)
+    center, half = _fence_inplace(_differences(raw, empty, keep), step)
+    d = _differences(raw, empty, keep)
     mean, ci, n = _fenced_summary(d, _inside(d, center, half))
-    return Estimate(mean / unroll, ci / unroll, "paired_mean", n)
+    return Estimate(mean / per, ci / per, estimator, n)
+
+
+def paired_mean(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1,
+                migrated: np.ndarray | None = None) -> Estimate:
+    """Mean of the paired differences inside the outlier fence, per copy, with
+    a t interval; pairs flagged in `migrated` are left out (unless all are)."""
+    return _paired(raw, empty, step, unroll, "paired_mean", migrated)
+
+
+def paired_difference(long: np.ndarray, short: np.ndarray, step: int, k: int,
+                      migrated: np.ndarray | None = None) -> Estimate:
+    """The differencing estimate: the mean of long[i] - short[i] inside the
+    outlier fence, divided by k, with a t interval, for interleaved runs of
+    the same sequence at 2k (`long`) and k (`short`) copies; TSC ticks per
+    copy. Pairs flagged in `migrated` are left out (unless all are)."""
+    return _paired(long, short, step, k, "diff", migrated)
 
 
 def fenced_mean(values: np.ndarray, step: int) -> Estimate:
@@ -235,20 +275,17 @@ def median_difference(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int
     return Estimate(value, ci / unroll, "median", int(raw.size))
 
 
-def recommend(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1) -> Estimate:
+def recommend(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1,
+              migrated: np.ndarray | None = None) -> Estimate:
     """The estimate fastcpu recommends for one result: the median when the raw
-    runs spread over several clock steps, else the paired mean."""
+    runs spread over several clock steps, else the paired mean; either from
+    the pairs not flagged in `migrated` (all of them when every one is)."""
+    keep = _kept(migrated)
+    if keep is not None:
+        raw, empty = raw[keep], empty[keep]
     if robust_sigma(raw) >= MEDIAN_SPREAD_STEPS * step:
         return median_difference(raw, empty, step, unroll)
     return paired_mean(raw, empty, step, unroll)
-
-
-def difference(short: Estimate, long: Estimate, k: int) -> Estimate:
-    """(long - short) / k, per copy, from per-run means of runs holding k
-    and 2k copies (:func:`fenced_mean` of the raw runs)."""
-    ticks = (long.ticks - short.ticks) / k
-    ci = math.hypot(long.ci95_ticks, short.ci95_ticks) / k
-    return Estimate(ticks, ci, "diff", min(short.runs_used, long.runs_used))
 
 
 def resolution_limited(best: float, median: float, step: int, unroll: int = 1) -> bool:

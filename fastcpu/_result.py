@@ -35,7 +35,10 @@ class BenchResult:
         cpu: the CPU the thread was pinned to, or ``None``.
         raw: uint64 TSC ticks of each run of the method, harness included.
         empty: uint64 TSC ticks of each run of the empty sequence.
-        migrated: bool per run: the CPU differed at the end of the method's run.
+        migrated: bool per run: the CPU changed across the pair (read
+            before its first timed run and after its second). The
+            recommended estimate leaves such pairs out; best and median
+            keep them.
         best: min(raw) - min(empty), per copy, in TSC ticks.
         median: median(raw) - median(empty), per copy, in TSC ticks.
         tsc_hz: TSC ticks per second of the clock it was measured with.
@@ -104,7 +107,9 @@ class BenchResult:
 
     @functools.cached_property
     def _recommended(self) -> _estimate.Estimate:
-        return _estimate.recommend(self.raw, self.empty, self.tsc_step_ticks, self.unroll)
+        return _estimate.recommend(
+            self.raw, self.empty, self.tsc_step_ticks, self.unroll, self.migrated
+        )
 
     @property
     def estimate(self) -> float:
@@ -186,39 +191,56 @@ class BenchResult:
 class DiffResult:
     """The differencing estimate of :func:`fastcpu.bench_diff`.
 
-    Two measurements of the same method, runs of k and of 2k back-to-back
-    copies; the cost per copy is ``(mean(raw at 2k) - mean(raw at k)) / k``
-    (outliers fenced), which cancels whatever the harness adds or hides once
-    per run (nanoBench's and uarch-bench's method). For a throughput-bound
-    sequence it is a throughput figure; for a dependent chain, its latency.
-    It includes the copy loop's own cost per copy (a fused add/cmp/jne,
+    One interleaved measurement of the same sequence at 2k and at k
+    back-to-back copies per run (alternating which comes first, like
+    :func:`fastcpu.bench`'s method and empty runs), both through the same
+    copy loop. The cost per copy is the mean of the paired differences
+    ``(long[i] - short[i]) / k`` inside an outlier fence, migrated pairs
+    left out, which cancels whatever the harness adds or hides once per run
+    (nanoBench's and uarch-bench's method). For a throughput-bound sequence
+    it is a throughput figure; for a dependent chain, its latency. It
+    includes the copy loop's own cost per copy (an add and a fused cmp/jne,
     about 1-1.5 core cycles per copy here) where the body is faster than
     that loop: below about 2 core cycles per copy it reads the loop.
 
     Attributes:
-        short: the result with ``unroll = k``.
-        long: the result with ``unroll = 2k``.
+        method: the method's name (``'user:NAME'`` for a user function).
+        runs: number of timed pairs.
+        serialize: the serialization mode.
+        k: copies per run of the short side (the long side has 2k).
+        cpu: the CPU the thread was pinned to, or ``None``.
+        long: uint64 TSC ticks of each run at 2k copies, harness included.
+        short: uint64 TSC ticks of each run at k copies, harness included.
+        migrated: bool per pair: the CPU changed across it.
+        tsc_hz, cycles_per_tick, tsc_step_ticks, clock: as for
+            :class:`BenchResult`.
     """
 
-    short: BenchResult
-    long: BenchResult
+    method: str
+    runs: int
+    serialize: str
+    k: int
+    cpu: int | None
+    long: np.ndarray = field(repr=False)
+    short: np.ndarray = field(repr=False)
+    migrated: np.ndarray = field(repr=False)
+    tsc_hz: float
+    cycles_per_tick: float
+    tsc_step_ticks: int
+    clock: str = "tsc"
 
-    @property
-    def k(self) -> int:
-        """Copies per run of the short measurement."""
-        return self.short.unroll
+    def ticks_to_ns(self, ticks: float) -> float:
+        """Convert TSC ticks to nanoseconds with this result's clock."""
+        return ticks * 1e9 / self.tsc_hz
 
-    @property
-    def method(self) -> str:
-        return self.short.method
+    def ticks_to_core_cycles(self, ticks: float) -> float:
+        """Convert TSC ticks to core cycles with this result's clock."""
+        return ticks * self.cycles_per_tick
 
     @functools.cached_property
     def _recommended(self) -> _estimate.Estimate:
-        s, l = self.short, self.long
-        return _estimate.difference(
-            _estimate.fenced_mean(s.raw, s.tsc_step_ticks),
-            _estimate.fenced_mean(l.raw, l.tsc_step_ticks),
-            self.k,
+        return _estimate.paired_difference(
+            self.long, self.short, self.tsc_step_ticks, self.k, self.migrated
         )
 
     @property
@@ -237,28 +259,38 @@ class DiffResult:
         return self._recommended.estimator
 
     @property
+    def runs_used(self) -> int:
+        """Pairs the estimate rests on: not migrated, inside the outlier fence."""
+        return self._recommended.runs_used
+
+    @property
+    def migrations(self) -> int:
+        """How many pairs migrated to another CPU."""
+        return int(np.count_nonzero(self.migrated))
+
+    @property
     def estimate_ns(self) -> float:
         """:attr:`estimate` in nanoseconds."""
-        return self.long.ticks_to_ns(self.estimate)
+        return self.ticks_to_ns(self.estimate)
 
     @property
     def estimate_core_cycles(self) -> float:
         """:attr:`estimate` in core cycles."""
-        return self.long.ticks_to_core_cycles(self.estimate)
+        return self.ticks_to_core_cycles(self.estimate)
 
     @property
     def estimate_ci95_ns(self) -> float:
         """:attr:`estimate_ci95` in nanoseconds."""
-        return self.long.ticks_to_ns(self.estimate_ci95)
+        return self.ticks_to_ns(self.estimate_ci95)
 
     @property
     def estimate_ci95_core_cycles(self) -> float:
         """:attr:`estimate_ci95` in core cycles."""
-        return self.long.ticks_to_core_cycles(self.estimate_ci95)
+        return self.ticks_to_core_cycles(self.estimate_ci95)
 
     def __str__(self) -> str:
         return (
             f"{self.method}: {self.estimate:.2f} +- {self.estimate_ci95:.2f} ticks per copy "
             f"({self.estimate_core_cycles:.2f} core cycles) by differencing "
-            f"{self.k} and {2 * self.k} copies over {self.short.runs} runs each"
+            f"{self.k} and {2 * self.k} copies over {self.runs} interleaved pairs of runs"
         )

@@ -1,6 +1,7 @@
 """Sub-step estimates: each statistic against a slow, obvious oracle, and the
 estimators against simulated quantized measurements of a known cost."""
 
+import ctypes
 import dataclasses
 import math
 import statistics
@@ -241,13 +242,35 @@ def test_resolution_limited_is_about_steps():
     assert not _estimate.resolution_limited(12.0, 12.0, 1)
 
 
-def test_difference_combines_two_means():
-    short = _estimate.Estimate(100.0, 0.3, "fenced_mean", 1000)
-    long = _estimate.Estimate(180.0, 0.4, "fenced_mean", 990)
-    d = _estimate.difference(short, long, 8)
-    assert d.ticks == 10.0
-    assert d.ci95_ticks == pytest.approx(0.5 / 8)
-    assert d.estimator == "diff" and d.runs_used == 990
+def test_paired_difference_is_the_fenced_mean_of_the_pairs_over_k():
+    short = np.array([104, 78, 104, 104, 78, 5000, 104, 78], np.uint64)
+    long = np.array([182, 182, 156, 182, 182, 182, 208, 156], np.uint64)
+    d = _estimate.paired_difference(long, short, STEP, 4)
+    kept = [78, 104, 52, 78, 104, 104, 78]  # 182 - 5000 is far outside the fence
+    assert d.ticks == pytest.approx(statistics.mean(kept) / 4)
+    assert d.ci95_ticks == pytest.approx(_estimate.t95(6) * statistics.stdev(kept) / math.sqrt(7) / 4)
+    assert d.estimator == "diff" and d.runs_used == 7
+
+
+def test_migrated_pairs_leave_the_recommended_estimate_but_not_best_and_median():
+    raw = np.array([52, 52, 78, 52, 78, 52, 52, 78, 52, 78], np.uint64)
+    empty = np.full(10, 26, np.uint64)
+    migrated = np.zeros(10, bool)
+    migrated[[2, 4]] = True  # two of the 78s
+    est = _estimate.recommend(raw, empty, STEP, 1, migrated)
+    assert est.estimator == "paired_mean" and est.runs_used == 8
+    assert est.ticks == pytest.approx(statistics.mean([26, 26, 26, 26, 26, 52, 26, 52]))
+    assert _estimate.paired_mean(raw, empty, STEP, 1, migrated) == est
+    # every pair migrated: nothing else to go on, so all count
+    assert _estimate.recommend(raw, empty, STEP, 1, np.ones(10, bool)) == _estimate.recommend(raw, empty, STEP)
+    r = fastcpu.BenchResult(
+        method="m", runs=10, serialize="lfence", unroll=1, cpu=None, raw=raw, empty=empty,
+        migrated=migrated, best=26.0, median=26.0, tsc_hz=2.6e9, cycles_per_tick=1.4, tsc_step_ticks=STEP,
+    )
+    assert r.estimate == est.ticks and r.migrations == 2
+    # the same pairs leave the differencing estimate
+    d = _estimate.paired_difference(raw, empty, STEP, 2, migrated)
+    assert d.ticks == pytest.approx(est.ticks / 2) and d.runs_used == 8
 
 
 # ---- on BenchResult ----
@@ -286,15 +309,28 @@ def test_str_shows_the_estimate():
 def test_bench_diff_on_a_calibration_chain():
     d = fastcpu.bench_diff("imul_chain_16", 300, k=4)
     assert isinstance(d, fastcpu.DiffResult)
-    assert d.k == 4 and d.short.unroll == 4 and d.long.unroll == 8
-    assert d.estimator == "diff" and d.method == "imul_chain_16"
+    assert d.k == 4 and d.runs == 300 and d.method == "imul_chain_16"
+    assert d.long.shape == d.short.shape == d.migrated.shape == (300,)
+    assert d.long.dtype == d.short.dtype == np.uint64 and d.migrated.dtype == np.bool_
+    assert d.estimator == "diff" and 0 < d.runs_used <= 300
     assert d.estimate > 0 and d.estimate_ci95 > 0
-    assert d.estimate_core_cycles == pytest.approx(d.estimate * d.long.cycles_per_tick)
-    assert d.estimate_ns == pytest.approx(d.estimate * 1e9 / d.long.tsc_hz)
+    # one interleaved measurement: the long runs are the longer ones, pair by pair
+    assert np.median(d.long.astype(np.int64) - d.short.astype(np.int64)) > 0
+    expected = _estimate.paired_difference(d.long, d.short, d.tsc_step_ticks, 4, d.migrated)
+    assert (d.estimate, d.estimate_ci95) == (expected.ticks, expected.ci95_ticks)
+    assert d.estimate_core_cycles == pytest.approx(d.estimate * d.cycles_per_tick)
+    assert d.estimate_ns == pytest.approx(d.estimate * 1e9 / d.tsc_hz)
     assert "differencing" in str(d)
 
 
-@pytest.mark.parametrize("k", [0, fastcpu.UNROLL_MAX // 2 + 1])
+def test_bench_diff_times_user_functions():
+    libc = ctypes.CDLL(None)
+    d = fastcpu.bench_diff(libc.getppid, 50, k=2)
+    assert d.method == "user:getppid" and d.long.shape == (50,)
+    assert d.estimate > 0  # a system call per copy
+
+
+@pytest.mark.parametrize("k", [0, 1, fastcpu.UNROLL_MAX // 2 + 1])
 def test_bench_diff_checks_k(k):
     with pytest.raises(ValueError, match="k must be between"):
         fastcpu.bench_diff("gdt", 10, k=k)
