@@ -86,7 +86,7 @@ def mode_table(mode: str, chains: list[fastcpu.CalibrationInfo], runs: int, k: i
         t = c.truth_core_cycles
         r, cpt, moved = timed(c.name, runs, mode, cpu)
         # about 2000 core cycles per long run at most: longer runs catch more interrupts
-        ck = max(1, min(k, 1024 // t))
+        ck = max(2, min(k, 1024 // t))  # bench_diff needs k >= 2
         d, dcpt = timed_diff(c.name, runs, mode, ck, cpu)
         est = r.estimate * cpt
         diff = d.estimate * dcpt
