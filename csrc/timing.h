@@ -30,18 +30,18 @@
         fc_sink(CALL);                                                       \
     }
 
-/* 'lfence': the first lfence waits for earlier work, the second keeps later
- * work from starting before the counter is read (the 'cpuid' start lacks it:
- * a 1024-add chain reads ~40 core cycles short on this AMD guest). The two
- * halves are joined before the second lfence: joined after it, the shl/or
- * ran inside the timed region, on the empty sequence's critical path but in
- * the shadow of any longer-latency body, which then read ~2 cycles short. */
 /* Every read takes `counter`, the rdpmc counter number for the PMU modes and
  * ignored by the TSC ones: a timer loads it into a register before its
  * opening read (fc_counter_MODE), so that no load of it, a thread-local
  * access, falls inside the timed region. */
 #define FC_NO_COUNTER 0u
 
+/* 'lfence': the first lfence waits for earlier work, the second keeps later
+ * work from starting before the counter is read (the 'cpuid' start lacks it:
+ * a 1024-add chain reads ~40 core cycles short on this AMD guest). The two
+ * halves are joined before the second lfence: joined after it, the shl/or
+ * ran inside the timed region, on the empty sequence's critical path but in
+ * the shadow of any longer-latency body, which then read ~2 cycles short. */
 static inline __attribute__((always_inline)) uint64_t fc_start_lfence(uint32_t counter)
 {
     (void)counter;
