@@ -2,9 +2,10 @@
 
     python benchmarks/getcpu.py [--repeat 15] [--number 200000] [--cpu N] [--json]
 
-Each way is called `number` times in a timeit loop, `repeat` times; the
-figures are nanoseconds per call, loop included: the minimum over repeats
-(the least disturbed) and the median. Every callable is bound to a local
+Each way is called `number` times in a timeit loop, `repeat` times, the ways
+taking turns round-robin so that a change of core clock or load hits all of
+them alike; the figures are nanoseconds per call, loop included: the minimum
+over repeats (the least disturbed) and the median. Every callable is bound to a local
 first, so no way pays an attribute lookup the others do not. The ways:
 
   sys.is_finalizing()         the floor: a C function without arguments that
@@ -68,10 +69,14 @@ def check(fns: dict[str, object], cpu: int) -> None:
             sys.exit(f"{name} returned CPU {got} on a thread pinned to CPU {cpu}")
 
 
-def measure(fn: object, number: int, repeat: int) -> tuple[float, float]:
-    t = timeit.Timer("f()", globals={"f": fn})
-    per_call = [s / number * 1e9 for s in t.repeat(repeat=repeat, number=number)]
-    return min(per_call), statistics.median(per_call)
+def measure(fns: dict[str, object], numbers: dict[str, int], repeat: int) -> dict[str, tuple[float, float]]:
+    """(min, median) ns per call of each way, the ways interleaved repeat by repeat."""
+    timers = {name: timeit.Timer("f()", globals={"f": fn}) for name, fn in fns.items()}
+    per_call: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, timer in timers.items():
+            per_call[name].append(timer.timeit(numbers[name]) / numbers[name] * 1e9)
+    return {name: (min(v), statistics.median(v)) for name, v in per_call.items()}
 
 
 def main() -> int:
@@ -85,11 +90,9 @@ def main() -> int:
     os.sched_setaffinity(0, {args.cpu})
     fns = ways()
     check(fns, args.cpu)
-    rows = {}
-    for name, fn in fns.items():
-        slow = name in ("/proc/self/stat", "psutil cpu_num()")
-        number = max(args.number // 100, 100) if slow else args.number
-        rows[name] = measure(fn, number, args.repeat)
+    slow = ("/proc/self/stat", "psutil cpu_num()")
+    numbers = {name: max(args.number // 100, 100) if name in slow else args.number for name in fns}
+    rows = measure(fns, numbers, args.repeat)
     base = rows["ctypes sched_getcpu()"][0]
     if args.json:
         print(json.dumps({
