@@ -485,8 +485,12 @@ static PyObject *core_code(PyObject *module, PyObject *args)
         return NULL;
     const struct fc_method *m = fc_method_find(name);
     if (!m) {
-        PyErr_Format(PyExc_ValueError, "unknown method %s", name);
-        return NULL;
+        const struct fc_calibration *c = fc_calibration_find(name);
+        if (!c) {
+            PyErr_Format(PyExc_ValueError, "unknown method %s", name);
+            return NULL;
+        }
+        m = &c->method;
     }
     const void *timer = (const void *)m->timers[FC_SER_LFENCE];
     Dl_info info;

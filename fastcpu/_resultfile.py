@@ -121,9 +121,11 @@ def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = Fa
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     if not isinstance(overwrite, bool):
         raise TypeError(f"overwrite must be a bool, not {type(overwrite).__name__}")
-    path = Path(path)
+    path = _nonempty_path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory: give a file name")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {path}: directory {path.parent} does not exist")
     if not overwrite and path.exists():
         raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
 
@@ -154,6 +156,13 @@ def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = Fa
         _remove(tmp)
         raise
     _fsync_dir(directory)
+
+
+def _nonempty_path(path: str | os.PathLike[str]) -> Path:
+    # Path("") is Path("."): an empty name would silently mean this directory.
+    if not os.fspath(path):
+        raise ValueError("path is empty: give the result file's name")
+    return Path(path)
 
 
 def _remove(tmp: str) -> None:
@@ -370,7 +379,9 @@ def load(path: str | os.PathLike[str]) -> Results:
 
     Raises:
         TypeError: `path` is not a str or os.PathLike.
-        OSError: the file cannot be read (FileNotFoundError, ...).
+        ValueError: `path` is empty.
+        OSError: the file cannot be read (FileNotFoundError,
+            IsADirectoryError, PermissionError, ...).
         fastcpu.ResultFileError (a ValueError): the file is empty or
             truncated, not JSON, JSON of another kind, of a newer format
             version, or inconsistent (an array whose length disagrees with
@@ -379,7 +390,9 @@ def load(path: str | os.PathLike[str]) -> Results:
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    path = Path(path)
+    path = _nonempty_path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory: give a result file written by Results.save()")
     data = path.read_bytes()
     doc = _parse(path, _decode_text(path, data))
     return from_document(doc, path)
