@@ -69,7 +69,9 @@ def _check_options(ax: object, log_x: object) -> None:
 
 
 def _check_ncols(ncols: object) -> int:
-    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
+    if isinstance(ncols, bool) or not isinstance(ncols, int):
+        raise TypeError(f"ncols must be an int >= 1, not {type(ncols).__name__}")
+    if ncols < 1:
         raise ValueError(f"ncols must be an int >= 1, not {ncols!r}")
     return ncols
 
