@@ -84,12 +84,12 @@ def _check_machine(machine: object) -> Mapping[str, Any]:
         raise TypeError(f"machine must be a dict of machine facts (machine_info()) or None, "
                         f"not {type(machine).__name__}")
     governors = machine.get("governors")
-    if governors is not None:
-        if not isinstance(governors, Mapping) or not all(
-            str(c).isdigit() and isinstance(g, str) for c, g in governors.items()
-        ):
-            raise TypeError("machine['governors'] must map CPU numbers to governor names, "
-                            f"not {governors!r}")
+    if governors is not None and not (
+        isinstance(governors, Mapping)
+        and all(str(c).isdigit() and isinstance(g, str) for c, g in governors.items())
+    ):
+        raise TypeError("machine['governors'] must map CPU numbers to governor names, "
+                        f"not {governors!r}")
     isolated = machine.get("isolated_cpus")
     if isolated is not None and not (
         isinstance(isolated, (list, tuple, set, frozenset))

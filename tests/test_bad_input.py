@@ -9,6 +9,7 @@ Each row is (call, exception, regex the message must match). The CLI rows are
 import math
 import os
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -538,7 +539,7 @@ def test_every_public_function_has_rows():
 
     from fastcpu import plot
 
-    source = open(__file__).read()
+    source = Path(__file__).read_text()
     wanted = [f"fastcpu.{n}" for n in fastcpu.__all__
               if callable(getattr(fastcpu, n)) and not inspect.isclass(getattr(fastcpu, n))]
     wanted += [f"_plot().{n}" for n in plot.__all__ if callable(getattr(plot, n))]
