@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from . import _core
 from ._core import Unsupported
-from ._machine import _parse_cpu_list, _read
+from ._machine import _parse_cpu_list
+from ._machine import _read as _read_text
 from ._methods import MethodInfo, method_info, methods
 from ._read import CpuReading, read
 
@@ -156,7 +157,7 @@ def _read_row(name: str) -> CpuReading:
 
 def _possible_cpus() -> int | None:
     """How many CPU numbers the kernel can ever use (nr_cpu_ids), or None if unknown."""
-    cpus = _parse_cpu_list(_read("/sys/devices/system/cpu/possible"))
+    cpus = _parse_cpu_list(_read_text("/sys/devices/system/cpu/possible"))
     return max(cpus) + 1 if cpus else None
 
 
