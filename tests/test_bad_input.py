@@ -452,7 +452,7 @@ CLI = [
     pytest.param(["plot", "good.json", "--out", "nodir/x.png"], "directory nodir does not exist",
                  id="plot --out nodir/x"),
     pytest.param(["plot", "good.json", "--out", "/proc/x.png"], "cannot write /proc/x.png", id="plot --out /proc"),
-    *(pytest.param(["plot", "good.json", "--out", "x.png", "--dpi", d], m, id=f"plot --dpi {d[:6]}")
+    *(pytest.param(["plot", "good.json", "--out", "x.png", "--dpi", d], m, id=f"plot --dpi {'huge' if d == str(HUGE) else d}")
       for d, m in [("0", "must be 1 or more"), ("x", "not an integer"), ("601", "must be 600 or less"),
                    (str(HUGE), "must be 600 or less")]),
     pytest.param(["plot", "good.json", "--out", "x.png", "--kind", "pie"], "argument --kind: invalid choice",
@@ -520,7 +520,7 @@ def test_cli_unsupported_clock_is_one_line_exit_1(in_ctx_dir, capsys):
     ["run", "--out", "d", "--overwrite", "--runs", "5", "--methods", "gdt"],
     ["plot", "good.json", "--out", "x.png", "--dpi", str(HUGE)],
     ["check", "--cpus", "-1"],
-])
+], ids=["run --out dir --overwrite", "plot --dpi huge", "check --cpus -1"])
 def test_python_m_fastcpu_prints_no_traceback(ctx, args):
     import subprocess
     import sys
