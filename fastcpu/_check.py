@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 
 from . import _core
 from ._core import Unsupported
-from ._methods import method_info, methods
+from ._machine import _parse_cpu_list
+from ._machine import _read as _read_text
+from ._methods import MethodInfo, method_info, methods
 from ._read import CpuReading, read
 
 __all__ = ["check", "AgreementTable", "Agreement", "Reference"]
@@ -153,14 +155,48 @@ def _read_row(name: str) -> CpuReading:
     return read(name)
 
 
+def _possible_cpus() -> int | None:
+    """How many CPU numbers the kernel can ever use (nr_cpu_ids), or None if unknown."""
+    cpus = _parse_cpu_list(_read_text("/sys/devices/system/cpu/possible"))
+    return max(cpus) + 1 if cpus else None
+
+
+def _check_names(names: Iterable[str]) -> list[MethodInfo]:
+    if isinstance(names, str):
+        raise TypeError(f"names must be a list of method names, not one str: pass [{names!r}]")
+    if not isinstance(names, Iterable):
+        raise TypeError(f"names must be a list of method names or None, not {type(names).__name__}")
+    infos = [method_info(n) for n in names]  # TypeError / ValueError with suggestions
+    if not infos:
+        raise ValueError("names is empty: name at least one method, or pass None for all")
+    seen = [i.name for i in infos]
+    twice = sorted({n for n in seen if seen.count(n) > 1})
+    if twice:
+        raise ValueError(f"method {twice[0]!r} is named twice: name each once")
+    return infos
+
+
 def _check_cpus(cpus: Iterable[int] | None) -> list[int]:
     if cpus is None:
         return sorted(os.sched_getaffinity(0))
-    out = []
+    if isinstance(cpus, (str, bytes)) or not isinstance(cpus, Iterable):
+        raise TypeError(f"cpus must be a list of CPU numbers (ints) or None, not {type(cpus).__name__}")
+    possible = _possible_cpus()
+    out: list[int] = []
     for c in cpus:
         if isinstance(c, bool) or not isinstance(c, int):
             raise TypeError(f"cpus must hold ints, not {type(c).__name__}")
+        # A CPU that exists but cannot be pinned to (offline, outside the
+        # cpuset) is recorded in `skipped`; one that cannot exist is a mistake.
+        if c < 0:
+            raise ValueError(f"cpus holds {c}: CPU numbers are 0 or more")
+        if possible is not None and c >= possible:
+            raise ValueError(f"cpus holds {c}, but this kernel has CPUs 0 to {possible - 1} only")
+        if c in out:
+            raise ValueError(f"cpus names CPU {c} twice: name each once")
         out.append(c)
+    if not out:
+        raise ValueError("cpus is empty: name at least one CPU, or pass None for the affinity mask")
     return out
 
 
@@ -171,21 +207,20 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
         names: method names to check (default: every method that reports
             the CPU here); one that does not is listed in ``not_checked``.
         cpus: CPUs to pin to, in order (default: this thread's affinity mask).
-            One the thread cannot be pinned to is recorded in ``skipped``
-            and the sweep goes on.
+            One that exists but cannot be pinned to (offline, outside the
+            cpuset) is recorded in ``skipped`` and the sweep goes on.
 
     Returns:
         An :class:`AgreementTable`; ``print()`` it for the table.
 
     Raises:
-        TypeError, ValueError: a name or CPU is not valid.
+        TypeError: `names` or `cpus` is not a list (or None), or holds the
+            wrong type.
+        ValueError: an unknown method name (the nearest are suggested), an
+            empty list, a name or CPU given twice, a negative CPU, or one
+            beyond the kernel's possible CPUs.
     """
-    if names is None:
-        infos = methods()
-    else:
-        if isinstance(names, str):
-            raise TypeError("names must be a list of method names, not one str")
-        infos = [method_info(n) for n in names]
+    infos = methods() if names is None else _check_names(names)
     rows = [m.name for m in infos if m.reports_cpu]
     not_checked = {m.name: (m.reason if not m.available else m.cpu_reason) or "" for m in infos if not m.reports_cpu}
     if names is None:

@@ -8,14 +8,17 @@ line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from . import __version__
 from ._affinity import check_cpu
 from . import _core
-from ._bench import CLOCKS, SERIALIZE_MODES, _check_clock, bench
+from ._bench import CLOCKS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, _check_clock, _check_int, bench
 from ._check import check
 from ._clock import clock
 from ._core import Error
@@ -68,12 +71,42 @@ def add_measure_options(p: argparse.ArgumentParser) -> None:
 
 
 def check_measure_options(args: argparse.Namespace) -> list:
-    """Validate --cpu and --methods before any measuring; the chosen methods."""
+    """Validate every measuring option before anything is printed or measured;
+    the chosen methods."""
+    _check_int("--runs", args.runs, 1, RUNS_MAX)
+    _check_int("--unroll", getattr(args, "unroll", 1), 1, UNROLL_MAX)
     if args.cpu is not None:
         check_cpu(args.cpu)
     if args.methods:
-        return [method_info(n) for n in args.methods]  # ValueError on unknown names
+        chosen = [method_info(n) for n in args.methods]  # ValueError on unknown names
+        names = [m.name for m in chosen]
+        twice = [n for i, n in enumerate(names) if n in names[:i]]
+        if twice:
+            raise ValueError(f"--methods names {twice[0]!r} twice: name each once")
+        return chosen
     return [m for m in methods() if m.name != "empty"]
+
+
+def check_out(text: str, option: str = "--out") -> Path:
+    """The file `option` names, if it can be written there; checked before
+    any work, so that no measurement is thrown away."""
+    if not text:
+        raise ValueError(f"{option} is empty: give a file name")
+    out = Path(text)
+    if out.is_dir():
+        raise ValueError(f"{option} {out} is a directory: give a file name")
+    parent = out.parent
+    if not parent.is_dir():
+        raise ValueError(f"cannot write {out}: directory {parent} does not exist")
+    # Try, rather than ask os.access(): root passes access() where the file
+    # system still refuses (/proc, /sys).
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ValueError(f"cannot write {out}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(probe)
+    return out
 
 
 def _table_args(p: argparse.ArgumentParser) -> None:
@@ -122,17 +155,13 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run_run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from ._results import measure
 
     check_measure_options(args)
-    out = Path(args.out)
     # Refuse before measuring, not after: a measurement is never thrown away.
+    out = check_out(args.out)
     if out.exists() and not args.overwrite:
         raise ValueError(f"{out} exists: pass --overwrite to replace it, or choose another --out")
-    if not out.parent.is_dir():
-        raise ValueError(f"cannot write {out}: directory {out.parent} does not exist")
 
     def progress(done: int, total: int, name: str | None) -> None:
         if name is not None:
@@ -185,6 +214,17 @@ def _compare_run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Beyond print quality (300) a grid of every method takes gigabytes.
+DPI_MAX = 600
+
+
+def _dpi(text: str) -> int:
+    value = _positive_int(text)
+    if value > DPI_MAX:
+        raise argparse.ArgumentTypeError(f"must be {DPI_MAX} or less, not {value}")
+    return value
+
+
 def _plot_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="result files written by 'fastcpu run'")
     p.add_argument("--out", required=True, help="image to write (PNG; .svg and .pdf work too)")
@@ -195,21 +235,25 @@ def _plot_args(p: argparse.ArgumentParser) -> None:
                    help="comma-separated method names (default: all measured)")
     p.add_argument("--unit", choices=_UNITS, default=None,
                    help="x unit of ECDFs (default ticks for one file, ns across machines)")
-    p.add_argument("--dpi", type=_positive_int, default=110, help="resolution (default 110)")
+    p.add_argument("--dpi", type=_dpi, default=110, help=f"resolution, 1 to {DPI_MAX} (default 110)")
 
 
 def _plot_run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+    out = check_out(args.out)
     loaded = _load_all(args.files)
     kind = args.kind if args.kind != "auto" else ("counts" if len(loaded) == 1 else "machines")
     if kind in ("counts", "ecdf") and len(loaded) != 1:
         raise ValueError(f"--kind {kind} draws one file, not {len(loaded)}: use --kind machines")
-    out = Path(args.out)
-    if not out.parent.is_dir():
-        raise ValueError(f"cannot write {out}: directory {out.parent} does not exist")
 
     import matplotlib.pyplot as plt
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    # matplotlib would add ".png" to a name without a known suffix: write
+    # exactly the file named, or say which names work.
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if out.suffix[1:].lower() not in formats:
+        raise ValueError(f"--out {out}: name the image format by its suffix, one of "
+                         f"{', '.join('.' + f for f in sorted(formats))}")
 
     from . import plot
 
@@ -296,7 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ValueError, TypeError) as exc:
         print(f"fastcpu: error: {exc}", file=sys.stderr)
         return 2
-    except Error as exc:
+    except (Error, OSError) as exc:
+        # Not a bad option: the machine refused (Unsupported) or a write failed.
         print(f"fastcpu: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -93,9 +93,12 @@ def clock(*, refresh: bool = False) -> Clock:
             every core-cycle conversion with it (docs/accuracy.md).
 
     Raises:
+        TypeError: `refresh` is not a bool.
         fastcpu.Unsupported: the TSC cannot be read here.
     """
     global _cached
+    if not isinstance(refresh, bool):
+        raise TypeError(f"refresh must be a bool, not {type(refresh).__name__}")
     with _lock:
         if _cached is None or refresh:
             _cached = Clock(

@@ -182,7 +182,7 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
         raise TypeError(f"confidence must be a number, not {type(confidence).__name__}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
-    if dataframe not in (None, True, False):
+    if dataframe is not None and not isinstance(dataframe, bool):
         raise TypeError(f"dataframe must be None, True or False, not {dataframe!r}")
     z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
     resolved = [_resolve(item, i) for i, item in enumerate(results_or_paths)]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import gzip
 import json
 import math
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ._bench import RUNS_MAX, UNROLL_MAX
 from ._clock import Clock
 from ._core import Error
 from ._from_arrays import bench_result_from_arrays
@@ -51,6 +53,8 @@ FORMAT_NAME = "fastcpu-results"
 #: The newest format version this fastcpu reads and the one it writes.
 FORMAT_VERSION = 1
 
+#: The coarsest TSC step a file may claim, in ticks (about one step a second at 4 GHz).
+_STEP_MAX = 1 << 32
 _TICK_DTYPES = ("<u1", "<u2", "<u4", "<u8")
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -121,9 +125,11 @@ def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = Fa
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     if not isinstance(overwrite, bool):
         raise TypeError(f"overwrite must be a bool, not {type(overwrite).__name__}")
-    path = Path(path)
+    path = _nonempty_path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory: give a file name")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {path}: directory {path.parent} does not exist")
     if not overwrite and path.exists():
         raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
 
@@ -154,6 +160,13 @@ def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = Fa
         _remove(tmp)
         raise
     _fsync_dir(directory)
+
+
+def _nonempty_path(path: str | os.PathLike[str]) -> Path:
+    # Path("") is Path("."): an empty name would silently mean this directory.
+    if not os.fspath(path):
+        raise ValueError("path is empty: give the result file's name")
+    return Path(path)
 
 
 def _remove(tmp: str) -> None:
@@ -197,6 +210,24 @@ class _Reader:
         if not isinstance(value, kinds):
             raise self.fail(f"field {where}{key!r} is {type(value).__name__}, "
                             f"expected {_kind_names(kinds)}")
+        return value
+
+    def finite(self, obj: dict[str, Any], key: str, where: str) -> float:
+        """A number field as a float: finite, and not an integer too large for one."""
+        value = self.get(obj, key, (int, float), where)
+        try:
+            value = float(value)
+        except OverflowError:
+            value = math.inf
+        if not math.isfinite(value):
+            raise self.fail(f"field {where}{key!r} is {obj[key]!r}, expected a finite number")
+        return value
+
+    def bounded(self, obj: dict[str, Any], key: str, low: int, high: int, where: str) -> int:
+        """An integer field within low..high."""
+        value = self.get(obj, key, (int,), where)
+        if not low <= value <= high:
+            raise self.fail(f"{where}{key} is {value}, must be {low} to {high}")
         return value
 
     def array(self, entry: dict[str, Any], key: str, runs: int, where: str) -> np.ndarray:
@@ -301,14 +332,13 @@ def _close(stored: float, computed: float) -> bool:
 def from_document(doc: dict[str, Any], path: Path) -> Results:
     """Build Results from a parsed, version-checked document."""
     rd = _Reader(path)
-    number = (int, float)
     clk = rd.get(doc, "clock", (dict,), "")
     clock = Clock(
-        tsc_hz=float(rd.get(clk, "tsc_hz", number, "clock.")),
+        tsc_hz=rd.finite(clk, "tsc_hz", "clock."),
         tsc_step_ticks=rd.get(clk, "tsc_step_ticks", (int,), "clock."),
-        cycles_per_tick=float(rd.get(clk, "cycles_per_tick", number, "clock.")),
+        cycles_per_tick=rd.finite(clk, "cycles_per_tick", "clock."),
     )
-    if not (clock.tsc_hz > 0 and clock.cycles_per_tick > 0 and clock.tsc_step_ticks >= 1):
+    if not (clock.tsc_hz > 0 and clock.cycles_per_tick > 0 and 1 <= clock.tsc_step_ticks <= _STEP_MAX):
         raise rd.fail(f"clock values out of range: {clk}")
     serialize = rd.get(doc, "serialize", (str,), "")
     entries = rd.get(doc, "results", (list,), "")
@@ -319,12 +349,8 @@ def from_document(doc: dict[str, Any], path: Path) -> Results:
             raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
         method = rd.get(entry, "method", (str,), where)
         where = f"results[{i}] ({method}) "
-        runs = rd.get(entry, "runs", (int,), where)
-        if runs < 1:
-            raise rd.fail(f"{where}runs is {runs}, must be 1 or more")
-        unroll = rd.get(entry, "unroll", (int,), where)
-        if unroll < 1:
-            raise rd.fail(f"{where}unroll is {unroll}, must be 1 or more")
+        runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
+        unroll = rd.bounded(entry, "unroll", 1, UNROLL_MAX, where)
         if method in results:
             raise rd.fail(f"method {method!r} appears twice")
         r = bench_result_from_arrays(
@@ -339,7 +365,7 @@ def from_document(doc: dict[str, Any], path: Path) -> Results:
         )
         for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
             if key in entry:
-                stored = rd.get(entry, key, number, where)
+                stored = rd.finite(entry, key, where)
                 if not _close(stored, computed):
                     raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
                                   f"({computed}): the file was altered or damaged")
@@ -370,7 +396,9 @@ def load(path: str | os.PathLike[str]) -> Results:
 
     Raises:
         TypeError: `path` is not a str or os.PathLike.
-        OSError: the file cannot be read (FileNotFoundError, ...).
+        ValueError: `path` is empty.
+        OSError: the file cannot be read (FileNotFoundError,
+            IsADirectoryError, PermissionError, ...).
         fastcpu.ResultFileError (a ValueError): the file is empty or
             truncated, not JSON, JSON of another kind, of a newer format
             version, or inconsistent (an array whose length disagrees with
@@ -379,7 +407,11 @@ def load(path: str | os.PathLike[str]) -> Results:
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    path = Path(path)
+    path = _nonempty_path(path)
+    if path.is_dir():
+        # errno, strerror and filename set, as open() would: callers print them.
+        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a result file written by "
+                                "Results.save()", str(path))
     data = path.read_bytes()
     doc = _parse(path, _decode_text(path, data))
     return from_document(doc, path)

@@ -187,7 +187,11 @@ class Results(Mapping[str, BenchResult]):
         old contents or the complete new file, never a torn one.
 
         Raises:
+            TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
+            ValueError: `path` is empty.
             FileExistsError: `path` exists and `overwrite` is false.
+            IsADirectoryError: `path` is a directory.
+            FileNotFoundError: its directory does not exist.
             OSError: the directory cannot be written.
         """
         from ._resultfile import save

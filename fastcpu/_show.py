@@ -126,6 +126,9 @@ def _have_capstone() -> bool:
 
 def _choose(disassembler: str) -> tuple[str | None, str | None]:
     """The disassembler to use and, when none, why."""
+    if not isinstance(disassembler, str):
+        raise TypeError(f"disassembler must be a str, one of {', '.join(DISASSEMBLERS)}; "
+                        f"not {type(disassembler).__name__}")
     if disassembler not in DISASSEMBLERS:
         raise ValueError(f"unknown disassembler {disassembler!r}: use one of {', '.join(DISASSEMBLERS)}")
     if disassembler == "none":
@@ -149,7 +152,8 @@ def method_code(method: str, *, disassembler: str = "auto") -> MethodCode:
     the model function the timer calls.
 
     Args:
-        method: a name from :func:`fastcpu.methods`; unavailable methods can
+        method: a name from :func:`fastcpu.methods` or
+            :func:`fastcpu.calibration_methods`; unavailable methods can
             be shown too (nothing is run).
         disassembler: ``'auto'`` (objdump, else capstone, else bytes only),
             ``'objdump'``, ``'capstone'`` or ``'none'``.

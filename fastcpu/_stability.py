@@ -12,15 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import _core, _estimate
 from ._machine import boost_enabled, cpu_governors, isolated_cpus
-
-if TYPE_CHECKING:
-    from ._result import BenchResult
+from ._result import BenchResult
 
 __all__ = [
     "Stability",
@@ -80,6 +78,27 @@ def _read_machine() -> dict[str, Any]:
     }
 
 
+def _check_machine(machine: object) -> Mapping[str, Any]:
+    """`machine` if its facts have the types machine_info() gives, else TypeError."""
+    if not isinstance(machine, Mapping):
+        raise TypeError(f"machine must be a dict of machine facts (machine_info()) or None, "
+                        f"not {type(machine).__name__}")
+    governors = machine.get("governors")
+    if governors is not None and not (
+        isinstance(governors, Mapping)
+        and all(str(c).isdigit() and isinstance(g, str) for c, g in governors.items())
+    ):
+        raise TypeError("machine['governors'] must map CPU numbers to governor names, "
+                        f"not {governors!r}")
+    isolated = machine.get("isolated_cpus")
+    if isolated is not None and not (
+        isinstance(isolated, (list, tuple, set, frozenset))
+        and all(isinstance(c, int) and not isinstance(c, bool) for c in isolated)
+    ):
+        raise TypeError(f"machine['isolated_cpus'] must be a list of CPU numbers or None, not {isolated!r}")
+    return machine
+
+
 def machine_warnings(cpu: int | None, machine: Mapping[str, Any] | None = None) -> tuple[str, ...]:
     """Warnings about the machine a measurement pinned to `cpu` (or unpinned) ran on.
 
@@ -91,7 +110,7 @@ def machine_warnings(cpu: int | None, machine: Mapping[str, Any] | None = None) 
             this machine now. Facts that are ``None`` or missing are unknown
             and draw no warning.
     """
-    m = _read_machine() if machine is None else machine
+    m = _read_machine() if machine is None else _check_machine(machine)
     out: list[str] = []
     governors = {int(c): g for c, g in (m.get("governors") or {}).items()}
     if cpu is not None and cpu in governors:
@@ -138,7 +157,14 @@ def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> 
         result: a :class:`fastcpu.BenchResult`.
         machine: the machine's settings as a ``machine_info()``-style dict,
             for a result measured elsewhere; ``None`` reads this machine.
+
+    Raises:
+        TypeError: `result` is not a BenchResult, or `machine` not a dict of
+            facts of the types machine_info() gives.
     """
+    if not isinstance(result, BenchResult):
+        raise TypeError(f"stability() reports on one fastcpu.BenchResult, not {type(result).__name__}"
+                        + (": pick one, e.g. results['gdt']" if isinstance(result, Mapping) else ""))
     step = result.tsc_step_ticks
     mdape = _estimate.mdape_percent(result.raw)
     outliers = _estimate.outlier_fraction(result.raw, result.empty, step)

@@ -55,6 +55,12 @@ __all__ = [
 ]
 
 
+def _check_result(name: str, value: object) -> BenchResult:
+    if not isinstance(value, BenchResult):
+        raise TypeError(f"{name} must be a fastcpu.BenchResult, not {type(value).__name__}")
+    return value
+
+
 @dataclass(frozen=True)
 class NoiseModel:
     """How a true cost becomes observed TSC ticks (see the module docstring).
@@ -134,6 +140,10 @@ class NoiseModel:
             raise ValueError(f"true_ticks must be a finite number >= 0, not {true_ticks}")
         runs = _check_int("runs", runs, 1, RUNS_MAX)
         unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
+        if clock is not None and not isinstance(clock, Clock):
+            raise TypeError(f"clock must be a fastcpu.Clock or None, not {type(clock).__name__}")
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a str (the name the result carries), not {type(method).__name__}")
         rng = np.random.default_rng(seed)
         raw = self.observe(self.durations(unroll * true_ticks, runs, rng), rng)
         empty = self.observe(self.durations(0.0, runs, rng), rng)
@@ -162,7 +172,7 @@ class NoiseModel:
         small against the step). A shadow cannot be seen in the empty runs:
         it is 0.
         """
-        empty = result.empty.astype(np.float64)
+        empty = _check_result("result", result).empty.astype(np.float64)
         step = int(result.tsc_step_ticks)
         median = float(np.median(empty))
         mad = float(np.median(np.abs(empty - median)))
@@ -203,6 +213,7 @@ ESTIMATORS = ("best", "median", "mean", "clean_mean", "unroll")
 
 def mean_ticks(result: BenchResult) -> float:
     """Mean of ``(raw - empty) / unroll`` over the runs: TSC ticks per copy above the empty."""
+    _check_result("result", result)
     return float((result.raw.astype(np.float64) - result.empty.astype(np.float64)).mean()) / result.unroll
 
 
@@ -214,7 +225,7 @@ def clean_mean_ticks(result: BenchResult) -> float:
     jitter, so almost surely interrupted. The mean keeps its immunity to
     the step without the interrupts' variance.
     """
-    raw = result.raw.astype(np.float64)
+    raw = _check_result("result", result).raw.astype(np.float64)
     empty = result.empty.astype(np.float64)
     step = result.tsc_step_ticks
     keep = (raw <= 2 * np.median(raw) + 4 * step) & (empty <= 2 * np.median(empty) + 4 * step)
@@ -223,6 +234,7 @@ def clean_mean_ticks(result: BenchResult) -> float:
 
 def estimates(result: BenchResult) -> dict[str, float]:
     """best, median, mean and clean_mean of one result, TSC ticks per copy above the empty."""
+    _check_result("result", result)
     return {"best": result.best, "median": result.median, "mean": mean_ticks(result),
             "clean_mean": clean_mean_ticks(result)}
 
@@ -238,6 +250,10 @@ def unroll_difference(short: BenchResult, long: BenchResult, statistic: str = "m
     sequence is needed. `statistic` is ``'min'`` (uarch-bench), ``'median'``
     or ``'mean'``. TSC ticks per copy.
     """
+    _check_result("short", short)
+    _check_result("long", long)
+    if not isinstance(statistic, str):
+        raise TypeError(f"statistic must be a str, one of {', '.join(_STATISTICS)}; not {type(statistic).__name__}")
     if statistic not in _STATISTICS:
         raise ValueError(f"unknown statistic {statistic!r}: use one of {', '.join(_STATISTICS)}")
     if long.unroll <= short.unroll:
@@ -260,7 +276,22 @@ def recovery(
     For every true cost: ``best``, ``median``, ``mean`` and ``clean_mean``
     of single-copy runs, and ``unroll``: the median difference between `unroll` and
     ``2 * unroll`` copies. One row per true cost, TSC ticks per copy.
+
+    Raises:
+        TypeError: `model` is not a NoiseModel, `true_ticks` not a list of
+            numbers, or `runs`, `unroll`, `seed` not ints.
+        ValueError: `true_ticks` is empty, a cost is negative or not finite,
+            `runs` is outside 1..RUNS_MAX or `unroll` outside 1..UNROLL_MAX // 2.
     """
+    if not isinstance(model, NoiseModel):
+        raise TypeError(f"model must be a fastcpu.noise.NoiseModel, not {type(model).__name__}")
+    if isinstance(true_ticks, (str, bytes)) or not isinstance(true_ticks, Iterable):
+        raise TypeError(f"true_ticks must be a list of numbers, not {type(true_ticks).__name__}")
+    true_ticks = list(true_ticks)
+    if not true_ticks:
+        raise ValueError("true_ticks is empty: give at least one true cost in TSC ticks")
+    _check_int("runs", runs, 1, RUNS_MAX)
+    _check_int("unroll", unroll, 1, UNROLL_MAX // 2)  # 2 * unroll copies are simulated too
     rng = np.random.default_rng(seed)
     rows = []
     for c in true_ticks:

@@ -48,9 +48,59 @@ Source = Union[Results, str, "os.PathLike[str]"]
 
 
 def _unit(unit: str) -> str:
+    if not isinstance(unit, str):
+        raise TypeError(f"unit must be a str (ticks, ns or cycles), not {type(unit).__name__}")
     if unit not in _UNIT_ALIASES:
         raise ValueError(f"unknown unit {unit!r}: use one of ticks, ns, cycles")
     return _UNIT_ALIASES[unit]
+
+
+def _check_number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    return value
+
+
+def _check_options(ax: object, log_x: object) -> None:
+    if ax is not None and not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes or None, not {type(ax).__name__}")
+    if log_x is not None and not isinstance(log_x, bool):
+        raise TypeError(f"log_x must be True, False or None (automatic), not {log_x!r}")
+
+
+def _check_ncols(ncols: object) -> int:
+    if isinstance(ncols, bool) or not isinstance(ncols, int):
+        raise TypeError(f"ncols must be an int >= 1, not {type(ncols).__name__}")
+    if ncols < 1:
+        raise ValueError(f"ncols must be an int >= 1, not {ncols!r}")
+    return ncols
+
+
+def _check_methods(methods: object) -> list[str] | None:
+    if methods is None:
+        return None
+    if isinstance(methods, str):
+        raise TypeError(f"methods must be a list of method names, not one str: pass [{methods!r}]")
+    if not isinstance(methods, Iterable):
+        raise TypeError(f"methods must be a list of method names or None, not {type(methods).__name__}")
+    names = list(methods)
+    for m in names:
+        if not isinstance(m, str):
+            raise TypeError(f"methods must hold method names (str), not {type(m).__name__}")
+    return names
+
+
+def _check_sources(sources: object) -> list[Results]:
+    if isinstance(sources, (Results, str, os.PathLike)):
+        raise TypeError("sources must be a list of fastcpu.Results or result file paths, "
+                        f"not one {type(sources).__name__}: wrap it in a list")
+    if not isinstance(sources, Iterable):
+        raise TypeError(f"sources must be a list of fastcpu.Results or result file paths, "
+                        f"not {type(sources).__name__}")
+    loaded = [_as_results(s) for s in sources]
+    if not loaded:
+        raise ValueError("give at least one Results or result file")
+    return loaded
 
 
 def _convert(r: BenchResult, ticks: np.ndarray, unit: str) -> np.ndarray:
@@ -74,6 +124,8 @@ def _log_x(ax: Axes, low: float, high: float) -> None:
 
 def is_slow(r: BenchResult) -> bool:
     """Whether `r` is system-call or trap scale: median raw >= 5x median empty (log x)."""
+    if not isinstance(r, BenchResult):
+        raise TypeError(f"is_slow() takes one BenchResult, not {type(r).__name__}")
     return float(np.median(r.raw)) >= _SLOW_RATIO * max(1.0, float(np.median(r.empty)))
 
 
@@ -88,6 +140,9 @@ def _as_results(source: object) -> Results:
 def _bench_results(
     results: Results | Iterable[BenchResult], methods: Sequence[str] | None
 ) -> list[BenchResult]:
+    methods = _check_methods(methods)
+    if not isinstance(results, (Results, BenchResult, Iterable)):
+        raise TypeError(f"expected fastcpu.Results or BenchResults, not {type(results).__name__}")
     if isinstance(results, Results):
         if methods is None:
             return list(results.values())
@@ -133,8 +188,8 @@ def counts(
     """
     if not isinstance(result, BenchResult):
         raise TypeError(f"counts() draws one BenchResult, not {type(result).__name__}")
-    if not 0 <= tail < 1:
-        raise ValueError(f"tail must be a fraction of the runs in [0, 1), not {tail}")
+    _check_options(ax, log_x)
+    _check_tail(tail)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
     log = is_slow(result) if log_x is None else log_x
@@ -196,11 +251,11 @@ def distributions(
     tail: float = 0.001,
 ) -> Figure:
     """A grid of :func:`counts`, one panel per method (all measured ones by default)."""
+    ncols = _check_ncols(ncols)
+    _check_tail(tail)
     chosen = _bench_results(results, methods)
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
-    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
-        raise ValueError(f"ncols must be an int >= 1, not {ncols!r}")
     ncols = min(ncols, len(chosen))
     nrows = -(-len(chosen) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.1 * nrows),
@@ -241,6 +296,8 @@ def ecdf(
     nearly flat, so that a few interrupted runs do not squeeze the rest.
     """
     unit = _unit(unit)
+    _check_options(ax, log_x)
+    _check_upto(upto)
     chosen = _bench_results(results, methods)
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
@@ -261,9 +318,17 @@ def ecdf(
     return ax
 
 
-def _finish_ecdf_axis(ax: Axes, curves: list[np.ndarray], unit: str, log: bool, upto: float) -> None:
-    if not 0 < upto <= 1:
+def _check_tail(tail: object) -> None:
+    if not 0 <= _check_number("tail", tail) < 1:
+        raise ValueError(f"tail must be a fraction of the runs in [0, 1), not {tail}")
+
+
+def _check_upto(upto: object) -> None:
+    if not 0 < _check_number("upto", upto) <= 1:
         raise ValueError(f"upto must be a quantile in (0, 1], not {upto}")
+
+
+def _finish_ecdf_axis(ax: Axes, curves: list[np.ndarray], unit: str, log: bool, upto: float) -> None:
     low = min(float(c.min()) for c in curves)
     high = max(float(np.quantile(c, upto)) for c in curves)
     if log:
@@ -298,14 +363,18 @@ def ecdf_machines(
     to the caller (labels stay on the lines).
     """
     unit = _unit(unit)
-    loaded = [_as_results(s) for s in sources]
-    if not loaded:
-        raise ValueError("give at least one Results or result file")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a method name (str), not {type(method).__name__}")
+    _check_options(ax, log_x)
+    _check_upto(upto)
+    if not isinstance(legend, bool):
+        raise TypeError(f"legend must be a bool, not {type(legend).__name__}")
+    loaded = _check_sources(sources)
     present = [res[method] for res in loaded if method in res]
     if not present:
         raise ValueError(f"{method!r} was measured on none of these machines")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
     log = any(is_slow(r) for r in present) if log_x is None else log_x
     curves = []
     for res, color in zip(loaded, _colors(len(loaded))):
@@ -332,14 +401,18 @@ def machines(
     ncols: int = 3,
 ) -> Figure:
     """A grid of :func:`ecdf_machines`, one panel per method measured on any of the machines."""
-    loaded = [_as_results(s) for s in sources]
-    if not loaded:
-        raise ValueError("give at least one Results or result file")
+    unit = _unit(unit)
+    ncols = _check_ncols(ncols)
+    methods = _check_methods(methods)
+    loaded = _check_sources(sources)
     if methods is None:
         methods = list(dict.fromkeys(m for res in loaded for m in res))
     if not methods:
         raise ValueError("nothing to plot: no method measured")
-    ncols = max(1, min(ncols, len(methods)))
+    for m in methods:
+        if not any(m in res for res in loaded):
+            raise ValueError(f"{m!r} was measured on none of these machines")
+    ncols = min(ncols, len(methods))
     nrows = -(-len(methods) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols, 3.4 * nrows),
                              layout="constrained", squeeze=False)

@@ -133,16 +133,37 @@ def test_check_sweeps_every_cpu_and_restores_the_mask():
         assert ref.consistent and ref.cpu == cpu
 
 
-def test_check_skips_a_gap_and_goes_on():
+def test_check_skips_a_gap_and_goes_on(monkeypatch):
+    # A CPU that exists but refuses the thread (offline, outside the cpuset):
+    # simulated, since every CPU here is online and allowed.
+    if len(CPUS) < 2:
+        pytest.skip("needs two CPUs: one to refuse the thread, one to check")
     before = os.sched_getaffinity(0)
-    gap = max(CPUS) + 1000
-    table = fastcpu.check(["syscall", "gdt"], cpus=[CPUS[0], gap, -1, CPUS[-1]])
+    gap = CPUS[-1]
+    real = os.sched_setaffinity
+
+    def refuse_gap(pid, mask):
+        if set(mask) == {gap}:
+            raise OSError(22, "Invalid argument")
+        real(pid, mask)
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse_gap)
+    others = CPUS[:-1]
+    table = fastcpu.check(["syscall", "gdt"], cpus=[*others, gap])
+    monkeypatch.undo()
     assert os.sched_getaffinity(0) == before
-    assert table.cpus == tuple(dict.fromkeys([CPUS[0], CPUS[-1]]))
-    assert set(table.skipped) == {gap, -1}
-    assert "cannot pin" in table.skipped[gap]
+    assert table.cpus == tuple(others)
+    assert set(table.skipped) == {gap}
     assert table.all_agree
+    assert "cannot pin" in table.skipped[gap]
     assert "CPUs skipped" in str(table)
+
+
+def test_check_refuses_cpus_that_cannot_exist():
+    with pytest.raises(ValueError, match="CPU numbers are 0 or more"):
+        fastcpu.check(["syscall"], cpus=[CPUS[0], -1])
+    with pytest.raises(ValueError, match="this kernel has CPUs 0 to"):
+        fastcpu.check(["syscall"], cpus=[max(CPUS) + 100_000])
 
 
 def test_check_lists_a_method_that_reports_no_cpu():

@@ -74,6 +74,33 @@ def test_rdtscp_hidden_from_cpuid():
     assert out["getcpu_right"] and out["all_agree"]
 
 
+def test_fsgsbase_hidden_from_cpuid():
+    if not FEATURES["fsgsbase_enabled"]:
+        pytest.skip("RDFSBASE/RDGSBASE are not enabled here: nothing to hide")
+    out = run(["rdfsbase", "rdgsbase"], FASTCPU_TEST_HIDE_CPUID="fsgsbase")
+    for n in ("rdfsbase", "rdgsbase"):
+        assert out["methods"][n] == [False, "CPUID lacks FSGSBASE (7.0:EBX bit 0)"], n
+        assert out["read"][n].startswith(f"Unsupported: {n}: CPUID lacks FSGSBASE"), n
+        assert out["bench"][n].startswith(f"Unsupported: {n}: CPUID lacks FSGSBASE"), n
+    assert out["getcpu_right"] and out["all_agree"]
+
+
+def test_umip_hidden_from_cpuid():
+    # A CPUID that hides UMIP while the kernel still emulates SIDT: the
+    # instructions run (trapped and emulated), and what they read, not the
+    # missing bit, tells fastcpu that no CPU is there.
+    if not FEATURES["umip"]:
+        pytest.skip("this CPU has no UMIP to hide")
+    names = ["sidt", "sgdt", "getcpu_sidt"]
+    out = run(names, FASTCPU_TEST_HIDE_CPUID="umip")
+    for n in names:
+        assert out["methods"][n] == [True, None], n
+        assert out["bench"][n] == "ok", n
+        assert out["read"][n].startswith(f"Unsupported: {n}: "), n
+        assert "UMIP" not in out["read"][n], n
+    assert out["getcpu_right"] and out["all_agree"]
+
+
 # Every method whose instruction can fault: the real instructions and the
 # models built on RDTSCP or SIDT. Each must be probed in a child first.
 FAULT_PRONE = [

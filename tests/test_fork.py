@@ -1,10 +1,14 @@
 """os.fork() after import: the child measures and reads the CPU correctly."""
 
 import ctypes
+import json
 import os
+
+import pytest
 
 import fastcpu
 from fastcpu import _core
+from pinning import run_python
 
 
 def test_child_of_fork_benches_and_reads_right():
@@ -27,3 +31,56 @@ def test_child_of_fork_benches_and_reads_right():
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status), status
     assert os.WEXITSTATUS(status) == 0
+
+
+# The child pins itself to each CPU and reads it every way that reports it
+# here; the parent compares. getcpu() may have chosen its way before the fork
+# (the child inherits the choice) or not (the child makes it).
+CHILD_READS = r"""
+import json, os
+import fastcpu
+if %(chosen_before)r:
+    fastcpu.getcpu()
+ways = [m.name for m in fastcpu.methods() if m.reports_cpu and m.name in ("rdpid", "rseq", "tscp", "gdt", "vdso")]
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    seen = []
+    try:
+        for cpu in sorted(os.sched_getaffinity(0)):
+            os.sched_setaffinity(0, {cpu})
+            got = {"getcpu": fastcpu.getcpu(), "getcpu_node": fastcpu.getcpu_node()[0],
+                   "syscall": fastcpu.read("syscall").cpu}
+            got.update((n, fastcpu.read(n).cpu) for n in ways)
+            seen.append([cpu, got])
+        out = {"seen": seen, "method": fastcpu.getcpu_method()}
+    except BaseException as exc:
+        out = {"error": repr(exc)}
+    os.write(w, json.dumps(out).encode())
+    os._exit(0)
+os.close(w)
+data = b""
+while chunk := os.read(r, 65536):
+    data += chunk
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"child": json.loads(data), "status": status, "ways": ways,
+                  "parent_method": fastcpu.getcpu_method()}))
+"""
+
+
+@pytest.mark.parametrize("chosen_before", [True, False], ids=["chosen-in-parent", "chosen-in-child"])
+def test_forked_child_reads_the_right_cpu_every_way(chosen_before):
+    p = run_python(CHILD_READS % {"chosen_before": chosen_before})
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["status"] == 0
+    child = out["child"]
+    assert "error" not in child, child
+    assert child["method"] == out["parent_method"]
+    if "rdpid" in {m.name for m in fastcpu.methods() if m.reports_cpu}:
+        assert "rdpid" in out["ways"]
+    assert [cpu for cpu, _ in child["seen"]] == sorted(os.sched_getaffinity(0))
+    for cpu, got in child["seen"]:
+        assert set(got) == {"getcpu", "getcpu_node", "syscall", *out["ways"]}
+        assert all(v == cpu for v in got.values()), (cpu, got)

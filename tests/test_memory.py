@@ -45,6 +45,30 @@ def test_core_calls_do_not_leak():
     assert rss < RSS_SLACK
 
 
+# The first CPU source of the catalog (LSL on most machines): read() decodes it.
+SOURCE = next(m.name for m in fastcpu.methods() if m.reports_cpu)
+
+
+def test_read_does_not_leak():
+    def reads():
+        fastcpu.read(SOURCE)
+        fastcpu.read_raw(SOURCE)
+
+    objs, rss = _growth(reads, 100_000)
+    assert objs < 100
+    assert rss < RSS_SLACK
+
+
+def test_getcpu_does_not_leak():
+    def calls():
+        fastcpu.getcpu()
+        fastcpu.getcpu_node()
+
+    objs, rss = _growth(calls, 100_000)
+    assert objs < 100
+    assert rss < RSS_SLACK
+
+
 def test_errors_do_not_leak():
     def failing():
         try:
@@ -54,6 +78,10 @@ def test_errors_do_not_leak():
         try:
             _core.bench("gdt", 0, "lfence", 1)
         except ValueError:
+            pass
+        try:
+            fastcpu.read("null_syscall")  # reports no CPU
+        except fastcpu.Unsupported:
             pass
 
     objs, rss = _growth(failing, 20_000)
