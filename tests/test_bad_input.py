@@ -81,9 +81,9 @@ BENCH = [
     row(lambda c: fastcpu.bench_diff("gdt", 0), ValueError, "runs must be between", "diff runs=0"),
     *(row(lambda c, k=k: fastcpu.bench_diff("gdt", 10, k=k), TypeError, "k must be an int", f"diff k={k!r}")
       for k in AN_INT),
-    *(row(lambda c, k=k: fastcpu.bench_diff("gdt", 10, k=k), ValueError, "k must be between 1 and 32768",
+    *(row(lambda c, k=k: fastcpu.bench_diff("gdt", 10, k=k), ValueError, "k must be between 2 and 32768",
           f"diff k={k}")
-      for k in [0, -1, fastcpu.UNROLL_MAX // 2 + 1, HUGE]),
+      for k in [0, 1, -1, fastcpu.UNROLL_MAX // 2 + 1, HUGE]),
     row(lambda c: fastcpu.bench_diff("gdt", 10, serialize="x"), ValueError, "use one of lfence", "diff ser"),
     row(lambda c: fastcpu.bench_diff("gdt", 10, cpu=-1), ValueError, "affinity mask", "diff cpu"),
 ]
