@@ -7,12 +7,15 @@ with the clock of the file it came from.
 
 - best: ``(min(raw) - min(empty)) / unroll`` (the seed's BEST);
 - median: ``(median(raw) - median(empty)) / unroll`` (the seed's MEDIAN);
-- mean: the mean of the per-run differences ``(raw[i] - empty[i]) / unroll``
-  (the empty run interleaved with run i is its pair), with a normal-theory
-  confidence interval ``mean +- z * sd / sqrt(runs)``. On a counter that
-  moves in coarse steps, a random start phase makes the mean unbiased where
-  best and median are stuck on the step (see ``fastcpu.noise``); rare
-  interrupts widen the interval rather than bias the median.
+- mean: the fenced mean of the per-run differences ``(raw[i] - empty[i]) /
+  unroll`` (the empty run interleaved with run i is its pair) with its
+  confidence interval: the same paired mean as ``BenchResult.estimate``
+  (``fastcpu._estimate.paired_mean``): pairs outside a fence around the
+  median difference (interrupts) and pairs that migrated are left out, and
+  the interval is Student's t at 95%, rescaled to the confidence asked for.
+  On a counter that moves in coarse steps, a random start phase makes the
+  mean unbiased where best and median are stuck on the step (see
+  ``fastcpu.noise``).
 """
 
 from __future__ import annotations
@@ -25,8 +28,7 @@ import statistics
 from collections.abc import Iterator, Sequence
 from typing import Any, Union
 
-import numpy as np
-
+from ._estimate import paired_mean
 from ._result import BenchResult
 from ._resultfile import load
 from ._results import Results
@@ -104,14 +106,16 @@ def _cell(value: object) -> str:
     return "" if value is None else str(value)
 
 
+_Z95 = statistics.NormalDist().inv_cdf(0.975)
+
+
 def _mean_interval(r: BenchResult, z: float) -> tuple[float, float, float]:
-    """Mean TSC ticks per copy above the empty run it was paired with, and its interval."""
-    diff = (r.raw.astype(np.float64) - r.empty.astype(np.float64)) / r.unroll
-    mean = float(diff.mean())
-    if diff.size < 2:
-        return mean, math.nan, math.nan
-    half = z * float(diff.std(ddof=1)) / math.sqrt(diff.size)
-    return mean, mean - half, mean + half
+    """Fenced paired mean, TSC ticks per copy above the empty, and its interval at z."""
+    est = paired_mean(r.raw, r.empty, r.tsc_step_ticks, r.unroll, r.migrated)
+    if not math.isfinite(est.ci95_ticks):
+        return est.ticks, math.nan, math.nan
+    half = est.ci95_ticks * z / _Z95
+    return est.ticks, est.ticks - half, est.ticks + half
 
 
 def _rows(results: Results, z: float, source: str) -> list[dict[str, Any]]:

@@ -40,6 +40,7 @@ import numpy as np
 
 from ._bench import RUNS_MAX, UNROLL_MAX, _check_int
 from ._clock import Clock
+from ._estimate import paired_mean
 from ._from_arrays import bench_result_from_arrays
 from ._result import BenchResult
 
@@ -220,16 +221,16 @@ def mean_ticks(result: BenchResult) -> float:
 def clean_mean_ticks(result: BenchResult) -> float:
     """:func:`mean_ticks` over the runs no interrupt hit, TSC ticks per copy above the empty.
 
-    A pair (method run, empty run) is dropped when either lasted more than
-    ``2 * median + 4 * step`` of its kind: far beyond the quantization and
-    jitter, so almost surely interrupted. The mean keeps its immunity to
-    the step without the interrupts' variance.
+    The same fenced paired mean as ``BenchResult.estimate`` uses
+    (:func:`fastcpu._estimate.paired_mean`): pairs whose difference lies
+    outside a fence around the median difference (8 clock steps, 5 robust
+    sigmas or 5% of the median, whichever is widest) are dropped, and so are
+    pairs that migrated. The mean keeps its immunity to the step without
+    the interrupts' variance.
     """
-    raw = _check_result("result", result).raw.astype(np.float64)
-    empty = result.empty.astype(np.float64)
-    step = result.tsc_step_ticks
-    keep = (raw <= 2 * np.median(raw) + 4 * step) & (empty <= 2 * np.median(empty) + 4 * step)
-    return float((raw[keep] - empty[keep]).mean()) / result.unroll
+    _check_result("result", result)
+    return paired_mean(result.raw, result.empty, result.tsc_step_ticks, result.unroll,
+                       result.migrated).ticks
 
 
 def estimates(result: BenchResult) -> dict[str, float]:

@@ -250,3 +250,25 @@ def test_rseq_off_by_tunable():
         assert values == [int(cpu)] * 4
     assert out["inline_reports"] is True
     assert out["all_agree"] is True
+
+
+def test_cli_check_fails_when_a_named_cpu_was_skipped(monkeypatch, capsys):
+    # --cpus names the CPUs to check: one that refuses the thread is a failure
+    if len(CPUS) < 2:
+        pytest.skip("needs two CPUs: one to refuse the thread, one to check")
+    from fastcpu._cli import main
+
+    gap = CPUS[-1]
+    real = os.sched_setaffinity
+
+    def refuse_gap(pid, mask):
+        if set(mask) == {gap}:
+            raise OSError(22, "Invalid argument")
+        real(pid, mask)
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse_gap)
+    cpus = ",".join(map(str, CPUS))
+    assert main(["check", "--methods", "syscall", "--cpus", cpus]) == 1
+    assert "CPUs skipped" in capsys.readouterr().out
+    monkeypatch.undo()
+    assert main(["check", "--methods", "syscall", "--cpus", cpus]) == 0

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import fastcpu
+from fastcpu._estimate import FENCE_RELATIVE, FENCE_SIGMAS, FENCE_STEPS, t95
 from fastcpu._cli import main
 from fastcpu._compare import COLUMNS, format_comparison
 from fastcpu.noise import NoiseModel
@@ -33,10 +34,17 @@ def simulated(label, true_ticks=(10.0, 300.0), step=1):
 
 
 def oracle_mean_interval(r, confidence=0.95):
-    d = (r.raw.astype(float) - r.empty.astype(float)) / r.unroll
-    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
-    half = z * d.std(ddof=1) / math.sqrt(d.size)
-    return d.mean(), d.mean() - half, d.mean() + half
+    """The fenced paired mean, slowly: median +- max(8 steps + 2, 5 MAD sigmas,
+    5% of |median|), then Student's t at 95% rescaled to `confidence`."""
+    d = [float(a) - float(b) for a, b, moved in zip(r.raw, r.empty, r.migrated) if not moved]
+    center = statistics.median(d)
+    sigma = 1.4826 * statistics.median(abs(x - center) for x in d)
+    half_fence = max(FENCE_STEPS * r.tsc_step_ticks + 2, FENCE_SIGMAS * sigma, FENCE_RELATIVE * abs(center))
+    kept = [x / r.unroll for x in d if abs(x - center) <= half_fence]
+    mean = statistics.fmean(kept)
+    half = t95(len(kept) - 1) * statistics.stdev(kept) / math.sqrt(len(kept))
+    half *= statistics.NormalDist().inv_cdf(0.5 + confidence / 2) / statistics.NormalDist().inv_cdf(0.975)
+    return mean, mean - half, mean + half
 
 
 def test_one_row_per_machine_and_method(measured, tmp_path):
