@@ -35,7 +35,7 @@ from ._show import CodeBlock, MethodCode, method_code
 from ._result import BenchResult, DiffResult
 from ._stability import Stability, stability
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Agreement",

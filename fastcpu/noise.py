@@ -192,15 +192,16 @@ class NoiseModel:
 
 
 #: Illustrative regimes (TSC ticks). "10 ns steps (this guest)" is
-#: NoiseModel.fit() of the 130,000 empty-sequence runs in
-#: data/amd-epyc-kvm-guest.json (AMD EPYC KVM guest, 2.6 GHz TSC), rounded;
+#: NoiseModel.fit() of the 270,000 empty-sequence runs in
+#: data/amd-epyc-kvm-guest.json (AMD EPYC KVM guest, 2.6 GHz TSC, measured
+#: on a quiet moment), rounded;
 #: the others are round numbers chosen to isolate one effect each, not
 #: measurements of any machine.
 REGIMES: dict[str, NoiseModel] = {
     "fine counter": NoiseModel(step_ticks=1, overhead_ticks=40.0, jitter_ticks=1.5,
                                interrupt_rate=0.001, interrupt_ticks=3000.0),
-    "10 ns steps (this guest)": NoiseModel(step_ticks=26, overhead_ticks=62.9, jitter_ticks=0.5,
-                                           interrupt_rate=0.0074, interrupt_ticks=384.0),
+    "10 ns steps (this guest)": NoiseModel(step_ticks=26, overhead_ticks=59.1, jitter_ticks=0.0,
+                                           interrupt_rate=0.00008, interrupt_ticks=11900.0),
     "P4-like slow timer": NoiseModel(step_ticks=1, overhead_ticks=120.0, jitter_ticks=3.0,
                                      interrupt_rate=0.001, interrupt_ticks=3000.0,
                                      shadow_ticks=30.0),
