@@ -16,8 +16,73 @@ if TYPE_CHECKING:
 __all__ = ["BenchResult", "DiffResult"]
 
 
+class _Estimated:
+    """What BenchResult and DiffResult share: unit conversions with the
+    result's clock, and the recommended estimate (a subclass defines
+    ``_recommended``) with its interval, in TSC ticks, ns and core cycles."""
+
+    tsc_hz: float
+    cycles_per_tick: float
+    migrated: np.ndarray
+    _recommended: _estimate.Estimate  # each result type says how it estimates
+
+    def ticks_to_ns(self, ticks: float) -> float:
+        """Convert TSC ticks to nanoseconds with this result's clock."""
+        return ticks * 1e9 / self.tsc_hz
+
+    def ticks_to_core_cycles(self, ticks: float) -> float:
+        """Convert TSC ticks to core cycles with this result's clock."""
+        return ticks * self.cycles_per_tick
+
+    @property
+    def estimate(self) -> float:
+        """The cost per copy fastcpu recommends, in TSC ticks (above the empty
+        sequence for a BenchResult)."""
+        return self._recommended.ticks
+
+    @property
+    def estimate_ci95(self) -> float:
+        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per copy."""
+        return self._recommended.ci95_ticks
+
+    @property
+    def estimator(self) -> str:
+        """Which statistic :attr:`estimate` is: ``'median'``, ``'paired_mean'`` or ``'diff'``."""
+        return self._recommended.estimator
+
+    @property
+    def runs_used(self) -> int:
+        """Runs (pairs) the estimate rests on: not migrated, inside the outlier fence."""
+        return self._recommended.runs_used
+
+    @property
+    def migrations(self) -> int:
+        """How many runs (pairs) migrated to another CPU."""
+        return int(np.count_nonzero(self.migrated))
+
+    @property
+    def estimate_ns(self) -> float:
+        """:attr:`estimate` in nanoseconds."""
+        return self.ticks_to_ns(self.estimate)
+
+    @property
+    def estimate_core_cycles(self) -> float:
+        """:attr:`estimate` in core cycles."""
+        return self.ticks_to_core_cycles(self.estimate)
+
+    @property
+    def estimate_ci95_ns(self) -> float:
+        """:attr:`estimate_ci95` in nanoseconds."""
+        return self.ticks_to_ns(self.estimate_ci95)
+
+    @property
+    def estimate_ci95_core_cycles(self) -> float:
+        """:attr:`estimate_ci95` in core cycles."""
+        return self.ticks_to_core_cycles(self.estimate_ci95)
+
+
 @dataclass(frozen=True, eq=False)
-class BenchResult:
+class BenchResult(_Estimated):
     """One call of :func:`fastcpu.bench`.
 
     The seed's statistics, in TSC ticks per copy of the sequence, with the
@@ -75,14 +140,6 @@ class BenchResult:
     tsc_step_ticks: int
     clock: str = "tsc"
 
-    def ticks_to_ns(self, ticks: float) -> float:
-        """Convert TSC ticks to nanoseconds with this result's clock."""
-        return ticks * 1e9 / self.tsc_hz
-
-    def ticks_to_core_cycles(self, ticks: float) -> float:
-        """Convert TSC ticks to core cycles with this result's clock."""
-        return ticks * self.cycles_per_tick
-
     @property
     def best_ns(self) -> float:
         """``best`` in nanoseconds."""
@@ -112,41 +169,6 @@ class BenchResult:
         )
 
     @property
-    def estimate(self) -> float:
-        """The cost per copy fastcpu recommends, in TSC ticks above the empty sequence."""
-        return self._recommended.ticks
-
-    @property
-    def estimate_ci95(self) -> float:
-        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per copy."""
-        return self._recommended.ci95_ticks
-
-    @property
-    def estimator(self) -> str:
-        """Which statistic :attr:`estimate` is: ``'median'`` or ``'paired_mean'``."""
-        return self._recommended.estimator
-
-    @property
-    def estimate_ns(self) -> float:
-        """:attr:`estimate` in nanoseconds."""
-        return self.ticks_to_ns(self.estimate)
-
-    @property
-    def estimate_core_cycles(self) -> float:
-        """:attr:`estimate` in core cycles."""
-        return self.ticks_to_core_cycles(self.estimate)
-
-    @property
-    def estimate_ci95_ns(self) -> float:
-        """:attr:`estimate_ci95` in nanoseconds."""
-        return self.ticks_to_ns(self.estimate_ci95)
-
-    @property
-    def estimate_ci95_core_cycles(self) -> float:
-        """:attr:`estimate_ci95` in core cycles."""
-        return self.ticks_to_core_cycles(self.estimate_ci95)
-
-    @property
     def resolution_limited(self) -> bool:
         """True when best or median is within a few clock steps (fewer than
         ``RESOLUTION_STEPS`` = 10 per run): a one-step error is then 10% or
@@ -171,11 +193,6 @@ class BenchResult:
         """Why this result may be less trustworthy than it looks (never raises)."""
         return self.stability.warnings
 
-    @property
-    def migrations(self) -> int:
-        """How many runs migrated to another CPU."""
-        return int(np.count_nonzero(self.migrated))
-
     def __str__(self) -> str:
         return (
             f"{self.method}: best {self.best:.1f} ticks ({self.best_ns:.2f} ns, "
@@ -188,7 +205,7 @@ class BenchResult:
 
 
 @dataclass(frozen=True, eq=False)
-class DiffResult:
+class DiffResult(_Estimated):
     """The differencing estimate of :func:`fastcpu.bench_diff`.
 
     One interleaved measurement of the same sequence at 2k and at k
@@ -229,64 +246,11 @@ class DiffResult:
     tsc_step_ticks: int
     clock: str = "tsc"
 
-    def ticks_to_ns(self, ticks: float) -> float:
-        """Convert TSC ticks to nanoseconds with this result's clock."""
-        return ticks * 1e9 / self.tsc_hz
-
-    def ticks_to_core_cycles(self, ticks: float) -> float:
-        """Convert TSC ticks to core cycles with this result's clock."""
-        return ticks * self.cycles_per_tick
-
     @functools.cached_property
     def _recommended(self) -> _estimate.Estimate:
         return _estimate.paired_difference(
             self.long, self.short, self.tsc_step_ticks, self.k, self.migrated
         )
-
-    @property
-    def estimate(self) -> float:
-        """Cost per copy, in TSC ticks."""
-        return self._recommended.ticks
-
-    @property
-    def estimate_ci95(self) -> float:
-        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per copy."""
-        return self._recommended.ci95_ticks
-
-    @property
-    def estimator(self) -> str:
-        """Always ``'diff'``."""
-        return self._recommended.estimator
-
-    @property
-    def runs_used(self) -> int:
-        """Pairs the estimate rests on: not migrated, inside the outlier fence."""
-        return self._recommended.runs_used
-
-    @property
-    def migrations(self) -> int:
-        """How many pairs migrated to another CPU."""
-        return int(np.count_nonzero(self.migrated))
-
-    @property
-    def estimate_ns(self) -> float:
-        """:attr:`estimate` in nanoseconds."""
-        return self.ticks_to_ns(self.estimate)
-
-    @property
-    def estimate_core_cycles(self) -> float:
-        """:attr:`estimate` in core cycles."""
-        return self.ticks_to_core_cycles(self.estimate)
-
-    @property
-    def estimate_ci95_ns(self) -> float:
-        """:attr:`estimate_ci95` in nanoseconds."""
-        return self.ticks_to_ns(self.estimate_ci95)
-
-    @property
-    def estimate_ci95_core_cycles(self) -> float:
-        """:attr:`estimate_ci95` in core cycles."""
-        return self.ticks_to_core_cycles(self.estimate_ci95)
 
     def __str__(self) -> str:
         return (
