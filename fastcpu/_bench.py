@@ -5,6 +5,7 @@ measurement at 2k and k copies."""
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Union
 
 from . import _core
@@ -115,6 +116,22 @@ def _units(clk: Clock, scope: str | None) -> tuple[float, float, int, str]:
     return clk.core_hz, 1.0, 1, "pmu" if scope == "all" else "pmu_user"
 
 
+def _run_pinned(
+    method: Method, cpu: int | None, clock: str, run: Callable[[str | int], tuple]
+) -> tuple[str, tuple, tuple[float, float, int, str]]:
+    """Resolve `method`, pin to `cpu` (restored afterwards), open the PMU
+    counter when asked, and call `run` with the method's name or address:
+    (display name, what `run` returned, the units of what was read)."""
+    if cpu is not None:
+        check_cpu(cpu)
+    name, target = _resolve(method)
+    clk = clock_facts()
+    with pinned(cpu):
+        scope = _core.pmu_open() if clock == "pmu" else None
+        arrays = run(target)
+    return name, arrays, _units(clk, scope)
+
+
 def bench(
     method: Method,
     runs: int = 1000,
@@ -180,18 +197,13 @@ def bench(
     unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
     serialize = _check_serialize(serialize)
     clock = _check_clock(clock, serialize)
-    if cpu is not None:
-        check_cpu(cpu)
 
-    name, target = _resolve(method)
-    clk = clock_facts()
-    with pinned(cpu):
-        scope = _core.pmu_open() if clock == "pmu" else None
-        if isinstance(target, str):
-            raw, empty, migrated, best, median = _core.bench(target, runs, serialize, unroll, clock)
-        else:
-            raw, empty, migrated, best, median = _core.bench_address(target, runs, serialize, unroll, clock)
-    tsc_hz, cycles_per_tick, step, clock_name = _units(clk, scope)
+    def run(target: str | int) -> tuple:
+        core = _core.bench if isinstance(target, str) else _core.bench_address
+        return core(target, runs, serialize, unroll, clock)
+
+    name, (raw, empty, migrated, best, median), units = _run_pinned(method, cpu, clock, run)
+    tsc_hz, cycles_per_tick, step, clock_name = units
     return BenchResult(
         method=name,
         runs=runs,
@@ -248,14 +260,10 @@ def bench_diff(
     k = _check_int("k", k, 2, UNROLL_MAX // 2)
     serialize = _check_serialize(serialize)
     clock = _check_clock(clock, serialize)
-    if cpu is not None:
-        check_cpu(cpu)
-    name, target = _resolve(method)
-    clk = clock_facts()
-    with pinned(cpu):
-        scope = _core.pmu_open() if clock == "pmu" else None
-        long, short, migrated = _core.bench_diff(target, runs, serialize, k, clock)
-    tsc_hz, cycles_per_tick, step, clock_name = _units(clk, scope)
+    name, (long, short, migrated), units = _run_pinned(
+        method, cpu, clock, lambda target: _core.bench_diff(target, runs, serialize, k, clock)
+    )
+    tsc_hz, cycles_per_tick, step, clock_name = units
     return DiffResult(
         method=name,
         runs=runs,

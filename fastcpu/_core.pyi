@@ -1,4 +1,4 @@
-"""Type stubs for fastcpu._core, the C timing core."""
+"""Type declarations of fastcpu._core, the C timing core (for editors and mypy)."""
 
 import numpy as np
 import numpy.typing as npt
