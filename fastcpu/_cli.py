@@ -23,6 +23,7 @@ from ._clock import clock
 from ._core import Error
 from ._methods import method_info, methods
 from ._show import DISASSEMBLERS, method_code
+from ._resultfile import check_replaceable
 from ._table import format_clock, format_table, format_warnings
 
 __all__ = ["main"]
@@ -98,6 +99,7 @@ def check_out(text: str, option: str = "--out") -> Path:
     parent = out.parent
     if not parent.is_dir():
         raise ValueError(f"cannot write {out}: directory {parent} does not exist")
+    check_replaceable(out)
     # Try, rather than ask os.access(): root passes access() where the file
     # system still refuses (/proc, /sys).
     try:

@@ -34,6 +34,7 @@ import gzip
 import json
 import math
 import os
+import stat
 import tempfile
 import zlib
 from pathlib import Path
@@ -117,6 +118,24 @@ def _umask() -> int:
     return 0o022
 
 
+def check_replaceable(path: Path) -> None:
+    """Refuse a name that holds something other than a regular file: the
+    atomic rename would put a new file in place of a device, a FIFO or a
+    symbolic link (not its target).
+
+    Raises:
+        ValueError: `path` is a symbolic link or not a regular file.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise ValueError(f"{path} is a symbolic link: give the path of the file itself")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{path} is not a regular file: give a file name")
+
+
 def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
     """Write `results` to `path` atomically (see :meth:`Results.save`)."""
     if not isinstance(results, Results):
@@ -130,6 +149,7 @@ def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = Fa
         raise IsADirectoryError(f"{path} is a directory: give a file name")
     if not path.parent.is_dir():
         raise FileNotFoundError(f"cannot write {path}: directory {path.parent} does not exist")
+    check_replaceable(path)
     if not overwrite and path.exists():
         raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
 

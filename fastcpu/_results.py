@@ -188,7 +188,8 @@ class Results(Mapping[str, BenchResult]):
 
         Raises:
             TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
-            ValueError: `path` is empty.
+            ValueError: `path` is empty, a symbolic link, or names something
+                other than a regular file (a device, a FIFO).
             FileExistsError: `path` exists and `overwrite` is false.
             IsADirectoryError: `path` is a directory.
             FileNotFoundError: its directory does not exist.

@@ -5,6 +5,7 @@ import datetime
 import gzip
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -475,3 +476,29 @@ def test_load_argument_errors(tmp_path):
         fastcpu.load(3)
     with pytest.raises(FileNotFoundError):
         fastcpu.load(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_save_never_replaces_what_is_not_a_regular_file(tmp_path, kind, overwrite):
+    # the atomic rename would put a new file in place of a FIFO or a link
+    target = tmp_path / "out.json"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        (tmp_path / "real.json").write_text("keep me")
+        target.symlink_to(tmp_path / "real.json")
+    res = fastcpu.measure(5, ["empty"])
+    with pytest.raises(ValueError, match="symbolic link|not a regular file"):
+        res.save(target, overwrite=overwrite)
+    assert target.is_symlink() if kind == "symlink" else stat.S_ISFIFO(os.lstat(target).st_mode)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_cli_run_refuses_a_fifo_before_measuring(tmp_path, capsys):
+    from fastcpu._cli import main
+
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    assert main(["run", "--runs", "5", "--methods", "empty", "--out", str(fifo), "--overwrite"]) == 2
+    assert "not a regular file" in capsys.readouterr().err
