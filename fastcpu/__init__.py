@@ -23,7 +23,6 @@ from ._bench import CLOCKS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, bench, bench_
 from ._calibration import CalibrationInfo, calibration_methods
 from ._clock import Clock, clock
 from ._methods import MethodInfo, methods
-from ._result import BenchResult
 from ._results import Results, measure
 from ._resultfile import ResultFileError, load
 from ._compare import ComparisonTable, compare

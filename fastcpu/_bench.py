@@ -177,7 +177,9 @@ def bench(
         warm-up runs, then `runs`): it must be safe to call repeatedly, must
         not unwind (no C++ exceptions, no longjmp out) and should not block.
         A ctypes callback wrapping a Python function works (it takes the
-        GIL itself) but times the interpreter. ctypes prototypes declaring
+        GIL itself) but times the interpreter, and ctypes reports and
+        ignores any exception raised in it, KeyboardInterrupt included: such
+        a measurement cannot be stopped with Ctrl-C. ctypes prototypes declaring
         arguments, or returning a structure, are refused with TypeError. An
         integer address is trusted as is: a wrong one crashes the process.
 

@@ -3,7 +3,7 @@
 The TSC of a modern x86 CPU counts at a constant rate (the "invariant TSC"),
 whatever the core clock does. A TSC tick is therefore *not* a core cycle:
 on the AMD guest fastcpu was written on, the TSC runs at 2596 MHz while the
-core runs near 3.6-4.1 GHz, about 1.4-1.6 core cycles per tick, and the
+core runs near 3.3-4.1 GHz, about 1.27-1.6 core cycles per tick, and the
 counter only moves in steps of 26 ticks (10 ns).
 """
 
@@ -18,7 +18,7 @@ from . import _core
 
 __all__ = ["Clock", "clock"]
 
-# Calibration sizes: about 60 ms in all, once per process.
+# Calibration sizes: about 65 ms in all, once per process.
 _FREQ_INTERVAL_S = 0.05
 _STEP_READS = 4096
 _CHAIN_BLOCKS = 2000  # 200,000 dependent adds (~55 us at 3.6 GHz)
@@ -83,7 +83,7 @@ _cached: Clock | None = None
 
 
 def clock(*, refresh: bool = False) -> Clock:
-    """Measure this machine's clock once per process (about 60 ms) and return it.
+    """Measure this machine's clock once per process (about 65 ms) and return it.
 
     Args:
         refresh: measure again, and use the new figures from now on (results

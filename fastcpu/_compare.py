@@ -168,7 +168,7 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
             pandas; ``False`` always returns a ComparisonTable.
 
     Returns:
-        A table with the columns of ``fastcpu.COLUMNS``: ``machine``,
+        A table with the columns of ``fastcpu._compare.COLUMNS``: ``machine``,
         ``method``, ``runs``, ``unroll``, ``serialize``, ``migrations``,
         ``source``, then ``best``, ``median``, ``mean``, ``mean_ci_low`` and
         ``mean_ci_high`` suffixed ``_ticks`` (TSC ticks), ``_ns`` and

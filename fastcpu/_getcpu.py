@@ -2,7 +2,7 @@
 C call.
 
 Python has no ``sched_getcpu``: the usual ways are ``ctypes`` (a foreign
-call, about 61 ns here) or parsing ``/proc/self/stat`` (about 11 us, what
+call, about 85 ns here) or parsing ``/proc/self/stat`` (about 14 us, what
 psutil's ``cpu_num()`` does). :func:`getcpu` and :func:`getcpu_node` are C
 functions without arguments that read the CPU by the fastest way that agreed
 with the getcpu system call on every CPU this process may use: the rseq

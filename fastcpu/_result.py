@@ -37,7 +37,8 @@ class _Estimated:
     @property
     def estimate(self) -> float:
         """The cost per copy fastcpu recommends, in TSC ticks (above the empty
-        sequence for a BenchResult)."""
+        sequence for a BenchResult; core cycles when measured with a PMU
+        clock)."""
         return self._recommended.ticks
 
     @property
@@ -104,8 +105,10 @@ class BenchResult(_Estimated):
             before its first timed run and after its second). The
             recommended estimate leaves such pairs out; best and median
             keep them.
-        best: min(raw) - min(empty), per copy, in TSC ticks.
-        median: median(raw) - median(empty), per copy, in TSC ticks.
+        best: min(raw) - min(empty), per copy, in TSC ticks (core cycles
+            when ``clock`` is a PMU clock, as for every "ticks" figure).
+        median: median(raw) - median(empty), per copy, in TSC ticks (core
+            cycles with a PMU clock).
         tsc_hz: TSC ticks per second of the clock it was measured with.
         cycles_per_tick: core cycles per TSC tick of that clock.
         tsc_step_ticks: the counter's granularity, in TSC ticks.
@@ -194,12 +197,13 @@ class BenchResult(_Estimated):
         return self.stability.warnings
 
     def __str__(self) -> str:
+        unit = "ticks" if self.clock == "tsc" else "PMU cycles"
         return (
-            f"{self.method}: best {self.best:.1f} ticks ({self.best_ns:.2f} ns, "
-            f"{self.best_core_cycles:.1f} core cycles), median {self.median:.1f} ticks "
+            f"{self.method}: best {self.best:.1f} {unit} ({self.best_ns:.2f} ns, "
+            f"{self.best_core_cycles:.1f} core cycles), median {self.median:.1f} {unit} "
             f"({self.median_ns:.2f} ns, {self.median_core_cycles:.1f} core cycles) "
             f"over {self.runs} runs, serialize={self.serialize}, unroll={self.unroll}; "
-            f"estimate {self.estimate:.2f} +- {self.estimate_ci95:.2f} ticks "
+            f"estimate {self.estimate:.2f} +- {self.estimate_ci95:.2f} {unit} "
             f"({self.estimate_core_cycles:.1f} core cycles, {self.estimator})"
         )
 

@@ -47,7 +47,7 @@ class Stability:
             (nanobench's err%), in percent.
         outlier_fraction: share of runs whose paired difference (raw - empty)
             fell outside the outlier fence of :mod:`fastcpu._estimate`.
-        migrated_fraction: share of runs that ended on another CPU.
+        migrated_fraction: share of pairs of runs during which the CPU changed.
         machine_warnings: warnings about the machine's settings.
         run_warnings: warnings about the runs themselves.
     """

@@ -141,6 +141,9 @@ class NoiseModel:
             raise ValueError(f"true_ticks must be a finite number >= 0, not {true_ticks}")
         runs = _check_int("runs", runs, 1, RUNS_MAX)
         unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
+        if self.overhead_ticks + unroll * true_ticks + self.step_ticks >= 2.0**62:
+            raise ValueError(f"a run of {unroll} x {true_ticks} ticks overflows the simulated "
+                             "64-bit counter: give a smaller true_ticks or unroll")
         if clock is not None and not isinstance(clock, Clock):
             raise TypeError(f"clock must be a fastcpu.Clock or None, not {type(clock).__name__}")
         if not isinstance(method, str):

@@ -66,8 +66,10 @@ def test_imul_chains_cost_three_adds_without_any_conversion():
 
 
 def test_estimates_grow_linearly_with_the_chain():
-    e = {n: fastcpu.bench(f"add_chain_{n}", 1000).estimate for n in (256, 1024)}
-    assert e[1024] / e[256] == pytest.approx(4.0, rel=0.10)
+    # median of three pairs, each pair back to back: the host moves the core clock
+    ratios = [fastcpu.bench("add_chain_1024", 1000).estimate / fastcpu.bench("add_chain_256", 1000).estimate
+              for _ in range(3)]
+    assert statistics.median(ratios) == pytest.approx(4.0, rel=0.10)
 
 
 def test_differencing_resolves_a_chain_shorter_than_the_clock_step():

@@ -145,3 +145,8 @@ def test_unroll_difference_rejects_bad_arguments():
         unroll_difference(b, a)
     with pytest.raises(ValueError, match="use one of min, median, mean"):
         unroll_difference(a, b, "mode")
+
+
+def test_simulate_refuses_a_run_that_overflows_the_counter():
+    with pytest.raises(ValueError, match="overflows the simulated 64-bit counter"):
+        NoiseModel().simulate(1e20, 10)
