@@ -31,7 +31,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import fastcpu
-from fastcpu import _core
+from fastcpu._clock import add_chain_cycles_per_tick
 from fastcpu._machine import machine_info
 
 GOAL_PERCENT = 2.0
@@ -46,12 +46,7 @@ STEADY_PERCENT = 0.5
 def fresh_cpt() -> float:
     """Core cycles per TSC tick now: clock()'s add-chain method, shortened to
     about 0.3 ms so that it brackets a measurement tightly."""
-    diffs = []
-    for _ in range(BRACKET_REPEATS):
-        single = _core.add_chain_ticks(BRACKET_BLOCKS)
-        double = _core.add_chain_ticks(2 * BRACKET_BLOCKS)
-        diffs.append(double - single)
-    return 100 * BRACKET_BLOCKS / statistics.median(diffs)
+    return add_chain_cycles_per_tick(BRACKET_BLOCKS, BRACKET_REPEATS)
 
 
 def timed(name: str, runs: int, serialize: str, cpu: int | None) -> tuple[fastcpu.BenchResult, float, float]:

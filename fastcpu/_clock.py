@@ -67,15 +67,21 @@ def _measure_tsc_hz() -> float:
     return (tsc1 - tsc0) * 1e9 / (ns1 - ns0)
 
 
-def _measure_cycles_per_tick() -> float:
-    """Core cycles per tick: 100 * N adds over the median of t(2N) - t(N)."""
-    _core.add_chain_ticks(_CHAIN_BLOCKS)  # warm up the core clock and caches
+def add_chain_cycles_per_tick(blocks: int, repeats: int) -> float:
+    """Core cycles per TSC tick: 100 * N dependent adds (N = `blocks`) over
+    the median of t(2N) - t(N) in TSC ticks, over `repeats` pairs."""
     diffs = []
-    for _ in range(_CHAIN_REPEATS):
-        single = _core.add_chain_ticks(_CHAIN_BLOCKS)
-        double = _core.add_chain_ticks(2 * _CHAIN_BLOCKS)
+    for _ in range(repeats):
+        single = _core.add_chain_ticks(blocks)
+        double = _core.add_chain_ticks(2 * blocks)
         diffs.append(double - single)
-    return 100 * _CHAIN_BLOCKS / statistics.median(diffs)
+    return 100 * blocks / statistics.median(diffs)
+
+
+def _measure_cycles_per_tick() -> float:
+    """Core cycles per tick at clock()'s sizes, after a warm-up chain."""
+    _core.add_chain_ticks(_CHAIN_BLOCKS)  # warm up the core clock and caches
+    return add_chain_cycles_per_tick(_CHAIN_BLOCKS, _CHAIN_REPEATS)
 
 
 _lock = threading.Lock()

@@ -133,13 +133,9 @@ def test_check_sweeps_every_cpu_and_restores_the_mask():
         assert ref.consistent and ref.cpu == cpu
 
 
-def test_check_skips_a_gap_and_goes_on(monkeypatch):
-    # A CPU that exists but refuses the thread (offline, outside the cpuset):
-    # simulated, since every CPU here is online and allowed.
-    if len(CPUS) < 2:
-        pytest.skip("needs two CPUs: one to refuse the thread, one to check")
-    before = os.sched_getaffinity(0)
-    gap = CPUS[-1]
+def refuse_pinning_to(monkeypatch, gap):
+    """Make sched_setaffinity refuse a mask of `gap` alone, as for a CPU that
+    exists but is offline or outside the cpuset."""
     real = os.sched_setaffinity
 
     def refuse_gap(pid, mask):
@@ -148,6 +144,16 @@ def test_check_skips_a_gap_and_goes_on(monkeypatch):
         real(pid, mask)
 
     monkeypatch.setattr(os, "sched_setaffinity", refuse_gap)
+
+
+def test_check_skips_a_gap_and_goes_on(monkeypatch):
+    # A CPU that exists but refuses the thread (offline, outside the cpuset):
+    # simulated, since every CPU here is online and allowed.
+    if len(CPUS) < 2:
+        pytest.skip("needs two CPUs: one to refuse the thread, one to check")
+    before = os.sched_getaffinity(0)
+    gap = CPUS[-1]
+    refuse_pinning_to(monkeypatch, gap)
     others = CPUS[:-1]
     table = fastcpu.check(["syscall", "gdt"], cpus=[*others, gap])
     monkeypatch.undo()
@@ -259,14 +265,7 @@ def test_cli_check_fails_when_a_named_cpu_was_skipped(monkeypatch, capsys):
     from fastcpu._cli import main
 
     gap = CPUS[-1]
-    real = os.sched_setaffinity
-
-    def refuse_gap(pid, mask):
-        if set(mask) == {gap}:
-            raise OSError(22, "Invalid argument")
-        real(pid, mask)
-
-    monkeypatch.setattr(os, "sched_setaffinity", refuse_gap)
+    refuse_pinning_to(monkeypatch, gap)
     cpus = ",".join(map(str, CPUS))
     assert main(["check", "--methods", "syscall", "--cpus", cpus]) == 1
     assert "CPUs skipped" in capsys.readouterr().out
