@@ -155,7 +155,7 @@ def main() -> int:
     print()
     print(
         f"Machine: {info['model_name']} ({info['hypervisor'] or 'bare metal'}), Linux {platform.release()}, "
-        f"fastcpu {fastcpu.__version__}. TSC {clk.tsc_hz / 1e6:.2f} MHz, step {clk.tsc_step_ticks} ticks; "
+        f"fastcpu {fastcpu.__version__}. TSC {clk.tsc_hz / 1e6:.2f} MHz, step {clk.tsc_step_ticks:.4g} ticks; "
         f"{clk.cycles_per_tick:.4f} core cycles per tick at first use. {args.runs} runs per measurement, "
         f"{'unpinned' if args.cpu is None else f'pinned to CPU {args.cpu}'}."
     )

@@ -5,6 +5,7 @@
  * tick (without a PMU, from a dependent chain of 1-cycle adds).
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,16 +21,21 @@ uint64_t fc_rdtsc(void)
 }
 
 /*
- * The counter's step. The textbook answer, the smallest non-zero difference
- * of consecutive reads, is fooled by a guest TSC that advances in 26-tick
- * steps whose phase wobbles by one tick (deltas of 26, and now and then 1 +
- * 25). So read the counter at pseudo-random spacings and look at the values
- * themselves: the step is the largest g for which nearly all of them fall in
- * two neighbouring residues mod g. A counter that takes every value passes
- * for no g >= 3, and then the textbook answer stands.
+ * The counter's step. A guest's TSC may advance only when the host's 10 ns
+ * timer does: 2596.13 MHz gives a step of 25.96 ticks, 2445.43 MHz one of
+ * 24.45, so the step need not be a whole number of ticks and the deltas of
+ * consecutive reads come out as 24 or 25 (or 26 and now and then 25). The
+ * textbook answer, the smallest non-zero delta, reads 1 there, and any
+ * integer grid drifts off the values within a few dozen steps. So read the
+ * counter at pseudo-random spacings and fit a lattice to the values
+ * themselves: value = phase + n * step, the step refined by least squares
+ * over ever longer spans. A counter with no such lattice (bare metal, every
+ * value taken) gets the textbook answer.
  */
 #define FC_STEP_SAMPLES 4096
-#define FC_STEP_MAX 1024
+#define FC_STEP_MIN 5.0         /* below it, +-1 tick of wobble fits any value */
+#define FC_STEP_MAX 1024.0
+#define FC_STEP_WOBBLE 1.5      /* ticks a value may sit off its lattice point */
 
 static uint64_t min_nonzero_delta(const uint64_t *v, size_t n)
 {
@@ -40,30 +46,76 @@ static uint64_t min_nonzero_delta(const uint64_t *v, size_t n)
     return step == UINT64_MAX ? 0 : step;
 }
 
-static bool values_on_grid(const uint64_t *v, size_t n, uint32_t g)
+/* The first guess: the mean of the deltas in the smallest cluster above the
+ * wobble (deltas from the smallest one >= FC_STEP_MIN - 1 to 1.5 times it). */
+static double step_guess(const uint64_t *v, size_t n)
 {
-    static _Thread_local uint32_t count[FC_STEP_MAX];
-    memset(count, 0, g * sizeof count[0]);
-    for (size_t i = 0; i < n; i++)
-        count[v[i] % g]++;
-    uint32_t best = 0;
-    for (uint32_t r = 0; r < g; r++) {
-        uint32_t pair = count[r] + count[(r + 1) % g];
-        if (pair > best)
-            best = pair;
+    uint64_t lo = UINT64_MAX;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t d = v[i] - v[i - 1];
+        if (d >= FC_STEP_MIN - 1 && d < lo)
+            lo = d;
     }
-    return best >= n - n / 20; /* 95% */
+    if (lo == UINT64_MAX)
+        return 0.0;
+    double sum = 0.0;
+    size_t count = 0;
+    for (size_t i = 1; i < n; i++) {
+        uint64_t d = v[i] - v[i - 1];
+        if (d >= lo && 2 * d < 3 * lo) {
+            sum += (double)d;
+            count++;
+        }
+    }
+    return sum / (double)count;
 }
 
-uint64_t fc_tsc_step(uint32_t reads)
+/* Least-squares line value = phase + n * step through the values up to
+ * `span` ticks past the first, n the nearest lattice index under the old
+ * step. Returns the new step, and the phase through *phase. */
+static double fit_lattice(const uint64_t *v, size_t n, double step, double span, double *phase)
+{
+    double sn = 0, su = 0, snn = 0, snu = 0, m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double u = (double)(v[i] - v[0]);
+        if (u > span)
+            break;
+        double k = nearbyint((u - *phase) / step);
+        sn += k;
+        su += u;
+        snn += k * k;
+        snu += k * u;
+        m++;
+    }
+    double var = snn - sn * sn / m;
+    if (m < 3 || var <= 0)
+        return step;
+    double fitted = (snu - sn * su / m) / var;
+    *phase = (su - fitted * sn) / m;
+    return fitted;
+}
+
+/* The share of values within FC_STEP_WOBBLE ticks of the lattice. */
+static double on_lattice(const uint64_t *v, size_t n, double step, double phase)
+{
+    size_t hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        double u = (double)(v[i] - v[0]) - phase;
+        if (fabs(u - step * nearbyint(u / step)) <= FC_STEP_WOBBLE)
+            hits++;
+    }
+    return (double)hits / (double)n;
+}
+
+double fc_tsc_step(uint32_t reads)
 {
     size_t n = reads < FC_STEP_SAMPLES ? reads : FC_STEP_SAMPLES;
     if (n < 2)
-        return 0;
+        return 0.0;
     /* 32 KB: on the heap, not on a caller's (perhaps small) thread stack */
     uint64_t *v = malloc(n * sizeof *v);
     if (!v)
-        return 0;
+        return 0.0;
     uint32_t lcg = 12345u, acc = 0;
     for (size_t i = 0; i < n; i++) {
         lcg = lcg * 1103515245u + 12345u;
@@ -71,15 +123,23 @@ uint64_t fc_tsc_step(uint32_t reads)
             __asm__ volatile("add $1, %0" : "+r"(acc)); /* random spacing */
         v[i] = fc_rdtsc();
     }
-    uint64_t step = 0;
-    for (uint32_t g = FC_STEP_MAX - 1; g >= 3 && !step; g--)
-        if (values_on_grid(v, n, g))
-            step = g;
-    if (!step) {
+    /* a lattice needs a few dozen points to be told from chance */
+    double step = n >= 64 ? step_guess(v, n) : 0.0, phase = 0.0;
+    if (step >= FC_STEP_MIN && step < FC_STEP_MAX) {
+        /* each span is short enough that the last step's error, times the
+         * number of steps it covers, stays well under half a step */
+        double whole = (double)(v[n - 1] - v[0]);
+        for (double span = 16 * step; ; span *= 4) {
+            step = fit_lattice(v, n, step, span, &phase);
+            if (span >= whole)
+                break;
+        }
+    }
+    if (!(step >= FC_STEP_MIN && step < FC_STEP_MAX && on_lattice(v, n, step, phase) >= 0.95)) {
         /* back-to-back reads for the textbook answer */
         for (size_t i = 0; i < n; i++)
             v[i] = fc_rdtsc();
-        step = min_nonzero_delta(v, n);
+        step = (double)min_nonzero_delta(v, n);
     }
     free(v);
     return step;

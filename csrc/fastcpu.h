@@ -368,7 +368,7 @@ uint64_t fc_rdtsc(void);
 /* The counter's step: the grid that unfenced reads at pseudo-random
  * spacings fall on, else the smallest non-zero difference between
  * consecutive reads (clock.c says how); 0 when it cannot tell. */
-uint64_t fc_tsc_step(uint32_t reads);
+double fc_tsc_step(uint32_t reads);
 /* A (CLOCK_MONOTONIC_RAW ns, TSC) pair read as close together as possible. */
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);
 /* Ticks for `blocks` blocks of 100 dependent 1-cycle adds, fenced. */

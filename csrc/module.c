@@ -763,21 +763,23 @@ static PyObject *core_current_cpu(PyObject *module, PyObject *Py_UNUSED(ignored)
 
 PyDoc_STRVAR(tsc_step_doc,
 "tsc_step($module, reads, /)\n--\n\n"
-"The counter's step in TSC ticks: the largest g (< 1024) for which 95% of\n"
-"`reads` (at most 4096) unfenced rdtsc values, read at pseudo-random\n"
-"spacings, fall in two neighbouring residues mod g; where no g >= 3 fits,\n"
-"the smallest non-zero difference of consecutive back-to-back reads.");
+"The counter's step in TSC ticks, a float: a guest's TSC that advances every\n"
+"10 ns moves by 24.45 or 25.96 ticks at a time, not a whole number. Fitted\n"
+"as a lattice to `reads` (at most 4096) unfenced rdtsc values read at\n"
+"pseudo-random spacings, 95% of them within 1.5 ticks of it; where no step\n"
+"of 5 ticks or more fits, the smallest non-zero difference of consecutive\n"
+"back-to-back reads.");
 
 static PyObject *core_tsc_step(PyObject *module, PyObject *args)
 {
     unsigned int reads;
     if (!PyArg_ParseTuple(args, "I:tsc_step", &reads) || check_timer(get_state(module)) < 0)
         return NULL;
-    uint64_t step;
+    double step;
     Py_BEGIN_ALLOW_THREADS
     step = fc_tsc_step(reads);
     Py_END_ALLOW_THREADS
-    return PyLong_FromUnsignedLongLong(step);
+    return PyFloat_FromDouble(step);
 }
 
 PyDoc_STRVAR(tsc_ns_pair_doc,

@@ -4,7 +4,8 @@ The TSC of a modern x86 CPU counts at a constant rate (the "invariant TSC"),
 whatever the core clock does. A TSC tick is therefore *not* a core cycle:
 on the AMD guest fastcpu was written on, the TSC runs at 2596 MHz while the
 core runs near 3.3-4.1 GHz, about 1.27-1.6 core cycles per tick, and the
-counter only moves in steps of 26 ticks (10 ns).
+counter only moves every 10 ns: in steps of 25.96 ticks there, of 24.5 ticks on
+a 2445 MHz host. The step need not be a whole number of ticks.
 """
 
 from __future__ import annotations
@@ -31,14 +32,15 @@ class Clock:
 
     Attributes:
         tsc_hz: TSC ticks per second, measured against CLOCK_MONOTONIC_RAW.
-        tsc_step_ticks: the counter's granularity in TSC ticks (26 on a guest
-            whose TSC advances every 10 ns; 1 on most bare metal).
+        tsc_step_ticks: the counter's granularity in TSC ticks, a float (about
+            26 or 24.5 on guests whose TSC advances every 10 ns; 1 on most bare
+            metal).
         cycles_per_tick: core cycles per TSC tick, from a dependent chain of
             1-cycle adds timed at N and 2N (no PMU needed).
     """
 
     tsc_hz: float
-    tsc_step_ticks: int
+    tsc_step_ticks: float
     cycles_per_tick: float
 
     @property

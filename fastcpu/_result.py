@@ -140,7 +140,7 @@ class BenchResult(_Estimated):
     median: float
     tsc_hz: float
     cycles_per_tick: float
-    tsc_step_ticks: int
+    tsc_step_ticks: float
     clock: str = "tsc"
 
     @property
@@ -247,7 +247,7 @@ class DiffResult(_Estimated):
     migrated: np.ndarray = field(repr=False)
     tsc_hz: float
     cycles_per_tick: float
-    tsc_step_ticks: int
+    tsc_step_ticks: float
     clock: str = "tsc"
 
     @functools.cached_property

@@ -5,7 +5,7 @@ Layout (format version 1)::
     {"format": "fastcpu-results", "version": 1,
      "fastcpu_version": "0.1.0", "date": "2025-01-31T12:00:00Z", "label": null,
      "serialize": "lfence",
-     "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 26, "cycles_per_tick": 1.37},
+     "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 25.96, "cycles_per_tick": 1.37},
      "machine": {... machine_info() ...},
      "unavailable": {"method": "reason", ...},
      "results": [
@@ -355,7 +355,7 @@ def from_document(doc: dict[str, Any], path: Path) -> Results:
     clk = rd.get(doc, "clock", (dict,), "")
     clock = Clock(
         tsc_hz=rd.finite(clk, "tsc_hz", "clock."),
-        tsc_step_ticks=rd.get(clk, "tsc_step_ticks", (int,), "clock."),
+        tsc_step_ticks=rd.finite(clk, "tsc_step_ticks", "clock."),
         cycles_per_tick=rd.finite(clk, "cycles_per_tick", "clock."),
     )
     if not (clock.tsc_hz > 0 and clock.cycles_per_tick > 0 and 1 <= clock.tsc_step_ticks <= _STEP_MAX):

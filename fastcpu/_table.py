@@ -12,7 +12,7 @@ __all__ = ["format_clock", "format_table", "format_warnings"]
 
 def format_clock(clk: Clock) -> str:
     return (
-        f"clock: TSC {clk.tsc_hz / 1e6:.2f} MHz, step {clk.tsc_step_ticks} ticks "
+        f"clock: TSC {clk.tsc_hz / 1e6:.2f} MHz, step {clk.tsc_step_ticks:.4g} ticks "
         f"({clk.tsc_step_ns:.1f} ns), {clk.cycles_per_tick:.3f} core cycles per tick "
         f"(core {clk.core_hz / 1e9:.2f} GHz by a dependent add chain)"
     )

@@ -67,8 +67,9 @@ class NoiseModel:
     """How a true cost becomes observed TSC ticks (see the module docstring).
 
     Attributes:
-        step_ticks: the counter's granularity in TSC ticks (1 on bare metal,
-            26 on a guest whose 2.6 GHz TSC advances every 10 ns).
+        step_ticks: the counter's granularity in TSC ticks, >= 1 and not
+            necessarily whole (1 on bare metal, 25.96 on a guest whose
+            2596 MHz TSC advances every 10 ns).
         overhead_ticks: mean duration of the empty sequence, TSC ticks.
         jitter_ticks: standard deviation of each run's duration, TSC ticks.
         interrupt_rate: probability that a run absorbs an interrupt (0..1).
@@ -76,7 +77,7 @@ class NoiseModel:
         shadow_ticks: work hidden under a slow timer read, TSC ticks.
     """
 
-    step_ticks: int = 1
+    step_ticks: float = 1
     overhead_ticks: float = 60.0
     jitter_ticks: float = 0.0
     interrupt_rate: float = 0.0
@@ -84,13 +85,15 @@ class NoiseModel:
     shadow_ticks: float = 0.0
 
     def __post_init__(self) -> None:
-        _check_int("step_ticks", self.step_ticks, 1, 1 << 32)
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{f.name} must be a number, not {type(value).__name__}")
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{f.name} must be a finite number >= 0, not {value}")
+        if not 1 <= self.step_ticks <= 1 << 32:
+            raise ValueError(f"step_ticks must be between 1 and {1 << 32} TSC ticks (the counter's step, "
+                             f"whole or not), not {self.step_ticks}")
         if self.interrupt_rate > 1:
             raise ValueError(f"interrupt_rate is a probability: 0 to 1, not {self.interrupt_rate}")
 
@@ -105,10 +108,11 @@ class NoiseModel:
         return np.maximum(d, 0.0)
 
     def observe(self, durations: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """What the counter shows for each duration: uint64 multiples of the step."""
+        """What the counter shows for each duration: whole steps, as uint64
+        TSC ticks (a fractional step's multiples rounded to the tick)."""
         phase = rng.random(durations.size) * self.step_ticks
         steps = np.floor((phase + durations) / self.step_ticks)
-        return (steps * self.step_ticks).astype(np.uint64)
+        return np.rint(steps * self.step_ticks).astype(np.uint64)
 
     def simulate(
         self,
@@ -177,7 +181,7 @@ class NoiseModel:
         it is 0.
         """
         empty = _check_result("result", result).empty.astype(np.float64)
-        step = int(result.tsc_step_ticks)
+        step = float(result.tsc_step_ticks)
         median = float(np.median(empty))
         mad = float(np.median(np.abs(empty - median)))
         cut = median + max(2.0 * step, 5 * 1.4826 * mad)

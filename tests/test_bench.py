@@ -49,7 +49,7 @@ def test_unroll_reports_per_copy():
 def test_empty_against_itself_is_near_zero():
     r = fastcpu.bench("empty", 2000)
     step = fastcpu.clock().tsc_step_ticks
-    assert abs(r.median) <= step
+    assert abs(r.median) <= step + 1  # a fractional step rounds to either neighbouring tick
 
 
 @pytest.mark.parametrize("mode", fastcpu.SERIALIZE_MODES)

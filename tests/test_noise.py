@@ -112,7 +112,8 @@ def test_recovery_reports_every_estimator_for_every_true_cost():
     "kwargs, exc, match",
     [
         ({"step_ticks": 0}, ValueError, "step_ticks must be between"),
-        ({"step_ticks": 2.5}, TypeError, "step_ticks must be an int"),
+        ({"step_ticks": 0.5}, ValueError, "step_ticks must be between"),
+        ({"step_ticks": "26"}, TypeError, "step_ticks must be a number"),
         ({"overhead_ticks": -1.0}, ValueError, "overhead_ticks must be a finite number >= 0"),
         ({"jitter_ticks": math.nan}, ValueError, "jitter_ticks"),
         ({"interrupt_rate": 1.5}, ValueError, "probability"),
