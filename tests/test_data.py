@@ -81,3 +81,58 @@ def test_the_across_machines_notebook_was_executed_with_every_file():
     assert int(found[1]) == len(FILES)
     for f in FILES:
         assert fastcpu.load(f).name in text, f"the notebook's tables do not show {f.name}"
+
+
+# --- published_figures.csv ---------------------------------------------------------------
+
+COLUMNS = ["source", "date", "machine", "what", "fastcpu_method", "value", "value_high", "unit",
+           "statistic", "note"]
+
+# dean gaudet's tables as ../shared/REFERENCE.md gives them, core cycles.
+TAKE_2 = {  # 2007-01-13: baseline, no cache / patched, no cache / baseline, cache / patched, cache
+    "K8 pre-revF": (21, 16, 14, 17), "K8 revF": (31, 17, 14, 17), "Core 2": (38, 16, 12, 14),
+    "P4": (49, 41, 24, 24)}
+TAKE_2_LABELS = ("baseline, no cache", "patched, no cache", "baseline, cache", "patched, cache")
+FOLLOW_UP = {  # 2007-01-08: baseline no cache / baseline cache / patched
+    "K8 pre-revF": (21, 14, 16), "K8 revF": (31, 14, 17), "Core 2": (38, 12, 17), "P4": (49, 24, 37)}
+FOLLOW_UP_LABELS = ("baseline no cache", "baseline cache", "patched")
+
+
+def _published() -> list[dict[str, str]]:
+    with open(DATA / "published_figures.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == COLUMNS
+        return list(reader)
+
+
+def test_every_published_figure_has_a_source_a_number_a_unit_and_a_real_method():
+    names = {m.name for m in fastcpu.methods()}
+    for row in _published():
+        assert row["source"] and row["machine"] and row["what"], row
+        float(row["value"])
+        if row["value_high"]:
+            assert float(row["value_high"]) > float(row["value"]), row
+        assert row["unit"] in ("core cycles", "ns", "us"), row
+        assert row["fastcpu_method"] in names | {""}, row
+
+
+def _dean(date: str) -> dict[tuple[str, str], float]:
+    return {(r["machine"], r["what"].split(" (")[0]): float(r["value"]) for r in _published()
+            if r["source"].startswith("dean gaudet") and r["date"] == date}
+
+
+def test_dean_gaudets_tables_are_there_with_their_exact_labels():
+    assert _dean("2007-01-13") == {(m, label): v for m, row in TAKE_2.items()
+                                   for label, v in zip(TAKE_2_LABELS, row)}
+    assert _dean("2007-01-08") == {(m, label): v for m, row in FOLLOW_UP.items()
+                                   for label, v in zip(FOLLOW_UP_LABELS, row)}
+    assert _dean("2007-01") == {("P4", "LSL"): 150, ("P4", "SIDT"): 15, ("P4", "SGDT"): 15,
+                                ("P4", "SLDT"): 15}
+
+
+def test_the_noise_models_p4_figures_are_the_published_ones():
+    from fastcpu.noise import P4_FIT_FIGURES, P4_HELD_OUT_FIGURES
+    published = {(r["date"], r["machine"], float(r["value"])) for r in _published()}
+    for f in (*P4_FIT_FIGURES, *P4_HELD_OUT_FIGURES):
+        date = re.search(r"2007-01-\d\d", f.source)
+        assert (date[0] if date else "2007-01", "P4", f.core_cycles) in published, f
