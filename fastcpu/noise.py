@@ -287,7 +287,9 @@ def p4_shadow_interval(figures: Iterable[P4Figure] = P4_FIT_FIGURES) -> tuple[fl
         ValueError: no figures, or no shadow fits them all.
     """
     figures = list(figures)
-    if not figures or not all(isinstance(f, P4Figure) for f in figures):
+    if not all(isinstance(f, P4Figure) for f in figures):
+        raise TypeError("figures must be fastcpu.noise.P4Figure instances")
+    if not figures:
         raise ValueError("give at least one fastcpu.noise.P4Figure")
     low = max(max(0.0, f.core_cycles - f.seed_high_core_cycles) for f in figures)
     high = min(f.core_cycles - f.seed_low_core_cycles if f.seed_high_core_cycles > 0 else math.inf
@@ -320,11 +322,13 @@ def p4_held_out(
 ) -> list[dict[str, Any]]:
     """What the fitted P4 regime predicts the seed's harness read for figures it was not fitted to.
 
-    For each figure: the single-shot reading ``max(0, c - shadow)`` at the
-    regime's shadow and over the whole fitted interval
-    (``predicted_low``/``predicted_high``), the simulated BEST and MEDIAN of
-    `runs` runs, the seed's range for it, and ``inside``: whether the
-    predicted reading lies in that range. Core cycles (= TSC ticks on a P4).
+    For each figure: the single-shot reading ``max(0, c - shadow)`` at
+    `model`'s shadow (default: :func:`fit_p4_regime`), and over the whole
+    interval :func:`p4_shadow_interval` fits to ``P4_FIT_FIGURES``
+    (``predicted_low``/``predicted_high``); the simulated BEST and MEDIAN of
+    `runs` single-copy runs under `model`; the seed's range for it, and
+    ``inside``: whether the reading at `model`'s shadow lies in that range.
+    Core cycles (= TSC ticks on a P4, whose step is 1).
     """
     model = fit_p4_regime() if model is None else model
     if not isinstance(model, NoiseModel):

@@ -193,3 +193,7 @@ def test_p4_shadow_interval_refuses_figures_no_shadow_fits():
         p4_shadow_interval([*P4_FIT_FIGURES, cheap_in_use])
     with pytest.raises(ValueError, match="at least one"):
         p4_shadow_interval([])
+    with pytest.raises(TypeError, match="P4Figure"):
+        p4_shadow_interval([49.0])
+    with pytest.raises(TypeError, match="model must be"):
+        p4_held_out("P4")
