@@ -247,6 +247,20 @@ class P4Figure:
     seed_high_core_cycles: float
     source: str
 
+    def __post_init__(self) -> None:
+        for name in ("what", "source"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a str, not {type(getattr(self, name)).__name__}")
+        for name in ("core_cycles", "seed_low_core_cycles", "seed_high_core_cycles"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, not {value}")
+        if self.seed_low_core_cycles > self.seed_high_core_cycles:
+            raise ValueError(f"seed_low_core_cycles ({self.seed_low_core_cycles}) must not exceed "
+                             f"seed_high_core_cycles ({self.seed_high_core_cycles})")
+
 
 _DEAN_0108 = 'dean gaudet, LKML 2007-01-08, follow-up to "faster vgetcpu using sidt", P4 row'
 _DEAN_0113 = 'dean gaudet, LKML 2007-01-13, "faster vgetcpu using sidt (take 2)", P4 row'
@@ -333,6 +347,9 @@ def p4_held_out(
     model = fit_p4_regime() if model is None else model
     if not isinstance(model, NoiseModel):
         raise TypeError(f"model must be a fastcpu.noise.NoiseModel, not {type(model).__name__}")
+    figures = list(figures)
+    if not all(isinstance(f, P4Figure) for f in figures):
+        raise TypeError("figures must be fastcpu.noise.P4Figure instances")
     low, high = p4_shadow_interval()
     rng = np.random.default_rng(seed)
     rows = []
