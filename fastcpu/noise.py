@@ -30,8 +30,10 @@ Everything here is in TSC ticks.
 
 The P4 regime (``REGIMES["P4-like slow timer"]``, :func:`fit_p4_regime`)
 is fitted to the only published P4 figures of these sequences, not made
-of round numbers. On a P4 the TSC ticks once per core clock, so its TSC
-ticks are core cycles and its step is 1. dean gaudet's 2007-01-08 P4 row
+of round numbers. A P4's TSC counts core clocks at full speed (Intel SDM
+vol. 3, "Time-Stamp Counter": every clock on family 0FH models 0-2, the
+maximum core clock's rate on models 3 and up), so the regime takes its TSC
+ticks as core cycles and its step as 1 (an assumption, not a fit). dean gaudet's 2007-01-08 P4 row
 (LKML, "faster vgetcpu using sidt" follow-up) gives what a vgetcpu() call
 costs there: 49 core cycles on LSL (the way in use), 37 on SIDT (a
 proposal). The seed's 2008 post read the ways in use at about 30-100 core
@@ -315,7 +317,7 @@ def p4_shadow_interval(figures: Iterable[P4Figure] = P4_FIT_FIGURES) -> tuple[fl
 
 
 def fit_p4_regime(figures: Iterable[P4Figure] = P4_FIT_FIGURES) -> NoiseModel:
-    """The P4 regime: step 1 (a P4's TSC ticks once per core clock), shadow fitted.
+    """The P4 regime: step 1 (a P4's TSC counts core clocks), shadow fitted.
 
     The shadow is the middle of :func:`p4_shadow_interval` (TSC ticks =
     core cycles). Overhead (120 ticks), jitter (3 ticks) and interrupts
