@@ -350,6 +350,27 @@ NOISE = [
     *(row(lambda c, k=k: noise.recovery(c.model, [1.0], 10, unroll=k), ValueError,
           "unroll must be between 1 and 32768", f"recovery unroll={k}")
       for k in [0, fastcpu.UNROLL_MAX, HUGE]),
+    row(lambda c: noise.P4Figure("x", "49", 30.0, 100.0, "s"), TypeError, "core_cycles must be a number",
+        "P4Figure cycles='49'"),
+    *(row(lambda c, x=x: noise.P4Figure("x", x, 30.0, 100.0, "s"), ValueError,
+          "core_cycles must be a finite number >= 0", f"P4Figure cycles={x}")
+      for x in [-1.0, math.nan]),
+    row(lambda c: noise.P4Figure("x", 49.0, 100.0, 30.0, "s"), ValueError,
+        r"seed_low_core_cycles \(100.0\) must not exceed", "P4Figure low>high"),
+    row(lambda c: noise.P4Figure(None, 49.0, 30.0, 100.0, "s"), TypeError, "what must be a str",
+        "P4Figure what=None"),
+    row(lambda c: noise.p4_shadow_interval([]), ValueError, "give at least one", "p4_shadow_interval([])"),
+    row(lambda c: noise.p4_shadow_interval([49.0]), TypeError, "must be fastcpu.noise.P4Figure",
+        "p4_shadow_interval([49.0])"),
+    row(lambda c: noise.p4_shadow_interval([noise.P4Figure("x", 20.0, 30.0, 100.0, "s"),
+                                            noise.P4Figure("y", 37.0, 4.0, 21.0, "s")]),
+        ValueError, "no shadow fits these figures", "p4_shadow_interval inconsistent"),
+    row(lambda c: noise.fit_p4_regime([]), ValueError, "give at least one", "fit_p4_regime([])"),
+    row(lambda c: noise.p4_held_out("P4"), TypeError, "model must be a fastcpu.noise.NoiseModel",
+        "p4_held_out('P4')"),
+    row(lambda c: noise.p4_held_out(c.model, [49.0]), TypeError, "must be fastcpu.noise.P4Figure",
+        "p4_held_out figures=[49.0]"),
+    row(lambda c: noise.p4_held_out(c.model, runs=0), ValueError, "runs must be between", "p4_held_out runs=0"),
 ]
 
 

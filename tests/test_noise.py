@@ -8,11 +8,17 @@ import pytest
 import fastcpu
 from fastcpu.noise import (
     ESTIMATORS,
+    P4_FIT_FIGURES,
+    P4_HELD_OUT_FIGURES,
     REGIMES,
     NoiseModel,
+    P4Figure,
     clean_mean_ticks,
     estimates,
+    fit_p4_regime,
     mean_ticks,
+    p4_held_out,
+    p4_shadow_interval,
     recovery,
     unroll_difference,
 )
@@ -151,3 +157,44 @@ def test_unroll_difference_rejects_bad_arguments():
 def test_simulate_refuses_a_run_that_overflows_the_counter():
     with pytest.raises(ValueError, match="overflows the simulated 64-bit counter"):
         NoiseModel().simulate(1e20, 10)
+
+
+def test_the_p4_regime_is_fitted_to_the_published_p4_figures():
+    # 49 (LSL vgetcpu) must read >= 30 and 37 (SIDT vgetcpu) <= 21: shadow in [16, 19].
+    assert p4_shadow_interval() == (16.0, 19.0)
+    p4 = REGIMES["P4-like slow timer"]
+    assert p4 == fit_p4_regime() and p4.step_ticks == 1 and p4.shadow_ticks == 17.5
+    for f in P4_FIT_FIGURES:
+        sim = p4.simulate(f.core_cycles, 2000, seed=11)
+        assert f.seed_low_core_cycles <= sim.median <= f.seed_high_core_cycles, f.what
+
+
+def test_the_held_out_p4_figures_are_not_the_fitted_ones():
+    fitted = {(f.source, f.core_cycles) for f in P4_FIT_FIGURES}
+    assert not fitted & {(f.source, f.core_cycles) for f in P4_HELD_OUT_FIGURES}
+
+
+def test_held_out_check_of_the_p4_regime():
+    rows = {r["core_cycles"]: r for r in p4_held_out(runs=2000, seed=12)}
+    # take 2's LSL call (49): read 30-33, inside the seed's 30-100 for the ways in use.
+    assert rows[49.0]["inside"] and (rows[49.0]["predicted_low"], rows[49.0]["predicted_high"]) == (30.0, 33.0)
+    # take 2's SIDT call (41): read 22-25, just above the seed's 4-21 for the proposals.
+    assert not rows[41.0]["inside"] and rows[41.0]["predicted_low"] == 22.0
+    assert 22 <= rows[41.0]["median"] <= 25
+    # SIDT/SGDT/SLDT, 15 cycles or less: hidden, read as 0, as machine E read some costs.
+    assert rows[15.0]["inside"] and rows[15.0]["predicted_high"] == 0.0 and rows[15.0]["median"] == 0
+    # LSL alone at 150 cycles would read 131-134: outside 30-100, and far above the
+    # 49 his own table gives for the whole LSL call: no shadow reconciles the two.
+    assert not rows[150.0]["inside"] and rows[150.0]["predicted_low"] == 131.0
+
+
+def test_p4_shadow_interval_refuses_figures_no_shadow_fits():
+    cheap_in_use = P4Figure("in use", 20.0, 30.0, 100.0, "made up for the test")
+    with pytest.raises(ValueError, match="no shadow fits"):
+        p4_shadow_interval([*P4_FIT_FIGURES, cheap_in_use])
+    with pytest.raises(ValueError, match="at least one"):
+        p4_shadow_interval([])
+    with pytest.raises(TypeError, match="P4Figure"):
+        p4_shadow_interval([49.0])
+    with pytest.raises(TypeError, match="model must be"):
+        p4_held_out("P4")

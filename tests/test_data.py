@@ -1,0 +1,138 @@
+"""data/: every result file loads, is listed in data/README.md, and is picked up by
+`compare` and by the across-machines notebook (its committed outputs name every file)."""
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import fastcpu
+from fastcpu._cli import main
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+NOTEBOOK = DATA.parent / "notebooks" / "across_machines.ipynb"
+
+if not DATA.is_dir():  # CI's unprivileged pass runs a copy of tests/ alone
+    pytest.skip("no data/ beside tests/", allow_module_level=True)
+
+FILES = sorted(p for p in DATA.iterdir() if p.name.endswith((".json", ".json.gz")))
+
+
+def test_data_holds_result_files_from_at_least_two_host_cpus():
+    cpus = {(m["vendor"], m["family"], m["model"]) for m in (fastcpu.load(f).machine for f in FILES)}
+    assert len(FILES) >= 2 and len(cpus) >= 2, f"{[f.name for f in FILES]}: CPUs {sorted(cpus)}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.name for f in FILES])
+def test_every_result_file_loads_with_its_label_and_machine_facts(path):
+    res = fastcpu.load(path)
+    assert res.name.strip(), "no label"
+    assert len(res) > 0 and all(r.runs > 0 for r in res.values())
+    for key in ("vendor", "family", "model", "stepping", "kernel", "glibc", "hypervisor"):
+        assert key in res.machine, f"{path.name}: machine facts lack {key}"
+    assert res.clock.tsc_hz > 0 and res.clock.tsc_step_ticks >= 1
+
+
+def test_labels_tell_the_files_apart():
+    labels = [fastcpu.load(f).name for f in FILES]
+    assert len(set(labels)) == len(labels), labels
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.name for f in FILES])
+def test_every_result_file_has_its_row_in_the_readme_hosts_table(path):
+    m = fastcpu.load(path).machine
+    version = json.loads(path.read_text())["fastcpu_version"] if path.suffix == ".json" else None
+    rows = [line for line in (DATA / "README.md").read_text().splitlines()
+            if line.startswith(f"| `{path.name}` |")]
+    assert len(rows) == 1, f"data/README.md: no row (or several) for {path.name} in 'The hosts'"
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[2] == m["vendor"]
+    assert cells[3] == f"{m['family']} / {m['model']} / {m['stepping']}"
+    assert str(m["kernel"]).startswith(cells[7]) and cells[8] == m["glibc"]
+    if version is not None:
+        assert cells[9] == version
+
+
+def test_compare_on_the_command_line_takes_every_file(capsys):
+    assert main(["compare", *map(str, FILES), "--unit", "ticks", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["machine"] for r in rows} == {fastcpu.load(f).name for f in FILES}
+    for f in FILES:
+        res = fastcpu.load(f)
+        assert sorted(r["method"] for r in rows if r["machine"] == res.name) == sorted(res)
+
+
+def _notebook_text() -> str:
+    nb = json.loads(NOTEBOOK.read_text())
+    return "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
+                   for o in c.get("outputs", []))
+
+
+def test_the_across_machines_notebook_was_executed_with_every_file():
+    text = _notebook_text()
+    found = re.search(r"(\d+) result file\(s\) in data/: (.*)", text)
+    assert found, "across_machines.ipynb does not say which files it read"
+    assert found[2].split(", ") == [f.name for f in FILES], (
+        "data/ changed since across_machines.ipynb was executed: "
+        "run python notebooks/execute.py across_machines.ipynb")
+    assert int(found[1]) == len(FILES)
+    for f in FILES:
+        assert fastcpu.load(f).name in text, f"the notebook's tables do not show {f.name}"
+
+
+# --- published_figures.csv ---------------------------------------------------------------
+
+COLUMNS = ["source", "date", "machine", "what", "fastcpu_method", "value", "value_high", "unit",
+           "statistic", "note"]
+
+# dean gaudet's tables as ../shared/REFERENCE.md gives them, core cycles.
+TAKE_2 = {  # 2007-01-13: baseline, no cache / patched, no cache / baseline, cache / patched, cache
+    "K8 pre-revF": (21, 16, 14, 17), "K8 revF": (31, 17, 14, 17), "Core 2": (38, 16, 12, 14),
+    "P4": (49, 41, 24, 24)}
+TAKE_2_LABELS = ("baseline, no cache", "patched, no cache", "baseline, cache", "patched, cache")
+FOLLOW_UP = {  # 2007-01-08: baseline no cache / baseline cache / patched
+    "K8 pre-revF": (21, 14, 16), "K8 revF": (31, 14, 17), "Core 2": (38, 12, 17), "P4": (49, 24, 37)}
+FOLLOW_UP_LABELS = ("baseline no cache", "baseline cache", "patched")
+
+
+def _published() -> list[dict[str, str]]:
+    with open(DATA / "published_figures.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == COLUMNS
+        return list(reader)
+
+
+def test_every_published_figure_has_a_source_a_number_a_unit_and_a_real_method():
+    names = {m.name for m in fastcpu.methods()}
+    for row in _published():
+        assert row["source"] and row["machine"] and row["what"], row
+        float(row["value"])
+        if row["value_high"]:
+            assert float(row["value_high"]) > float(row["value"]), row
+        assert row["unit"] in ("core cycles", "ns", "us"), row
+        assert row["fastcpu_method"] in names | {""}, row
+
+
+def _dean(date: str) -> dict[tuple[str, str], float]:
+    return {(r["machine"], r["what"].split(" (")[0]): float(r["value"]) for r in _published()
+            if r["source"].startswith("dean gaudet") and r["date"] == date}
+
+
+def test_dean_gaudets_tables_are_there_with_their_exact_labels():
+    assert _dean("2007-01-13") == {(m, label): v for m, row in TAKE_2.items()
+                                   for label, v in zip(TAKE_2_LABELS, row)}
+    assert _dean("2007-01-08") == {(m, label): v for m, row in FOLLOW_UP.items()
+                                   for label, v in zip(FOLLOW_UP_LABELS, row)}
+    assert _dean("2007-01") == {("P4", "LSL"): 150, ("P4", "SIDT"): 15, ("P4", "SGDT"): 15,
+                                ("P4", "SLDT"): 15}
+
+
+def test_the_noise_models_p4_figures_are_the_published_ones():
+    from fastcpu.noise import P4_FIT_FIGURES, P4_HELD_OUT_FIGURES
+    published = {(r["date"], r["machine"], float(r["value"])) for r in _published()}
+    for f in (*P4_FIT_FIGURES, *P4_HELD_OUT_FIGURES):
+        date = re.search(r"2007-01-\d\d", f.source)
+        assert (date[0] if date else "2007-01", "P4", f.core_cycles) in published, f
