@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass
 
 from . import _core
@@ -52,20 +54,39 @@ def read(method: str) -> CpuReading:
         TypeError, ValueError: `method` names no method.
         fastcpu.Unsupported: it cannot run here, does not report the CPU here
             (``MethodInfo.cpu_reason`` says why, e.g. SIDT under UMIP), or
-            reported failure on this thread (rseq ``cpu_id`` negative).
+            reported failure on this thread (rseq ``cpu_id`` negative; the
+            getcpu system call, the vDSO or sched_getcpu() returned an error,
+            named with its errno).
     """
     info = _runnable(method)
     if not info.reports_cpu:
         raise Unsupported(f"{info.name}: {info.cpu_reason}")
     cpu, node, raw, valid = _core.read_cpu(info.name)
     if not valid:
-        why = (
-            "cpu_id is negative on this thread: rseq is not registered for it"
-            if info.name == "rseq"
-            else "the instruction reported failure (LSL cleared ZF)"
-        )
-        raise Unsupported(f"{info.name}: {why}")
+        raise Unsupported(f"{info.name}: {_failure(info.name, raw)}")
     return CpuReading(info.name, cpu, node, raw)
+
+
+#: What failed, for the methods whose reader returns an error number when it fails.
+_CALLS = {
+    "syscall": "the getcpu system call",
+    "vdso": "the vDSO's __vdso_getcpu",
+    "sched_getcpu": "glibc's sched_getcpu()",
+}
+
+
+def _failure(name: str, raw: int) -> str:
+    """Why `name`'s reading failed (its reader said so: valid is false)."""
+    if name == "rseq":
+        return "cpu_id is negative on this thread: rseq is not registered for it"
+    if name in _CALLS:
+        denied = " (a seccomp filter may deny it)" if raw in (errno.EPERM, errno.ENOSYS, errno.EACCES) else ""
+        name_of = errno.errorcode.get(raw, "?")
+        return f"{_CALLS[name]} failed: errno {raw} ({name_of}, {os.strerror(raw)}){denied}"
+    return (
+        "LSL cleared ZF: selector 0x7b is not a usable segment here, so the limit "
+        "register was left unchanged"
+    )
 
 
 def read_raw(method: str) -> int:
@@ -78,14 +99,13 @@ def read_raw(method: str) -> int:
 
     Raises:
         TypeError, ValueError: `method` names no method.
-        fastcpu.Unsupported: it cannot run here, or the instruction reported
-            failure (LSL clears ZF when selector 0x7b is not a usable segment).
+        fastcpu.Unsupported: it cannot run here, or it reported failure
+            (LSL clears ZF when selector 0x7b is not a usable segment; the
+            getcpu system call, the vDSO or sched_getcpu() returned an error:
+            the message names it).
     """
     info = _runnable(method)
     raw, valid = _core.read(info.name)
     if not valid:
-        raise Unsupported(
-            f"{info.name}: LSL cleared ZF: selector 0x7b is not a usable segment here, "
-            "so the limit register was left unchanged"
-        )
+        raise Unsupported(f"{info.name}: {_failure(info.name, raw)}")
     return raw

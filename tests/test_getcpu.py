@@ -78,3 +78,80 @@ def test_getcpu_node_hands_out_one_tuple_per_cpu():
     first, second = on_cpu(CPUS[0], lambda: (fastcpu.getcpu_node(), fastcpu.getcpu_node()))
     assert first == second == (CPUS[0], on_cpu(CPUS[0], syscall_getcpu)[1])
     assert first is second  # built once, then shared: tuples are immutable
+
+
+# -- with the getcpu system call denied (issue 10, item 2) -------------------------
+# Pinned to the last CPU, so that a wrong way reading 0 (or the errno) shows.
+
+DENIED = r"""
+import ctypes, json, os
+import fastcpu
+from fastcpu import _core
+cpu = max(os.sched_getaffinity(0))
+os.sched_setaffinity(0, {cpu})
+libc = ctypes.CDLL(None)
+out = {"cpu": cpu, "sched_getcpu": libc.sched_getcpu()}
+for name, call in [("getcpu", fastcpu.getcpu), ("getcpu_node", fastcpu.getcpu_node),
+                   ("ways", _core.getcpu_ways), ("method", fastcpu.getcpu_method),
+                   ("node_method", lambda: fastcpu.getcpu_method(node=True)),
+                   ("syscall", lambda: fastcpu.read("syscall").cpu),
+                   ("syscall_raw", lambda: fastcpu.read_raw("syscall"))]:
+    try:
+        out[name] = call()
+    except fastcpu.Error as exc:
+        out[name] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("err", ["EPERM", "ENOSYS"])
+def test_getcpu_with_the_system_call_denied_reads_the_right_cpu(err):
+    import errno
+
+    from seccomp_helper import run_denied
+
+    p = run_denied(DENIED, ["getcpu"], getattr(errno, err))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    cpu = out["cpu"]
+    assert out["sched_getcpu"] == cpu
+    assert out["getcpu"] == cpu, out
+    assert "syscall" not in out["ways"], out
+    # the node: verified against sysfs, or refused with the reason
+    if isinstance(out["getcpu_node"], list):
+        assert out["getcpu_node"][0] == cpu
+        assert out["node_method"] != "syscall"
+    else:
+        assert out["getcpu_node"].startswith("Unsupported: getcpu_node(): the NUMA node cannot be verified")
+    # read() names the real cause, not LSL
+    for key in ("syscall", "syscall_raw"):
+        assert out[key].startswith(f"Unsupported: syscall: the getcpu system call failed: errno "
+                                   f"{getattr(errno, err)} ({err}, "), out[key]
+        assert "LSL" not in out[key]
+
+
+def test_getcpu_with_nothing_verifiable_raises_unsupported_with_the_reason():
+    from seccomp_helper import run_denied
+
+    # the helper thread cannot pin itself and the system call fails: nothing
+    # the fast ways say can be checked
+    p = run_denied(DENIED.replace("os.sched_setaffinity(0, {cpu})", ""), ["getcpu", "sched_setaffinity"])
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["ways"] == ["none", "none", "none"]
+    for key in ("getcpu", "method"):
+        assert out[key].startswith("Unsupported: getcpu(): no way of reading the CPU could be verified: "
+                                   "the helper thread could not be pinned to any CPU (sched_setaffinity: "
+                                   "errno 1, "), out[key]
+        assert "getcpu system call failed: errno 1" in out[key]
+    assert out["getcpu_node"].startswith("Unsupported: getcpu_node(): no way of reading the CPU")
+
+
+def test_getcpu_without_pinning_trusts_a_working_system_call():
+    from seccomp_helper import run_denied
+
+    p = run_denied(DENIED.replace("os.sched_setaffinity(0, {cpu})", ""), ["sched_setaffinity"])
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["ways"] == ["syscall", "syscall", "syscall"]
+    assert out["getcpu"] == out["sched_getcpu"] == out["syscall"]
