@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import _core
-from ._core import Unsupported
+from ._affinity import set_affinity
+from ._core import Error, Unsupported
 from ._machine import _parse_cpu_list
 from ._machine import _read as _read_text
 from ._methods import MethodInfo, method_info, methods
@@ -31,9 +32,12 @@ class Reference:
 
     Attributes:
         cpu: the CPU the thread was pinned to.
-        sched_getcpu: what glibc's ``sched_getcpu()`` returned there.
-        syscall_cpu: the cpu the getcpu system call returned there.
-        syscall_node: the node the getcpu system call returned there.
+        sched_getcpu: what glibc's ``sched_getcpu()`` returned there (-1
+            when it failed).
+        syscall_cpu: the cpu the getcpu system call returned there (-1 when
+            the call failed, e.g. denied by a seccomp filter).
+        syscall_node: the node the getcpu system call returned there (-1
+            when the call failed).
     """
 
     cpu: int
@@ -219,6 +223,8 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
         ValueError: an unknown method name (the nearest are suggested), an
             empty list, a name or CPU given twice, a negative CPU, or one
             beyond the kernel's possible CPUs.
+        fastcpu.Error: this thread may not change its affinity
+            (sched_setaffinity denied); the message says why.
     """
     infos = methods() if names is None else _check_names(names)
     rows = [m.name for m in infos if m.reports_cpu]
@@ -232,16 +238,27 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
     skipped: dict[int, str] = {}
     references: dict[int, Reference] = {}
     cells: dict[tuple[str, int], Agreement] = {}
+    moved = False
     try:
         for cpu in wanted:
             try:
                 os.sched_setaffinity(0, {cpu})
+            except PermissionError as exc:
+                # denied for every CPU alike (seccomp, a container): not a gap
+                raise Error(
+                    f"check() pins this thread to each CPU, but sched_setaffinity was denied "
+                    f"({exc.strerror}; a seccomp filter, a container or a security module "
+                    "forbids it)"
+                ) from exc
             except (OSError, ValueError, OverflowError) as exc:
                 skipped[cpu] = f"cannot pin to it ({exc})"
                 continue
-            sched_cpu = _core.read_cpu("sched_getcpu")[0]
-            sys_cpu, sys_node, _, _ = _core.read_cpu("syscall")
-            ref = Reference(cpu, sched_cpu, sys_cpu, sys_node or 0)  # the system call always gives a node
+            moved = True
+            sched_cpu, _, _, sched_ok = _core.read_cpu("sched_getcpu")
+            sys_cpu, sys_node, _, sys_ok = _core.read_cpu("syscall")
+            # a failing reference reads -1: it agrees with nothing
+            ref = Reference(cpu, sched_cpu if sched_ok else -1, sys_cpu if sys_ok else -1,
+                            (sys_node or 0) if sys_ok else -1)
             references[cpu] = ref
             checked.append(cpu)
             for name in rows:
@@ -255,5 +272,6 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
                 )
                 cells[(name, cpu)] = Agreement(name, cpu, r, None, agrees)
     finally:
-        os.sched_setaffinity(0, before)
+        if moved:
+            set_affinity(before, "restore this thread's affinity mask after check()")
     return AgreementTable(tuple(checked), skipped, tuple(rows), not_checked, references, cells)

@@ -248,6 +248,8 @@ def measure(
     Raises:
         TypeError, ValueError: a bad argument (checked before measuring).
         fastcpu.Unsupported: no method at all can run here.
+        fastcpu.Error: `cpu` was given but this thread may not be pinned to
+            it (sched_setaffinity denied); the message says why.
     """
     runs = _check_int("runs", runs, 1, RUNS_MAX)
     unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
