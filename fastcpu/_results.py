@@ -184,7 +184,11 @@ class Results(Mapping[str, BenchResult]):
 
         The write is atomic: a temporary file in the same directory is
         written, synced and renamed over `path`, so `path` holds either the
-        old contents or the complete new file, never a torn one.
+        old contents or the complete new file, never a torn one. The
+        temporary file is hidden and says what it is and who wrote it
+        (``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``); one left by a save that
+        was killed (SIGKILL, power loss) is removed by the next save to the
+        same `path`, once no process with that pid runs.
 
         Raises:
             TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
