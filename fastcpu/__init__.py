@@ -21,7 +21,7 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
 from ._core import Error, Unsupported
 from ._bench import CLOCKS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, bench, bench_diff
 from ._calibration import CalibrationInfo, calibration_methods
-from ._clock import Clock, clock
+from ._clock import CalibrationWarning, Clock, clock
 from ._methods import MethodInfo, methods
 from ._results import Results, measure
 from ._resultfile import ResultFileError, load
@@ -42,6 +42,7 @@ __all__ = [
     "BenchResult",
     "CLOCKS",
     "CalibrationInfo",
+    "CalibrationWarning",
     "Clock",
     "CodeBlock",
     "CpuReading",
