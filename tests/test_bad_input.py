@@ -6,6 +6,7 @@ Each row is (call, exception, regex the message must match). The CLI rows are
 (argv, regex): exit status 2, exactly one line on stderr, no traceback.
 """
 
+import ctypes
 import math
 import os
 import re
@@ -22,6 +23,7 @@ from pinning import CPUS, on_cpu
 HUGE = 10**30
 DID_YOU_MEAN = "unknown method 'rdpidd': did you mean 'rdpid'"
 AN_INT = [None, "10", 10.0, True]  # wrong types where an int is wanted
+DATA = ctypes.create_string_buffer(64)  # memory that is not code
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +34,8 @@ def ctx(tmp_path_factory):
     res.save(tmp / "good.json")
     (tmp / "foreign.json").write_text("{}")
     (tmp / "d").mkdir()
-    return SimpleNamespace(res=res, r=res["gdt"], tmp=tmp, good=str(tmp / "good.json"),
+    os.mkfifo(tmp / "fifo")  # never opened for writing: reading it would wait forever
+    return SimpleNamespace(res=res, r=res["gdt"], tmp=tmp, good=str(tmp / "good.json"), fifo=str(tmp / "fifo"),
                            foreign=str(tmp / "foreign.json"), dir=str(tmp / "d"),
                            missing=str(tmp / "missing.json"), nodir=str(tmp / "nodir" / "x.json"),
                            model=noise.NoiseModel())
@@ -51,6 +54,11 @@ BENCH = [
     row(lambda c: fastcpu.bench("rdpidd", 10), ValueError, DID_YOU_MEAN, "method=rdpidd"),
     *(row(lambda c, a=a: fastcpu.bench(a, 10), ValueError, r"address must be in 1\.\.2\*\*64-1", f"address={a}")
       for a in [0, -1, HUGE]),
+    *(row(lambda c, f=f: f(ctypes.addressof(DATA), 10), ValueError,
+          r"address 0x[0-9a-f]+ is not in an executable mapping of this process", f"{f.__name__}(data address)")
+      for f in (fastcpu.bench, fastcpu.bench_diff)),
+    row(lambda c: fastcpu.bench(ctypes.cast(DATA, ctypes.CFUNCTYPE(ctypes.c_uint)), 10), ValueError,
+        "is not in an executable mapping", "bench(ctypes pointer to data)"),
     *(row(lambda c, n=n: fastcpu.bench("gdt", n), TypeError, "runs must be an int, not", f"runs={n!r}")
       for n in AN_INT),
     *(row(lambda c, n=n: fastcpu.bench("gdt", n), ValueError, "runs must be between 1 and 100000000", f"runs={n}")
@@ -188,6 +196,9 @@ RESULTS = [
     row(lambda c: fastcpu.load(c.missing), FileNotFoundError, "No such file", "load(missing)"),
     row(lambda c: fastcpu.load(c.foreign), fastcpu.ResultFileError, "not a fastcpu result file",
         "load(foreign)"),
+    row(lambda c: fastcpu.load(c.fifo), fastcpu.ResultFileError, "a FIFO, not a result file", "load(fifo)"),
+    row(lambda c: fastcpu.load("/dev/zero"), fastcpu.ResultFileError, "a character device, not a result file",
+        "load(/dev/zero)"),
     row(lambda c: fastcpu.compare(), ValueError, "needs at least one Results or result file path",
         "compare()"),
     *(row(lambda c, x=x: fastcpu.compare(x), TypeError, "takes fastcpu.Results or paths of result files",
@@ -459,6 +470,10 @@ CLI = [
     pytest.param(["plot", "d", "--out", "x.png"], "cannot read d: Is a directory, not a result file",
                  id="plot dir"),
     pytest.param(["compare", "foreign.json"], "foreign.json: not a fastcpu result file", id="compare foreign"),
+    pytest.param(["compare", "fifo"], "fifo: a FIFO, not a result file", id="compare fifo"),
+    pytest.param(["compare", "/dev/zero"], "/dev/zero: a character device, not a result file",
+                 id="compare /dev/zero"),
+    pytest.param(["plot", "fifo", "--out", "x.png"], "fifo: a FIFO, not a result file", id="plot fifo"),
     pytest.param(["compare", "good.json", "--unit", "s"], "argument --unit: invalid choice: 's'",
                  id="compare --unit s"),
     pytest.param(["compare", "good.json", "--csv=1"], "argument --csv: ignored explicit argument '1'",
