@@ -364,7 +364,8 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
 PyDoc_STRVAR(bench_address_doc,
 "bench_address($module, address, runs, serialize, unroll, clock='tsc', /)\n--\n\n"
 "Like bench(), for a user function `unsigned fn(void)` at `address`,\n"
-"timed against an empty function called the same way (an indirect call).");
+"timed against an empty function called the same way (an indirect call).\n"
+"ValueError unless `address` lies in an executable mapping of this process.");
 
 static PyObject *core_bench_address(PyObject *module, PyObject *args)
 {

@@ -70,3 +70,15 @@ def test_a_label_the_terminal_cannot_encode_is_escaped_not_fatal(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "caf\\xe9" in p.stdout
     assert fastcpu.load(tmp_path / "x.json").label == "café"
+
+
+def test_running_out_of_memory_is_one_line_exit_1(monkeypatch, capsys):
+    from fastcpu import _cli
+
+    def exhausted(args):
+        raise MemoryError
+
+    add, _, text = _cli.COMMANDS["compare"]
+    monkeypatch.setitem(_cli.COMMANDS, "compare", (add, exhausted, text))
+    assert main(["compare", "x.json"]) == 1
+    assert capsys.readouterr().err == "fastcpu: out of memory\n"
