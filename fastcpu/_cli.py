@@ -24,7 +24,7 @@ from ._clock import clock
 from ._core import Error
 from ._methods import method_info, methods
 from ._show import DISASSEMBLERS, method_code
-from ._resultfile import check_replaceable
+from ._resultfile import check_replaceable, tmp_prefix
 from ._table import format_clock, format_table, format_warnings
 
 __all__ = ["main"]
@@ -104,7 +104,8 @@ def check_out(text: str, option: str = "--out") -> Path:
     # Try, rather than ask os.access(): root passes access() where the file
     # system still refuses (/proc, /sys).
     try:
-        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp")
+        # named as save() names its own: a leftover is removed by the next save
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f"{tmp_prefix(out)}{os.getpid()}-", suffix=".tmp")
     except OSError as exc:
         raise ValueError(f"cannot write {out}: {exc.strerror or exc}") from None
     os.close(fd)

@@ -179,7 +179,7 @@ def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = Fa
 
     directory = path.parent
     _remove_leftovers(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=_tmp_prefix(path) + f"{os.getpid()}-",
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=tmp_prefix(path) + f"{os.getpid()}-",
                                suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -203,7 +203,7 @@ def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = Fa
     _fsync_dir(directory)
 
 
-def _tmp_prefix(path: Path) -> str:
+def tmp_prefix(path: Path) -> str:
     """How save()'s temporary files for `path` start: hidden, named after the
     target and fastcpu, then the writer's pid (``.x.json.fastcpu-save-PID-``)."""
     return f".{path.name}.{_TMP_TAG}-"
@@ -214,7 +214,7 @@ def _remove_leftovers(path: Path) -> None:
     killed (SIGKILL, power loss) before it could: ours (same owner, regular
     files) whose writer pid no longer runs. A live writer's file, this
     process's included, is left alone; so is anything that fails to parse."""
-    prefix = _tmp_prefix(path)
+    prefix = tmp_prefix(path)
     try:
         names = os.listdir(path.parent)
     except OSError:
