@@ -1,10 +1,12 @@
 /*
  * getcpu.c: fastcpu.getcpu(), the current CPU by the fastest way proven
  * right on this machine. The candidates, fastest first: the rseq cpu_id
- * load, RDPID, the vDSO's getcpu, the getcpu system call (the reference).
- * Once per process a helper thread pins itself to every CPU it may use in
- * turn and keeps the candidates that agree with the system call on each;
- * the fastest survivor is used from then on. Nothing here knows about
+ * load, RDPID, the vDSO's getcpu, the getcpu system call. Once per process
+ * a helper thread pins itself to every CPU it may use in turn and keeps the
+ * candidates that read that CPU there (and the node the system call, else
+ * sysfs, gives); a candidate whose own call fails is dropped. The fastest
+ * survivor is used from then on; with none (the pinning and the system call
+ * both denied), FC_GETCPU_NONE and the reason. Nothing here knows about
  * Python.
  */
 #define _GNU_SOURCE
