@@ -1,6 +1,7 @@
 """fastcpu.getcpu() and getcpu_node(): right on every CPU, from any thread."""
 
 import json
+import os
 
 import pytest
 
@@ -95,7 +96,10 @@ for name, call in [("getcpu", fastcpu.getcpu), ("getcpu_node", fastcpu.getcpu_no
                    ("ways", _core.getcpu_ways), ("method", fastcpu.getcpu_method),
                    ("node_method", lambda: fastcpu.getcpu_method(node=True)),
                    ("syscall", lambda: fastcpu.read("syscall").cpu),
-                   ("syscall_raw", lambda: fastcpu.read_raw("syscall"))]:
+                   ("syscall_raw", lambda: fastcpu.read_raw("syscall")),
+                   ("check", lambda: (lambda t: [[(a.method, a.error) for a in t.disagreements()],
+                                                 t.references[cpu].errors,
+                                                 str(t).splitlines()[-4:]])(fastcpu.check(None, [cpu])))]:
     try:
         out[name] = call()
     except fastcpu.Error as exc:
@@ -128,6 +132,15 @@ def test_getcpu_with_the_system_call_denied_reads_the_right_cpu(err):
         assert out[key].startswith(f"Unsupported: syscall: the getcpu system call failed: errno "
                                    f"{getattr(errno, err)} ({err}, "), out[key]
         assert "LSL" not in out[key]
+    # check() checks against the references that answered and says which did
+    # not; only the system call's own row fails
+    disagreements, errors, tail = out["check"]
+    failure = (f"syscall: the getcpu system call failed: errno {getattr(errno, err)} ({err}, "
+               f"{os.strerror(getattr(errno, err))}) (a seccomp filter may deny it)")
+    assert errors == [failure]
+    assert disagreements == [["syscall", failure]]
+    assert tail == ["references that failed (-1 above; the methods were checked against the others):",
+                    f"  CPU {cpu}: {failure}", "", "DISAGREEMENT: 1 cell(s) differ"]
 
 
 def test_getcpu_with_nothing_verifiable_raises_unsupported_with_the_reason():
