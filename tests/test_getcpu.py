@@ -168,3 +168,54 @@ def test_getcpu_without_pinning_trusts_a_working_system_call():
     out = json.loads(p.stdout)
     assert out["ways"] == ["syscall", "syscall", "syscall"]
     assert out["getcpu"] == out["sched_getcpu"] == out["syscall"]
+
+
+# The system call chosen (pinning denied), then denied too: a second filter,
+# installed from Python, makes the next call fail. Its error return is checked.
+DENIED_LATER = r"""
+import ctypes, json
+import fastcpu
+from fastcpu import _core
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+def deny_getcpu():
+    LD_W_ABS, JEQ_K, RET_K = 0x20, 0x15, 0x06
+    prog = (SockFilter * 4)(SockFilter(LD_W_ABS, 0, 0, 0),              # seccomp_data.nr
+                            SockFilter(JEQ_K, 0, 1, 309),                # getcpu?
+                            SockFilter(RET_K, 0, 0, 0x00050000 | 1),     # SECCOMP_RET_ERRNO | EPERM
+                            SockFilter(RET_K, 0, 0, 0x7fff0000))         # SECCOMP_RET_ALLOW
+    fprog = SockFprog(4, prog)
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+    return libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0)
+
+out = {"ways": _core.getcpu_ways(), "first": fastcpu.getcpu()}
+out["filter"] = deny_getcpu()
+for name, call in [("getcpu", fastcpu.getcpu), ("getcpu_node", fastcpu.getcpu_node)]:
+    try:
+        out[name] = call()
+    except fastcpu.Error as exc:
+        out[name] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+
+def test_a_chosen_system_call_that_fails_later_raises_with_its_errno():
+    from seccomp_helper import run_denied
+
+    p = run_denied(DENIED_LATER, ["sched_setaffinity"])
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["ways"] == ["syscall", "syscall", "syscall"] and out["first"] >= 0
+    if out["filter"] != 0:
+        pytest.skip("the kernel refused the second seccomp filter")
+    assert out["getcpu"] == ("Error: getcpu(): the getcpu system call failed on this call: "
+                             "errno 1, Operation not permitted")
+    assert out["getcpu_node"] == ("Error: getcpu_node(): the getcpu system call failed on this call: "
+                                  "errno 1, Operation not permitted")
