@@ -849,11 +849,11 @@ static PyObject *core_current_cpu(PyObject *module, PyObject *Py_UNUSED(ignored)
 PyDoc_STRVAR(tsc_step_doc,
 "tsc_step($module, reads, /)\n--\n\n"
 "The counter's step in TSC ticks, a float: a guest's TSC that advances every\n"
-"10 ns moves by 24.45 or 25.96 ticks at a time, not a whole number. Fitted\n"
-"as a lattice to `reads` (at most 4096) unfenced rdtsc values read at\n"
-"pseudo-random spacings, 95% of them within 1.5 ticks of it; where no step\n"
-"of 5 ticks or more fits, the smallest non-zero difference of consecutive\n"
-"back-to-back reads.");
+"10 ns moves by about 24.5 or 26 ticks at a time, not a whole number.\n"
+"Fitted to the deltas of `reads` (2 to 4096) unfenced rdtsc values read at\n"
+"pseudo-random spacings, 95% of them within 1.5 ticks of whole steps; where\n"
+"no step of 5 ticks or more fits, the smallest non-zero difference of\n"
+"consecutive back-to-back reads.");
 
 static PyObject *core_tsc_step(PyObject *module, PyObject *args)
 {
