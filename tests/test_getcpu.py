@@ -163,7 +163,11 @@ def test_getcpu_with_nothing_verifiable_raises_unsupported_with_the_reason():
 def test_getcpu_without_pinning_trusts_a_working_system_call():
     from seccomp_helper import run_denied
 
-    p = run_denied(DENIED.replace("os.sched_setaffinity(0, {cpu})", ""), ["sched_setaffinity"])
+    # Pinning is denied inside the child, so pin it from outside (the mask is
+    # inherited): unpinned, it could migrate between its three reads.
+    cpu = max(os.sched_getaffinity(0))
+    p = on_cpu(cpu, lambda: run_denied(DENIED.replace("os.sched_setaffinity(0, {cpu})", ""),
+                                       ["sched_setaffinity"]))
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["ways"] == ["syscall", "syscall", "syscall"]
