@@ -147,10 +147,6 @@ static const struct fc_method *lookup(core_state *st, const char *name)
 {
     const struct fc_method *m = fc_method_find(name);
     if (!m) {
-        /* calibration chains need nothing beyond the TSC (check_timer) */
-        const struct fc_calibration *c = fc_calibration_find(name);
-        if (c)
-            return &c->method;
         PyErr_Format(PyExc_ValueError, "unknown method %s", name);
         return NULL;
     }
@@ -418,59 +414,173 @@ static const char *const encoding_names[] = {
     [FC_ENC_CPU] = "cpu",    [FC_ENC_LIMIT] = "limit",
 };
 
-PyDoc_STRVAR(methods_doc,
-"methods($module, /)\n--\n\n"
-"Every built-in method as (name, description, encoding, available, reason,\n"
-"reports_cpu, cpu_reason); reason is None when available, cpu_reason None\n"
-"when it reports the CPU. May fork once per fault-prone method.");
-
-static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
+/* Whether a row can run here, then whether it reports the CPU: each NULL,
+ * or why not. May fork a probe child: the GIL is released. */
+static void row_verdicts(const struct fc_method *m, const char **why, const char **cpu_why)
 {
-    (void)module;
-    PyObject *list = PyList_New((Py_ssize_t)fc_method_count);
-    if (!list)
-        return NULL;
-    for (size_t i = 0; i < fc_method_count; i++) {
-        const struct fc_method *m = &fc_methods[i];
-        const char *why, *cpu_why;
-        Py_BEGIN_ALLOW_THREADS
-        why = fc_method_unavailable(m);
-        cpu_why = fc_method_cpu_reason(m);
-        Py_END_ALLOW_THREADS
-        PyObject *item = Py_BuildValue("sssOzOz", m->name, m->description,
-                                       encoding_names[m->encoding],
-                                       why ? Py_False : Py_True, why,
-                                       cpu_why ? Py_False : Py_True, cpu_why);
-        if (!item) {
-            Py_DECREF(list);
-            return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    *why = fc_method_unavailable(m);
+    *cpu_why = fc_method_cpu_reason(m);
+    Py_END_ALLOW_THREADS
+}
+
+/* The names of a row's needs, in FC_REQUIREMENTS order. */
+static PyObject *row_needs(const struct fc_method *m)
+{
+    PyObject *needs = PyTuple_New(__builtin_popcount(m->needs));
+    Py_ssize_t k = 0;
+    for (int r = 0; needs && r < FC_REQ_COUNT; r++) {
+        if (!(m->needs >> r & 1))
+            continue;
+        PyObject *name = PyUnicode_FromString(fc_requirements[r].name);
+        if (!name) {
+            Py_CLEAR(needs);
+            break;
         }
-        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        PyTuple_SET_ITEM(needs, k++, name);
+    }
+    return needs;
+}
+
+/* catalog() row: (name, kind, description, encoding, needs, available,
+ * reason, reports_cpu, cpu_reason, chain). */
+static PyObject *catalog_row(const struct fc_method *m)
+{
+    const char *why, *cpu_why;
+    row_verdicts(m, &why, &cpu_why);
+    PyObject *needs = row_needs(m);
+    PyObject *chain = m->chain.op ? Py_BuildValue("(sII)", m->chain.op, m->chain.length,
+                                                  m->chain.latency_cycles)
+                                  : Py_NewRef(Py_None);
+    if (!needs || !chain) {
+        Py_XDECREF(needs);
+        Py_XDECREF(chain);
+        return NULL;
+    }
+    return Py_BuildValue("ssssNOzOzN", m->name, fc_kind_name(m->kind), m->description,
+                         encoding_names[m->encoding], needs, why ? Py_False : Py_True, why,
+                         cpu_why ? Py_False : Py_True, cpu_why, chain);
+}
+
+/* A list built by `item` from every row whose kind is in `kinds` (a bit
+ * per enum fc_kind). */
+static PyObject *rows_of(unsigned kinds, PyObject *(*item)(const struct fc_method *))
+{
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < fc_catalog_count; i++) {
+        const struct fc_method *m = &fc_catalog[i];
+        if (!(kinds >> m->kind & 1))
+            continue;
+        PyObject *x = item(m);
+        if (!x || PyList_Append(list, x) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(x);
     }
     return list;
 }
 
+#define KIND(k) (1u << (k))
+
+PyDoc_STRVAR(catalog_doc,
+"catalog($module, /)\n--\n\n"
+"Every row of the one catalog, methods, models and calibration chains, as\n"
+"(name, kind, description, encoding, needs, available, reason, reports_cpu,\n"
+"cpu_reason, chain): kind 'method', 'model' or 'calibration'; needs the\n"
+"names of what it requires (requirements()); reason None when available,\n"
+"cpu_reason None when it reports the CPU; chain (op, length,\n"
+"latency_cycles) for a calibration chain, else None. May fork once per\n"
+"fault-prone method.");
+
+static PyObject *core_catalog(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return rows_of(KIND(FC_KIND_METHOD) | KIND(FC_KIND_MODEL) | KIND(FC_KIND_CALIBRATION),
+                   catalog_row);
+}
+
+static PyObject *method_item(const struct fc_method *m)
+{
+    const char *why, *cpu_why;
+    row_verdicts(m, &why, &cpu_why);
+    return Py_BuildValue("sssOzOz", m->name, m->description, encoding_names[m->encoding],
+                         why ? Py_False : Py_True, why, cpu_why ? Py_False : Py_True, cpu_why);
+}
+
+PyDoc_STRVAR(methods_doc,
+"methods($module, /)\n--\n\n"
+"The catalog's methods and models (its rows of kind 'method' and 'model')\n"
+"as (name, description, encoding, available, reason, reports_cpu,\n"
+"cpu_reason); reason is None when available, cpu_reason None when it\n"
+"reports the CPU. May fork once per fault-prone method.");
+
+static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return rows_of(KIND(FC_KIND_METHOD) | KIND(FC_KIND_MODEL), method_item);
+}
+
+static PyObject *calibration_item(const struct fc_method *m)
+{
+    return Py_BuildValue("sssII", m->name, m->description, m->chain.op, m->chain.length,
+                         m->chain.latency_cycles);
+}
+
 PyDoc_STRVAR(calibrations_doc,
 "calibrations($module, /)\n--\n\n"
-"Every calibration sequence as (name, description, op, length,\n"
+"The catalog's calibration chains as (name, description, op, length,\n"
 "latency_cycles): `length` dependent `op` instructions of `latency_cycles`\n"
 "core cycles each. bench() and read() accept their names.");
 
 static PyObject *core_calibrations(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     (void)module;
-    PyObject *list = PyList_New((Py_ssize_t)fc_calibration_count);
-    if (!list)
-        return NULL;
-    for (size_t i = 0; i < fc_calibration_count; i++) {
-        const struct fc_calibration *c = &fc_calibrations[i];
-        PyObject *item = Py_BuildValue("sssII", c->method.name, c->method.description, c->op,
-                                       c->length, c->latency_cycles);
-        if (!item) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    return rows_of(KIND(FC_KIND_CALIBRATION), calibration_item);
+}
+
+static PyObject *requirement_item(int r)
+{
+    return Py_BuildValue("sOs", fc_requirements[r].name,
+                         fc_features()->has[r] ? Py_True : Py_False, fc_requirements[r].reason);
+}
+
+PyDoc_STRVAR(requirements_doc,
+"requirements($module, /)\n--\n\n"
+"What a catalog row may need, as (name, present here, reason given when\n"
+"missing), in the order they are checked.");
+
+static PyObject *core_requirements(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New(FC_REQ_COUNT);
+    for (int r = 0; list && r < FC_REQ_COUNT; r++) {
+        PyObject *x = requirement_item(r);
+        if (!x)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, r, x);
+    }
+    return list;
+}
+
+PyDoc_STRVAR(catalog_problems_doc,
+"catalog_problems($module, /)\n--\n\n"
+"What is wrong with the catalog's rows, as 'name: problem' strings (a\n"
+"missing kind, timer or reader, a need without a reason...); [] when\n"
+"every row is whole. For the tests.");
+
+static PyObject *core_catalog_problems(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < fc_catalog_count; i++) {
+        const char *problem = fc_row_problem(&fc_catalog[i]);
+        if (!problem)
+            continue;
+        PyObject *x = PyUnicode_FromFormat("%s: %s", fc_catalog[i].name ? fc_catalog[i].name : "?",
+                                           problem);
+        if (!x || PyList_Append(list, x) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(x);
     }
     return list;
 }
@@ -496,10 +606,6 @@ static PyObject *core_read(PyObject *module, PyObject *args)
 /* A method that reports the CPU here, or NULL with Unsupported set. */
 static const struct fc_method *lookup_cpu_source(core_state *st, const char *name)
 {
-    if (fc_calibration_find(name)) {
-        PyErr_Format(st->unsupported, "%s: " FC_CALIBRATION_CPU_REASON, name);
-        return NULL;
-    }
     const struct fc_method *m = lookup(st, name);
     if (!m)
         return NULL;
@@ -595,12 +701,8 @@ static PyObject *core_code(PyObject *module, PyObject *args)
         return NULL;
     const struct fc_method *m = fc_method_find(name);
     if (!m) {
-        const struct fc_calibration *c = fc_calibration_find(name);
-        if (!c) {
-            PyErr_Format(PyExc_ValueError, "unknown method %s", name);
-            return NULL;
-        }
-        m = &c->method;
+        PyErr_Format(PyExc_ValueError, "unknown method %s", name);
+        return NULL;
     }
     const void *timer = (const void *)m->timers[FC_SER_LFENCE];
     Dl_info info;
@@ -826,6 +928,9 @@ static PyMethodDef core_functions[] = {
     {"bench_diff", core_bench_diff, METH_VARARGS, bench_diff_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
     {"calibrations", core_calibrations, METH_NOARGS, calibrations_doc},
+    {"catalog", core_catalog, METH_NOARGS, catalog_doc},
+    {"requirements", core_requirements, METH_NOARGS, requirements_doc},
+    {"catalog_problems", core_catalog_problems, METH_NOARGS, catalog_problems_doc},
     {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},
     {"median_u64", core_median_u64, METH_O, median_u64_doc},
     {"read", core_read, METH_VARARGS, read_doc},
@@ -845,7 +950,7 @@ static PyMethodDef core_functions[] = {
 
 static int core_exec(PyObject *module)
 {
-    /* sequences.c asserts at compile time that fc_methods[] fits
+    /* sequences.c asserts at compile time that fc_catalog[] fits
      * FC_METHODS_MAX */
     if (_import_array() < 0)
         return -1;
