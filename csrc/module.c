@@ -770,18 +770,11 @@ PyDoc_STRVAR(getcpu_node_doc,
 static PyObject *core_getcpu_node(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     ensure_getcpu_chosen();
-    unsigned cpu, node;
-    if (__builtin_expect(fc_getcpu_node_way == FC_GETCPU_RDPID, 1)) {
-        uint64_t aux; /* inline: the common case on current x86 */
-        __asm__ volatile("rdpid %0" : "=r"(aux));
-        cpu = (unsigned)aux & 0xfffu;
-        node = (unsigned)aux >> 12;
-    } else {
-        int rc = fc_getcpu_by(fc_getcpu_node_way, &node);
-        if (rc < 0)
-            return getcpu_failed(module, rc, fc_getcpu_node_way, true);
-        cpu = (unsigned)rc;
-    }
+    unsigned node;
+    int rc = fc_getcpu_node_fast(&node);
+    if (__builtin_expect(rc < 0, 0))
+        return getcpu_failed(module, rc, fc_getcpu_node_way, true);
+    unsigned cpu = (unsigned)rc;
     core_state *st = get_state(module);
     PyObject *pair = cpu < FC_PAIRS ? st->pairs[cpu] : NULL;
     if (__builtin_expect(pair != NULL, 1) &&
