@@ -2,7 +2,9 @@
  * module.c: fastcpu._core, how Python sees the timing core. Arguments are
  * checked here (again: fastcpu's Python layer checks first, with friendlier
  * messages), arrays are numpy arrays created here and filled with the GIL
- * released, in chunks short enough for Ctrl-C to be honoured quickly.
+ * released. How they are filled (what is paired with what, warm-up, chunks
+ * short enough for Ctrl-C, the PMU counter's retries) is harness.c's; what
+ * can run here is features.c's. This file parses, calls and converts.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
