@@ -72,7 +72,8 @@ def test_the_kinds_give_the_old_lists():
     rows = _core.catalog()
     methods = [r for r in rows if r[1] in ("method", "model")]
     chains = [r for r in rows if r[1] == "calibration"]
-    assert [m.name for m in fastcpu.methods()] == [r[0] for r in methods]
+    # fastcpu.methods() may add ways measured outside the C catalog
+    assert {r[0] for r in methods} <= {m.name for m in fastcpu.methods()}
     assert [c.name for c in fastcpu.calibration_methods()] == [r[0] for r in chains]
     assert _core.methods() == [(r[0], r[2], r[3], *r[5:9]) for r in methods]
     assert _core.calibrations() == [(r[0], r[2], *r[9]) for r in chains]
