@@ -87,6 +87,7 @@ enum fc_encoding {
     FC_ENC_SIDT,     /* seed's proposal: IDT limit - 0x1000         */
     FC_ENC_CPU,      /* the CPU number itself (sched_getcpu, rseq)  */
     FC_ENC_LIMIT,    /* a raw descriptor-table limit (SGDT)         */
+    FC_ENC_SELECTOR, /* a segment selector (SLDT)                   */
 };
 
 /* The seed's SIDT encoding puts the node in the low CONFIG_NODES_SHIFT bits
@@ -105,6 +106,7 @@ enum fc_need {
     FC_NEED_SIDT,      /* SIDT and the models built on it: may fault under UMIP */
     FC_NEED_RSEQ_AREA, /* glibc's rseq area exists (__rseq_offset), registered or not */
     FC_NEED_LSL,       /* never faults; reports a CPU only where LSL sets ZF */
+    FC_NEED_GS_RELOAD, /* reloading %gs would clear a GS base this process set */
 };
 
 struct fc_method {

@@ -55,6 +55,17 @@ FC_INLINE uint32_t seq_sgdt(void)
     return gdt.limit;
 }
 
+/* SLDT: the LDT selector, a 2-byte store. dean gaudet found it the
+ * cheapest of the three stores, and unusable: a process may change its LDT
+ * (modify_ldt). Under UMIP Linux emulates it for 64-bit processes since
+ * 5.10 (before: SIGSEGV), so it is probed in a child. */
+FC_INLINE uint32_t seq_sldt(void)
+{
+    uint16_t selector;
+    __asm__ volatile("sldt %0" : "=m"(selector));
+    return selector;
+}
+
 long fc_rseq_offset;
 
 /* glibc's registered rseq area: cpu_id is the 32-bit field at offset 4. One
@@ -112,6 +123,34 @@ FC_INLINE uint32_t seq_pushf_popf(void)
     return 0;
 }
 
+/* Seed 004's user-mode half exactly: pushfq; pop %rax; push %rax; popfq
+ * (the flags pass through a register, as local_irq_save keeps them), over
+ * the red zone as in seq_pushf_popf. */
+FC_INLINE uint32_t seq_pushf_pop_push_popf(void)
+{
+    __asm__ volatile("lea -128(%%rsp), %%rsp\n\t"
+                     "pushfq\n\t"
+                     "pop %%rax\n\t"
+                     "push %%rax\n\t"
+                     "popfq\n\t"
+                     "lea 128(%%rsp), %%rsp" ::: "rax", "memory", "cc");
+    return 0;
+}
+
+/* Seed 003's %gs save/restore as user mode can do it: read the selector,
+ * load it back (a descriptor load with its checks). Rusty Russell timed the
+ * kernel's own %gs save/restore on a null system call (2006). Reloading a
+ * null selector clears the GS base on Intel CPUs, so features.c runs it
+ * only while this process has no GS base of its own. */
+FC_INLINE uint32_t seq_gs_reload(void)
+{
+    uint16_t gs;
+    __asm__ volatile("mov %%gs, %0\n\t"
+                     "mov %0, %%gs"
+                     : "=&r"(gs)::"memory");
+    return gs;
+}
+
 FC_INLINE uint32_t seq_rdfsbase(void)
 {
     uint64_t base;
@@ -143,6 +182,9 @@ FC_METHOD_CODE(sgdt)
 FC_METHOD_CODE(sched_getcpu)
 FC_METHOD_CODE(null_syscall)
 FC_METHOD_CODE(pushf_popf)
+FC_METHOD_CODE(pushf_pop_push_popf)
+FC_METHOD_CODE(gs_reload)
+FC_METHOD_CODE(sldt)
 FC_METHOD_CODE(rdfsbase)
 FC_METHOD_CODE(rdgsbase)
 
@@ -215,6 +257,11 @@ const struct fc_method fc_methods[] = {
     FC_METHOD(sgdt, FC_NEED_DESCRIPTOR_TABLE, FC_ENC_LIMIT, true,
               "SGDT, load the GDT limit: the same store as SIDT on the other "
               "table. Reports no CPU on any released kernel."),
+    FC_METHOD(sldt, FC_NEED_DESCRIPTOR_TABLE, FC_ENC_SELECTOR, true,
+              "SLDT: the LDT selector, a 2-byte store; the cheapest of the "
+              "three stores by dean gaudet's account (LKML, 2007), and unusable "
+              "for the CPU since a process may change its LDT. Emulated under "
+              "UMIP since Linux 5.10."),
     {"rseq",
      "One %fs-relative load of cpu_id from the rseq area glibc registered "
      "(__rseq_offset + 4): an inlined rseq read. read() adds node_id "
@@ -233,9 +280,17 @@ const struct fc_method fc_methods[] = {
     FC_METHOD(null_syscall, FC_NEED_NOTHING, FC_ENC_NONE, false,
               "A null system call, getppid (lmbench's \"null\"): the price "
               "of entering the kernel at all."),
+    FC_METHOD(gs_reload, FC_NEED_GS_RELOAD, FC_ENC_NONE, true,
+              "mov %gs, %ax; mov %ax, %gs: the seed's user-mode %gs save/"
+              "restore (a selector load), beside Rusty Russell's 2006 null "
+              "system call with and without the kernel's %gs save/restore."),
     FC_METHOD(pushf_popf, FC_NEED_NOTHING, FC_ENC_NONE, false,
               "pushfq; popfq: the user-mode half of local_irq_save/restore "
               "(cli itself is privileged)."),
+    FC_METHOD(pushf_pop_push_popf, FC_NEED_NOTHING, FC_ENC_NONE, false,
+              "pushfq; pop %rax; push %rax; popfq: the seed's user-mode half "
+              "exactly, the flags passing through a register as "
+              "local_irq_save keeps them."),
     FC_METHOD(rdfsbase, FC_NEED_FSGSBASE, FC_ENC_NONE, true,
               "RDFSBASE: the thread pointer without a system call, where the "
               "kernel enabled FSGSBASE (AT_HWCAP2)."),
