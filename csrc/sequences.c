@@ -340,12 +340,37 @@ const struct fc_method fc_methods[] = {
     FC_MODEL_METHOD(getcpu_sidt, model_getcpu_sidt, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
                     "The seed's proposal (LKML, 2008) after dean gaudet's (LKML, 2007): "
                     "getcpu from SIDT, the IDT limit holding 0x1000 + node + (cpu << "
-                    "NODES_SHIFT, 6 assumed); SIDT's 10 bytes stored in the red zone. "
+                    "NODES_SHIFT, 6 assumed); SIDT's 10 bytes stored in the red zone, "
+                    "no frame pointer (compiled C). "
                     "Needs a patched kernel; under UMIP it traps."),
-    FC_MODEL_METHOD(getcpu_sidt_fp, model_getcpu_sidt_fp, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
-                    "The seed's getcpu_sidt (LKML, 2008) as the kernel's flags "
-                    "compile it (-mno-red-zone -fno-omit-frame-pointer; written in "
-                    "asm): a frame, and %rsp moved to make room for SIDT's store."),
+    FC_MODEL_METHOD(getcpu_sidt_rz_fp, model_getcpu_sidt_rz_fp, FC_NEED_SIDT, FC_ENC_CPUNODE,
+                    true,
+                    "The seed's getcpu_sidt (LKML, 2008) with a red zone and a frame "
+                    "pointer: push %rbp; mov %rsp,%rbp, SIDT stored below %rbp with no "
+                    "room made (asm). One of the four red zone x frame pointer corners "
+                    "dean gaudet told apart."),
+    FC_MODEL_METHOD(getcpu_sidt_norz_nofp, model_getcpu_sidt_norz_nofp, FC_NEED_SIDT,
+                    FC_ENC_CPUNODE, true,
+                    "The seed's getcpu_sidt (LKML, 2008) without a red zone or a frame "
+                    "pointer (-mno-red-zone -fomit-frame-pointer; asm): %rsp moved by "
+                    "16 to make room for SIDT's store."),
+    FC_MODEL_METHOD(getcpu_sidt_norz_fp, model_getcpu_sidt_norz_fp, FC_NEED_SIDT,
+                    FC_ENC_CPUNODE, true,
+                    "The seed's getcpu_sidt (LKML, 2008) as the kernel's flags compile "
+                    "it (-mno-red-zone -fno-omit-frame-pointer; asm): a frame, and %rsp "
+                    "moved to make room for SIDT's store. Formerly getcpu_sidt_fp."),
+    FC_MODEL_METHOD(getcpu_lsl_rz_fp, model_getcpu_lsl_fp, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "The seed's getcpu_lsl (LKML, 2008) with a frame pointer (asm): "
+                    "push %rbp; mov %rsp,%rbp ... pop %rbp around the same body."),
+    FC_MODEL_METHOD(getcpu_lsl_norz_nofp, model_getcpu_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "The seed's getcpu_lsl (LKML, 2008) without a red zone: the same "
+                    "function as getcpu_lsl, since LSL writes a register and nothing is "
+                    "kept below %rsp; timed apart as a control."),
+    FC_MODEL_METHOD(getcpu_lsl_norz_fp, model_getcpu_lsl_fp, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "The seed's getcpu_lsl (LKML, 2008) as the kernel's flags compile it "
+                    "(-mno-red-zone -fno-omit-frame-pointer): the same function as "
+                    "getcpu_lsl_rz_fp, the red zone being unused; timed apart as a "
+                    "control."),
     FC_MODEL_METHOD(getcpu_cache_hit, model_getcpu_cache, FC_NEED_LSL, FC_ENC_CPUNODE, false,
                     "The seed's streamlined cache check (LKML, 2008), hit path: one "
                     "compare of the cache with jiffies and no stores back, where "
@@ -358,6 +383,12 @@ const struct fc_method fc_methods[] = {
     FC_MODEL_METHOD(sched_getcpu_lsl, model_sched_getcpu_lsl, FC_NEED_LSL, FC_ENC_CPU, false,
                     "The seed's specialized sched_getcpu (LKML, 2008), LSL version: "
                     "the CPU returned in %eax."),
+    FC_MODEL_METHOD(sched_getcpu_sidt, model_sched_getcpu_sidt, FC_NEED_SIDT, FC_ENC_CPU, true,
+                    "The specialized sched_getcpu on SIDT (dean gaudet, LKML, 2007): the "
+                    "CPU in %eax, no pointers; the IDT limit holds 0x1000 + node + (cpu "
+                    "<< NODES_SHIFT, 6 assumed), stored into his padded stack struct "
+                    "(6 bytes before the limit, so the base is aligned) in the red "
+                    "zone. Needs a patched kernel; under UMIP it traps."),
     FC_MODEL_METHOD(sched_getcpu_rseq_inline, NULL, FC_NEED_RSEQ_AREA, FC_ENC_CPU, false,
                     "glibc 2.35's rseq sched_getcpu, inlined into the caller: one "
                     "volatile load of cpu_id, and when it is negative (rseq not "

@@ -15,7 +15,7 @@ def test_catalog_holds_the_first_methods():
 def test_every_method_is_described_and_explained():
     for m in fastcpu.methods():
         assert m.description
-        assert m.encoding in {"none", "cpunode", "cpu", "sidt", "limit"}
+        assert m.encoding in {"none", "cpunode", "cpu", "sidt", "limit", "selector"}
         assert m.available == (m.reason is None)
 
 
