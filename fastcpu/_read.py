@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _core
+from . import _core, _norseq
 from ._core import Unsupported
 from ._methods import MethodInfo, method_info
 
@@ -57,7 +57,10 @@ def read(method: str) -> CpuReading:
     info = _runnable(method)
     if not info.reports_cpu:
         raise Unsupported(f"{info.name}: {info.cpu_reason}")
-    cpu, node, raw, valid = _core.read_cpu(info.name)
+    if info.name == _norseq.NAME:  # read in a child without rseq
+        cpu, node, raw, valid = _norseq.read_cpu()
+    else:
+        cpu, node, raw, valid = _core.read_cpu(info.name)
     if not valid:
         why = (
             "cpu_id is negative on this thread: rseq is not registered for it"
@@ -82,7 +85,10 @@ def read_raw(method: str) -> int:
             failure (LSL clears ZF when selector 0x7b is not a usable segment).
     """
     info = _runnable(method)
-    raw, valid = _core.read(info.name)
+    if info.name == _norseq.NAME:  # read in a child without rseq
+        _, _, raw, valid = _norseq.read_cpu()
+    else:
+        raw, valid = _core.read(info.name)
     if not valid:
         raise Unsupported(
             f"{info.name}: LSL cleared ZF: selector 0x7b is not a usable segment here, "
