@@ -1,6 +1,7 @@
 """The catalog: names, availability and the reasons given."""
 
 import fastcpu
+from fastcpu._methods import method_info
 from fastcpu import _core
 
 REQUIRED = {"empty", "gdt", "tscp", "rdpid", "sidt", "rseq", "vdso", "sched_getcpu", "syscall"}
@@ -28,3 +29,16 @@ def test_availability_follows_cpuid():
     assert by_name["vdso"].available == feats["vdso_getcpu"]
     if not feats["rdpid"]:
         assert "RDPID" in by_name["rdpid"].reason
+
+
+def test_a_former_name_still_names_its_method():
+    # getcpu_sidt_fp changed the red zone and the frame pointer at once; it
+    # is now getcpu_sidt_norz_fp, one of the four corners
+    names = [m.name for m in fastcpu.methods()]
+    assert "getcpu_sidt_fp" not in names
+    for corner in ("getcpu_sidt", "getcpu_sidt_rz_fp", "getcpu_sidt_norz_nofp", "getcpu_sidt_norz_fp",
+                   "getcpu_lsl", "getcpu_lsl_rz_fp", "getcpu_lsl_norz_nofp", "getcpu_lsl_norz_fp"):
+        assert corner in names
+    assert method_info("getcpu_sidt_fp").name == "getcpu_sidt_norz_fp"
+    if method_info("getcpu_sidt_norz_fp").available:
+        assert fastcpu.bench("getcpu_sidt_fp", 5).method == "getcpu_sidt_norz_fp"
