@@ -34,7 +34,8 @@ class MethodInfo:
         description: what the sequence does and where it comes from.
         encoding: how its raw value encodes the CPU: ``'cpunode'``
             (cpu | node << 12), ``'cpu'``, ``'sidt'`` (IDT limit - 0x1000),
-            ``'limit'`` (a raw table limit) or ``'none'``.
+            ``'limit'`` (a raw table limit), ``'selector'`` (a segment
+            selector: SLDT) or ``'none'``.
         available: whether it can run on this machine.
         reason: why not, when it cannot (``None`` when it can).
         reports_cpu: whether it reports the CPU on this machine, so that

@@ -75,9 +75,10 @@ def read_raw(method: str) -> int:
     """Run `method` once and return the raw 32-bit value it produced.
 
     For inspection, whatever the method reports: the IDT limit (SIDT), the
-    GDT limit (SGDT), the LSL limit, TSC_AUX (RDTSCP, RDPID), the rseq
+    GDT limit (SGDT), the LDT selector (SLDT; 0 under UMIP), the LSL limit, TSC_AUX (RDTSCP, RDPID), the rseq
     ``cpu_id``, the low 32 bits of a segment base (RDFSBASE), a system
-    call's return value.
+    call's return value, the %gs selector (gs_reload). For
+    ``sched_getcpu_norseq`` it is the CPU, read in a child without rseq.
 
     Raises:
         TypeError, ValueError: `method` names no method.
