@@ -42,3 +42,27 @@ def test_a_former_name_still_names_its_method():
     assert method_info("getcpu_sidt_fp").name == "getcpu_sidt_norz_fp"
     if method_info("getcpu_sidt_norz_fp").available:
         assert fastcpu.bench("getcpu_sidt_fp", 5).method == "getcpu_sidt_norz_fp"
+
+
+def test_gs_reload_is_refused_in_a_process_with_a_gs_base():
+    # Reloading a null %gs selector clears the GS base on Intel CPUs: a
+    # process that set one (arch_prctl ARCH_SET_GS) must not run it.
+    from pinning import run_python
+
+    code = (
+        "import ctypes, json\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "assert libc.syscall(158, 0x1001, ctypes.c_ulong(0x1000)) == 0  # arch_prctl(ARCH_SET_GS)\n"
+        "import fastcpu\n"
+        "m = next(m for m in fastcpu.methods() if m.name == 'gs_reload')\n"
+        "print(json.dumps([m.available, m.reason]))\n"
+    )
+    out = run_python(code)
+    assert out.returncode == 0, out.stderr
+    import json
+
+    assert json.loads(out.stdout) == [
+        False, "this process has a GS base (arch_prctl ARCH_SET_GS or WRGSBASE), which reloading %gs may clear"
+    ]
+    info = {m.name: m for m in fastcpu.methods()}["gs_reload"]
+    assert info.available and info.reason is None  # this process has none
