@@ -42,8 +42,9 @@ DESCRIPTION = (
     "tunable (it is read at process start), on the calling thread's CPUs."
 )
 
-# How long a child may take beyond its own work before it is taken for hung:
-# starting an interpreter and importing numpy, seconds.
+# How long a child that only reads (start an interpreter, import numpy and
+# fastcpu, one call) may take before it is taken for hung, in seconds.
+# Measuring children have no limit.
 _START_S = 60.0
 
 
