@@ -385,6 +385,25 @@ NOISE = [
     row(lambda c: noise.p4_held_out(c.model, runs=0), ValueError, "runs must be between", "p4_held_out runs=0"),
 ]
 
+# -- fastcpu.compare_ab, fastcpu.seed_table -------------------------------------------
+
+AB_AND_SEED = [
+    *(row(lambda c, x=x: fastcpu.compare_ab(x, c.good), TypeError, "compare_ab\\(\\) takes fastcpu.Results",
+          f"compare_ab({x!r}, file)") for x in [None, 3, ["x.json"]]),
+    row(lambda c: fastcpu.compare_ab(c.good, c.good, unit="ticks"), ValueError,
+        "unknown unit 'ticks' for an A/B comparison: use 'ns' or 'cycles'", "compare_ab unit=ticks"),
+    row(lambda c: fastcpu.compare_ab(c.good, c.good, unit=None), TypeError, "unit must be a str",
+        "compare_ab unit=None"),
+    row(lambda c: fastcpu.compare_ab(c.good, c.missing), FileNotFoundError, "missing.json", "compare_ab missing file"),
+    row(lambda c: fastcpu.seed_table(None), TypeError, "seed_table\\(\\) takes fastcpu.Results",
+        "seed_table(None)"),
+    row(lambda c: fastcpu.seed_table(published="yes"), TypeError, "published must be a bool",
+        "seed_table published='yes'"),
+    row(lambda c: fastcpu.seed_table(published=False), ValueError, "needs a result file",
+        "seed_table() nothing"),
+]
+
+
 # -- fastcpu.export ------------------------------------------------------------------
 
 EXPORT = [
@@ -396,7 +415,7 @@ EXPORT = [
 ]
 
 
-@pytest.mark.parametrize("call, exc, match", BENCH + READ + CHECK + RESULTS + PLOT + NOISE + EXPORT)
+@pytest.mark.parametrize("call, exc, match", BENCH + READ + CHECK + RESULTS + PLOT + NOISE + EXPORT + AB_AND_SEED)
 def test_public_api_rejects_bad_input(ctx, call, exc, match):
     import matplotlib.pyplot as plt
 
