@@ -22,20 +22,24 @@ uint64_t fc_rdtsc(void)
 
 /*
  * The counter's step. A guest's TSC may advance only when the host's 10 ns
- * timer does: 2596.13 MHz gives a step of 25.96 ticks, 2445.43 MHz one of
- * 24.45, so the step need not be a whole number of ticks and the deltas of
- * consecutive reads come out as 24 or 25 (or 26 and now and then 25). The
- * textbook answer, the smallest non-zero delta, reads 1 there, and any
- * integer grid drifts off the values within a few dozen steps. So read the
- * counter at pseudo-random spacings and fit a lattice to the values
- * themselves: value = phase + n * step, the step refined by least squares
- * over ever longer spans. A counter with no such lattice (bare metal, every
- * value taken) gets the textbook answer.
+ * timer does: 2596.13 MHz gives a step of about 26 ticks, 2445.43 MHz one of
+ * 24.5, so the step need not be a whole number of ticks and the deltas of
+ * consecutive reads come out as 24 or 25. The textbook answer, the smallest
+ * non-zero delta, reads 1 or 24 there, and any integer grid drifts off the
+ * values within a few dozen steps. So read the counter at pseudo-random
+ * spacings and fit the step to the deltas of consecutive reads: each is
+ * k whole steps (k small, so k is never in doubt once the step is roughly
+ * known) rounded to the tick. Deltas only, never the values' offsets from
+ * the first read: a preemption between two reads (milliseconds) would put
+ * thousands of steps between the values and every error in the step times
+ * thousands. A counter whose deltas are not multiples of one step (bare
+ * metal, every value taken) gets the textbook answer.
  */
 #define FC_STEP_SAMPLES 4096
-#define FC_STEP_MIN 5.0         /* below it, +-1 tick of wobble fits any value */
+#define FC_STEP_MIN 5.0    /* below it, +-1.5 ticks of rounding fit any delta */
 #define FC_STEP_MAX 1024.0
-#define FC_STEP_WOBBLE 1.5      /* ticks a value may sit off its lattice point */
+#define FC_STEP_ROUNDING 1.5 /* ticks a delta may sit off k steps (rounding of both reads) */
+#define FC_STEP_K_MAX 64   /* longer deltas (a preemption) say nothing of the step */
 
 static uint64_t min_nonzero_delta(const uint64_t *v, size_t n)
 {
@@ -47,7 +51,7 @@ static uint64_t min_nonzero_delta(const uint64_t *v, size_t n)
 }
 
 /* The first guess: the mean of the deltas in the smallest cluster above the
- * wobble (deltas from the smallest one >= FC_STEP_MIN - 1 to 1.5 times it). */
+ * rounding (deltas from the smallest one >= FC_STEP_MIN - 1 to 1.5 times it). */
 static double step_guess(const uint64_t *v, size_t n)
 {
     uint64_t lo = UINT64_MAX;
@@ -70,41 +74,34 @@ static double step_guess(const uint64_t *v, size_t n)
     return sum / (double)count;
 }
 
-/* Least-squares line value = phase + n * step through the values up to
- * `span` ticks past the first, n the nearest lattice index under the old
- * step. Returns the new step, and the phase through *phase. */
-static double fit_lattice(const uint64_t *v, size_t n, double step, double span, double *phase)
+/* Least squares of delta = k * step over the deltas of 1 to k_max steps
+ * (k the nearest whole number under the old step); the old step when none. */
+static double refit_step(const uint64_t *v, size_t n, double step, double k_max)
 {
-    double sn = 0, su = 0, snn = 0, snu = 0, m = 0;
-    for (size_t i = 0; i < n; i++) {
-        double u = (double)(v[i] - v[0]);
-        if (u > span)
-            break;
-        double k = nearbyint((u - *phase) / step);
-        sn += k;
-        su += u;
-        snn += k * k;
-        snu += k * u;
-        m++;
+    double skk = 0, skd = 0;
+    for (size_t i = 1; i < n; i++) {
+        double d = (double)(v[i] - v[i - 1]), k = nearbyint(d / step);
+        if (k >= 1 && k <= k_max) {
+            skk += k * k;
+            skd += k * d;
+        }
     }
-    double var = snn - sn * sn / m;
-    if (m < 3 || var <= 0)
-        return step;
-    double fitted = (snu - sn * su / m) / var;
-    *phase = (su - fitted * sn) / m;
-    return fitted;
+    return skk > 0 ? skd / skk : step;
 }
 
-/* The share of values within FC_STEP_WOBBLE ticks of the lattice. */
-static double on_lattice(const uint64_t *v, size_t n, double step, double phase)
+/* The share of deltas (of up to FC_STEP_K_MAX steps) that lie within
+ * FC_STEP_ROUNDING ticks of a whole number of steps; 0 when too few. */
+static double deltas_on_steps(const uint64_t *v, size_t n, double step)
 {
-    size_t hits = 0;
-    for (size_t i = 0; i < n; i++) {
-        double u = (double)(v[i] - v[0]) - phase;
-        if (fabs(u - step * nearbyint(u / step)) <= FC_STEP_WOBBLE)
-            hits++;
+    size_t seen = 0, hits = 0;
+    for (size_t i = 1; i < n; i++) {
+        double d = (double)(v[i] - v[i - 1]), k = nearbyint(d / step);
+        if (k > FC_STEP_K_MAX)
+            continue;
+        seen++;
+        hits += fabs(d - k * step) <= FC_STEP_ROUNDING;
     }
-    return (double)hits / (double)n;
+    return seen >= n / 2 ? (double)hits / (double)seen : 0.0;
 }
 
 double fc_tsc_step(uint32_t reads)
@@ -123,19 +120,14 @@ double fc_tsc_step(uint32_t reads)
             __asm__ volatile("add $1, %0" : "+r"(acc)); /* random spacing */
         v[i] = fc_rdtsc();
     }
-    /* a lattice needs a few dozen points to be told from chance */
-    double step = n >= 64 ? step_guess(v, n) : 0.0, phase = 0.0;
-    if (step >= FC_STEP_MIN && step < FC_STEP_MAX) {
-        /* each span is short enough that the last step's error, times the
-         * number of steps it covers, stays well under half a step */
-        double whole = (double)(v[n - 1] - v[0]);
-        for (double span = 16 * step; ; span *= 4) {
-            step = fit_lattice(v, n, step, span, &phase);
-            if (span >= whole)
-                break;
-        }
-    }
-    if (!(step >= FC_STEP_MIN && step < FC_STEP_MAX && on_lattice(v, n, step, phase) >= 0.95)) {
+    /* a few dozen deltas are needed to tell a step from chance */
+    double step = n >= 64 ? step_guess(v, n) : 0.0;
+    if (step >= FC_STEP_MIN && step < FC_STEP_MAX)
+        /* k is certain while the step's error times k_max stays under half
+         * a step: refit with ever longer deltas */
+        for (double k_max = 4; k_max <= FC_STEP_K_MAX; k_max *= 4)
+            step = refit_step(v, n, step, k_max);
+    if (!(step >= FC_STEP_MIN && step < FC_STEP_MAX && deltas_on_steps(v, n, step) >= 0.95)) {
         /* back-to-back reads for the textbook answer */
         for (size_t i = 0; i < n; i++)
             v[i] = fc_rdtsc();

@@ -274,9 +274,9 @@ const struct fc_features *fc_features(void);
 /* Why `m` cannot run here, or NULL when it can. May fork once per method to
  * probe an instruction that could fault; the answer is cached. `m` is an
  * entry of fc_methods[] or a calibration chain's method (which needs
- * nothing); anything else is refused with a reason. fork() in another
- * thread while a first-use probe runs here is not supported (the child
- * inherits probe_lock held). */
+ * nothing); anything else is refused with a reason. A child forked while
+ * another thread probes releases the lock and probes again on first use
+ * (fc_atfork_init). */
 const char *fc_method_unavailable(const struct fc_method *m);
 
 /* Why `m`, though available, does not report the CPU here (an empty or
@@ -284,6 +284,15 @@ const char *fc_method_unavailable(const struct fc_method *m);
  * when it does. Decided once, from the availability verdict and one read
  * in-process after the probe; cached. */
 const char *fc_method_cpu_reason(const struct fc_method *m);
+
+/* 1 when `address` lies in an executable mapping of this process
+ * (/proc/self/maps), 0 when not, -1 with errno when the maps cannot be read. */
+int fc_address_executable(uintptr_t address);
+
+/* Register (once) the pthread_atfork child handler that resets every lock
+ * and unfinished first use of features.c and getcpu.c. Called at module
+ * init. */
+void fc_atfork_init(void);
 
 /* The current CPU, by the cheapest correct way available (outside any timed
  * region: migration checks). */
@@ -296,37 +305,53 @@ enum fc_getcpu_way {
     FC_GETCPU_RSEQ,    /* cpu_id (node_id where covered); per call: < 0 falls back */
     FC_GETCPU_RDPID,   /* TSC_AUX: cpu | node << 12 */
     FC_GETCPU_VDSO,    /* __vdso_getcpu */
-    FC_GETCPU_SYSCALL, /* always right: the reference */
+    FC_GETCPU_SYSCALL, /* the kernel's own answer, when the call succeeds */
+    FC_GETCPU_NONE,    /* nothing could be verified: fc_getcpu_why() says why */
 };
+
+/* What fc_getcpu_by() returns for FC_GETCPU_NONE, negated: outside the
+ * errno range, so it is told apart from a failing vDSO or system call. */
+#define FC_GETCPU_ENONE 4096
 
 /* Chosen once by fc_getcpu_choose(); read without a lock afterwards. */
 extern enum fc_getcpu_way fc_getcpu_way, fc_getcpu_node_way, fc_getcpu_fallback_way;
 
 /* Choose (once, thread-safe; may take milliseconds: it pins a helper thread
- * to every CPU it may use) the fastest way that agrees with the getcpu
- * system call on each CPU, for the cpu alone and for cpu and node. fork()
- * in another thread while the first choice runs is not supported: the
- * child would inherit a pthread_once that never completes. */
+ * to every CPU it may use) the fastest way that reads the pinned CPU on each
+ * CPU (and the node the system call, else sysfs, gives), for the cpu alone
+ * and for cpu and node. A way whose own call fails (the system call denied
+ * by seccomp, say) is not chosen; where nothing is verified the way is
+ * FC_GETCPU_NONE. A child forked while another thread chooses chooses
+ * again (fc_getcpu_init registers the handler). */
 void fc_getcpu_choose(void);
+/* Called by fc_atfork_init's child handler. */
+void fc_getcpu_after_fork_in_child(void);
 const char *fc_getcpu_way_name(enum fc_getcpu_way way);
 
-/* One read by `way` (not UNCHOSEN); *node may be NULL. */
-unsigned fc_getcpu_by(enum fc_getcpu_way way, unsigned *node);
+enum fc_getcpu_why { FC_WHY_CPU, FC_WHY_NODE, FC_WHY_FALLBACK };
+/* Why that way is FC_GETCPU_NONE (valid once chosen). */
+const char *fc_getcpu_why(enum fc_getcpu_why which);
 
-static inline unsigned fc_getcpu_fast(void)
+/* One read by `way` (not UNCHOSEN); *node may be NULL. Returns the CPU, or a
+ * negative errno when the vDSO or the system call failed, or
+ * -FC_GETCPU_ENONE for FC_GETCPU_NONE (rseq falls back to
+ * fc_getcpu_fallback_way on a thread without a registered area). */
+int fc_getcpu_by(enum fc_getcpu_way way, unsigned *node);
+
+static inline int fc_getcpu_fast(void)
 {
     enum fc_getcpu_way way = __atomic_load_n(&fc_getcpu_way, __ATOMIC_ACQUIRE);
     if (__builtin_expect(way == FC_GETCPU_RSEQ, 1)) {
         int32_t cpu;
         FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, cpu);
         if (__builtin_expect(cpu >= 0, 1))
-            return (unsigned)cpu;
+            return cpu;
         return fc_getcpu_by(fc_getcpu_fallback_way, NULL);
     }
     if (way == FC_GETCPU_RDPID) {
         uint64_t aux;
         __asm__ volatile("rdpid %0" : "=r"(aux));
-        return (unsigned)aux & 0xfffu;
+        return (int)(aux & 0xfffu);
     }
     if (way == FC_GETCPU_UNCHOSEN)
         fc_getcpu_choose();

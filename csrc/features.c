@@ -58,6 +58,7 @@ static bool list_has(const char *list, const char *word)
 
 static struct fc_features features;
 static pthread_once_t features_once = PTHREAD_ONCE_INIT;
+static bool features_done; /* detect() ran to the end */
 
 static bool cpuid_bit(unsigned leaf, unsigned sub, int reg, int bit)
 {
@@ -136,6 +137,7 @@ static void detect(void)
         }
     }
     fc_models_init();
+    __atomic_store_n(&features_done, true, __ATOMIC_RELEASE);
 }
 
 const struct fc_features *fc_features(void)
@@ -431,3 +433,53 @@ const char *fc_method_cpu_reason(const struct fc_method *m)
     }
     return cpu_verdict[i] == 1 ? NULL : cpu_verdict_reason[i];
 }
+
+/* ---- user function addresses -------------------------------------------- */
+
+int fc_address_executable(uintptr_t address)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return -1;
+    char line[512];
+    int executable = 0;
+    bool mapped = false;
+    while (!mapped && fgets(line, sizeof line, f)) {
+        unsigned long start, end;
+        char perms[5];
+        if (sscanf(line, "%lx-%lx %4s", &start, &end, perms) == 3 && start <= address &&
+            address < end) {
+            mapped = true;
+            executable = perms[2] == 'x';
+        }
+        /* a long path: skip the rest of the line */
+        while (!strchr(line, '\n') && fgets(line, sizeof line, f))
+            ;
+    }
+    fclose(f);
+    return executable;
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+/* In the child of a fork() made while another thread was inside a first use
+ * (detecting features, probing a method in a child of its own, choosing the
+ * getcpu way): that thread does not exist in the child, so whatever it held
+ * is released here and whatever it had not finished is done again on the
+ * child's first use. Verdicts already reached stay. */
+static void after_fork_in_child(void)
+{
+    if (!__atomic_load_n(&features_done, __ATOMIC_ACQUIRE)) {
+        pthread_once_t fresh = PTHREAD_ONCE_INIT;
+        memcpy(&features_once, &fresh, sizeof fresh);
+    }
+    pthread_mutex_init(&probe_lock, NULL);
+    pthread_mutex_init(&cpu_reason_lock, NULL);
+    fc_getcpu_after_fork_in_child();
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
+
+void fc_atfork_init(void) { pthread_once(&atfork_once, register_atfork); }

@@ -1,16 +1,22 @@
 /*
  * getcpu.c: fastcpu.getcpu(), the current CPU by the fastest way proven
  * right on this machine. The candidates, fastest first: the rseq cpu_id
- * load, RDPID, the vDSO's getcpu, the getcpu system call (the reference).
- * Once per process a helper thread pins itself to every CPU it may use in
- * turn and keeps the candidates that agree with the system call on each;
- * the fastest survivor is used from then on. Nothing here knows about
+ * load, RDPID, the vDSO's getcpu, the getcpu system call. Once per process
+ * a helper thread pins itself to every CPU it may use in turn and keeps the
+ * candidates that read that CPU there (and the node the system call, else
+ * sysfs, gives); a candidate whose own call fails is dropped. The fastest
+ * survivor is used from then on; with none (the pinning and the system call
+ * both denied), FC_GETCPU_NONE and the reason. Nothing here knows about
  * Python.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,12 +28,21 @@ enum fc_getcpu_way fc_getcpu_way, fc_getcpu_node_way, fc_getcpu_fallback_way;
 static const char *const way_names[] = {
     [FC_GETCPU_UNCHOSEN] = "unchosen", [FC_GETCPU_RSEQ] = "rseq",
     [FC_GETCPU_RDPID] = "rdpid",       [FC_GETCPU_VDSO] = "vdso",
-    [FC_GETCPU_SYSCALL] = "syscall",
+    [FC_GETCPU_SYSCALL] = "syscall",   [FC_GETCPU_NONE] = "none",
 };
 
 const char *fc_getcpu_way_name(enum fc_getcpu_way way) { return way_names[way]; }
 
-unsigned fc_getcpu_by(enum fc_getcpu_way way, unsigned *node)
+/* Why the cpu way, the node way or the per-call fallback is FC_GETCPU_NONE
+ * (written by choose() before it publishes the ways). */
+static char why_cpu[320], why_node[320], why_fallback[320];
+
+const char *fc_getcpu_why(enum fc_getcpu_why which)
+{
+    return which == FC_WHY_NODE ? why_node : which == FC_WHY_FALLBACK ? why_fallback : why_cpu;
+}
+
+int fc_getcpu_by(enum fc_getcpu_way way, unsigned *node)
 {
     unsigned cpu = 0, n = 0;
     switch (way) {
@@ -52,16 +67,26 @@ unsigned fc_getcpu_by(enum fc_getcpu_way way, unsigned *node)
         n = (unsigned)aux >> 12;
         break;
     }
-    case FC_GETCPU_VDSO:
-        fc_vdso_getcpu(&cpu, &n, NULL);
-        break;
-    default:
-        fc_syscall3(SYS_getcpu, (long)&cpu, (long)&n, 0);
+    case FC_GETCPU_VDSO: {
+        int rc = fc_vdso_getcpu(&cpu, &n, NULL);
+        if (rc != 0)
+            return rc < 0 ? rc : -EIO;
         break;
     }
+    case FC_GETCPU_SYSCALL: {
+        long rc = fc_syscall3(SYS_getcpu, (long)&cpu, (long)&n, 0);
+        if (rc != 0)
+            return rc < 0 && rc > -4096 ? (int)rc : -EIO;
+        break;
+    }
+    default: /* FC_GETCPU_NONE (UNCHOSEN never gets here) */
+        return -FC_GETCPU_ENONE;
+    }
+    if (cpu > (unsigned)INT32_MAX)
+        return -EIO;
     if (node)
         *node = n;
-    return cpu;
+    return (int)cpu;
 }
 
 /* ---- the sweep ----------------------------------------------------------- */
@@ -74,11 +99,39 @@ struct sweep {
     size_t n;
     bool cpu_ok[N_WAYS];  /* the cpu agreed on every CPU checked */
     bool node_ok[N_WAYS]; /* and the node too */
-    int cpus_checked;
+    int cpus_checked;     /* CPUs the helper thread was pinned to */
+    int nodes_checked;    /* of those, CPUs whose node is known */
+    int pin_errno;        /* the last sched_setaffinity failure (0: none) */
+    int syscall_errno;    /* the getcpu system call's failure (0: none) */
 };
 
+/* The NUMA node of `cpu` from sysfs (a "nodeN" entry in its directory), or
+ * -1 when sysfs does not say. */
+static int sysfs_node(long cpu)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%ld", cpu);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int node = -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        if (strncmp(e->d_name, "node", 4) != 0 || !isdigit((unsigned char)e->d_name[4]))
+            continue;
+        long v = strtol(e->d_name + 4, &end, 10);
+        if (*end == '\0' && v >= 0 && v <= INT32_MAX) {
+            node = (int)v;
+            break;
+        }
+    }
+    closedir(d);
+    return node;
+}
+
 /* One candidate's reading, or false when it has none here (rseq cpu_id
- * negative in this thread). */
+ * negative in this thread, the vDSO or the system call failing). */
 static bool read_way(enum fc_getcpu_way way, unsigned *cpu, unsigned *node)
 {
     if (way == FC_GETCPU_RSEQ) {
@@ -87,10 +140,15 @@ static bool read_way(enum fc_getcpu_way way, unsigned *cpu, unsigned *node)
         *node = (unsigned)nid;
         return c >= 0;
     }
-    *cpu = fc_getcpu_by(way, node);
-    return true;
+    int c = fc_getcpu_by(way, node);
+    *cpu = (unsigned)c;
+    return c >= 0;
 }
 
+/* The helper thread: pinned to each CPU in turn, the pinning is the
+ * reference (a thread allowed one CPU runs there once sched_setaffinity
+ * returns); the node comes from the getcpu system call, else from sysfs.
+ * Every candidate, the system call included, must read that CPU. */
 static void *sweep_main(void *arg)
 {
     struct sweep *s = arg;
@@ -105,19 +163,32 @@ static void *sweep_main(void *arg)
         CPU_ZERO_S(size, set);
         CPU_SET_S((size_t)cpu, size, set);
         /* A CPU this process may not use (cpuset, offline): skip the gap. */
-        if (sched_setaffinity(0, size, set) != 0)
+        if (sched_setaffinity(0, size, set) != 0) {
+            if (errno != EINVAL)
+                s->pin_errno = errno;
             continue;
+        }
         unsigned ref_cpu = 0, ref_node = 0;
-        if (fc_syscall3(SYS_getcpu, (long)&ref_cpu, (long)&ref_node, 0) != 0 ||
-            ref_cpu != (unsigned)cpu)
-            continue; /* pinning did not take: no evidence either way */
+        long rc = fc_syscall3(SYS_getcpu, (long)&ref_cpu, (long)&ref_node, 0);
+        int node = -1;
+        if (rc == 0) {
+            if (ref_cpu != (unsigned)cpu)
+                continue; /* pinning did not take: no evidence either way */
+            node = (int)ref_node;
+        } else {
+            s->syscall_errno = rc < 0 && rc > -4096 ? (int)-rc : EIO;
+            node = sysfs_node(cpu);
+        }
         s->cpus_checked++;
+        if (node >= 0)
+            s->nodes_checked++;
         for (size_t i = 0; i < s->n; i++) {
             unsigned c, nd;
             bool have = read_way(s->ways[i], &c, &nd);
-            if (!have || c != ref_cpu)
+            if (!have || c != (unsigned)cpu)
                 s->cpu_ok[i] = false;
-            if (!have || !s->gives_node[i] || c != ref_cpu || nd != ref_node)
+            if (!have || !s->gives_node[i] || node < 0 || c != (unsigned)cpu ||
+                nd != (unsigned)node)
                 s->node_ok[i] = false;
         }
     }
@@ -136,7 +207,51 @@ static void add_candidate(struct sweep *s, enum fc_getcpu_way way, const char *m
     s->n++;
 }
 
+/* "errno 1, Operation not permitted" */
+static void describe_errno(char *out, size_t size, int err)
+{
+    snprintf(out, size, "errno %d, %s", err, strerror(err));
+}
+
+static void explain(const struct sweep *s, int create_err, bool node)
+{
+    char *out = node ? why_node : why_cpu;
+    size_t size = node ? sizeof why_node : sizeof why_cpu;
+    char pin[96] = "", sys[96] = "";
+    if (s->syscall_errno)
+        describe_errno(sys, sizeof sys, s->syscall_errno);
+    if (create_err) {
+        describe_errno(pin, sizeof pin, create_err);
+        snprintf(out, size,
+                 "no way of reading the CPU could be verified: the helper thread that "
+                 "pins itself to each CPU could not be created: %s; the getcpu system "
+                 "call %s%s",
+                 pin, s->syscall_errno ? "failed: " : "works but cannot be checked", sys);
+    } else if (s->cpus_checked == 0) {
+        if (s->pin_errno)
+            describe_errno(pin, sizeof pin, s->pin_errno);
+        snprintf(out, size,
+                 "no way of reading the CPU could be verified: the helper thread could "
+                 "not be pinned to any CPU (sched_setaffinity: %s) and the getcpu system "
+                 "call failed: %s; a seccomp filter or a container may deny them",
+                 s->pin_errno ? pin : "no CPU accepted", sys);
+    } else if (node && s->nodes_checked < s->cpus_checked) {
+        snprintf(out, size,
+                 "the NUMA node cannot be verified: the getcpu system call failed (%s) "
+                 "and sysfs names no node for some CPUs; a seccomp filter may deny "
+                 "the system call",
+                 sys);
+    } else {
+        snprintf(out, size,
+                 "no way of reading the %s agreed with the pinned CPU on every CPU "
+                 "(%d checked)%s%s",
+                 node ? "CPU and NUMA node" : "CPU", s->cpus_checked,
+                 s->syscall_errno ? "; the getcpu system call failed: " : "", sys);
+    }
+}
+
 static pthread_once_t choose_once = PTHREAD_ONCE_INIT;
+static bool chosen; /* choose() ran to the end (read by the fork handler) */
 
 static void choose(void)
 {
@@ -148,11 +263,12 @@ static void choose(void)
 
     /* A helper thread, so the caller's own affinity is never touched. */
     pthread_t t;
-    if (pthread_create(&t, NULL, sweep_main, &s) == 0)
+    int create_err = pthread_create(&t, NULL, sweep_main, &s);
+    if (create_err == 0)
         pthread_join(t, NULL);
-    enum fc_getcpu_way way = FC_GETCPU_SYSCALL, node_way = FC_GETCPU_SYSCALL,
-                       fallback = FC_GETCPU_SYSCALL;
-    if (s.cpus_checked > 0) { /* no evidence: trust only the system call */
+    enum fc_getcpu_way way = FC_GETCPU_NONE, node_way = FC_GETCPU_NONE,
+                       fallback = FC_GETCPU_NONE;
+    if (s.cpus_checked > 0) {
         for (size_t i = s.n; i-- > 0;) {
             if (s.cpu_ok[i])
                 way = s.ways[i];
@@ -161,11 +277,40 @@ static void choose(void)
             if (s.cpu_ok[i] && s.ways[i] != FC_GETCPU_RSEQ)
                 fallback = s.ways[i];
         }
+    } else {
+        /* no evidence: trust only the kernel's own answer, if it gives one */
+        unsigned c, n;
+        long rc = fc_syscall3(SYS_getcpu, (long)&c, (long)&n, 0);
+        if (rc == 0)
+            way = node_way = fallback = FC_GETCPU_SYSCALL;
+        else
+            s.syscall_errno = rc < 0 && rc > -4096 ? (int)-rc : EIO;
     }
+    if (way == FC_GETCPU_NONE)
+        explain(&s, create_err, false);
+    if (node_way == FC_GETCPU_NONE)
+        explain(&s, create_err, true);
+    if (fallback == FC_GETCPU_NONE)
+        snprintf(why_fallback, sizeof why_fallback,
+                 "this thread has no registered rseq area, and no other way of reading "
+                 "the CPU was verified here%s",
+                 s.syscall_errno ? " (the getcpu system call fails)" : "");
     fc_getcpu_fallback_way = fallback;
     __atomic_store_n(&fc_getcpu_node_way, node_way, __ATOMIC_RELEASE);
     /* last: the fast path's acquire load of it publishes the others */
     __atomic_store_n(&fc_getcpu_way, way, __ATOMIC_RELEASE);
+    __atomic_store_n(&chosen, true, __ATOMIC_RELEASE);
+}
+
+/* In a child forked while another thread was choosing: that thread is gone
+ * and the once-control would never complete. Choose again, from scratch. */
+void fc_getcpu_after_fork_in_child(void)
+{
+    if (!__atomic_load_n(&chosen, __ATOMIC_ACQUIRE)) {
+        pthread_once_t fresh = PTHREAD_ONCE_INIT;
+        memcpy(&choose_once, &fresh, sizeof fresh);
+        fc_getcpu_way = fc_getcpu_node_way = fc_getcpu_fallback_way = FC_GETCPU_UNCHOSEN;
+    }
 }
 
 void fc_getcpu_choose(void) { pthread_once(&choose_once, choose); }

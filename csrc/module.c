@@ -83,6 +83,71 @@ static int check_counts(Py_ssize_t runs, long unroll)
     return 0;
 }
 
+/* An int argument within low..high, or -1 with ValueError/TypeError set:
+ * never wrapped round (the "I" and "K" formats would take -1 as 2^32 - 1). */
+static int parse_bounded(PyObject *obj, const char *name, long low, long high, long *out)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", name, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    int overflow;
+    long v = PyLong_AsLongAndOverflow(obj, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < low || v > high) {
+        PyErr_Format(PyExc_ValueError, "%s must be between %ld and %ld, not %R", name, low,
+                     high, obj);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A user function's address: an int in 1..2^64-1 that lies in an
+ * executable mapping of this process (/proc/self/maps), or -1 with
+ * ValueError/TypeError/OSError set. The mapping could still go away before
+ * the call (another thread unloading its library): that is the caller's
+ * to avoid. */
+static int parse_user_address(PyObject *obj, uintptr_t *out)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "a function address must be an int, not %s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    unsigned long long address = PyLong_AsUnsignedLongLong(obj);
+    if (address == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+            return -1;
+        PyErr_Clear();
+        address = 0; /* negative or too large: refused below */
+    }
+    if (address == 0) {
+        PyErr_Format(PyExc_ValueError, "a function address must be in 1..2**64-1, not %R", obj);
+        return -1;
+    }
+    int found;
+    Py_BEGIN_ALLOW_THREADS
+    found = fc_address_executable((uintptr_t)address);
+    Py_END_ALLOW_THREADS
+    if (found < 0) {
+        PyErr_SetFromErrnoWithFilename(PyExc_OSError, "/proc/self/maps");
+        return -1;
+    }
+    if (!found) {
+        char hex[24];
+        snprintf(hex, sizeof hex, "0x%llx", address);
+        PyErr_Format(PyExc_ValueError,
+                     "address %s is not in an executable mapping of this process "
+                     "(/proc/self/maps): pass the address of a C function, not of data",
+                     hex);
+        return -1;
+    }
+    *out = (uintptr_t)address;
+    return 0;
+}
+
 /* Every mode closes the timed region with rdtscp. */
 static int check_timer(core_state *st)
 {
@@ -299,26 +364,24 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
 PyDoc_STRVAR(bench_address_doc,
 "bench_address($module, address, runs, serialize, unroll, clock='tsc', /)\n--\n\n"
 "Like bench(), for a user function `unsigned fn(void)` at `address`,\n"
-"timed against an empty function called the same way (an indirect call).");
+"timed against an empty function called the same way (an indirect call).\n"
+"ValueError unless `address` lies in an executable mapping of this process.");
 
 static PyObject *core_bench_address(PyObject *module, PyObject *args)
 {
-    unsigned long long address;
+    PyObject *address_obj;
+    uintptr_t address;
     const char *ser_name, *clock = "tsc";
     Py_ssize_t runs;
     long unroll;
-    if (!PyArg_ParseTuple(args, "Knsl|s:bench_address", &address, &runs, &ser_name, &unroll,
-                          &clock))
+    if (!PyArg_ParseTuple(args, "Onsl|s:bench_address", &address_obj, &runs, &ser_name,
+                          &unroll, &clock))
         return NULL;
     core_state *st = get_state(module);
     struct fc_pair pair = {0};
     if (check_counts(runs, unroll) < 0 || parse_serialize(ser_name, &pair.serialize) < 0 ||
-        check_timer(st) < 0)
+        check_timer(st) < 0 || parse_user_address(address_obj, &address) < 0)
         return NULL;
-    if (address == 0) {
-        PyErr_SetString(PyExc_ValueError, "the function address is NULL");
-        return NULL;
-    }
     if (parse_clock(st, clock, &pair) < 0)
         return NULL;
     pair.user_method = (fc_user_fn)(uintptr_t)address;
@@ -363,13 +426,9 @@ static PyObject *core_bench_diff(PyObject *module, PyObject *args)
         if (!name || !(m = lookup(st, name)))
             return NULL;
     } else if (PyLong_Check(method)) {
-        unsigned long long address = PyLong_AsUnsignedLongLong(method);
-        if (address == (unsigned long long)-1 && PyErr_Occurred())
+        uintptr_t address;
+        if (parse_user_address(method, &address) < 0)
             return NULL;
-        if (address == 0) {
-            PyErr_SetString(PyExc_ValueError, "the function address is NULL");
-            return NULL;
-        }
         pair.user_method = pair.user_empty = (fc_user_fn)(uintptr_t)address;
     } else {
         PyErr_Format(PyExc_TypeError, "method must be a str or an int address, not %s",
@@ -658,11 +717,32 @@ PyDoc_STRVAR(getcpu_doc,
 "The CPU this thread runs on now, by the fastest way proven right on\n"
 "every CPU of this machine (chosen on the first call).");
 
+/* getcpu() or getcpu_node() could not read: Unsupported with the reason
+ * when no way was verified, else fastcpu.Error naming the failing call. */
+static PyObject *getcpu_failed(PyObject *module, int rc, enum fc_getcpu_way way, bool node)
+{
+    core_state *st = get_state(module);
+    if (rc == -FC_GETCPU_ENONE) {
+        enum fc_getcpu_why which = way == FC_GETCPU_NONE ? (node ? FC_WHY_NODE : FC_WHY_CPU)
+                                                         : FC_WHY_FALLBACK;
+        PyErr_Format(st->unsupported, "%s: %s", node ? "getcpu_node()" : "getcpu()",
+                     fc_getcpu_why(which));
+        return NULL;
+    }
+    PyErr_Format(st->error, "%s: the %s failed on this call: errno %d, %s",
+                 node ? "getcpu_node()" : "getcpu()",
+                 way == FC_GETCPU_VDSO ? "vDSO's getcpu" : "getcpu system call", -rc,
+                 strerror(-rc));
+    return NULL;
+}
+
 static PyObject *core_getcpu(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    (void)module;
     ensure_getcpu_chosen();
-    return PyLong_FromUnsignedLong(fc_getcpu_fast());
+    int cpu = fc_getcpu_fast();
+    if (__builtin_expect(cpu < 0, 0))
+        return getcpu_failed(module, cpu, fc_getcpu_way, false);
+    return PyLong_FromLong(cpu);
 }
 
 PyDoc_STRVAR(getcpu_node_doc,
@@ -680,7 +760,10 @@ static PyObject *core_getcpu_node(PyObject *module, PyObject *Py_UNUSED(ignored)
         cpu = (unsigned)aux & 0xfffu;
         node = (unsigned)aux >> 12;
     } else {
-        cpu = fc_getcpu_by(fc_getcpu_node_way, &node);
+        int rc = fc_getcpu_by(fc_getcpu_node_way, &node);
+        if (rc < 0)
+            return getcpu_failed(module, rc, fc_getcpu_node_way, true);
+        cpu = (unsigned)rc;
     }
     core_state *st = get_state(module);
     PyObject *pair = cpu < FC_PAIRS ? st->pairs[cpu] : NULL;
@@ -696,8 +779,10 @@ static PyObject *core_getcpu_node(PyObject *module, PyObject *Py_UNUSED(ignored)
 PyDoc_STRVAR(getcpu_ways_doc,
 "getcpu_ways($module, /)\n--\n\n"
 "The ways getcpu() chose: (for the cpu, for cpu and node, the per-call\n"
-"fallback when rseq's cpu_id is negative), each 'rseq', 'rdpid', 'vdso'\n"
-"or 'syscall'. Chooses first if needed.");
+"fallback when rseq's cpu_id is negative), each 'rseq', 'rdpid', 'vdso',\n"
+"'syscall', or 'none' where nothing could be verified (getcpu() and\n"
+"getcpu_node() then raise fastcpu.Unsupported saying why). Chooses first\n"
+"if needed.");
 
 static PyObject *core_getcpu_ways(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
@@ -764,20 +849,23 @@ static PyObject *core_current_cpu(PyObject *module, PyObject *Py_UNUSED(ignored)
 PyDoc_STRVAR(tsc_step_doc,
 "tsc_step($module, reads, /)\n--\n\n"
 "The counter's step in TSC ticks, a float: a guest's TSC that advances every\n"
-"10 ns moves by 24.45 or 25.96 ticks at a time, not a whole number. Fitted\n"
-"as a lattice to `reads` (at most 4096) unfenced rdtsc values read at\n"
-"pseudo-random spacings, 95% of them within 1.5 ticks of it; where no step\n"
-"of 5 ticks or more fits, the smallest non-zero difference of consecutive\n"
-"back-to-back reads.");
+"10 ns moves by about 24.5 or 26 ticks at a time, not a whole number.\n"
+"Fitted to the deltas of `reads` (2 to 4096) unfenced rdtsc values read at\n"
+"pseudo-random spacings, 95% of them within 1.5 ticks of whole steps; where\n"
+"no step of 5 ticks or more fits, the smallest non-zero difference of\n"
+"consecutive back-to-back reads.");
 
 static PyObject *core_tsc_step(PyObject *module, PyObject *args)
 {
-    unsigned int reads;
-    if (!PyArg_ParseTuple(args, "I:tsc_step", &reads) || check_timer(get_state(module)) < 0)
+    PyObject *reads_obj;
+    long reads;
+    if (!PyArg_ParseTuple(args, "O:tsc_step", &reads_obj) ||
+        parse_bounded(reads_obj, "reads", 2, 4096, &reads) < 0 ||
+        check_timer(get_state(module)) < 0)
         return NULL;
     double step;
     Py_BEGIN_ALLOW_THREADS
-    step = fc_tsc_step(reads);
+    step = fc_tsc_step((uint32_t)reads);
     Py_END_ALLOW_THREADS
     return PyFloat_FromDouble(step);
 }
@@ -797,17 +885,22 @@ static PyObject *core_tsc_ns_pair(PyObject *module, PyObject *Py_UNUSED(ignored)
 
 PyDoc_STRVAR(add_chain_ticks_doc,
 "add_chain_ticks($module, blocks, /)\n--\n\n"
-"TSC ticks for `blocks` blocks of 100 dependent 1-cycle adds, fenced.");
+"TSC ticks for `blocks` blocks of 100 dependent 1-cycle adds, fenced;\n"
+"blocks from 1 to 2**20 (10^8 adds, some 30 ms).");
+
+#define FC_CHAIN_BLOCKS_MAX (1L << 20)
 
 static PyObject *core_add_chain_ticks(PyObject *module, PyObject *args)
 {
-    unsigned int blocks;
-    if (!PyArg_ParseTuple(args, "I:add_chain_ticks", &blocks) ||
+    PyObject *blocks_obj;
+    long blocks;
+    if (!PyArg_ParseTuple(args, "O:add_chain_ticks", &blocks_obj) ||
+        parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
         check_timer(get_state(module)) < 0)
         return NULL;
     uint64_t ticks;
     Py_BEGIN_ALLOW_THREADS
-    ticks = fc_add_chain_ticks(blocks);
+    ticks = fc_add_chain_ticks((uint32_t)blocks);
     Py_END_ALLOW_THREADS
     return PyLong_FromUnsignedLongLong(ticks);
 }
@@ -841,6 +934,7 @@ static int core_exec(PyObject *module)
      * FC_METHODS_MAX */
     if (_import_array() < 0)
         return -1;
+    fc_atfork_init();
     core_state *st = get_state(module);
     st->error = PyErr_NewExceptionWithDoc(
         "fastcpu.Error", "Base class of fastcpu's own errors.", PyExc_RuntimeError, NULL);

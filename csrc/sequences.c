@@ -8,6 +8,7 @@
  * models.c.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -89,18 +90,22 @@ fc_vdso_getcpu_fn fc_vdso_getcpu;
 FC_GETCPU_CALLER(vdso, (fc_vdso_getcpu_fn fn), fn(&cpu_, &node_, NULL))
 FC_GETCPU_CALLER(syscall, (void), fc_syscall3(SYS_getcpu, (long)&cpu_, (long)&node_, 0))
 
+/* On failure (*valid false) these return the error number instead: what
+ * fastcpu.read() names (a seccomp filter may deny the system call). */
 static uint32_t read_vdso(bool *valid)
 {
     unsigned cpu = 0, node = 0;
-    *valid = fc_vdso_getcpu(&cpu, &node, NULL) == 0;
-    return cpu | node << 12;
+    int rc = fc_vdso_getcpu(&cpu, &node, NULL);
+    *valid = rc == 0;
+    return rc == 0 ? cpu | node << 12 : (uint32_t)(rc < 0 ? -rc : EIO);
 }
 
 static uint32_t read_syscall(bool *valid)
 {
     unsigned cpu = 0, node = 0;
-    *valid = fc_syscall3(SYS_getcpu, (long)&cpu, (long)&node, 0) == 0;
-    return cpu | node << 12;
+    long rc = fc_syscall3(SYS_getcpu, (long)&cpu, (long)&node, 0);
+    *valid = rc == 0;
+    return rc == 0 ? cpu | node << 12 : (uint32_t)(rc < 0 && rc > -4096 ? -rc : EIO);
 }
 
 FC_INLINE uint32_t seq_sched_getcpu(void) { return (uint32_t)sched_getcpu(); }
@@ -179,7 +184,13 @@ FC_METHOD_CODE(empty)
 FC_METHOD_CODE(tscp)
 FC_METHOD_CODE(rdpid)
 FC_METHOD_CODE(sgdt)
-FC_METHOD_CODE(sched_getcpu)
+FC_DEFINE_TIMERS(sched_getcpu, fc_sink(seq_sched_getcpu()))
+static uint32_t read_sched_getcpu(bool *valid)
+{
+    int cpu = sched_getcpu(); /* -1 with errno set on failure: return errno */
+    *valid = cpu >= 0;
+    return cpu >= 0 ? (uint32_t)cpu : (uint32_t)errno;
+}
 FC_METHOD_CODE(null_syscall)
 FC_METHOD_CODE(pushf_popf)
 FC_METHOD_CODE(pushf_pop_push_popf)

@@ -21,11 +21,13 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
 from ._core import Error, Unsupported
 from ._bench import CLOCKS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, bench, bench_diff
 from ._calibration import CalibrationInfo, calibration_methods
-from ._clock import Clock, clock
+from ._clock import CalibrationWarning, Clock, clock
 from ._methods import MethodInfo, methods
 from ._results import Results, measure
 from ._resultfile import ResultFileError, load
 from ._compare import ComparisonTable, compare
+from ._ab import ABComparison, ABRow, compare_ab
+from ._seed_table import SeedRow, SeedTable, seed_table
 from . import noise as noise  # the submodule fastcpu.noise
 from ._read import CpuReading, read, read_raw
 from ._check import Agreement, AgreementTable, Reference, check
@@ -37,11 +39,18 @@ from ._stability import Stability, stability
 __version__ = "0.2.0"
 
 __all__ = [
+    "ABComparison",
+    "ABRow",
+    "SeedRow",
+    "SeedTable",
+    "compare_ab",
+    "seed_table",
     "Agreement",
     "AgreementTable",
     "BenchResult",
     "CLOCKS",
     "CalibrationInfo",
+    "CalibrationWarning",
     "Clock",
     "CodeBlock",
     "CpuReading",

@@ -6,7 +6,9 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-__all__ = ["pinned", "check_cpu"]
+from ._core import Error
+
+__all__ = ["pinned", "check_cpu", "set_affinity"]
 
 
 def check_cpu(cpu: object) -> int:
@@ -39,8 +41,26 @@ def pinned(cpu: int | None) -> Iterator[None]:
         return
     check_cpu(cpu)
     before = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {cpu})
+    set_affinity({cpu}, f"pin this thread to CPU {cpu}")
     try:
         yield
     finally:
-        os.sched_setaffinity(0, before)
+        set_affinity(before, "restore this thread's affinity mask")
+
+
+def set_affinity(cpus: set[int], doing: str) -> None:
+    """``os.sched_setaffinity(0, cpus)``, a refusal (EPERM: a seccomp filter,
+    a container or a security module denies the call) raised as
+    :class:`fastcpu.Error` saying what was being done and why it failed.
+
+    Raises:
+        fastcpu.Error: the call was denied.
+    """
+    try:
+        os.sched_setaffinity(0, cpus)
+    except PermissionError as exc:
+        raise Error(
+            f"cannot {doing}: sched_setaffinity was denied ({exc.strerror}; a seccomp "
+            "filter, a container or a security module forbids it): pass cpu=None to "
+            "stay unpinned"
+        ) from exc

@@ -180,8 +180,12 @@ def bench(
         GIL itself) but times the interpreter, and ctypes reports and
         ignores any exception raised in it, KeyboardInterrupt included: such
         a measurement cannot be stopped with Ctrl-C. ctypes prototypes declaring
-        arguments, or returning a structure, are refused with TypeError. An
-        integer address is trusted as is: a wrong one crashes the process.
+        arguments, or returning a structure, are refused with TypeError, and
+        any address (ctypes or integer) outside the process's executable
+        mappings (``/proc/self/maps``) with ValueError. An address inside one
+        that is not the start of a function ``unsigned fn(void)``, or a
+        library unloaded by another thread during the call, still crashes
+        the process: fastcpu cannot check more.
 
     Returns:
         A :class:`BenchResult` with raw per-run TSC ticks, best and median,
@@ -191,9 +195,13 @@ def bench(
 
     Raises:
         TypeError: an argument has the wrong type.
-        ValueError: an argument is out of range or names no method.
+        ValueError: an argument is out of range or names no method, or a
+            user function's address is not in an executable mapping.
         fastcpu.Unsupported: the method, or ``clock='pmu'``, cannot run on
             this machine (the message says why).
+        fastcpu.Error: `cpu` was given but this thread may not be pinned to
+            it (sched_setaffinity denied: a seccomp filter, a container);
+            the message says why.
     """
     runs = _check_int("runs", runs, 1, RUNS_MAX)
     unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
@@ -259,6 +267,9 @@ def bench_diff(
     Returns:
         A :class:`DiffResult` with ``estimate`` and ``estimate_ci95`` in TSC
         ticks per copy (and conversions), and both sides' raw runs.
+
+    Raises:
+        As :func:`bench`.
     """
     runs = _check_int("runs", runs, 1, RUNS_MAX)
     k = _check_int("k", k, 2, UNROLL_MAX // 2)

@@ -13,11 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import _core
-from ._core import Unsupported
+from ._affinity import set_affinity
+from ._core import Error, Unsupported
 from ._machine import _parse_cpu_list
 from ._machine import _read as _read_text
 from ._methods import MethodInfo, method_info, methods
-from ._read import CpuReading, read
+from ._read import CpuReading, _failure, read
 
 __all__ = ["check", "AgreementTable", "Agreement", "Reference"]
 
@@ -31,20 +32,34 @@ class Reference:
 
     Attributes:
         cpu: the CPU the thread was pinned to.
-        sched_getcpu: what glibc's ``sched_getcpu()`` returned there.
-        syscall_cpu: the cpu the getcpu system call returned there.
-        syscall_node: the node the getcpu system call returned there.
+        sched_getcpu: what glibc's ``sched_getcpu()`` returned there (-1
+            when it failed).
+        syscall_cpu: the cpu the getcpu system call returned there (-1 when
+            the call failed, e.g. denied by a seccomp filter).
+        syscall_node: the node the getcpu system call returned there (-1
+            when the call failed).
+        errors: the references that failed there, each with its errno
+            (empty when both answered); the methods are checked against the
+            others.
     """
 
     cpu: int
     sched_getcpu: int
     syscall_cpu: int
     syscall_node: int
+    errors: tuple[str, ...] = ()
 
     @property
     def consistent(self) -> bool:
-        """The pinned CPU, sched_getcpu() and the system call all agree."""
-        return self.cpu == self.sched_getcpu == self.syscall_cpu
+        """The pinned CPU, sched_getcpu() and the system call all agree
+        (those of them that answered)."""
+        return all(v in (-1, self.cpu) for v in (self.sched_getcpu, self.syscall_cpu))
+
+    def agrees(self, cpu: int, node: int | None) -> bool:
+        """A reading of `cpu` and `node` (None: gives none) agrees with the
+        pinned CPU and every reference that answered."""
+        return (cpu == self.cpu and self.sched_getcpu in (-1, cpu) and self.syscall_cpu in (-1, cpu)
+                and (node is None or self.syscall_node in (-1, node)))
 
 
 @dataclass(frozen=True)
@@ -57,7 +72,9 @@ class Agreement:
         reading: what the method reported, or ``None`` when it could not read.
         error: why it could not read on this thread (``None`` when it did).
         agrees: its cpu equals the pinned CPU, sched_getcpu() and the system
-            call's cpu, and its node, when it gives one, the system call's.
+            call's cpu, and its node, when it gives one, the system call's
+            (a reference that failed on that CPU is left out: see
+            :attr:`Reference.errors`).
     """
 
     method: str
@@ -135,6 +152,11 @@ class AgreementTable:
             lines.append("")
             lines.append("not checked (no CPU source here):")
             lines.extend(f"  {m:{width}}{why}" for m, why in self.not_checked.items())
+        failed = [(c, e) for c in self.cpus for e in self.references[c].errors]
+        if failed:
+            lines.append("")
+            lines.append("references that failed (-1 above; the methods were checked against the others):")
+            lines.extend(f"  CPU {c}: {e}" for c, e in failed)
         if self.skipped:
             lines.append("")
             lines.append("CPUs skipped:")
@@ -219,6 +241,8 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
         ValueError: an unknown method name (the nearest are suggested), an
             empty list, a name or CPU given twice, a negative CPU, or one
             beyond the kernel's possible CPUs.
+        fastcpu.Error: this thread may not change its affinity
+            (sched_setaffinity denied); the message says why.
     """
     infos = methods() if names is None else _check_names(names)
     rows = [m.name for m in infos if m.reports_cpu]
@@ -232,16 +256,29 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
     skipped: dict[int, str] = {}
     references: dict[int, Reference] = {}
     cells: dict[tuple[str, int], Agreement] = {}
+    moved = False
     try:
         for cpu in wanted:
             try:
                 os.sched_setaffinity(0, {cpu})
+            except PermissionError as exc:
+                # denied for every CPU alike (seccomp, a container): not a gap
+                raise Error(
+                    f"check() pins this thread to each CPU, but sched_setaffinity was denied "
+                    f"({exc.strerror}; a seccomp filter, a container or a security module "
+                    "forbids it)"
+                ) from exc
             except (OSError, ValueError, OverflowError) as exc:
                 skipped[cpu] = f"cannot pin to it ({exc})"
                 continue
-            sched_cpu = _core.read_cpu("sched_getcpu")[0]
-            sys_cpu, sys_node, _, _ = _core.read_cpu("syscall")
-            ref = Reference(cpu, sched_cpu, sys_cpu, sys_node or 0)  # the system call always gives a node
+            moved = True
+            sched_cpu, _, sched_raw, sched_ok = _core.read_cpu("sched_getcpu")
+            sys_cpu, sys_node, sys_raw, sys_ok = _core.read_cpu("syscall")
+            # a failing reference reads -1, and the others decide
+            errors = tuple(f"{name}: {_failure(name, raw)}" for name, raw, ok in
+                           (("sched_getcpu", sched_raw, sched_ok), ("syscall", sys_raw, sys_ok)) if not ok)
+            ref = Reference(cpu, sched_cpu if sched_ok else -1, sys_cpu if sys_ok else -1,
+                            (sys_node or 0) if sys_ok else -1, errors)
             references[cpu] = ref
             checked.append(cpu)
             for name in rows:
@@ -250,10 +287,9 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
                 except Unsupported as exc:
                     cells[(name, cpu)] = Agreement(name, cpu, None, str(exc), False)
                     continue
-                agrees = r.cpu == cpu == ref.sched_getcpu == ref.syscall_cpu and (
-                    r.node is None or r.node == ref.syscall_node
-                )
+                agrees = ref.agrees(r.cpu, r.node)
                 cells[(name, cpu)] = Agreement(name, cpu, r, None, agrees)
     finally:
-        os.sched_setaffinity(0, before)
+        if moved:
+            set_affinity(before, "restore this thread's affinity mask after check()")
     return AgreementTable(tuple(checked), skipped, tuple(rows), not_checked, references, cells)

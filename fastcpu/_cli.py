@@ -8,10 +8,11 @@ line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from ._clock import clock
 from ._core import Error
 from ._methods import method_info, methods
 from ._show import DISASSEMBLERS, method_code
-from ._resultfile import check_replaceable
+from ._resultfile import check_replaceable, tmp_prefix
 from ._table import format_clock, format_table, format_warnings
 
 __all__ = ["main"]
@@ -103,7 +104,8 @@ def check_out(text: str, option: str = "--out") -> Path:
     # Try, rather than ask os.access(): root passes access() where the file
     # system still refuses (/proc, /sys).
     try:
-        fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp")
+        # named as save() names its own: a leftover is removed by the next save
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=f"{tmp_prefix(out)}{os.getpid()}-", suffix=".tmp")
     except OSError as exc:
         raise ValueError(f"cannot write {out}: {exc.strerror or exc}") from None
     os.close(fd)
@@ -335,12 +337,44 @@ def _parser(command: str) -> argparse.ArgumentParser:
     return p
 
 
+@contextlib.contextmanager
+def _printable_streams() -> Iterator[None]:
+    """Print what the terminal's encoding cannot show as escapes (``caf\\xe9``
+    under ``PYTHONIOENCODING=ascii``) instead of failing after the work is
+    done; the streams' error handlers are restored afterwards."""
+    changed = []
+    for stream in (sys.stdout, sys.stderr):
+        errors = getattr(stream, "errors", None)
+        if errors == "strict" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (AttributeError, ValueError, OSError):
+                continue
+            changed.append(stream)
+    try:
+        yield
+    finally:
+        for stream in changed:
+            try:
+                stream.reconfigure(errors="strict")
+            except (AttributeError, ValueError, OSError):
+                pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    with _printable_streams():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv.pop(0) if argv and argv[0] in COMMANDS else "table"
     try:
         args = _parser(command).parse_args(argv)
         return COMMANDS[command][1](args)
+    except MemoryError:
+        print("fastcpu: out of memory", file=sys.stderr)
+        return 1
     except (UsageError, ValueError, TypeError) as exc:
         print(f"fastcpu: error: {exc}", file=sys.stderr)
         return 2

@@ -10,14 +10,16 @@ a 2445 MHz host. The step need not be a whole number of ticks.
 
 from __future__ import annotations
 
+import os
 import statistics
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 
 from . import _core
 
-__all__ = ["Clock", "clock"]
+__all__ = ["Clock", "clock", "CalibrationWarning"]
 
 # Calibration sizes: about 65 ms in all, once per process.
 _FREQ_INTERVAL_S = 0.05
@@ -69,15 +71,69 @@ def _measure_tsc_hz() -> float:
     return (tsc1 - tsc0) * 1e9 / (ns1 - ns0)
 
 
+#: A chain timing this much above the fastest of its size was disturbed (an
+#: interrupt, a signal, a preemption): the work is fixed, only time was added.
+_DISTURBED_ABOVE_FASTEST = 0.015
+#: Rounds of `repeats` pairs at most, stopping once half a round is clean.
+_CHAIN_ROUNDS = 5
+#: Fewer clean pairs than this: the figure is kept, with a warning.
+_CHAIN_CLEAN_MIN = 5
+
+
+class CalibrationWarning(RuntimeWarning):
+    """The core-cycle calibration could not be trusted (most of its samples
+    were disturbed); the message says how many were clean."""
+
+
+def _chain_pair(blocks: int) -> tuple[int, int, bool]:
+    """(ticks of N blocks, ticks of 2N blocks, migrated in between)."""
+    before = _core.current_cpu()
+    single = _core.add_chain_ticks(blocks)
+    double = _core.add_chain_ticks(2 * blocks)
+    return single, double, _core.current_cpu() != before
+
+
+def clean_samples(pairs: list[tuple[int, int, bool]]) -> tuple[list[int], list[int]]:
+    """(t(N), t(2N)) timings of the pairs that did not migrate, each within
+    ``_DISTURBED_ABOVE_FASTEST`` of the fastest of its size: the undisturbed
+    ones. Each size is kept on its own: a periodic disturbance (a timer
+    signal) can land in every pair, in one half or the other."""
+    settled = [(s, d) for s, d, migrated in pairs if not migrated]
+    if not settled:
+        return [], []
+    fastest_single = min(s for s, _ in settled)
+    fastest_double = min(d for _, d in settled)
+    return ([s for s, _ in settled if s <= fastest_single * (1 + _DISTURBED_ABOVE_FASTEST)],
+            [d for _, d in settled if d <= fastest_double * (1 + _DISTURBED_ABOVE_FASTEST)])
+
+
 def add_chain_cycles_per_tick(blocks: int, repeats: int) -> float:
     """Core cycles per TSC tick: 100 * N dependent adds (N = `blocks`) over
-    the median of t(2N) - t(N) in TSC ticks, over `repeats` pairs."""
-    diffs = []
-    for _ in range(repeats):
-        single = _core.add_chain_ticks(blocks)
-        double = _core.add_chain_ticks(2 * blocks)
-        diffs.append(double - single)
-    return 100 * blocks / statistics.median(diffs)
+    median t(2N) - median t(N) in TSC ticks, over timings that were neither
+    migrated nor disturbed (:func:`clean_samples`). Takes `repeats` pairs,
+    and more rounds of them (up to ``_CHAIN_ROUNDS``) until half a round of
+    each size is clean; warns with :class:`CalibrationWarning` when fewer
+    than ``_CHAIN_CLEAN_MIN`` of either are (a signal storm, a busy host)."""
+    pairs: list[tuple[int, int, bool]] = []
+    singles: list[int] = []
+    doubles: list[int] = []
+    for _ in range(_CHAIN_ROUNDS):
+        pairs.extend(_chain_pair(blocks) for _ in range(repeats))
+        singles, doubles = clean_samples(pairs)
+        if min(len(singles), len(doubles)) * 2 > repeats:
+            break
+    clean = min(len(singles), len(doubles))
+    if not clean:  # every pair migrated: use them all, and say so
+        singles, doubles = [s for s, _, _ in pairs], [d for _, d, _ in pairs]
+    value = 100 * blocks / (statistics.median(doubles) - statistics.median(singles))
+    if clean < _CHAIN_CLEAN_MIN:
+        warnings.warn(
+            f"cycles_per_tick could not be calibrated cleanly: {clean} of {len(pairs)} "
+            f"add-chain samples were undisturbed (the rest interrupted, preempted or migrated); "
+            f"core-cycle figures use {value:.3f} cycles per tick and may be off. Calibrate "
+            "again on a quieter machine with fastcpu.clock(refresh=True)",
+            CalibrationWarning, stacklevel=3)
+    return value
 
 
 def _measure_cycles_per_tick() -> float:
@@ -90,6 +146,17 @@ _lock = threading.Lock()
 _cached: Clock | None = None
 
 
+def _after_fork_in_child() -> None:
+    """A fork while another thread measured left `_lock` held in the child,
+    where that thread does not exist: give the child a fresh one (it measures
+    again on first use if nothing was cached)."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def clock(*, refresh: bool = False) -> Clock:
     """Measure this machine's clock once per process (about 65 ms) and return it.
 
@@ -99,6 +166,12 @@ def clock(*, refresh: bool = False) -> Clock:
             host's load: on the machine fastcpu was written on,
             ``cycles_per_tick`` wanders by 2-3% over seconds, which moves
             every core-cycle conversion with it (docs/accuracy.md).
+
+    Warns:
+        CalibrationWarning: most samples of the core-cycle calibration were
+            disturbed (interrupted, preempted or migrated), so
+            ``cycles_per_tick`` may be off; disturbed samples are never used
+            while clean ones exist.
 
     Raises:
         TypeError: `refresh` is not a bool.

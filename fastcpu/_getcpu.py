@@ -4,11 +4,20 @@ C call.
 Python has no ``sched_getcpu``: the usual ways are ``ctypes`` (a foreign
 call, about 85 ns here) or parsing ``/proc/self/stat`` (about 14 us, what
 psutil's ``cpu_num()`` does). :func:`getcpu` and :func:`getcpu_node` are C
-functions without arguments that read the CPU by the fastest way that agreed
-with the getcpu system call on every CPU this process may use: the rseq
-``cpu_id`` load, then RDPID, the vDSO, the system call. The check runs once,
-on the first call, in a helper thread pinned to each CPU in turn (a few
-milliseconds); the caller's affinity is never touched.
+functions without arguments that read the CPU by the fastest way that read
+the right CPU on every CPU this process may use: the rseq ``cpu_id`` load,
+then RDPID, the vDSO, the system call. The check runs once, on the first
+call, in a helper thread pinned to each CPU in turn (a few milliseconds); the
+caller's affinity is never touched. The pinning is the reference for the CPU;
+the node is the getcpu system call's, or sysfs's where the call fails. A way
+whose own call fails (the system call denied by a seccomp filter) is never
+chosen.
+
+Both raise :class:`fastcpu.Unsupported`, with the reason, where nothing can
+be verified (the helper may not pin itself and the system call fails), and
+:func:`getcpu_node` where the node cannot be (the system call fails and sysfs
+names no node); :class:`fastcpu.Error` if the chosen vDSO or system call
+fails later.
 """
 
 from __future__ import annotations
@@ -29,8 +38,16 @@ def getcpu_method(node: bool = False) -> str:
 
     Chooses first if no call has yet. On a thread whose rseq ``cpu_id`` is
     negative, an rseq choice falls back, per call, to the next proven way.
+
+    Raises:
+        TypeError: `node` is not a bool.
+        fastcpu.Unsupported: no way could be verified here (as for
+            :func:`getcpu`).
     """
     if not isinstance(node, bool):
         raise TypeError(f"node must be a bool, not {type(node).__name__}")
     cpu_way, node_way, _ = _core.getcpu_ways()
-    return node_way if node else cpu_way
+    way = node_way if node else cpu_way
+    if way == "none":  # raises Unsupported with the reason
+        (getcpu_node if node else getcpu)()
+    return way

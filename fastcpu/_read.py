@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from dataclasses import dataclass
 
 from . import _core, _norseq
@@ -52,7 +54,9 @@ def read(method: str) -> CpuReading:
         TypeError, ValueError: `method` names no method.
         fastcpu.Unsupported: it cannot run here, does not report the CPU here
             (``MethodInfo.cpu_reason`` says why, e.g. SIDT under UMIP), or
-            reported failure on this thread (rseq ``cpu_id`` negative).
+            reported failure on this thread (rseq ``cpu_id`` negative; the
+            getcpu system call, the vDSO or sched_getcpu() returned an error,
+            named with its errno).
     """
     info = _runnable(method)
     if not info.reports_cpu:
@@ -62,28 +66,47 @@ def read(method: str) -> CpuReading:
     else:
         cpu, node, raw, valid = _core.read_cpu(info.name)
     if not valid:
-        why = (
-            "cpu_id is negative on this thread: rseq is not registered for it"
-            if info.name == "rseq"
-            else "the instruction reported failure (LSL cleared ZF)"
-        )
-        raise Unsupported(f"{info.name}: {why}")
+        raise Unsupported(f"{info.name}: {_failure(info.name, raw)}")
     return CpuReading(info.name, cpu, node, raw)
+
+
+#: What failed, for the methods whose reader returns an error number when it fails.
+_CALLS = {
+    "syscall": "the getcpu system call",
+    "vdso": "the vDSO's __vdso_getcpu",
+    "sched_getcpu": "glibc's sched_getcpu()",
+}
+
+
+def _failure(name: str, raw: int) -> str:
+    """Why `name`'s reading failed (its reader said so: valid is false)."""
+    if name == "rseq":
+        return "cpu_id is negative on this thread: rseq is not registered for it"
+    if name in _CALLS:
+        denied = " (a seccomp filter may deny it)" if raw in (errno.EPERM, errno.ENOSYS, errno.EACCES) else ""
+        name_of = errno.errorcode.get(raw, "?")
+        return f"{_CALLS[name]} failed: errno {raw} ({name_of}, {os.strerror(raw)}){denied}"
+    return (
+        "LSL cleared ZF: selector 0x7b is not a usable segment here, so the limit "
+        "register was left unchanged"
+    )
 
 
 def read_raw(method: str) -> int:
     """Run `method` once and return the raw 32-bit value it produced.
 
     For inspection, whatever the method reports: the IDT limit (SIDT), the
-    GDT limit (SGDT), the LDT selector (SLDT; 0 under UMIP), the LSL limit, TSC_AUX (RDTSCP, RDPID), the rseq
-    ``cpu_id``, the low 32 bits of a segment base (RDFSBASE), a system
+    GDT limit (SGDT), the LDT selector (SLDT; 0 under UMIP), the LSL limit,
+    TSC_AUX (RDTSCP, RDPID), the rseq ``cpu_id``, the low 32 bits of a segment base (RDFSBASE), a system
     call's return value, the %gs selector (gs_reload). For
     ``sched_getcpu_norseq`` it is the CPU, read in a child without rseq.
 
     Raises:
         TypeError, ValueError: `method` names no method.
-        fastcpu.Unsupported: it cannot run here, or the instruction reported
-            failure (LSL clears ZF when selector 0x7b is not a usable segment).
+        fastcpu.Unsupported: it cannot run here, or it reported failure
+            (LSL clears ZF when selector 0x7b is not a usable segment; the
+            getcpu system call, the vDSO or sched_getcpu() returned an error:
+            the message names it).
     """
     info = _runnable(method)
     if info.name == _norseq.NAME:  # read in a child without rseq
@@ -91,8 +114,5 @@ def read_raw(method: str) -> int:
     else:
         raw, valid = _core.read(info.name)
     if not valid:
-        raise Unsupported(
-            f"{info.name}: LSL cleared ZF: selector 0x7b is not a usable segment here, "
-            "so the limit register was left unchanged"
-        )
+        raise Unsupported(f"{info.name}: {_failure(info.name, raw)}")
     return raw

@@ -11,15 +11,21 @@ Layout (format version 1)::
      "results": [
        {"method": "gdt", "runs": 1000, "serialize": "lfence", "unroll": 1, "cpu": null,
         "best_ticks": 52.0, "median_ticks": 52.0,
-        "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "..."},
-        "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "..."},
-        "migrated": {"dtype": "bool", "length": 1000, "encoding": "base64-packbits", "data": "..."}},
+        "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
+                     "crc32": 2871520013},
+        "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
+                     "crc32": 309187465},
+        "migrated": {"dtype": "bool", "length": 1000, "encoding": "base64-packbits",
+                     "data": "...", "crc32": 2768625435}},
        ...]}
 
 Arrays of TSC ticks are stored as little-endian unsigned integers of the
 narrowest width that holds their largest value (``<u1`` .. ``<u8``) and read
 back as uint64; ``migrated`` is bit-packed (``numpy.packbits``, big-endian
-bit order). ``best_ticks`` and ``median_ticks`` are there for people reading
+bit order). Each array carries ``"crc32"``, zlib's CRC-32 of its decoded
+bytes; load() refuses data that fails it. It is optional, so the format is
+still version 1: files written before it was added load (unchecked), and
+older fastcpu reads new files, ignoring it. ``best_ticks`` and ``median_ticks`` are there for people reading
 the file: load() recomputes them from the arrays and rejects a file whose
 stored figures disagree. A path ending in ``.gz`` is gzip-compressed; load()
 recognises gzip by its magic bytes whatever the name.
@@ -31,6 +37,7 @@ import base64
 import binascii
 import errno
 import gzip
+import io
 import json
 import math
 import os
@@ -60,6 +67,18 @@ _STEP_MAX = 1 << 32
 _TICK_DTYPES = ("<u1", "<u2", "<u4", "<u8")
 _GZIP_MAGIC = b"\x1f\x8b"
 
+#: The largest document load() reads, in bytes of JSON text (plain, or once
+#: decompressed): about 2.7 x 10^8 runs of 2-byte ticks.
+TEXT_MAX_BYTES = 1 << 30
+#: A gzip file may decompress to this much text whatever its size...
+_GZIP_FLOOR_BYTES = 32 << 20
+#: ...and beyond it to this many times its compressed size. Result files
+#: compress 8-17 times (base64 of small tick counts); only arrays of one
+#: value repeated compress further, and a gzip bomb does (up to 1032 times).
+_GZIP_RATIO_MAX = 64
+#: Leftover temporary files of save(): ".NAME.fastcpu-save-PID-XXXXXXXX.tmp".
+_TMP_TAG = "fastcpu-save"
+
 
 class ResultFileError(Error, ValueError):
     """A file that is not a readable fastcpu result file; the message says why."""
@@ -72,13 +91,13 @@ def _encode_ticks(a: np.ndarray) -> dict[str, Any]:
     dtype = next(d for d in _TICK_DTYPES if top <= np.iinfo(np.dtype(d)).max)
     data = a.astype(dtype).tobytes()
     return {"dtype": dtype, "length": int(a.size), "encoding": "base64",
-            "data": base64.b64encode(data).decode("ascii")}
+            "data": base64.b64encode(data).decode("ascii"), "crc32": zlib.crc32(data)}
 
 
 def _encode_bools(a: np.ndarray) -> dict[str, Any]:
     data = np.packbits(a.astype(np.bool_)).tobytes()
     return {"dtype": "bool", "length": int(a.size), "encoding": "base64-packbits",
-            "data": base64.b64encode(data).decode("ascii")}
+            "data": base64.b64encode(data).decode("ascii"), "crc32": zlib.crc32(data)}
 
 
 def to_document(results: Results) -> dict[str, Any]:
@@ -160,7 +179,9 @@ def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = Fa
         data = gzip.compress(data, mtime=0)
 
     directory = path.parent
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    _remove_leftovers(path)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=tmp_prefix(path) + f"{os.getpid()}-",
+                               suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it 0600
@@ -181,6 +202,50 @@ def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = Fa
         _remove(tmp)
         raise
     _fsync_dir(directory)
+
+
+def tmp_prefix(path: Path) -> str:
+    """How save()'s temporary files for `path` start: hidden, named after the
+    target and fastcpu, then the writer's pid (``.x.json.fastcpu-save-PID-``)."""
+    return f".{path.name}.{_TMP_TAG}-"
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Remove temporary files a save() to `path` left when its process was
+    killed (SIGKILL, power loss) before it could: ours (same owner, regular
+    files) whose writer pid no longer runs. A live writer's file, this
+    process's included, is left alone; so is anything that fails to parse."""
+    prefix = tmp_prefix(path)
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        pid_text = name[len(prefix):].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        pid = int(pid_text)
+        if pid == os.getpid() or _running(pid):
+            continue
+        leftover = path.parent / name
+        try:
+            st = os.lstat(leftover)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid():
+                os.unlink(leftover)
+        except OSError:
+            pass
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's process (or a number we cannot ask about)
+    return True
 
 
 def _nonempty_path(path: str | os.PathLike[str]) -> Path:
@@ -272,6 +337,7 @@ class _Reader:
             if len(data) != (length + 7) // 8:
                 raise self.fail(f"array length mismatch: {at} data holds {len(data) * 8} "
                                 f"bits, not the {length} its length says")
+            self.check_crc(spec, data, at)
             return np.unpackbits(np.frombuffer(data, np.uint8), count=length).astype(np.bool_)
         if dtype not in _TICK_DTYPES or encoding != "base64":
             raise self.fail(f"{at} must be one of dtypes {', '.join(_TICK_DTYPES)} in 'base64', "
@@ -280,7 +346,18 @@ class _Reader:
         if len(data) != length * itemsize:
             raise self.fail(f"array length mismatch: {at} data holds {len(data)} bytes, "
                             f"not the {length} x {itemsize} its length says")
+        self.check_crc(spec, data, at)
         return np.frombuffer(data, dtype).astype(np.uint64)
+
+    def check_crc(self, spec: dict[str, Any], data: bytes, at: str) -> None:
+        """An array's CRC-32, where the file has one (older files have none)."""
+        if "crc32" not in spec:
+            return
+        crc = self.bounded(spec, "crc32", 0, 0xFFFFFFFF, f"{at}.")
+        computed = zlib.crc32(data)
+        if computed != crc:
+            raise self.fail(f"{at} data fails its CRC-32 check (stored {crc:#010x}, "
+                            f"computed {computed:#010x}): the file was altered or damaged")
 
 
 def _kind_names(kinds: tuple[type, ...]) -> str:
@@ -289,17 +366,48 @@ def _kind_names(kinds: tuple[type, ...]) -> str:
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
+def _read_upto(f: Any, most: int) -> bytes:
+    """Up to `most` bytes of `f`, read in chunks: memory grows with what the
+    file holds, not with the limit (read(n) would allocate n at once)."""
+    chunks, total = [], 0
+    while total < most:
+        chunk = f.read(min(1 << 20, most - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def gzip_limit_bytes(compressed_bytes: int) -> int:
+    """The most text load() accepts from a gzip file of `compressed_bytes`."""
+    return min(TEXT_MAX_BYTES, _GZIP_FLOOR_BYTES + _GZIP_RATIO_MAX * compressed_bytes)
+
+
+def _gunzip(path: Path, data: bytes) -> bytes:
+    """Decompress, streaming, and stop as soon as the text passes the limit."""
+    limit = gzip_limit_bytes(len(data))
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
+            text = _read_upto(g, limit + 1)
+    except EOFError:
+        raise ResultFileError(f"{path}: truncated gzip file (the compressed stream "
+                              "ends early)") from None
+    except (OSError, zlib.error) as exc:
+        raise ResultFileError(f"{path}: corrupt gzip file ({exc})") from None
+    if len(text) > limit:
+        raise ResultFileError(
+            f"{path}: gzip data expands to more than {limit} bytes ({len(data)} compressed): "
+            f"more than a result file of that size holds (a decompression bomb?); if it is "
+            f"one, gunzip it and load the plain file (up to {TEXT_MAX_BYTES} bytes)")
+    return text
+
+
 def _decode_text(path: Path, data: bytes) -> str:
     if not data:
         raise ResultFileError(f"{path}: empty file (truncated?), not a fastcpu result file")
     if data[:2] == _GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except EOFError:
-            raise ResultFileError(f"{path}: truncated gzip file (the compressed stream "
-                                  "ends early)") from None
-        except (OSError, zlib.error) as exc:
-            raise ResultFileError(f"{path}: corrupt gzip file ({exc})") from None
+        data = _gunzip(path, data)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -317,6 +425,9 @@ def _looks_like_ours(text: str) -> bool:
 def _parse(path: Path, text: str) -> dict[str, Any]:
     try:
         doc = json.loads(text)
+    except RecursionError:
+        raise ResultFileError(f"{path}: not a fastcpu result file (JSON nested too deeply "
+                              "to read)") from None
     except json.JSONDecodeError as exc:
         # The writer puts "format" first: a document that starts like one of
         # ours but does not parse was cut short or damaged.
@@ -326,6 +437,9 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
             raise ResultFileError(f"{path}: {problem} fastcpu result file (JSON ends or breaks "
                                   f"at line {exc.lineno} column {exc.colno}: {exc.msg})") from None
         raise ResultFileError(f"{path}: not a fastcpu result file (not JSON: {exc})") from None
+    except ValueError as exc:  # an integer too long to convert (sys.get_int_max_str_digits())
+        raise ResultFileError(f"{path}: not a fastcpu result file (a JSON number too long to "
+                              f"read: {exc})") from None
     if not isinstance(doc, dict):
         raise ResultFileError(f"{path}: not a fastcpu result file (JSON {type(doc).__name__}, "
                               "not an object)")
@@ -415,24 +529,65 @@ def load(path: str | os.PathLike[str]) -> Results:
         Results equal to the saved ones: same metadata, equal arrays (uint64
         ticks, bool migrations), statistics recomputed from the arrays.
 
+    Limits: only a regular file is read (a FIFO, a device or a socket is
+    refused before anything is read), of at most ``TEXT_MAX_BYTES`` (1 GiB)
+    of JSON text; a gzip file is decompressed as a stream and refused once
+    its text passes 32 MiB plus 64 times its compressed size (result files
+    compress 8-17 times; a decompression bomb up to 1032).
+
     Raises:
         TypeError: `path` is not a str or os.PathLike.
         ValueError: `path` is empty.
         OSError: the file cannot be read (FileNotFoundError,
             IsADirectoryError, PermissionError, ...).
-        fastcpu.ResultFileError (a ValueError): the file is empty or
-            truncated, not JSON, JSON of another kind, of a newer format
-            version, or inconsistent (an array whose length disagrees with
-            ``runs``, statistics that disagree with the arrays, a missing or
-            mistyped field); the message names the problem.
+        fastcpu.ResultFileError (a ValueError): the file is not a regular
+            file, too large, empty or truncated, not JSON (or JSON nested
+            too deeply, or with a number too long to read), JSON of another
+            kind, of a newer format version, or inconsistent (an array whose
+            length disagrees with ``runs`` or fails its CRC-32, statistics
+            that disagree with the arrays, a missing or mistyped field); the
+            message names the problem.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     path = _nonempty_path(path)
-    if path.is_dir():
-        # errno, strerror and filename set, as open() would: callers print them.
-        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a result file written by "
-                                "Results.save()", str(path))
-    data = path.read_bytes()
+    data = _read_regular_file(path)
     doc = _parse(path, _decode_text(path, data))
     return from_document(doc, path)
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The bytes of `path`, a regular file of at most TEXT_MAX_BYTES. Opened
+    without blocking (a FIFO would wait for a writer) and checked before a
+    byte is read (/dev/zero never ends)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except IsADirectoryError:
+        fd = -1
+    try:
+        st = os.fstat(fd) if fd >= 0 else os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            # errno, strerror and filename set, as open() would: callers print them.
+            raise IsADirectoryError(errno.EISDIR, "Is a directory, not a result file written by "
+                                    "Results.save()", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+            raise ResultFileError(f"{path}: {kind}, not a result file: give the path of a "
+                                  "file written by Results.save()")
+        if st.st_size > TEXT_MAX_BYTES:
+            raise ResultFileError(f"{path}: {st.st_size} bytes, more than the {TEXT_MAX_BYTES} "
+                                  "a result file may hold")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            data = _read_upto(f, TEXT_MAX_BYTES + 1)  # the size may change while we read
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > TEXT_MAX_BYTES:
+        raise ResultFileError(f"{path}: more than the {TEXT_MAX_BYTES} bytes a result file may hold")
+    return data

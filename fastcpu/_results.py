@@ -184,7 +184,11 @@ class Results(Mapping[str, BenchResult]):
 
         The write is atomic: a temporary file in the same directory is
         written, synced and renamed over `path`, so `path` holds either the
-        old contents or the complete new file, never a torn one.
+        old contents or the complete new file, never a torn one. The
+        temporary file is hidden and says what it is and who wrote it
+        (``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``); one left by a save that
+        was killed (SIGKILL, power loss) is removed by the next save to the
+        same `path`, once no process with that pid runs.
 
         Raises:
             TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
@@ -248,6 +252,8 @@ def measure(
     Raises:
         TypeError, ValueError: a bad argument (checked before measuring).
         fastcpu.Unsupported: no method at all can run here.
+        fastcpu.Error: `cpu` was given but this thread may not be pinned to
+            it (sched_setaffinity denied); the message says why.
     """
     runs = _check_int("runs", runs, 1, RUNS_MAX)
     unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)

@@ -6,6 +6,8 @@ Each row is (call, exception, regex the message must match). The CLI rows are
 (argv, regex): exit status 2, exactly one line on stderr, no traceback.
 """
 
+import ctypes
+import io
 import math
 import os
 import re
@@ -15,13 +17,14 @@ from types import SimpleNamespace
 import pytest
 
 import fastcpu
-from fastcpu import noise
+from fastcpu import export, noise
 from fastcpu._cli import main
 from pinning import CPUS, on_cpu
 
 HUGE = 10**30
 DID_YOU_MEAN = "unknown method 'rdpidd': did you mean 'rdpid'"
 AN_INT = [None, "10", 10.0, True]  # wrong types where an int is wanted
+DATA = ctypes.create_string_buffer(64)  # memory that is not code
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +35,8 @@ def ctx(tmp_path_factory):
     res.save(tmp / "good.json")
     (tmp / "foreign.json").write_text("{}")
     (tmp / "d").mkdir()
-    return SimpleNamespace(res=res, r=res["gdt"], tmp=tmp, good=str(tmp / "good.json"),
+    os.mkfifo(tmp / "fifo")  # never opened for writing: reading it would wait forever
+    return SimpleNamespace(res=res, r=res["gdt"], tmp=tmp, good=str(tmp / "good.json"), fifo=str(tmp / "fifo"),
                            foreign=str(tmp / "foreign.json"), dir=str(tmp / "d"),
                            missing=str(tmp / "missing.json"), nodir=str(tmp / "nodir" / "x.json"),
                            model=noise.NoiseModel())
@@ -51,6 +55,11 @@ BENCH = [
     row(lambda c: fastcpu.bench("rdpidd", 10), ValueError, DID_YOU_MEAN, "method=rdpidd"),
     *(row(lambda c, a=a: fastcpu.bench(a, 10), ValueError, r"address must be in 1\.\.2\*\*64-1", f"address={a}")
       for a in [0, -1, HUGE]),
+    *(row(lambda c, f=f: f(ctypes.addressof(DATA), 10), ValueError,
+          r"address 0x[0-9a-f]+ is not in an executable mapping of this process", f"{f.__name__}(data address)")
+      for f in (fastcpu.bench, fastcpu.bench_diff)),
+    row(lambda c: fastcpu.bench(ctypes.cast(DATA, ctypes.CFUNCTYPE(ctypes.c_uint)), 10), ValueError,
+        "is not in an executable mapping", "bench(ctypes pointer to data)"),
     *(row(lambda c, n=n: fastcpu.bench("gdt", n), TypeError, "runs must be an int, not", f"runs={n!r}")
       for n in AN_INT),
     *(row(lambda c, n=n: fastcpu.bench("gdt", n), ValueError, "runs must be between 1 and 100000000", f"runs={n}")
@@ -188,6 +197,9 @@ RESULTS = [
     row(lambda c: fastcpu.load(c.missing), FileNotFoundError, "No such file", "load(missing)"),
     row(lambda c: fastcpu.load(c.foreign), fastcpu.ResultFileError, "not a fastcpu result file",
         "load(foreign)"),
+    row(lambda c: fastcpu.load(c.fifo), fastcpu.ResultFileError, "a FIFO, not a result file", "load(fifo)"),
+    row(lambda c: fastcpu.load("/dev/zero"), fastcpu.ResultFileError, "a character device, not a result file",
+        "load(/dev/zero)"),
     row(lambda c: fastcpu.compare(), ValueError, "needs at least one Results or result file path",
         "compare()"),
     *(row(lambda c, x=x: fastcpu.compare(x), TypeError, "takes fastcpu.Results or paths of result files",
@@ -373,8 +385,37 @@ NOISE = [
     row(lambda c: noise.p4_held_out(c.model, runs=0), ValueError, "runs must be between", "p4_held_out runs=0"),
 ]
 
+# -- fastcpu.compare_ab, fastcpu.seed_table -------------------------------------------
 
-@pytest.mark.parametrize("call, exc, match", BENCH + READ + CHECK + RESULTS + PLOT + NOISE)
+AB_AND_SEED = [
+    *(row(lambda c, x=x: fastcpu.compare_ab(x, c.good), TypeError, "compare_ab\\(\\) takes fastcpu.Results",
+          f"compare_ab({x!r}, file)") for x in [None, 3, ["x.json"]]),
+    row(lambda c: fastcpu.compare_ab(c.good, c.good, unit="ticks"), ValueError,
+        "unknown unit 'ticks' for an A/B comparison: use 'ns' or 'cycles'", "compare_ab unit=ticks"),
+    row(lambda c: fastcpu.compare_ab(c.good, c.good, unit=None), TypeError, "unit must be a str",
+        "compare_ab unit=None"),
+    row(lambda c: fastcpu.compare_ab(c.good, c.missing), FileNotFoundError, "missing.json", "compare_ab missing file"),
+    row(lambda c: fastcpu.seed_table(None), TypeError, "seed_table\\(\\) takes fastcpu.Results",
+        "seed_table(None)"),
+    row(lambda c: fastcpu.seed_table(published="yes"), TypeError, "published must be a bool",
+        "seed_table published='yes'"),
+    row(lambda c: fastcpu.seed_table(published=False), ValueError, "needs a result file",
+        "seed_table() nothing"),
+]
+
+
+# -- fastcpu.export ------------------------------------------------------------------
+
+EXPORT = [
+    *(row(lambda c, x=x: export.to_gbench(x), TypeError, "to_gbench\\(\\) takes a fastcpu.Results",
+          f"to_gbench({x!r})") for x in [None, {}, "x.json"]),
+    row(lambda c: export.to_gbench(c.res["gdt"]), TypeError, "not BenchResult", "to_gbench(BenchResult)"),
+    *(row(lambda c, x=x: export.write_csv(x, io.StringIO()), TypeError, "write_csv\\(\\) takes fastcpu.Results",
+          f"write_csv({x!r})") for x in [None, {}, 3, [None]]),
+]
+
+
+@pytest.mark.parametrize("call, exc, match", BENCH + READ + CHECK + RESULTS + PLOT + NOISE + EXPORT + AB_AND_SEED)
 def test_public_api_rejects_bad_input(ctx, call, exc, match):
     import matplotlib.pyplot as plt
 
@@ -459,6 +500,10 @@ CLI = [
     pytest.param(["plot", "d", "--out", "x.png"], "cannot read d: Is a directory, not a result file",
                  id="plot dir"),
     pytest.param(["compare", "foreign.json"], "foreign.json: not a fastcpu result file", id="compare foreign"),
+    pytest.param(["compare", "fifo"], "fifo: a FIFO, not a result file", id="compare fifo"),
+    pytest.param(["compare", "/dev/zero"], "/dev/zero: a character device, not a result file",
+                 id="compare /dev/zero"),
+    pytest.param(["plot", "fifo", "--out", "x.png"], "fifo: a FIFO, not a result file", id="plot fifo"),
     pytest.param(["compare", "good.json", "--unit", "s"], "argument --unit: invalid choice: 's'",
                  id="compare --unit s"),
     pytest.param(["compare", "good.json", "--csv=1"], "argument --csv: ignored explicit argument '1'",
@@ -566,6 +611,7 @@ def test_every_public_function_has_rows():
               if callable(getattr(fastcpu, n)) and not inspect.isclass(getattr(fastcpu, n))]
     wanted += [f"_plot().{n}" for n in plot.__all__ if callable(getattr(plot, n))]
     wanted += [f"noise.{n}" for n in noise.__all__ if callable(getattr(noise, n))]
+    wanted += [f"export.{n}" for n in export.__all__ if callable(getattr(export, n))]
     wanted += ["c.res.save", "c.model.simulate", "noise.NoiseModel.fit", "fastcpu.Results"]
     # called, or passed to a row as the function to call
     assert [w for w in wanted if not re.search(re.escape(w) + r"[(,)]", source)] == []

@@ -1,10 +1,12 @@
 """python -m fastcpu: the table, its options, and bad options."""
 
+import os
 import subprocess
 import sys
 
 import pytest
 
+import fastcpu
 from fastcpu._cli import main
 
 
@@ -56,3 +58,27 @@ def test_console_script_is_installed():
     import shutil
 
     assert shutil.which("fastcpu") is not None
+
+
+def test_a_label_the_terminal_cannot_encode_is_escaped_not_fatal(tmp_path):
+    # PYTHONIOENCODING=ascii: the file keeps the label, the summary escapes it
+    # (before: exit 2 with a codec error, after the file was written)
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "run", "--runs", "10", "--methods", "gdt",
+                        "--out", "x.json", "--label", "café"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONIOENCODING="ascii"))
+    assert p.returncode == 0, p.stderr
+    assert "caf\\xe9" in p.stdout
+    assert fastcpu.load(tmp_path / "x.json").label == "café"
+
+
+def test_running_out_of_memory_is_one_line_exit_1(monkeypatch, capsys):
+    from fastcpu import _cli
+
+    def exhausted(args):
+        raise MemoryError
+
+    add, _, text = _cli.COMMANDS["compare"]
+    monkeypatch.setitem(_cli.COMMANDS, "compare", (add, exhausted, text))
+    assert main(["compare", "x.json"]) == 1
+    assert capsys.readouterr().err == "fastcpu: out of memory\n"

@@ -1,5 +1,7 @@
 """Bad input raises precise exceptions; unavailable methods raise Unsupported."""
 
+import json
+
 import pytest
 
 import fastcpu
@@ -85,3 +87,40 @@ def test_core_checks_its_own_arguments():
 def test_unavailable_method_raises_unsupported_with_reason(info):
     with pytest.raises(fastcpu.Unsupported, match=info.reason[:20]):
         fastcpu.bench(info.name, 10)
+
+
+# -- affinity calls denied (issue 10, item 6) ----------------------------------------
+
+PINNING_DENIED = r"""
+import json, os
+import fastcpu
+cpu = min(os.sched_getaffinity(0))
+out = {}
+for name, call in [("bench", lambda: fastcpu.bench("gdt", 10, cpu=cpu)),
+                   ("bench_diff", lambda: fastcpu.bench_diff("gdt", 10, cpu=cpu)),
+                   ("measure", lambda: fastcpu.measure(10, ["gdt"], cpu=cpu)),
+                   ("check", lambda: fastcpu.check(["gdt"])),
+                   ("unpinned", lambda: fastcpu.bench("gdt", 10).runs)]:
+    try:
+        out[name] = call()
+    except Exception as exc:
+        out[name] = [type(exc).__name__, isinstance(exc, fastcpu.Error), str(exc)]
+print(json.dumps(out))
+"""
+
+
+def test_denied_affinity_calls_raise_fastcpu_error_with_the_reason():
+    from seccomp_helper import run_denied
+
+    p = run_denied(PINNING_DENIED, ["sched_setaffinity"])
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    for name in ("bench", "bench_diff", "measure"):
+        kind, is_error, message = out[name]
+        assert kind == "Error" and is_error, out[name]
+        assert message.startswith("cannot pin this thread to CPU "), message
+        assert "sched_setaffinity was denied (Operation not permitted; a seccomp filter" in message
+    kind, is_error, message = out["check"]
+    assert is_error and message.startswith("check() pins this thread to each CPU, but sched_setaffinity "
+                                           "was denied"), out["check"]
+    assert out["unpinned"] == 10  # nothing to pin: nothing refused

@@ -84,3 +84,88 @@ def test_forked_child_reads_the_right_cpu_every_way(chosen_before):
     for cpu, got in child["seen"]:
         assert set(got) == {"getcpu", "getcpu_node", "syscall", *out["ways"]}
         assert all(v == cpu for v in got.values()), (cpu, got)
+
+
+# -- fork while another thread is inside a first use (issue 10, item 4) --------------
+
+FORK_DURING_FIRST_CLOCK = r"""
+import os, sys, threading, time
+import fastcpu
+from fastcpu import _clock
+inside, release = threading.Event(), threading.Event()
+real = _clock._measure_tsc_hz
+def slow():  # holds clock()'s lock until the fork is done
+    inside.set()
+    release.wait(30)
+    return real()
+_clock._measure_tsc_hz = slow
+t = threading.Thread(target=fastcpu.clock)
+t.start()
+inside.wait(30)
+pid = os.fork()
+if pid == 0:
+    _clock._measure_tsc_hz = real
+    c = fastcpu.clock()          # deadlocked here before: the lock was inherited held
+    r = fastcpu.bench("gdt", 20)
+    os._exit(0 if c.tsc_hz > 0 and r.raw.shape == (20,) else 3)
+release.set()
+t.join()
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("child", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    print("child deadlocked")
+"""
+
+
+def test_fork_while_another_thread_is_inside_the_first_clock():
+    p = run_python(FORK_DURING_FIRST_CLOCK)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "child 0"
+
+
+# The C core's first uses (feature detection, fork probes, getcpu()'s choice)
+# run for milliseconds with the GIL released: fork from the main thread at
+# once, in several fresh processes, and the child must finish its own.
+FORK_DURING_FIRST_C_USE = r"""
+import os, sys, threading, time
+import fastcpu
+from fastcpu import _core
+delay = float(sys.argv[1])
+t = threading.Thread(target=lambda: (_core.getcpu(), _core.methods(), _core.getcpu_node()))
+t.start()
+time.sleep(delay)
+pid = os.fork()
+if pid == 0:
+    ok = _core.getcpu() >= 0 and len(_core.methods()) > 10 and _core.getcpu_node()[0] >= 0
+    fastcpu.bench("gdt", 10)
+    os._exit(0 if ok else 3)
+t.join()
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("child", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    print("child deadlocked")
+"""
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.0005, 0.001, 0.002, 0.004])
+def test_fork_while_another_thread_is_inside_a_first_c_use(delay_s):
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-c", FORK_DURING_FIRST_C_USE,
+                        str(delay_s)], capture_output=True, text=True, timeout=120,
+                       cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "child 0"

@@ -502,3 +502,192 @@ def test_cli_run_refuses_a_fifo_before_measuring(tmp_path, capsys):
     os.mkfifo(fifo)
     assert main(["run", "--runs", "5", "--methods", "empty", "--out", str(fifo), "--overwrite"]) == 2
     assert "not a regular file" in capsys.readouterr().err
+
+
+# -- hostile files (issue 10, item 3) ----------------------------------------------
+# In a subprocess where the old code hung (a FIFO) or ran out of memory
+# (/dev/zero, a gzip bomb): under a time limit and an address-space limit.
+
+def _limited(code, *args, memory_bytes=2 << 30):
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+    # AddressSanitizer reserves terabytes of address space for its shadow:
+    # under it (CI's second pass), only the time limit applies
+    sanitized = os.environ.get("FASTCPU_SANITIZED") or fastcpu._core.SANITIZED
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=60, preexec_fn=None if sanitized else limit)
+
+
+LOAD_AND_COMPARE = r"""
+import sys, fastcpu
+from fastcpu._cli import main
+try:
+    fastcpu.load(sys.argv[1])
+    print("loaded")
+except fastcpu.ResultFileError as exc:
+    print("ResultFileError:", exc)
+sys.stdout.flush()
+sys.exit(main(["compare", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "/dev/urandom"])
+def test_load_and_compare_refuse_what_is_not_a_regular_file(tmp_path, kind):
+    if kind == "fifo":
+        path = tmp_path / "r.json"
+        os.mkfifo(path)  # no writer: opening it to read would wait forever
+        what = "a FIFO"
+    else:
+        path = kind
+        what = "a character device"
+    p = _limited(LOAD_AND_COMPARE, str(path))
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert p.stdout == f"ResultFileError: {path}: {what}, not a result file: give the path of a " \
+                       "file written by Results.save()\n"
+    assert p.stderr.splitlines() == [f"fastcpu: error: {path}: {what}, not a result file: give the "
+                                     "path of a file written by Results.save()"]
+
+
+def test_a_gzip_bomb_is_refused_while_streaming(tmp_path):
+    path = tmp_path / "bomb.json.gz"
+    # 1 GiB of text in about 1 MB: 1024 gzip members of 1 MiB each (a gzip
+    # file may hold several; they decompress to their concatenation)
+    member = gzip.compress(b"A" * (1 << 20), compresslevel=9)
+    with open(path, "wb") as f:
+        f.write(gzip.compress(b'{"format": "fastcpu-results", "version": 1, "label": "'))
+        f.write(member * 1024)
+    compressed = path.stat().st_size
+    limit = _resultfile.gzip_limit_bytes(compressed)
+    assert limit < 200 << 20
+    # 512 MiB of address space: gzip.decompress() of the whole would not fit
+    p = _limited(LOAD_AND_COMPARE, str(path), memory_bytes=512 << 20)
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert p.stdout.startswith(f"ResultFileError: {path}: gzip data expands to more than {limit} bytes "
+                               f"({compressed} compressed): more than a result file of that size holds")
+    assert len(p.stderr.splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_gzip_limit_admits_real_result_files(small, tmp_path):
+    # a real file compresses far less than the limit allows
+    path = tmp_path / "r.json.gz"
+    small.save(path)
+    text = gzip.decompress(path.read_bytes())
+    assert len(text) < _resultfile.gzip_limit_bytes(path.stat().st_size) // 4
+    assert fastcpu.load(path) == small
+
+
+@pytest.mark.parametrize("text, match", [
+    ("[" * 200_000, "not a fastcpu result file \\(JSON nested too deeply to read\\)"),
+    ('{"format": "fastcpu-results", "version": 1, "x": ' + "[" * 200_000,
+     "not a fastcpu result file \\(JSON nested too deeply to read\\)"),
+    ('{"format": "fastcpu-results", "version": 1, "x": ' + "7" * 5000 + "}",
+     "not a fastcpu result file \\(a JSON number too long to read: "),
+], ids=["nested", "nested inside ours", "5000 digits"])
+def test_deep_nesting_and_huge_numbers_are_result_file_errors(tmp_path, capsys, text, match):
+    from fastcpu._cli import main
+
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    with pytest.raises(fastcpu.ResultFileError, match=match):
+        fastcpu.load(path)
+    for argv in (["compare", str(path)], ["plot", str(path), "--out", str(tmp_path / "x.png")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+
+
+def _flipped(text, i, bit):
+    """`text` with bit `bit` of character `i` flipped, or None when that is
+    no longer a base64 character."""
+    c = chr(ord(text[i]) ^ (1 << bit))
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    return text[:i] + c + text[i + 1:] if c in alphabet else None
+
+
+def test_every_single_bit_flip_in_array_data_is_caught_or_harmless(tmp_path):
+    res = fastcpu.measure(24, ["gdt"])
+    path = tmp_path / "r.json"
+    res.save(path)
+    doc = doc_of(path)
+    caught = 0
+    for key in ("raw", "empty", "migrated"):
+        data = doc["results"][0][key]["data"]
+        for i in range(len(data.rstrip("="))):
+            for bit in range(7):
+                flipped = _flipped(data, i, bit)
+                if flipped is None:
+                    continue
+                damaged = json.loads(json.dumps(doc))
+                damaged["results"][0][key]["data"] = flipped
+                write_doc(path, damaged)
+                try:
+                    got = fastcpu.load(path)
+                except fastcpu.ResultFileError as exc:
+                    assert "fails its CRC-32 check" in str(exc) or "base64" in str(exc), exc
+                    caught += 1
+                    continue
+                # only a flip in the unused low bits of the last character loads
+                assert got == res, (key, i, bit)
+    assert caught > 100
+
+
+def test_files_without_checksums_still_load(small, saved):
+    doc = doc_of(saved)
+    for entry in doc["results"]:
+        for key in ("raw", "empty", "migrated"):
+            assert isinstance(entry[key].pop("crc32"), int)
+    assert fastcpu.load(write_doc(saved, doc)) == small
+    committed = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                             "amd-epyc-kvm-guest.json")
+    if not os.path.exists(committed):
+        pytest.skip("the data/ directory is not beside tests/")
+    with open(committed) as f:
+        assert '"crc32"' not in f.read()  # format version 1 as first written
+    assert len(fastcpu.load(committed)) > 10
+
+
+def test_a_bad_checksum_field_is_named(saved):
+    doc = doc_of(saved)
+    doc["results"][0]["raw"]["crc32"] = "abc"
+    with pytest.raises(fastcpu.ResultFileError, match="field results\\[0\\] \\(gdt\\) 'raw'.'crc32' is str"):
+        fastcpu.load(write_doc(saved, doc))
+
+
+KILLED_DURING_SAVE = r"""
+import os, sys, time
+import fastcpu
+res = fastcpu.measure(20, ["gdt"])
+def stuck(fd):
+    print("writing", flush=True)
+    time.sleep(120)
+os.fsync = stuck
+res.save(sys.argv[1], overwrite=True)
+"""
+
+
+def test_a_save_killed_midway_leaves_a_named_file_that_the_next_save_removes(small, tmp_path):
+    import signal
+
+    path = tmp_path / "r.json"
+    small.save(path)
+    p = subprocess.Popen([sys.executable, "-c", KILLED_DURING_SAVE, str(path)], stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        assert p.stdout.readline() == "writing\n"
+        p.send_signal(signal.SIGKILL)
+    finally:
+        p.wait(timeout=60)
+    leftovers = sorted(n.name for n in tmp_path.iterdir() if n.name != "r.json")
+    assert len(leftovers) == 1
+    assert leftovers[0].startswith(f".r.json.fastcpu-save-{p.pid}-") and leftovers[0].endswith(".tmp")
+    # another writer's file, still running (our parent), and a stranger's name stay
+    alive = tmp_path / f".r.json.fastcpu-save-{os.getppid()}-abcdefgh.tmp"
+    other = tmp_path / ".r.json.abcdefgh.tmp"
+    alive.write_text("x")
+    other.write_text("x")
+    small.save(path, overwrite=True)
+    assert sorted(n.name for n in tmp_path.iterdir()) == sorted(["r.json", alive.name, other.name])
+    assert fastcpu.load(path) == small

@@ -9,8 +9,11 @@ import time
 
 SCRIPT = textwrap.dedent(
     """
-    import os, sys, time
+    import os, signal, sys, time
     import fastcpu
+    # A shell that starts a job in the background (CI may) hands it SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt handler.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     slow = "sidt" if any(m.name == "sidt" and m.available for m in fastcpu.methods()) else "syscall"
     fastcpu.clock()                     # calibrate before the clock starts
     before = os.sched_getaffinity(0)

@@ -2,6 +2,7 @@
 against an empty function called the same way."""
 
 import ctypes
+import re
 import shutil
 import subprocess
 
@@ -107,3 +108,77 @@ def test_null_and_bad_addresses_are_refused():
     for address in (0, -1, 1 << 64):
         with pytest.raises(ValueError, match="address must be in"):
             fastcpu.bench(address, 10)
+    with pytest.raises(ValueError, match="not in an executable mapping"):
+        fastcpu.bench(ctypes.addressof(ctypes.create_string_buffer(8)), 10)
+
+
+# -- addresses outside executable memory (issue 10, item 5) ------------------------
+# In a subprocess: before the fix each of these killed the interpreter.
+
+NOT_CODE = r"""
+import ctypes, json
+import fastcpu
+from fastcpu import _core
+buf = ctypes.create_string_buffer(64)
+proto = ctypes.CFUNCTYPE(ctypes.c_uint)
+data = ctypes.addressof(buf)
+cases = {
+    "bench(ctypes data)": lambda: fastcpu.bench(ctypes.cast(buf, proto), 10),
+    "bench_diff(ctypes data)": lambda: fastcpu.bench_diff(ctypes.cast(buf, proto), 10),
+    "bench(CFUNCTYPE(1))": lambda: fastcpu.bench(proto(1), 10),
+    "bench_diff(CFUNCTYPE(1))": lambda: fastcpu.bench_diff(proto(1), 10),
+    "bench(int data)": lambda: fastcpu.bench(data, 10),
+    "bench_diff(int data)": lambda: fastcpu.bench_diff(data, 10),
+    "bench(4096)": lambda: fastcpu.bench(4096, 10),
+    "_core.bench_address(data)": lambda: _core.bench_address(data, 10, "lfence", 1),
+    "_core.bench_address(-1)": lambda: _core.bench_address(-1, 10, "lfence", 1),
+    "_core.bench_address(2**64)": lambda: _core.bench_address(2**64, 10, "lfence", 1),
+    "_core.bench_address(1.5)": lambda: _core.bench_address(1.5, 10, "lfence", 1),
+    "_core.bench_diff(-1)": lambda: _core.bench_diff(-1, 10, "lfence", 2),
+    "_core.bench_diff(data)": lambda: _core.bench_diff(data, 10, "lfence", 2),
+}
+out = {}
+for name, call in cases.items():
+    try:
+        call()
+        out[name] = "no error"
+    except Exception as exc:
+        out[name] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+
+def test_addresses_outside_executable_mappings_are_refused():
+    import json
+
+    from pinning import run_python
+
+    p = run_python(NOT_CODE)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout)
+    not_code = "ValueError: address 0x[0-9a-f]+ is not in an executable mapping of this process \\(/proc/self/maps\\)"
+    for name in ("bench(ctypes data)", "bench_diff(ctypes data)", "bench(CFUNCTYPE(1))",
+                 "bench_diff(CFUNCTYPE(1))", "bench(int data)", "bench_diff(int data)", "bench(4096)",
+                 "_core.bench_address(data)", "_core.bench_diff(data)"):
+        assert re.match(not_code, out[name]), (name, out[name])
+    for name in ("_core.bench_address(-1)", "_core.bench_address(2**64)", "_core.bench_diff(-1)"):
+        assert re.match(r"ValueError: a function address must be in 1\.\.2\*\*64-1", out[name]), (name, out[name])
+    assert out["_core.bench_address(1.5)"] == "TypeError: a function address must be an int, not float"
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda c: c.add_chain_ticks(-1), "blocks must be between 1 and 1048576, not -1"),
+    (lambda c: c.add_chain_ticks(0), "blocks must be between 1 and 1048576, not 0"),
+    (lambda c: c.add_chain_ticks(1 << 32), "blocks must be between 1 and 1048576"),
+    (lambda c: c.add_chain_ticks(10**30), "blocks must be between 1 and 1048576"),
+    (lambda c: c.tsc_step(-1), "reads must be between 2 and 4096, not -1"),
+    (lambda c: c.tsc_step(1 << 32), "reads must be between 2 and 4096"),
+], ids=["chain -1", "chain 0", "chain 2**32", "chain huge", "step -1", "step 2**32"])
+def test_private_entry_points_validate_counts(call, match):
+    # add_chain_ticks(-1) used to wrap round to 2**32 - 1 blocks: 100 s, uninterruptible
+    from fastcpu import _core
+
+    with pytest.raises(ValueError, match=re.escape(match)):
+        call(_core)
+    with pytest.raises(TypeError, match="must be an int, not str"):
+        _core.add_chain_ticks("1")
