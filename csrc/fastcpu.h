@@ -92,6 +92,7 @@ enum fc_encoding {
     FC_ENC_SIDT,     /* seed's proposal: IDT limit - 0x1000         */
     FC_ENC_CPU,      /* the CPU number itself (sched_getcpu, rseq)  */
     FC_ENC_LIMIT,    /* a raw descriptor-table limit (SGDT)         */
+    FC_ENC_SELECTOR, /* a segment selector (SLDT)                   */
 };
 
 /* The seed's SIDT encoding puts the node in the low CONFIG_NODES_SHIFT bits
@@ -113,8 +114,10 @@ enum fc_kind {
  * What a row may require of this machine, one line each:
  *   X(ID, name, where it is found, why a row cannot run without it)
  * where it is found: FC_CPUID(leaf, subleaf, register, bit), a CPUID bit
- * that features.c reads (and that FASTCPU_TEST_HIDE_CPUID=name hides), or
- * FC_FACT(field), a bool of struct fc_features that features.c detects.
+ * that features.c reads (and that FASTCPU_TEST_HIDE_CPUID=name hides);
+ * FC_FACT(field), a bool of struct fc_features that features.c detects; or
+ * FC_AT_USE(fn), process state features.c asks `fn` about when a row
+ * needing it is first judged (fn: NULL when met, else why not).
  * A row lists its needs as FC_NEEDS(ID) | ...; they are checked in this
  * order, so a CPU bit comes before what the kernel must do with it.
  */
@@ -134,7 +137,10 @@ enum fc_kind {
       "glibc exports no __rseq_offset (glibc < 2.35): no rseq area to load " \
       "cpu_id from")                                                         \
     X(VDSO_GETCPU, "vdso_getcpu", FC_FACT(vdso_getcpu),                      \
-      "the vDSO exports no __vdso_getcpu (LINUX_2.6)")
+      "the vDSO exports no __vdso_getcpu (LINUX_2.6)")                       \
+    X(NO_GS_BASE, "no_gs_base", FC_AT_USE(no_gs_base),                       \
+      "this process has a GS base (arch_prctl ARCH_SET_GS or WRGSBASE), "    \
+      "which reloading %gs may clear")
 
 #define FC_REQ_ENUM(id, name, where, reason) FC_REQ_##id,
 enum fc_requirement_id { FC_REQUIREMENTS(FC_REQ_ENUM) FC_REQ_COUNT };
@@ -144,12 +150,17 @@ enum fc_requirement_id { FC_REQUIREMENTS(FC_REQ_ENUM) FC_REQ_COUNT };
 /* One line of FC_REQUIREMENTS, as features.c holds it. */
 struct fc_requirement {
     const char *name;
-    bool cpuid; /* a CPUID bit (below), else a fact */
+    bool cpuid; /* a CPUID bit (below), else a fact or asked at use */
     unsigned leaf, subleaf, reg, bit;
-    size_t fact; /* offsetof the bool in struct fc_features */
+    size_t fact;                /* offsetof the bool in struct fc_features */
+    const char *(*at_use)(void); /* NULL when met, else why not */
     const char *reason;
 };
 extern const struct fc_requirement fc_requirements[FC_REQ_COUNT];
+
+/* Why requirement `r` is not met here (its reason, or what its at_use
+ * function says), or NULL when it is. */
+const char *fc_requirement_missing(int r);
 
 /* A calibration row's chain: `length` dependent `op` instructions of
  * `latency_cycles` core cycles each. */
@@ -230,10 +241,16 @@ FC_DECLARE_MODEL(getcpu_tscp)
 FC_DECLARE_MODEL(getcpu_lsl)
 FC_DECLARE_MODEL(getcpu_tscp_fp)
 FC_DECLARE_MODEL(getcpu_sidt)
-FC_DECLARE_MODEL(getcpu_sidt_fp)
+FC_DECLARE_MODEL(getcpu_sidt_rz_fp)
+FC_DECLARE_MODEL(getcpu_sidt_norz_nofp)
+FC_DECLARE_MODEL(getcpu_sidt_norz_fp)
+FC_DECLARE_MODEL(getcpu_lsl_rz_fp)
+FC_DECLARE_MODEL(getcpu_lsl_norz_nofp)
+FC_DECLARE_MODEL(getcpu_lsl_norz_fp)
 FC_DECLARE_MODEL(getcpu_cache_hit)
 FC_DECLARE_MODEL(sched_getcpu_tscp)
 FC_DECLARE_MODEL(sched_getcpu_lsl)
+FC_DECLARE_MODEL(sched_getcpu_sidt)
 FC_DECLARE_MODEL(sched_getcpu_rseq_inline)
 
 /* The out-of-line model functions themselves (for `fastcpu show`). Their
@@ -247,10 +264,14 @@ FC_HIDDEN long model_getcpu_tscp(unsigned *cpu, unsigned *node, struct fc_getcpu
 FC_HIDDEN long model_getcpu_lsl(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
 FC_HIDDEN long model_getcpu_tscp_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
 FC_HIDDEN long model_getcpu_sidt(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
-FC_HIDDEN long model_getcpu_sidt_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_sidt_rz_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_sidt_norz_nofp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_sidt_norz_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_lsl_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
 FC_HIDDEN long model_getcpu_cache(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *tcache);
 FC_HIDDEN int model_sched_getcpu_tscp(void);
 FC_HIDDEN int model_sched_getcpu_lsl(void);
+FC_HIDDEN int model_sched_getcpu_sidt(void);
 
 /* Set up what the models read: the pointer glibc 2.7 kept mangled. Called
  * once from fc_features(). */

@@ -22,6 +22,7 @@
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,9 @@
 
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE (1 << 1)
+#endif
+#ifndef ARCH_GET_GS
+#define ARCH_GET_GS 0x1004 /* asm/prctl.h */
 #endif
 #ifndef AT_RSEQ_FEATURE_SIZE
 #define AT_RSEQ_FEATURE_SIZE 27 /* Linux >= 6.3 */
@@ -63,6 +67,20 @@ enum { EAX, EBX, ECX, EDX };
 #define FC_CPUID(leaf_, subleaf_, reg_, bit_)                                \
     .cpuid = true, .leaf = leaf_, .subleaf = subleaf_, .reg = reg_, .bit = bit_
 #define FC_FACT(field) .fact = offsetof(struct fc_features, field)
+#define FC_AT_USE(fn) .at_use = fn
+
+/* Loading a null selector into %gs zeroes the GS base on Intel CPUs: a row
+ * that reloads %gs runs only while this process has none to lose (asked
+ * when the row is first judged). */
+static const char *no_gs_base(void)
+{
+    unsigned long base = 1;
+    if (fc_syscall3(SYS_arch_prctl, ARCH_GET_GS, (long)&base, 0) != 0)
+        return "arch_prctl(ARCH_GET_GS) failed: cannot tell whether reloading "
+               "%gs would clear a GS base this process set";
+    return base == 0 ? NULL : fc_requirements[FC_REQ_NO_GS_BASE].reason;
+}
+
 #define FC_REQ_ROW(id, name_, where, reason_)                                \
     [FC_REQ_##id] = {.name = name_, where, .reason = reason_},
 const struct fc_requirement fc_requirements[FC_REQ_COUNT] = {FC_REQUIREMENTS(FC_REQ_ROW)};
@@ -150,7 +168,7 @@ static void detect(void)
     }
     /* the facts the catalog may need, now that they are known */
     for (int r = 0; r < FC_REQ_COUNT; r++)
-        if (!fc_requirements[r].cpuid)
+        if (!fc_requirements[r].cpuid && !fc_requirements[r].at_use)
             f->has[r] = *(const bool *)((const char *)f + fc_requirements[r].fact);
     fc_models_init();
     __atomic_store_n(&features_done, true, __ATOMIC_RELEASE);
@@ -241,13 +259,22 @@ static const char *probe_in_child(const struct fc_method *m)
     return "the probe child did not exit cleanly";
 }
 
+const char *fc_requirement_missing(int r)
+{
+    const struct fc_requirement *q = &fc_requirements[r];
+    if (q->at_use)
+        return q->at_use();
+    return fc_features()->has[r] ? NULL : q->reason;
+}
+
 /* The first of `m`'s needs this machine lacks, in FC_REQUIREMENTS order. */
 static const char *static_reason(const struct fc_method *m)
 {
-    const struct fc_features *f = fc_features();
-    for (int r = 0; r < FC_REQ_COUNT; r++)
-        if ((m->needs >> r & 1) && !f->has[r])
-            return fc_requirements[r].reason;
+    for (int r = 0; r < FC_REQ_COUNT; r++) {
+        const char *why = m->needs >> r & 1 ? fc_requirement_missing(r) : NULL;
+        if (why)
+            return why;
+    }
     return NULL;
 }
 

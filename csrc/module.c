@@ -413,7 +413,7 @@ static PyObject *core_median_u64(PyObject *module, PyObject *arg)
 
 static const char *const encoding_names[] = {
     [FC_ENC_NONE] = "none",  [FC_ENC_CPUNODE] = "cpunode", [FC_ENC_SIDT] = "sidt",
-    [FC_ENC_CPU] = "cpu",    [FC_ENC_LIMIT] = "limit",
+    [FC_ENC_CPU] = "cpu",    [FC_ENC_LIMIT] = "limit",   [FC_ENC_SELECTOR] = "selector",
 };
 
 /* Whether a row can run here, then whether it reports the CPU: each NULL,
@@ -541,8 +541,9 @@ static PyObject *core_calibrations(PyObject *module, PyObject *Py_UNUSED(ignored
 
 static PyObject *requirement_item(int r)
 {
-    return Py_BuildValue("sOs", fc_requirements[r].name,
-                         fc_features()->has[r] ? Py_True : Py_False, fc_requirements[r].reason);
+    const char *missing = fc_requirement_missing(r);
+    return Py_BuildValue("sOs", fc_requirements[r].name, missing ? Py_False : Py_True,
+                         fc_requirements[r].reason);
 }
 
 PyDoc_STRVAR(requirements_doc,

@@ -26,6 +26,8 @@ from ._methods import MethodInfo, methods
 from ._results import Results, measure
 from ._resultfile import ResultFileError, load
 from ._compare import ComparisonTable, compare
+from ._ab import ABComparison, ABRow, compare_ab
+from ._seed_table import SeedRow, SeedTable, seed_table
 from . import noise as noise  # the submodule fastcpu.noise
 from ._read import CpuReading, read, read_raw
 from ._check import Agreement, AgreementTable, Reference, check
@@ -37,6 +39,12 @@ from ._stability import Stability, stability
 __version__ = "0.2.0"
 
 __all__ = [
+    "ABComparison",
+    "ABRow",
+    "SeedRow",
+    "SeedTable",
+    "compare_ab",
+    "seed_table",
     "Agreement",
     "AgreementTable",
     "BenchResult",

@@ -8,7 +8,7 @@ import ctypes
 from collections.abc import Callable
 from typing import Union
 
-from . import _core
+from . import _core, _norseq
 from ._affinity import check_cpu, pinned
 from ._clock import Clock
 from ._clock import clock as clock_facts
@@ -209,6 +209,8 @@ def bench(
     clock = _check_clock(clock, serialize)
 
     def run(target: str | int) -> tuple:
+        if target == _norseq.NAME:  # runs from a child without rseq (_norseq.py)
+            return _norseq.run("bench", (runs, serialize, unroll, clock), clock)
         core = _core.bench if isinstance(target, str) else _core.bench_address
         return core(target, runs, serialize, unroll, clock)
 
@@ -273,9 +275,12 @@ def bench_diff(
     k = _check_int("k", k, 2, UNROLL_MAX // 2)
     serialize = _check_serialize(serialize)
     clock = _check_clock(clock, serialize)
-    name, (long, short, migrated), units = _run_pinned(
-        method, cpu, clock, lambda target: _core.bench_diff(target, runs, serialize, k, clock)
-    )
+    def run(target: str | int) -> tuple:
+        if target == _norseq.NAME:  # runs from a child without rseq (_norseq.py)
+            return _norseq.run("bench_diff", (runs, serialize, k, clock), clock)
+        return _core.bench_diff(target, runs, serialize, k, clock)
+
+    name, (long, short, migrated), units = _run_pinned(method, cpu, clock, run)
     tsc_hz, cycles_per_tick, step, clock_name = units
     return DiffResult(
         method=name,

@@ -53,6 +53,7 @@ from ._bench import RUNS_MAX, UNROLL_MAX
 from ._clock import Clock
 from ._core import Error
 from ._from_arrays import bench_result_from_arrays
+from ._methods import canonical_name
 from ._results import Results
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ResultFileError", "load", "save"]
@@ -481,7 +482,7 @@ def from_document(doc: dict[str, Any], path: Path) -> Results:
         where = f"results[{i}]."
         if not isinstance(entry, dict):
             raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
-        method = rd.get(entry, "method", (str,), where)
+        method = canonical_name(rd.get(entry, "method", (str,), where))  # former names
         where = f"results[{i}] ({method}) "
         runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
         unroll = rd.bounded(entry, "unroll", 1, UNROLL_MAX, where)
@@ -505,7 +506,7 @@ def from_document(doc: dict[str, Any], path: Path) -> Results:
                                   f"({computed}): the file was altered or damaged")
         results[method] = r
     label = rd.get(doc, "label", (str, type(None)), "")
-    unavailable = rd.get(doc, "unavailable", (dict,), "")
+    unavailable = {canonical_name(k): v for k, v in rd.get(doc, "unavailable", (dict,), "").items()}
     try:
         return Results(
             results=results,

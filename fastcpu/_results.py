@@ -21,7 +21,7 @@ from ._affinity import check_cpu
 from ._bench import RUNS_MAX, UNROLL_MAX, _check_int, _check_serialize, bench
 from ._clock import Clock, clock
 from ._machine import machine_info
-from ._methods import MethodInfo, method_info, methods as all_methods
+from ._methods import MethodInfo, canonical_name, method_info, methods as all_methods
 from ._result import BenchResult
 from ._table import format_clock, format_table
 
@@ -123,7 +123,7 @@ class Results(Mapping[str, BenchResult]):
     # -- the mapping ---------------------------------------------------------
     def __getitem__(self, method: str) -> BenchResult:
         try:
-            return self.results[method]
+            return self.results[canonical_name(method) if isinstance(method, str) else method]
         except KeyError:
             raise KeyError(f"{method!r} was not measured here; measured: "
                            f"{', '.join(self.results) or 'nothing'}") from None
