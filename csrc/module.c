@@ -501,6 +501,31 @@ static PyObject *core_calibrations(PyObject *module, PyObject *Py_UNUSED(ignored
     return list;
 }
 
+PyDoc_STRVAR(user_chains_doc,
+"user_chains($module, /)\n--\n\n"
+"The calibration chains compiled as out-of-line functions `unsigned fn(void)`\n"
+"inside the extension, for timing the user-function path: a list of (name,\n"
+"op, length, latency_cycles, address); bench_address() takes the address.");
+
+static PyObject *core_user_chains(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New((Py_ssize_t)fc_user_chain_count);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < fc_user_chain_count; i++) {
+        const struct fc_user_chain *c = &fc_user_chains[i];
+        PyObject *item = Py_BuildValue("ssIIK", c->name, c->op, c->length, c->latency_cycles,
+                                       (unsigned long long)(uintptr_t)c->fn);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
 PyDoc_STRVAR(read_doc,
 "read($module, method, /)\n--\n\n"
 "Run a method once: (raw register value, valid). valid is False when the\n"
@@ -816,6 +841,7 @@ static PyMethodDef core_functions[] = {
     {"bench_diff", core_bench_diff, METH_VARARGS, bench_diff_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
     {"calibrations", core_calibrations, METH_NOARGS, calibrations_doc},
+    {"user_chains", core_user_chains, METH_NOARGS, user_chains_doc},
     {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},
     {"median_u64", core_median_u64, METH_O, median_u64_doc},
     {"read", core_read, METH_VARARGS, read_doc},
