@@ -10,10 +10,12 @@ from typing import Union
 
 from . import _core
 from ._affinity import check_cpu, pinned
+from ._bracket import bracket_cycles_per_tick, one_chain_cycles_per_tick
 from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
 from ._result import BenchResult, DiffResult
+from ._selftest import harness_bias
 
 __all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "CLOCKS", "Method"]
 
@@ -183,6 +185,17 @@ def bench(
         arguments, or returning a structure, are refused with TypeError. An
         integer address is trusted as is: a wrong one crashes the process.
 
+    Harness bias:
+        With one copy per run (``unroll=1``) on the TSC, the recommended
+        estimate is corrected by the harness's own bias on this host, as
+        :func:`fastcpu.selftest` measures it on the calibration chains
+        (inline chains for a method, out-of-line chain functions for a user
+        function; measured on first use per mode and path, tens of ms), and
+        its interval includes the correction's uncertainty (see
+        :attr:`BenchResult.harness_bias_core_cycles`). best and median are
+        never corrected. Core cycles are converted with a cycles-per-tick
+        measured just before and after the runs.
+
     Returns:
         A :class:`BenchResult` with raw per-run TSC ticks, best and median,
         the recommended :attr:`~BenchResult.estimate` with its 95% interval,
@@ -195,17 +208,38 @@ def bench(
         fastcpu.Unsupported: the method, or ``clock='pmu'``, cannot run on
             this machine (the message says why).
     """
+    return _bench(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, clock=clock, correct=True)
+
+
+def _bench(
+    method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None, clock: str, correct: bool
+) -> BenchResult:
+    """bench(), with the harness-bias correction optional (the self-test
+    measures the uncorrected harness)."""
     runs = _check_int("runs", runs, 1, RUNS_MAX)
     unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
     serialize = _check_serialize(serialize)
     clock = _check_clock(clock, serialize)
+    brackets: list[float] = []
 
     def run(target: str | int) -> tuple:
         core = _core.bench if isinstance(target, str) else _core.bench_address
-        return core(target, runs, serialize, unroll, clock)
+        if clock != "tsc":
+            return core(target, runs, serialize, unroll, clock)
+        # the core clock at the moment of measurement: one add chain on each side
+        brackets.append(one_chain_cycles_per_tick())
+        arrays = core(target, runs, serialize, unroll, clock)
+        brackets.append(one_chain_cycles_per_tick())
+        return arrays
 
     name, (raw, empty, migrated, best, median), units = _run_pinned(method, cpu, clock, run)
     tsc_hz, cycles_per_tick, step, clock_name = units
+    if brackets:
+        cycles_per_tick = bracket_cycles_per_tick(*brackets)
+    bias = bias_ci = 0.0
+    # the self-test measures single copies on the TSC: its correction is for those
+    if correct and clock == "tsc" and unroll == 1:
+        bias, bias_ci = harness_bias("inline" if isinstance(method, str) else "user", serialize, cpu)
     return BenchResult(
         method=name,
         runs=runs,
@@ -221,6 +255,8 @@ def bench(
         cycles_per_tick=cycles_per_tick,
         tsc_step_ticks=step,
         clock=clock_name,
+        harness_bias_core_cycles=bias,
+        harness_bias_ci95_core_cycles=bias_ci,
     )
 
 
