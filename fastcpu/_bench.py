@@ -10,7 +10,7 @@ from typing import Union
 
 from . import _core
 from ._affinity import check_cpu, pinned
-from ._bracket import bracket_cycles_per_tick, one_chain_cycles_per_tick
+from ._bracket import bracket_cycles_per_tick, bracket_samples
 from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
@@ -220,22 +220,23 @@ def _bench(
     unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
     serialize = _check_serialize(serialize)
     clock = _check_clock(clock, serialize)
-    brackets: list[float] = []
+    brackets: list[list[float]] = []
 
     def run(target: str | int) -> tuple:
         core = _core.bench if isinstance(target, str) else _core.bench_address
         if clock != "tsc":
             return core(target, runs, serialize, unroll, clock)
         # the core clock at the moment of measurement: one add chain on each side
-        brackets.append(one_chain_cycles_per_tick())
+        brackets.append(bracket_samples())
         arrays = core(target, runs, serialize, unroll, clock)
-        brackets.append(one_chain_cycles_per_tick())
+        brackets.append(bracket_samples())
         return arrays
 
     name, (raw, empty, migrated, best, median), units = _run_pinned(method, cpu, clock, run)
     tsc_hz, cycles_per_tick, step, clock_name = units
+    cycles_per_tick_ci95 = 0.0
     if brackets:
-        cycles_per_tick = bracket_cycles_per_tick(*brackets)
+        cycles_per_tick, cycles_per_tick_ci95 = bracket_cycles_per_tick(*brackets)
     bias = bias_ci = 0.0
     # the self-test measures single copies on the TSC: its correction is for those
     if correct and clock == "tsc" and unroll == 1:
@@ -257,6 +258,7 @@ def _bench(
         clock=clock_name,
         harness_bias_core_cycles=bias,
         harness_bias_ci95_core_cycles=bias_ci,
+        cycles_per_tick_ci95=cycles_per_tick_ci95,
     )
 
 

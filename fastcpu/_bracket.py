@@ -21,7 +21,7 @@ import threading
 
 from . import _core
 
-__all__ = ["BRACKET_BLOCKS", "bracket_cycles_per_tick", "fixed_cost_ticks"]
+__all__ = ["BRACKET_BLOCKS", "BRACKET_CHAINS", "bracket_samples", "bracket_cycles_per_tick", "fixed_cost_ticks"]
 
 #: 100 dependent adds per block: 10,000 adds, about 3 us at 3.5 GHz, about
 #: 300 clock steps of 10 ns, so one step is 0.3% of the chain.
@@ -50,19 +50,24 @@ def fixed_cost_ticks() -> float:
         return _fixed
 
 
-def one_chain_cycles_per_tick() -> float:
-    """Core cycles per TSC tick now: the median of BRACKET_CHAINS chains of
-    BRACKET_BLOCKS x 100 adds. On a guest, one chain alone scatters by a few
-    percent (the host's other work on the core; interrupts): measured on an
-    AMD Zen 3 guest, 10,000 adds read 7595-8134 ticks, 5th-95th percentile of
-    cycles per tick 1.27-1.33 around 1.317; the median of three drops the
-    slow tail."""
+def bracket_samples() -> list[float]:
+    """Core cycles per TSC tick now, BRACKET_CHAINS times: chains of
+    BRACKET_BLOCKS x 100 adds, less the timer's fixed cost. On a guest one
+    chain alone scatters by a few percent (the host's other work on the
+    core, interrupts): on an AMD Zen 3 guest, 10,000 adds read 7595-8134
+    ticks, 5th-95th percentile 1.27-1.33 core cycles per tick around 1.317."""
     fixed = fixed_cost_ticks()
-    ticks = sorted(_core.add_chain_ticks(BRACKET_BLOCKS) for _ in range(BRACKET_CHAINS))
-    return 100 * BRACKET_BLOCKS / max(ticks[len(ticks) // 2] - fixed, 1.0)
+    return [
+        100 * BRACKET_BLOCKS / max(_core.add_chain_ticks(BRACKET_BLOCKS) - fixed, 1.0)
+        for _ in range(BRACKET_CHAINS)
+    ]
 
 
-def bracket_cycles_per_tick(before: float, after: float) -> float:
-    """The conversion for a measurement bracketed by `before` and `after`
-    (core cycles per TSC tick): their mean."""
-    return (before + after) / 2
+def bracket_cycles_per_tick(before: list[float], after: list[float]) -> tuple[float, float]:
+    """(core cycles per TSC tick, its 95% half-width) for a measurement
+    bracketed by the samples `before` and `after`: the mean of the two
+    medians (the median drops a slow chain), and half the range of every
+    sample (how far the core clock may have moved under the measurement)."""
+    everything = before + after
+    value = (statistics.median(before) + statistics.median(after)) / 2
+    return value, (max(everything) - min(everything)) / 2

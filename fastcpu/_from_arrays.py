@@ -39,6 +39,7 @@ def bench_result_from_arrays(
     cycles_per_tick: float | None = None,
     harness_bias_core_cycles: float = 0.0,
     harness_bias_ci95_core_cycles: float = 0.0,
+    cycles_per_tick_ci95: float = 0.0,
 ) -> BenchResult:
     """A BenchResult whose ``runs``, ``best`` and ``median`` come from its arrays.
 
@@ -78,4 +79,5 @@ def bench_result_from_arrays(
         tsc_step_ticks=clock.tsc_step_ticks,
         harness_bias_core_cycles=harness_bias_core_cycles,
         harness_bias_ci95_core_cycles=harness_bias_ci95_core_cycles,
+        cycles_per_tick_ci95=cycles_per_tick_ci95,
     )

@@ -31,6 +31,8 @@ class _Estimated:
     # (DiffResult, unrolled or PMU results, files written before 0.3.0).
     harness_bias_core_cycles: float = 0.0
     harness_bias_ci95_core_cycles: float = 0.0
+    # The 95% half-width of cycles_per_tick (0: not known).
+    cycles_per_tick_ci95: float = 0.0
 
     def ticks_to_ns(self, ticks: float) -> float:
         """Convert TSC ticks to nanoseconds with this result's clock."""
@@ -105,8 +107,10 @@ class _Estimated:
 
     @property
     def estimate_ci95_core_cycles(self) -> float:
-        """:attr:`estimate_ci95` in core cycles."""
-        return self.ticks_to_core_cycles(self.estimate_ci95)
+        """:attr:`estimate_ci95` in core cycles, widened by what the
+        conversion's own uncertainty (:attr:`cycles_per_tick_ci95`, the core
+        clock's movement across the measurement) does to the estimate."""
+        return self.ticks_to_core_cycles(self.estimate_ci95) + abs(self.estimate) * self.cycles_per_tick_ci95
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,6 +158,9 @@ class BenchResult(_Estimated):
         harness_bias_ci95_core_cycles: the 95% half-width of that correction
             in core cycles (its spread over chains and its own scatter);
             added to :attr:`estimate_ci95`.
+        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
+            (half the range of the add chains that bracketed the runs; 0 when
+            not known); widens :attr:`estimate_ci95_core_cycles`.
 
     Besides best and median, every result carries the estimate fastcpu
     recommends for it (:attr:`estimate`, :attr:`estimate_ci95`,
@@ -180,6 +187,7 @@ class BenchResult(_Estimated):
     clock: str = "tsc"
     harness_bias_core_cycles: float = 0.0
     harness_bias_ci95_core_cycles: float = 0.0
+    cycles_per_tick_ci95: float = 0.0
 
     @property
     def best_ns(self) -> float:

@@ -104,7 +104,7 @@ def to_document(results: Results) -> dict[str, Any]:
                 "method": r.method, "runs": r.runs, "serialize": r.serialize,
                 "unroll": r.unroll, "cpu": r.cpu,
                 "best_ticks": r.best, "median_ticks": r.median,
-                "cycles_per_tick": r.cycles_per_tick,
+                "cycles_per_tick": r.cycles_per_tick, "cycles_per_tick_ci95": r.cycles_per_tick_ci95,
                 "harness_bias_core_cycles": r.harness_bias_core_cycles,
                 "harness_bias_ci95_core_cycles": r.harness_bias_ci95_core_cycles,
                 "raw": _encode_ticks(r.raw), "empty": _encode_ticks(r.empty),
@@ -396,6 +396,8 @@ def from_document(doc: dict[str, Any], path: Path) -> Results:
                                       if "harness_bias_core_cycles" in entry else 0.0),
             harness_bias_ci95_core_cycles=(rd.finite(entry, "harness_bias_ci95_core_cycles", where)
                                            if "harness_bias_ci95_core_cycles" in entry else 0.0),
+            cycles_per_tick_ci95=(rd.finite(entry, "cycles_per_tick_ci95", where)
+                                  if "cycles_per_tick_ci95" in entry else 0.0),
         )
         if not r.cycles_per_tick > 0:
             raise rd.fail(f"{where}cycles_per_tick out of range: {r.cycles_per_tick}")

@@ -12,10 +12,10 @@ here, on the host at hand:
    8 to 192 core cycles) is timed through the path being tested, inline
    (``bench('add_chain_8')``) or as a user function (the same chains
    compiled as out-of-line functions inside the extension, called through
-   ``bench(address)`` exactly as a user's function is). Its error is the
-   estimate in core cycles (converted with a cycles-per-tick measured
-   around it) minus the truth. The errors are averaged per instruction;
-   the correction is the midpoint of the per-instruction biases, and its
+   ``bench(address)`` exactly as a user's function is). Per instruction, a
+   line through (truth, estimate) over the lengths gives the estimate of a
+   zero-cost body: the bias, in ticks, converted to core cycles. The
+   correction is the midpoint of the per-instruction biases, and its
    95% half-width covers half their spread plus the scatter of the
    correction itself: what a body of unknown make-up may see.
 2. Verification, on measurements the correction was not made from: each
@@ -36,6 +36,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from . import _core
 
@@ -232,12 +234,13 @@ def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
     ]
 
 
-def _measure(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float]:
-    """(estimate, random 95% half-width) in core cycles, uncorrected."""
+def _measure(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float, float]:
+    """(estimate, random 95% half-width) in TSC ticks, uncorrected, and the
+    core cycles per tick measured around the runs with its 95% half-width."""
     from ._bench import _bench
 
     r = _bench(target, runs, serialize=serialize, unroll=1, cpu=cpu, clock="tsc", correct=False)
-    return r.estimate_core_cycles, r.estimate_ci95_core_cycles
+    return r.estimate, r.estimate_ci95, r.cycles_per_tick, r.cycles_per_tick_ci95
 
 
 def within_goal(error_core_cycles: float, truth_core_cycles: float) -> bool:
@@ -247,31 +250,52 @@ def within_goal(error_core_cycles: float, truth_core_cycles: float) -> bool:
     return abs(error_core_cycles) <= GOAL_CYCLES
 
 
-def correction(errors_by_op: Mapping[str, list[tuple[float, float]]]) -> tuple[float, float, dict[str, float]]:
-    """(bias, 95% half-width, per-op bias) from each op's (error, random
-    half-width) measurements, core cycles.
+def intercept(points: list[tuple[float, float, float]]) -> tuple[float, float]:
+    """(intercept, its standard error) of the least-squares line through
+    (truth core cycles, estimate ticks, random 95% half-width ticks): the
+    estimate of a body of zero cost, in ticks. Fitting the line, rather than
+    subtracting truth / cycles-per-tick, keeps an error of the conversion
+    (the core clock wobbles by a few percent on a guest) in the slope,
+    out of the bias."""
+    x = np.array([p[0] for p in points], dtype=np.float64)
+    y = np.array([p[1] for p in points], dtype=np.float64)
+    var = np.array([(p[2] / 1.96) ** 2 for p in points], dtype=np.float64)
+    if np.ptp(x) == 0:  # one length: the line has no slope to fit
+        return float(y.mean()), float(math.sqrt(var.sum()) / len(y))
+    design = np.column_stack([np.ones_like(x), x])
+    weights = np.linalg.pinv(design)[0]  # intercept = weights @ y
+    return float(weights @ y), float(math.sqrt(float((weights**2) @ var)))
 
-    The bias is the midpoint of the per-op mean errors; the half-width is
-    half their spread (a body's make-up decides where in it it falls) plus
-    the midpoint's own 95% scatter, from the measurements' intervals.
+
+def correction(op_bias: Mapping[str, tuple[float, float]]) -> tuple[float, float]:
+    """(bias, 95% half-width), core cycles, from each op's (bias, standard
+    error) in core cycles.
+
+    The bias is the midpoint of the per-op biases; the half-width is half
+    their spread (where in it a body falls depends on its make-up, which the
+    harness cannot know) plus 1.96 standard errors of the midpoint.
     """
-    op_bias = {op: statistics.fmean(e for e, _ in v) for op, v in errors_by_op.items()}
-    # each op's mean: variance from its measurements' half-widths
-    op_var = {
-        op: sum((ci / 1.96) ** 2 for _, ci in v) / len(v) ** 2 for op, v in errors_by_op.items()
-    }
-    lo, hi = min(op_bias.values()), max(op_bias.values())
-    scatter = 1.96 * math.sqrt(sum(op_var.values())) / len(op_var)
-    return (lo + hi) / 2, (hi - lo) / 2 + scatter, op_bias
+    values = [b for b, _ in op_bias.values()]
+    lo, hi = min(values), max(values)
+    se = math.sqrt(sum(e**2 for _, e in op_bias.values())) / len(op_bias)
+    return (lo + hi) / 2, (hi - lo) / 2 + 1.96 * se
 
 
 def _calibrate(path: str, serialize: str, runs: int, repeats: int, cpu: int | None) -> tuple[float, float, dict[str, float]]:
-    by_op: dict[str, list[tuple[float, float]]] = {}
+    points: dict[str, list[tuple[float, float, float]]] = {}
+    cpts = []
     for _ in range(repeats):
         for _name, op, truth, target in _chains(path):
-            est, ci = _measure(target, runs, serialize, cpu)
-            by_op.setdefault(op, []).append((est - truth, ci))
-    return correction(by_op)
+            est, ci, cpt, _ = _measure(target, runs, serialize, cpu)
+            points.setdefault(op, []).append((truth, est, ci))
+            cpts.append(cpt)
+    cpt = statistics.median(cpts)
+    op_bias = {}
+    for op, pts in points.items():
+        b, se = intercept(pts)
+        op_bias[op] = (b * cpt, se * cpt)
+    bias, ci = correction(op_bias)
+    return bias, ci, {op: b for op, (b, _) in op_bias.items()}
 
 
 _lock = threading.Lock()
@@ -333,7 +357,10 @@ def selftest(
             for name, _op, truth, target in _chains(path):
                 errors, covered = [], 0
                 for _ in range(rounds):
-                    est, ci = _measure(target, runs, mode, cpu)
+                    est_ticks, ci_ticks, cpt, cpt_ci = _measure(target, runs, mode, cpu)
+                    # the interval bench() prints in core cycles: random,
+                    # conversion, and the correction's own half-width
+                    est, ci = est_ticks * cpt, ci_ticks * cpt + abs(est_ticks) * cpt_ci
                     err = est - bias - truth
                     errors.append(err)
                     covered += abs(err) <= ci + bias_ci
