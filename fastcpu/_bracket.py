@@ -66,8 +66,13 @@ def bracket_samples() -> list[float]:
 def bracket_cycles_per_tick(before: list[float], after: list[float]) -> tuple[float, float]:
     """(core cycles per TSC tick, its 95% half-width) for a measurement
     bracketed by the samples `before` and `after`: the mean of the two
-    medians (the median drops a slow chain), and half the range of every
-    sample (how far the core clock may have moved under the measurement)."""
+    medians (the median drops a slow chain), and as half-width half the gap
+    between the medians (how far the core clock moved across the
+    measurement) plus two median absolute deviations of all the samples
+    (their scatter, the clock's step included; robust to the one chain an
+    interrupt lengthened)."""
+    mb, ma = statistics.median(before), statistics.median(after)
     everything = before + after
-    value = (statistics.median(before) + statistics.median(after)) / 2
-    return value, (max(everything) - min(everything)) / 2
+    center = statistics.median(everything)
+    mad = statistics.median(abs(v - center) for v in everything)
+    return (mb + ma) / 2, abs(ma - mb) / 2 + 2 * mad

@@ -181,6 +181,7 @@ class Results(Mapping[str, BenchResult]):
             f"{self.name}, measured {self.date} with fastcpu {self.fastcpu_version}, "
             f"{'/'.join(map(str, runs)) or 0} runs per method, serialize={self.serialize}",
             format_clock(self.clock),
+            *(self.selftest.lines() if self.selftest is not None else []),
             "",
             self.table(),
         ])
