@@ -7,7 +7,7 @@ time a measurement is converted. :func:`bench` therefore times one
 dependent add chain just before and one just after each measurement and
 converts with their mean.
 
-Three chains per bracket keep it cheap (about 3 us each, 20 us a measurement): its fixed cost (the
+A warm-up chain and three measured ones per bracket keep it cheap (about 2.5 us each, 20 us a measurement): its fixed cost (the
 fences around it) is measured once per process, from chains of N and 2N
 blocks, and subtracted. Nothing here assumes a clock step or a core: the
 chain's length is long against any 10 ns step (about 0.3% of it), and the
@@ -23,12 +23,12 @@ from . import _core
 
 __all__ = ["BRACKET_BLOCKS", "BRACKET_CHAINS", "bracket_samples", "bracket_cycles_per_tick", "fixed_cost_ticks"]
 
-#: 100 dependent adds per block: 10,000 adds, about 3 us at 3.5 GHz, about
-#: 300 clock steps of 10 ns, so one step is 0.3% of the chain.
-BRACKET_BLOCKS = 100
+#: 100 dependent adds per block: 8,000 adds, about 2.5 us at 3.2 GHz, about
+#: 250 clock steps of 10 ns, so one step is 0.4% of the chain.
+BRACKET_BLOCKS = 80
 #: Chains per bracket (their median).
 BRACKET_CHAINS = 3
-_FIXED_REPEATS = 15
+_FIXED_REPEATS = 41
 
 _lock = threading.Lock()
 _fixed: float | None = None
@@ -36,7 +36,11 @@ _fixed: float | None = None
 
 def fixed_cost_ticks() -> float:
     """The add-chain timer's own cost in TSC ticks (fences, reads), measured
-    once per process: median over repeats of 2 t(N) - t(2N)."""
+    once per process: 2 t(N) - t(2N) over _FIXED_REPEATS pairs, the mean of
+    their middle half. A mean, not a median: each value is a multiple of
+    the clock's step apart from the next, and only a mean over random
+    phases lands between them (a median was a whole step, 0.3% of the
+    chain, off from one process to the next)."""
     global _fixed
     with _lock:
         if _fixed is None:
@@ -46,7 +50,9 @@ def fixed_cost_ticks() -> float:
                 single = _core.add_chain_ticks(BRACKET_BLOCKS)
                 double = _core.add_chain_ticks(2 * BRACKET_BLOCKS)
                 est.append(2 * single - double)
-            _fixed = max(float(statistics.median(est)), 0.0)
+            est.sort()
+            middle = est[len(est) // 4: len(est) - len(est) // 4]
+            _fixed = max(statistics.fmean(middle), 0.0)
         return _fixed
 
 
@@ -57,6 +63,9 @@ def bracket_samples() -> list[float]:
     core, interrupts): on an AMD Zen 3 guest, 10,000 adds read 7595-8134
     ticks, 5th-95th percentile 1.27-1.33 core cycles per tick around 1.317."""
     fixed = fixed_cost_ticks()
+    # the first chain after other work runs slow now and then (about 1%
+    # here, 1 time in 3): it warms up and is dropped
+    _core.add_chain_ticks(BRACKET_BLOCKS)
     return [
         100 * BRACKET_BLOCKS / max(_core.add_chain_ticks(BRACKET_BLOCKS) - fixed, 1.0)
         for _ in range(BRACKET_CHAINS)
