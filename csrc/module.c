@@ -835,6 +835,45 @@ static PyObject *core_add_chain_ticks(PyObject *module, PyObject *args)
     return PyLong_FromUnsignedLongLong(ticks);
 }
 
+PyDoc_STRVAR(add_chain_samples_doc,
+"add_chain_samples($module, blocks, count, /)\n--\n\n"
+"A short warm-up chain, then `count` chains of `blocks` x 100 dependent adds,\n"
+"in one call: a tuple of their `count` TSC tick counts (bench()'s brackets).");
+
+#define FC_CHAIN_SAMPLES_MAX 16
+
+static PyObject *core_add_chain_samples(PyObject *module, PyObject *args)
+{
+    unsigned int blocks, count;
+    if (!PyArg_ParseTuple(args, "II:add_chain_samples", &blocks, &count) ||
+        check_timer(get_state(module)) < 0)
+        return NULL;
+    if (count < 1 || count > FC_CHAIN_SAMPLES_MAX) {
+        PyErr_Format(PyExc_ValueError, "count must be between 1 and %d, not %u",
+                     FC_CHAIN_SAMPLES_MAX, count);
+        return NULL;
+    }
+    uint64_t ticks[FC_CHAIN_SAMPLES_MAX];
+    Py_BEGIN_ALLOW_THREADS
+    /* the first chain after other work runs slow now and then: warm up */
+    (void)fc_add_chain_ticks(blocks < 10 ? blocks : 10);
+    for (unsigned i = 0; i < count; i++)
+        ticks[i] = fc_add_chain_ticks(blocks);
+    Py_END_ALLOW_THREADS
+    PyObject *out = PyTuple_New((Py_ssize_t)count);
+    if (!out)
+        return NULL;
+    for (unsigned i = 0; i < count; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(ticks[i]);
+        if (!v) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)i, v);
+    }
+    return out;
+}
+
 static PyMethodDef core_functions[] = {
     {"bench", core_bench, METH_VARARGS, bench_doc},
     {"bench_address", core_bench_address, METH_VARARGS, bench_address_doc},
@@ -856,6 +895,7 @@ static PyMethodDef core_functions[] = {
     {"tsc_step", core_tsc_step, METH_VARARGS, tsc_step_doc},
     {"tsc_ns_pair", core_tsc_ns_pair, METH_NOARGS, tsc_ns_pair_doc},
     {"add_chain_ticks", core_add_chain_ticks, METH_VARARGS, add_chain_ticks_doc},
+    {"add_chain_samples", core_add_chain_samples, METH_VARARGS, add_chain_samples_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,7 +10,7 @@ from typing import Union
 
 from . import _core
 from ._affinity import check_cpu, pinned
-from ._bracket import bracket_cycles_per_tick, bracket_samples
+from ._bracket import bracket_cycles_per_tick, closing_samples, opening_samples
 from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
@@ -227,9 +227,9 @@ def _bench(
         if clock != "tsc":
             return core(target, runs, serialize, unroll, clock)
         # the core clock at the moment of measurement: one add chain on each side
-        brackets.append(bracket_samples())
+        brackets.append(opening_samples())
         arrays = core(target, runs, serialize, unroll, clock)
-        brackets.append(bracket_samples())
+        brackets.append(closing_samples())
         return arrays
 
     name, (raw, empty, migrated, best, median), units = _run_pinned(method, cpu, clock, run)

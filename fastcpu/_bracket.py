@@ -7,7 +7,7 @@ time a measurement is converted. :func:`bench` therefore times one
 dependent add chain just before and one just after each measurement and
 converts with their mean.
 
-A warm-up chain and three measured ones per bracket keep it cheap (about 2.5 us each, 20 us a measurement): its fixed cost (the
+A warm-up chain and three measured ones per bracket, in one C call, keep it cheap (about 1.3 us each, 10 us a measurement): its fixed cost (the
 fences around it) is measured once per process, from chains of N and 2N
 blocks, and subtracted. Nothing here assumes a clock step or a core: the
 chain's length is long against any 10 ns step (about 0.3% of it), and the
@@ -18,14 +18,25 @@ from __future__ import annotations
 
 import statistics
 import threading
+import time
 
 from . import _core
 
-__all__ = ["BRACKET_BLOCKS", "BRACKET_CHAINS", "bracket_samples", "bracket_cycles_per_tick", "fixed_cost_ticks"]
+__all__ = [
+    "BRACKET_BLOCKS",
+    "BRACKET_CHAINS",
+    "REUSE_NS",
+    "bracket_samples",
+    "opening_samples",
+    "closing_samples",
+    "bracket_cycles_per_tick",
+    "fixed_cost_ticks",
+]
 
-#: 100 dependent adds per block: 8,000 adds, about 2.5 us at 3.2 GHz, about
-#: 250 clock steps of 10 ns, so one step is 0.4% of the chain.
-BRACKET_BLOCKS = 80
+#: 100 dependent adds per block: 4,000 adds, about 1.3 us at 3.2 GHz, about
+#: 125 clock steps of 10 ns: one step is 0.8% of a chain, and the mean of
+#: the two brackets' medians over random phases comes within about 0.4%.
+BRACKET_BLOCKS = 40
 #: Chains per bracket (their median).
 BRACKET_CHAINS = 3
 _FIXED_REPEATS = 41
@@ -58,30 +69,52 @@ def fixed_cost_ticks() -> float:
 
 def bracket_samples() -> list[float]:
     """Core cycles per TSC tick now, BRACKET_CHAINS times: chains of
-    BRACKET_BLOCKS x 100 adds, less the timer's fixed cost. On a guest one
-    chain alone scatters by a few percent (the host's other work on the
-    core, interrupts): on an AMD Zen 3 guest, 10,000 adds read 7595-8134
-    ticks, 5th-95th percentile 1.27-1.33 core cycles per tick around 1.317."""
+    BRACKET_BLOCKS x 100 adds less the timer's fixed cost, after a short
+    warm-up chain (the first after other work runs slow now and then: about
+    1%, one time in three here), all in one C call. On a guest one chain
+    alone scatters by a few percent (the host's other work on the core,
+    interrupts): on an AMD Zen 3 guest, 10,000 adds read 7595-8134 ticks,
+    5th-95th percentile 1.27-1.33 core cycles per tick around 1.317."""
     fixed = fixed_cost_ticks()
-    # the first chain after other work runs slow now and then (about 1%
-    # here, 1 time in 3): it warms up and is dropped
-    _core.add_chain_ticks(BRACKET_BLOCKS)
-    return [
-        100 * BRACKET_BLOCKS / max(_core.add_chain_ticks(BRACKET_BLOCKS) - fixed, 1.0)
-        for _ in range(BRACKET_CHAINS)
-    ]
+    adds = 100 * BRACKET_BLOCKS
+    return [adds / max(t - fixed, 1.0) for t in _core.add_chain_samples(BRACKET_BLOCKS, BRACKET_CHAINS)]
+
+
+#: A bracket taken after one measurement serves as the next one's opening
+#: bracket when the next starts within this many ns, on the same thread and
+#: CPU: back-to-back bench() calls (a table, measure()) pay one bracket each.
+REUSE_NS = 2_000_000
+
+_last = threading.local()
+
+
+def opening_samples() -> list[float]:
+    """The opening bracket: the previous closing one when it is recent (REUSE_NS)
+    and was taken on this thread and CPU, else fresh samples."""
+    cpu = _core.current_cpu()
+    last = getattr(_last, "value", None)
+    if last is not None and last[1] == cpu and time.monotonic_ns() - last[0] <= REUSE_NS:
+        return last[2]
+    return bracket_samples()
+
+
+def closing_samples() -> list[float]:
+    """The closing bracket, kept for the next measurement's opening one."""
+    samples = bracket_samples()
+    _last.value = (time.monotonic_ns(), _core.current_cpu(), samples)
+    return samples
 
 
 def bracket_cycles_per_tick(before: list[float], after: list[float]) -> tuple[float, float]:
     """(core cycles per TSC tick, its 95% half-width) for a measurement
-    bracketed by the samples `before` and `after`: the mean of the two
-    medians (the median drops a slow chain), and as half-width half the gap
-    between the medians (how far the core clock moved across the
-    measurement) plus two median absolute deviations of all the samples
-    (their scatter, the clock's step included; robust to the one chain an
-    interrupt lengthened)."""
+    bracketed by the samples `before` and `after` (BRACKET_CHAINS each): the
+    mean of the two medians (the median drops a slow chain), and as
+    half-width half the gap between the medians (how far the core clock
+    moved across the measurement) plus two median absolute deviations of
+    all the samples (their scatter, the clock's step included; robust to
+    the one chain an interrupt lengthened)."""
     mb, ma = statistics.median(before), statistics.median(after)
-    everything = before + after
+    everything = sorted(before + after)
     center = statistics.median(everything)
-    mad = statistics.median(abs(v - center) for v in everything)
+    mad = statistics.median(sorted(abs(v - center) for v in everything))
     return (mb + ma) / 2, abs(ma - mb) / 2 + 2 * mad
