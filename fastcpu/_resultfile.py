@@ -433,8 +433,8 @@ def _selftest_from(rd: _Reader, doc: dict[str, Any]) -> SelfTest | None:
     st = rd.get(doc, "selftest", (dict,), "")
     try:
         return SelfTest.from_dict(st)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise rd.fail(f"selftest: unreadable report ({exc})") from None
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
+        raise rd.fail(f"selftest: unreadable report ({type(exc).__name__}: {exc})") from None
 
 
 def load(path: str | os.PathLike[str]) -> Results:

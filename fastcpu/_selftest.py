@@ -340,15 +340,26 @@ def selftest(
         corrections it measured are used by :func:`fastcpu.bench` from then
         on in this process.
     """
+    from ._affinity import check_cpu
     from ._bench import SERIALIZE_MODES, _check_int, _check_serialize
 
     runs = _check_int("runs", runs, 10, 10**6)
     rounds = _check_int("rounds", rounds, 1, 1000)
-    modes = SERIALIZE_MODES if serialize is None else (serialize,) if isinstance(serialize, str) else tuple(serialize)
-    modes = tuple(_check_serialize(m) for m in modes)
+    if serialize is None:
+        modes = SERIALIZE_MODES
+    elif isinstance(serialize, str):
+        modes = (_check_serialize(serialize),)
+    elif isinstance(serialize, (tuple, list)):
+        modes = tuple(_check_serialize(m) for m in serialize)
+    else:
+        raise TypeError(f"serialize must be a str, a tuple of them or None, not {type(serialize).__name__}")
+    if not isinstance(paths, (tuple, list)):
+        raise TypeError(f"paths must be a tuple of 'inline' and/or 'user', not {type(paths).__name__}")
     for p in paths:
         if p not in PATHS:
             raise ValueError(f"unknown path {p!r}: use 'inline' or 'user'")
+    if cpu is not None:
+        check_cpu(cpu)
     t0 = time.monotonic()
     checks = []
     for mode in modes:
