@@ -173,8 +173,14 @@ def bench(
         so any function taking no arguments and returning an integer,
         pointer or nothing (``void``) will do, e.g. libc's ``getpid``. It is
         timed through an indirect call (``unroll`` calls per run) against
-        an empty function called the same way, so the figures are the
-        function's cost above a call and return. The function is called
+        an empty function called the same way, from a call site of its own.
+        A body of more than about 10-16 core cycles hides the call and
+        return that the empty function pays, so the raw difference reads
+        that much short; with one copy the estimate is corrected by the
+        user path's bias from :func:`fastcpu.selftest` (out-of-line chain
+        functions), which is right from about 16 core cycles on. A shorter
+        body reads as the call's overhead (about 10 core cycles on an AMD
+        Zen 3 guest); :func:`bench_diff` cancels the call entirely. The function is called
         from the calling thread with the GIL released, many times (64
         warm-up runs, then `runs`): it must be safe to call repeatedly, must
         not unwind (no C++ exceptions, no longjmp out) and should not block.
