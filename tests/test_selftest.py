@@ -223,3 +223,13 @@ def test_user_function_chains_read_their_latency(user_chains, op, length, latenc
     # bench_diff cancels the call entirely
     d = fastcpu.bench_diff(fn, 500, k=2, cpu=CPU)
     assert d.estimate_core_cycles == pytest.approx(truth, rel=0.1, abs=3)
+
+
+def test_a_short_user_function_is_flagged(user_chains):
+    short = user_chains.user_add_chain_1
+    short.restype = ctypes.c_uint
+    r = fastcpu.bench(short, 500, cpu=CPU)
+    if r.harness_bias_core_cycles >= 0:
+        pytest.skip("no call overhead measured on this host")
+    assert any("shorter than its call's own cost" in w for w in r.warnings)
+    assert not any("shorter than its call" in w for w in fastcpu.bench("add_chain_1", 100).warnings)
