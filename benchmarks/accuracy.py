@@ -202,7 +202,8 @@ def main() -> int:
         for path, target in paths.items():
             rows, estimates[path], (ok, n, cover, total) = goal_rows(path, chains, target, args.runs,
                                                                      args.rounds, args.cpu)
-            goal = "+-1.5 core cycles, 1% from 100 cycles" if path == "inline" else "+-2 core cycles, 2% from 100 cycles"
+            goal = ("+-1.5 core cycles, or 1% where wider from 100 cycles on" if path == "inline"
+                    else "+-2 core cycles, or 2% where wider from 100 cycles on")
             print(f"### Default settings, {path}, {args.rounds} rounds (goal: mean error within {goal}; "
                   f"interval holding the truth in {GOAL_COVERAGE:.0%})")
             print()

@@ -229,7 +229,7 @@ def _selftest_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--serialize", choices=SERIALIZE_MODES, action="append",
                    help="serialization mode to test (repeatable; default: every mode)")
     p.add_argument("--runs", type=_positive_int, default=1000, help="runs per verification measurement (default 1000)")
-    p.add_argument("--rounds", type=_positive_int, default=4, help="verification measurements per chain (default 4)")
+    p.add_argument("--rounds", type=_positive_int, default=6, help="verification measurements per chain (default 6)")
     p.add_argument("--cpu", type=_cpu, help="pin the measuring thread to this CPU")
 
 

@@ -49,6 +49,7 @@ def test_correction_is_the_midpoint_and_covers_both_ops():
 
 @pytest.mark.parametrize("path,truth,error,ok", [
     ("inline", 16, 1.5, True), ("inline", 16, -1.6, False),
+    ("inline", 128, 1.45, True), ("inline", 128, 1.6, False),  # 1% of 128 is narrower than 1.5
     ("inline", 200, 1.9, True), ("inline", 200, 2.1, False),
     ("user", 16, -2.0, True), ("user", 16, 2.1, False),
     ("user", 200, 3.9, True), ("user", 200, -4.1, False),
