@@ -3,15 +3,18 @@
 A guest's core clock follows the host's load: on the hosts fastcpu has run
 on, ``cycles_per_tick`` moved by several percent within minutes, so the
 figure measured at first use (:func:`fastcpu.clock`) can be stale by the
-time a measurement is converted. :func:`bench` therefore times one
-dependent add chain just before and one just after each measurement and
-converts with their mean.
+time a measurement is converted. :func:`bench` therefore times dependent
+add chains just before and just after each measurement and converts with
+the mean of the two brackets.
 
-A warm-up chain and three measured ones per bracket, in one C call, keep it cheap (about 1.3 us each, 10 us a measurement): its fixed cost (the
-fences around it) is measured once per process, from chains of N and 2N
-blocks, and subtracted. Nothing here assumes a clock step or a core: the
-chain's length is long against any 10 ns step (about 0.3% of it), and the
-fixed cost is measured on the host at hand.
+Each bracket is a short warm-up chain and two measured chains of 4,000 adds
+(about 1.3 us each) in one C call; a closing bracket serves as the next
+measurement's opening one when that starts within 2 ms on the same thread
+and CPU, so back-to-back calls pay about 3 us each. The chain timer's fixed
+cost (the fences around it) is measured once per process from chains of N
+and 2N blocks and subtracted. Nothing here assumes a clock step or a core:
+the fixed cost is a mean over random phases of whatever step the counter
+has, measured on the host at hand.
 """
 
 from __future__ import annotations
@@ -37,8 +40,9 @@ __all__ = [
 #: 125 clock steps of 10 ns: one step is 0.8% of a chain, and the mean of
 #: the two brackets' medians over random phases comes within about 0.4%.
 BRACKET_BLOCKS = 40
-#: Chains per bracket (their median).
-BRACKET_CHAINS = 3
+#: Measured chains per bracket (their median: with two, their mean). Two
+#: keep bench(m, 1000) near the plain C loop's cost (benchmarks/performance.py).
+BRACKET_CHAINS = 2
 _FIXED_REPEATS = 41
 
 _lock = threading.Lock()
@@ -105,16 +109,23 @@ def closing_samples() -> list[float]:
     return samples
 
 
+def _mid(values: list[float]) -> float:
+    """The median of a handful of values (statistics.median costs a microsecond here)."""
+    s = sorted(values)
+    h = len(s) // 2
+    return s[h] if len(s) % 2 else (s[h - 1] + s[h]) * 0.5
+
+
 def bracket_cycles_per_tick(before: list[float], after: list[float]) -> tuple[float, float]:
     """(core cycles per TSC tick, its 95% half-width) for a measurement
     bracketed by the samples `before` and `after` (BRACKET_CHAINS each): the
-    mean of the two medians (the median drops a slow chain), and as
-    half-width half the gap between the medians (how far the core clock
-    moved across the measurement) plus two median absolute deviations of
-    all the samples (their scatter, the clock's step included; robust to
-    the one chain an interrupt lengthened)."""
-    mb, ma = statistics.median(before), statistics.median(after)
-    everything = sorted(before + after)
-    center = statistics.median(everything)
-    mad = statistics.median(sorted(abs(v - center) for v in everything))
+    mean of the two medians (with three or more chains the median drops a
+    slow one), and as half-width half the gap between the medians (how far
+    the core clock moved across the measurement) plus two median absolute
+    deviations of all the samples (their scatter, the clock's step
+    included; robust to the one chain an interrupt lengthened)."""
+    mb, ma = _mid(before), _mid(after)
+    everything = before + after
+    center = _mid(everything)
+    mad = _mid([abs(v - center) for v in everything])
     return (mb + ma) / 2, abs(ma - mb) / 2 + 2 * mad
