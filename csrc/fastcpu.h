@@ -14,6 +14,8 @@
  *                counter's retries and width, statistics
  *   clock.c      what a TSC tick is worth: step, frequency samples, add chains
  *   calibration.c  sequences of known cost: dependent add and imul chains
+ *   userchains.c   the same chains as out-of-line user functions, for the
+ *                  self-test of the user-function path
  *   module.c     how Python sees it (the only file that includes Python.h)
  *
  * Nothing here knows about Python.
@@ -297,6 +299,22 @@ void fc_models_init(void);
 #define FC_DECLARE_CHAIN(op, n) FC_DECLARE_MODEL(op##_chain_##n)
 FC_CHAINS(FC_DECLARE_CHAIN)
 
+/* ---- the calibration chains as user functions (userchains.c) ---------- */
+
+/* One chain compiled as an out-of-line `unsigned fn(void)`, timed through the
+ * user-function path; its cost above an empty function is length x latency
+ * core cycles. */
+struct fc_user_chain {
+    const char *name; /* the inline chain of the same body: "add_chain_8" */
+    const char *op;
+    uint32_t length;
+    uint32_t latency_cycles;
+    fc_user_fn fn;
+};
+
+extern const struct fc_user_chain fc_user_chains[];
+extern const size_t fc_user_chain_count;
+
 /* ---- machine features (features.c) --------------------------------------- */
 
 /* Set once by fc_features(); read by the rseq and vDSO sequences. */
@@ -558,6 +576,9 @@ double fc_tsc_step(uint32_t reads);
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);
 /* Ticks for `blocks` blocks of 100 dependent 1-cycle adds, fenced. */
 uint64_t fc_add_chain_ticks(uint32_t blocks);
+/* A short warm-up chain, then `count` chains of `blocks` blocks into
+ * ticks[0 .. count): the samples bench() brackets a measurement with. */
+void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks);
 
 /* ---- the PMU core-cycle counter (pmu.c) ---------------------------------- */
 

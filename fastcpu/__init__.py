@@ -35,8 +35,9 @@ from ._getcpu import getcpu, getcpu_method, getcpu_node
 from ._show import CodeBlock, MethodCode, method_code
 from ._result import BenchResult, DiffResult
 from ._stability import Stability, stability
+from ._selftest import PathCheck, SelfTest, selftest
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "ABComparison",
@@ -83,6 +84,9 @@ __all__ = [
     "read",
     "read_raw",
     "stability",
+    "selftest",
+    "SelfTest",
+    "PathCheck",
     "__version__",
 ]
 

@@ -10,10 +10,12 @@ from typing import Union
 
 from . import _core, _norseq
 from ._affinity import check_cpu, pinned
+from ._bracket import bracket_cycles_per_tick, closing_samples, opening_samples
 from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
 from ._result import BenchResult, DiffResult
+from ._selftest import harness_bias
 
 __all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "CLOCKS", "Method"]
 
@@ -171,8 +173,14 @@ def bench(
         so any function taking no arguments and returning an integer,
         pointer or nothing (``void``) will do, e.g. libc's ``getpid``. It is
         timed through an indirect call (``unroll`` calls per run) against
-        an empty function called the same way, so the figures are the
-        function's cost above a call and return. The function is called
+        an empty function called the same way, from a call site of its own.
+        A body of more than about 10-16 core cycles hides the call and
+        return that the empty function pays, so the raw difference reads
+        that much short; with one copy the estimate is corrected by the
+        user path's bias from :func:`fastcpu.selftest` (out-of-line chain
+        functions), which is right from about 16 core cycles on. A shorter
+        body reads as the call's overhead (about 10 core cycles on an AMD
+        Zen 3 guest); :func:`bench_diff` cancels the call entirely. The function is called
         from the calling thread with the GIL released, many times (64
         warm-up runs, then `runs`): it must be safe to call repeatedly, must
         not unwind (no C++ exceptions, no longjmp out) and should not block.
@@ -186,6 +194,17 @@ def bench(
         that is not the start of a function ``unsigned fn(void)``, or a
         library unloaded by another thread during the call, still crashes
         the process: fastcpu cannot check more.
+
+    Harness bias:
+        With one copy per run (``unroll=1``) on the TSC, the recommended
+        estimate is corrected by the harness's own bias on this host, as
+        :func:`fastcpu.selftest` measures it on the calibration chains
+        (inline chains for a method, out-of-line chain functions for a user
+        function; measured on first use per mode and path, tens of ms), and
+        its interval includes the correction's uncertainty (see
+        :attr:`BenchResult.harness_bias_core_cycles`). best and median are
+        never corrected. Core cycles are converted with a cycles-per-tick
+        measured just before and after the runs.
 
     Returns:
         A :class:`BenchResult` with raw per-run TSC ticks, best and median,
@@ -203,19 +222,41 @@ def bench(
             it (sched_setaffinity denied: a seccomp filter, a container);
             the message says why.
     """
+    return _bench(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, clock=clock, correct=True)
+
+
+def _bench(
+    method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None, clock: str, correct: bool
+) -> BenchResult:
+    """bench(), with the harness-bias correction optional (the self-test
+    measures the uncorrected harness)."""
     runs = _check_int("runs", runs, 1, RUNS_MAX)
     unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
     serialize = _check_serialize(serialize)
     clock = _check_clock(clock, serialize)
+    brackets: list[list[float]] = []
 
     def run(target: str | int) -> tuple:
         if target == _norseq.NAME:  # runs from a child without rseq (_norseq.py)
             return _norseq.run("bench", (runs, serialize, unroll, clock), clock)
         core = _core.bench if isinstance(target, str) else _core.bench_address
-        return core(target, runs, serialize, unroll, clock)
+        if clock != "tsc":
+            return core(target, runs, serialize, unroll, clock)
+        # the core clock at the moment of measurement: one add chain on each side
+        brackets.append(opening_samples())
+        arrays = core(target, runs, serialize, unroll, clock)
+        brackets.append(closing_samples())
+        return arrays
 
     name, (raw, empty, migrated, best, median), units = _run_pinned(method, cpu, clock, run)
     tsc_hz, cycles_per_tick, step, clock_name = units
+    cycles_per_tick_ci95 = 0.0
+    if brackets:
+        cycles_per_tick, cycles_per_tick_ci95 = bracket_cycles_per_tick(*brackets)
+    bias = bias_ci = 0.0
+    # the self-test measures single copies on the TSC: its correction is for those
+    if correct and clock == "tsc" and unroll == 1:
+        bias, bias_ci = harness_bias("inline" if isinstance(method, str) else "user", serialize, cpu)
     return BenchResult(
         method=name,
         runs=runs,
@@ -231,6 +272,9 @@ def bench(
         cycles_per_tick=cycles_per_tick,
         tsc_step_ticks=step,
         clock=clock_name,
+        harness_bias_core_cycles=bias,
+        harness_bias_ci95_core_cycles=bias_ci,
+        cycles_per_tick_ci95=cycles_per_tick_ci95,
     )
 
 

@@ -36,9 +36,16 @@ def bench_result_from_arrays(
     empty: np.ndarray,
     migrated: np.ndarray,
     clock: Clock,
+    cycles_per_tick: float | None = None,
+    harness_bias_core_cycles: float = 0.0,
+    harness_bias_ci95_core_cycles: float = 0.0,
+    cycles_per_tick_ci95: float = 0.0,
 ) -> BenchResult:
     """A BenchResult whose ``runs``, ``best`` and ``median`` come from its arrays.
 
+    `cycles_per_tick` (core cycles per TSC tick) overrides the clock's, for a
+    result converted with the figure measured around it; the harness bias
+    (core cycles, see :class:`BenchResult`) is 0 unless given.
     `raw` and `empty` are TSC ticks per run (converted to uint64), `migrated`
     one bool per run; all three must have the same length, at least 1.
 
@@ -68,6 +75,9 @@ def bench_result_from_arrays(
         best=best_ticks(raw, empty, unroll),
         median=median_ticks(raw, empty, unroll),
         tsc_hz=clock.tsc_hz,
-        cycles_per_tick=clock.cycles_per_tick,
+        cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
         tsc_step_ticks=clock.tsc_step_ticks,
+        harness_bias_core_cycles=harness_bias_core_cycles,
+        harness_bias_ci95_core_cycles=harness_bias_ci95_core_cycles,
+        cycles_per_tick_ci95=cycles_per_tick_ci95,
     )

@@ -25,6 +25,14 @@ class _Estimated:
     cycles_per_tick: float
     migrated: np.ndarray
     _recommended: _estimate.Estimate  # each result type says how it estimates
+    # The harness's own systematic error and its 95% half-width, core cycles
+    # per copy, as the self-test measured it (fastcpu.selftest): subtracted
+    # from the estimate and added to its interval. 0 where none was applied
+    # (DiffResult, unrolled or PMU results, files written before 0.3.0).
+    harness_bias_core_cycles: float = 0.0
+    harness_bias_ci95_core_cycles: float = 0.0
+    # The 95% half-width of cycles_per_tick (0: not known).
+    cycles_per_tick_ci95: float = 0.0
 
     def ticks_to_ns(self, ticks: float) -> float:
         """Convert TSC ticks to nanoseconds with this result's clock."""
@@ -38,13 +46,34 @@ class _Estimated:
     def estimate(self) -> float:
         """The cost per copy fastcpu recommends, in TSC ticks (above the empty
         sequence for a BenchResult; core cycles when measured with a PMU
-        clock)."""
-        return self._recommended.ticks
+        clock), with the harness bias (:attr:`harness_bias_core_cycles`)
+        subtracted."""
+        return self._recommended.ticks - self.harness_bias_ticks
+
+    @property
+    def harness_bias_ticks(self) -> float:
+        """:attr:`harness_bias_core_cycles` in TSC ticks per copy (this result's conversion)."""
+        return self.harness_bias_core_cycles / self.cycles_per_tick
+
+    @property
+    def estimate_random_ci95(self) -> float:
+        """Half-width of the 95% interval of :attr:`estimate` from the runs'
+        scatter alone (the random part), in TSC ticks per copy."""
+        return self._recommended.ci95_ticks
+
+    @property
+    def estimate_systematic_ci95(self) -> float:
+        """Half-width of the uncertainty of the harness-bias correction (the
+        systematic part), in TSC ticks per copy."""
+        return self.harness_bias_ci95_core_cycles / self.cycles_per_tick
 
     @property
     def estimate_ci95(self) -> float:
-        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per copy."""
-        return self._recommended.ci95_ticks
+        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per
+        copy: the random part plus the systematic part, added linearly (a
+        bound, not a quadrature sum: the systematic error is not random from
+        one measurement to the next)."""
+        return self.estimate_random_ci95 + self.estimate_systematic_ci95
 
     @property
     def estimator(self) -> str:
@@ -78,8 +107,10 @@ class _Estimated:
 
     @property
     def estimate_ci95_core_cycles(self) -> float:
-        """:attr:`estimate_ci95` in core cycles."""
-        return self.ticks_to_core_cycles(self.estimate_ci95)
+        """:attr:`estimate_ci95` in core cycles, widened by what the
+        conversion's own uncertainty (:attr:`cycles_per_tick_ci95`, the core
+        clock's movement across the measurement) does to the estimate."""
+        return self.ticks_to_core_cycles(self.estimate_ci95) + abs(self.estimate) * self.cycles_per_tick_ci95
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,7 +141,9 @@ class BenchResult(_Estimated):
         median: median(raw) - median(empty), per copy, in TSC ticks (core
             cycles with a PMU clock).
         tsc_hz: TSC ticks per second of the clock it was measured with.
-        cycles_per_tick: core cycles per TSC tick of that clock.
+        cycles_per_tick: core cycles per TSC tick: for :func:`fastcpu.bench`,
+            measured by an add chain just before and just after the runs
+            (their mean), not at first use.
         tsc_step_ticks: the counter's granularity, in TSC ticks.
         clock: the counter the runs were timed with: ``'tsc'`` (the
             default), or with ``clock='pmu'`` the PMU's core-cycle counter,
@@ -118,6 +151,16 @@ class BenchResult(_Estimated):
             cycles only, as perf_event_paranoid allowed). For the PMU clocks
             every "tick" is one core cycle: ``cycles_per_tick`` is 1,
             ``tsc_step_ticks`` 1 and ``tsc_hz`` the core clock in Hz.
+        harness_bias_core_cycles: what the harness itself adds to a
+            single-copy estimate on this host, in core cycles, as measured by
+            :func:`fastcpu.selftest` on the calibration chains; subtracted
+            from :attr:`estimate` (0: none applied).
+        harness_bias_ci95_core_cycles: the 95% half-width of that correction
+            in core cycles (its spread over chains and its own scatter);
+            added to :attr:`estimate_ci95`.
+        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
+            (half the range of the add chains that bracketed the runs; 0 when
+            not known); widens :attr:`estimate_ci95_core_cycles`.
 
     Besides best and median, every result carries the estimate fastcpu
     recommends for it (:attr:`estimate`, :attr:`estimate_ci95`,
@@ -142,6 +185,9 @@ class BenchResult(_Estimated):
     cycles_per_tick: float
     tsc_step_ticks: float
     clock: str = "tsc"
+    harness_bias_core_cycles: float = 0.0
+    harness_bias_ci95_core_cycles: float = 0.0
+    cycles_per_tick_ci95: float = 0.0
 
     @property
     def best_ns(self) -> float:

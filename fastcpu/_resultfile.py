@@ -8,9 +8,12 @@ Layout (format version 1)::
      "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 25.96, "cycles_per_tick": 1.37},
      "machine": {... machine_info() ...},
      "unavailable": {"method": "reason", ...},
+     "selftest": {... SelfTest.to_dict() ...},          (optional, fastcpu >= 0.3.0)
      "results": [
        {"method": "gdt", "runs": 1000, "serialize": "lfence", "unroll": 1, "cpu": null,
         "best_ticks": 52.0, "median_ticks": 52.0,
+        "cycles_per_tick": 1.42, "harness_bias_core_cycles": 0.9,     (optional, >= 0.3.0)
+        "harness_bias_ci95_core_cycles": 1.6,
         "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
                      "crc32": 2871520013},
         "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
@@ -55,6 +58,7 @@ from ._core import Error
 from ._from_arrays import bench_result_from_arrays
 from ._methods import canonical_name
 from ._results import Results
+from ._selftest import SelfTest
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ResultFileError", "load", "save"]
 
@@ -114,11 +118,15 @@ def to_document(results: Results) -> dict[str, Any]:
                   "cycles_per_tick": c.cycles_per_tick},
         "machine": dict(results.machine),
         "unavailable": dict(results.unavailable),
+        **({"selftest": results.selftest.to_dict()} if results.selftest is not None else {}),
         "results": [
             {
                 "method": r.method, "runs": r.runs, "serialize": r.serialize,
                 "unroll": r.unroll, "cpu": r.cpu,
                 "best_ticks": r.best, "median_ticks": r.median,
+                "cycles_per_tick": r.cycles_per_tick, "cycles_per_tick_ci95": r.cycles_per_tick_ci95,
+                "harness_bias_core_cycles": r.harness_bias_core_cycles,
+                "harness_bias_ci95_core_cycles": r.harness_bias_ci95_core_cycles,
                 "raw": _encode_ticks(r.raw), "empty": _encode_ticks(r.empty),
                 "migrated": _encode_bools(r.migrated),
             }
@@ -497,7 +505,17 @@ def from_document(doc: dict[str, Any], path: Path) -> Results:
             empty=rd.array(entry, "empty", runs, where),
             migrated=rd.array(entry, "migrated", runs, where),
             clock=clock,
+            # optional (fastcpu >= 0.3.0): older files convert with the file's clock, uncorrected
+            cycles_per_tick=rd.finite(entry, "cycles_per_tick", where) if "cycles_per_tick" in entry else None,
+            harness_bias_core_cycles=(rd.finite(entry, "harness_bias_core_cycles", where)
+                                      if "harness_bias_core_cycles" in entry else 0.0),
+            harness_bias_ci95_core_cycles=(rd.finite(entry, "harness_bias_ci95_core_cycles", where)
+                                           if "harness_bias_ci95_core_cycles" in entry else 0.0),
+            cycles_per_tick_ci95=(rd.finite(entry, "cycles_per_tick_ci95", where)
+                                  if "cycles_per_tick_ci95" in entry else 0.0),
         )
+        if not r.cycles_per_tick > 0:
+            raise rd.fail(f"{where}cycles_per_tick out of range: {r.cycles_per_tick}")
         for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
             if key in entry:
                 stored = rd.finite(entry, key, where)
@@ -517,9 +535,21 @@ def from_document(doc: dict[str, Any], path: Path) -> Results:
             label=label,
             fastcpu_version=rd.get(doc, "fastcpu_version", (str,), ""),
             unavailable=unavailable,
+            selftest=_selftest_from(rd, doc),
         )
     except (TypeError, ValueError) as exc:
         raise rd.fail(f"inconsistent contents: {exc}") from None
+
+
+def _selftest_from(rd: _Reader, doc: dict[str, Any]) -> SelfTest | None:
+    """The stored self-test report (absent before fastcpu 0.3.0)."""
+    if "selftest" not in doc:
+        return None
+    st = rd.get(doc, "selftest", (dict,), "")
+    try:
+        return SelfTest.from_dict(st)
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
+        raise rd.fail(f"selftest: unreadable report ({type(exc).__name__}: {exc})") from None
 
 
 def load(path: str | os.PathLike[str]) -> Results:

@@ -23,6 +23,8 @@ from ._clock import Clock, clock
 from ._machine import machine_info
 from ._methods import MethodInfo, canonical_name, method_info, methods as all_methods
 from ._result import BenchResult
+from ._selftest import SelfTest
+from ._selftest import selftest as run_selftest
 from ._table import format_clock, format_table
 
 __all__ = ["Results", "measure", "Progress"]
@@ -83,6 +85,8 @@ class Results(Mapping[str, BenchResult]):
             name and host name).
         fastcpu_version: the fastcpu that measured it.
         unavailable: methods asked for but not runnable there -> the reason.
+        selftest: the harness self-test made with the measurement (its bias
+            corrections are in the results' estimates), or ``None``.
     """
 
     results: Mapping[str, BenchResult]
@@ -93,6 +97,7 @@ class Results(Mapping[str, BenchResult]):
     label: str | None = None
     fastcpu_version: str = ""
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    selftest: SelfTest | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.clock, Clock):
@@ -108,9 +113,8 @@ class Results(Mapping[str, BenchResult]):
             if r.serialize != self.serialize:
                 raise ValueError(f"{name}: measured with serialize={r.serialize!r}, "
                                  f"not the file's {self.serialize!r}")
-            if (r.tsc_hz, r.tsc_step_ticks, r.cycles_per_tick) != (
-                self.clock.tsc_hz, self.clock.tsc_step_ticks, self.clock.cycles_per_tick
-            ):
+            # each result's cycles_per_tick is its own (measured around it)
+            if (r.tsc_hz, r.tsc_step_ticks) != (self.clock.tsc_hz, self.clock.tsc_step_ticks):
                 raise ValueError(f"{name}: its clock differs from the Results' clock; "
                                  "put results of one clock together")
             results[name] = r
@@ -137,7 +141,8 @@ class Results(Mapping[str, BenchResult]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Results):
             return NotImplemented
-        meta = ("machine", "clock", "serialize", "date", "label", "fastcpu_version", "unavailable")
+        meta = ("machine", "clock", "serialize", "date", "label", "fastcpu_version", "unavailable",
+                "selftest")
         if any(getattr(self, m) != getattr(other, m) for m in meta):
             return False
         if list(self.results) != list(other.results):
@@ -149,7 +154,8 @@ class Results(Mapping[str, BenchResult]):
     def __reduce__(self) -> tuple:
         # The read-only views cannot be pickled; rebuild from plain dicts.
         return (Results, (dict(self.results), dict(self.machine), self.clock, self.serialize,
-                          self.date, self.label, self.fastcpu_version, dict(self.unavailable)))
+                          self.date, self.label, self.fastcpu_version, dict(self.unavailable),
+                          self.selftest))
 
     # -- reading -------------------------------------------------------------
     @property
@@ -175,6 +181,7 @@ class Results(Mapping[str, BenchResult]):
             f"{self.name}, measured {self.date} with fastcpu {self.fastcpu_version}, "
             f"{'/'.join(map(str, runs)) or 0} runs per method, serialize={self.serialize}",
             format_clock(self.clock),
+            *(self.selftest.lines() if self.selftest is not None else []),
             "",
             self.table(),
         ])
@@ -231,6 +238,7 @@ def measure(
     cpu: int | None = None,
     progress: Progress | None = None,
     label: str | None = None,
+    selftest: bool = True,
 ) -> Results:
     """Time every available method (or those named) and record the machine.
 
@@ -248,6 +256,9 @@ def measure(
         progress: ``progress(done, total, method)``, called before each
             method and once at the end (``method`` ``None``).
         label: a free-form name for the machine, kept in the file.
+        selftest: run :func:`fastcpu.selftest` for this mode first (well
+            under a second in 'lfence' mode): its bias corrections go into
+            the estimates and its report into ``Results.selftest``.
 
     Raises:
         TypeError, ValueError: a bad argument (checked before measuring).
@@ -275,6 +286,9 @@ def measure(
     clk = clock()
     date = utc_now()
     machine = machine_info()
+    if not isinstance(selftest, bool):
+        raise TypeError(f"selftest must be a bool, not {type(selftest).__name__}")
+    report = run_selftest(serialize=serialize, cpu=cpu) if selftest and unroll == 1 else None
     results = {}
     for done, m in enumerate(todo):
         if progress is not None:
@@ -293,4 +307,5 @@ def measure(
         label=label,
         fastcpu_version=__version__,
         unavailable={m.name: m.reason or "not available" for m in chosen if not m.available},
+        selftest=report,
     )

@@ -188,6 +188,18 @@ def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> 
             f"{outliers:.1%} of the runs hit an outlier (an interrupt, a trap or a "
             "migration: raw - empty far from its median)"
         )
+    # A user function's call and return cost the empty baseline about
+    # -harness_bias core cycles that a longer body hides: a body shorter than
+    # that reads as the overhead, whatever it is (docs/accuracy.md).
+    overhead = -result.harness_bias_core_cycles
+    if result.method.startswith("user:") and overhead > 0 and (
+        result.estimate_core_cycles - result.estimate_ci95_core_cycles < overhead
+    ):
+        runs.append(
+            f"the function may be shorter than its call's own cost (about {overhead:.0f} core "
+            "cycles here), which a body that short does not hide: it then reads as that cost; "
+            "bench_diff() cancels the call"
+        )
     if result.clock == "pmu_user":
         runs.append(
             "clock='pmu' counted user-mode cycles only (perf_event_paranoid): "
