@@ -7,7 +7,13 @@ apart) and heavy-tailed (interrupts, traps), so:
   (``np.unique(..., return_counts=True)``), never automatic bins or
   densities, with the empty sequence beside the method (its counts drawn
   downward on the same axis);
-- methods and machines are overlaid as ECDFs;
+- methods and machines are overlaid as ECDFs; a whole Results is split into
+  panels by kind of method (:func:`method_group`, the one place that
+  decides), at most 10 curves to a panel, each its own colour, legends
+  outside the axes;
+- linear axes put their major ticks on multiples of the counter's step;
+- titles give the recommended estimate with its 95% interval, and
+  :func:`published` sets it beside the figures published over the years;
 - the x axis is logarithmic for system-call and trap-scale methods (median
   at least 5x the empty sequence's), linear for the rest;
 - every axis names its unit.
@@ -254,9 +260,10 @@ def _step_grid(ax: Axes, step: float, low: float, high: float, most: int = 8) ->
     step while they stay apart. A linear axis only; nothing where the step is unknown."""
     if not step > 0 or not high > low:
         return
-    k = 1.0
-    while (high - low) / (k * step) > most:
-        k = next(m * 10 ** e for e in range(0, 12) for m in (1, 2, 5) if m * 10 ** e > k)
+    multiples = (m * 10 ** e for e in range(16) for m in (1, 2, 5))
+    k = next((k for k in multiples if (high - low) / (k * step) <= most), None)
+    if k is None:  # a step too fine for any readable grid: leave matplotlib's ticks
+        return
     base = k * step
     d = _decimals(base)
     ax.xaxis.set_major_locator(MultipleLocator(base))
@@ -484,7 +491,8 @@ def ecdf(
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
     if ax is None and methods is None and len(_panels(chosen)) > 1:
-        return ecdf_groups(results, unit=unit, log_x=log_x, upto=upto).axes[0]
+        name = results.name if isinstance(results, Results) else None
+        return _grouped_figure(chosen, name, unit, log_x, upto, 2).axes[0]
     if ax is None:
         _, ax = plt.subplots(figsize=(8.5, 4.5), layout="constrained")
     pooled = np.concatenate([_convert(r, r.empty, unit) for r in chosen])
@@ -531,6 +539,12 @@ def ecdf_groups(
     chosen = _bench_results(results, methods)
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
+    return _grouped_figure(chosen, results.name if isinstance(results, Results) else None,
+                           unit, log_x, upto, ncols)
+
+
+def _grouped_figure(chosen: list[BenchResult], name: str | None, unit: str, log_x: bool | None,
+                    upto: float, ncols: int) -> Figure:
     panels = _panels(chosen)
     ncols = min(ncols, len(panels))
     nrows = -(-len(panels) // ncols)
@@ -543,8 +557,7 @@ def ecdf_groups(
         _legend_outside(ax)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
-    name = f"{results.name}: " if isinstance(results, Results) else ""
-    fig.suptitle(f"{name}ECDF of each method's runs, by kind of method")
+    fig.suptitle(f"{name + ': ' if name else ''}ECDF of each method's runs, by kind of method")
     return fig
 
 

@@ -266,6 +266,10 @@ def test_ecdf_of_every_method_draws_one_panel_per_group_legends_outside(every_me
         assert extent(legend).x0 >= extent(a).x1  # beside the axes, on the right
         assert "ns per run" in a.get_xlabel()
     assert sorted(drawn) == sorted(CATALOG)  # each method in exactly one panel
+    # BenchResults given one by one (a generator, read once) are grouped the same way
+    fig = plot.ecdf(iter(every_method.values())).figure
+    assert len([a for a in fig.axes if a.get_visible()]) == 5
+    assert len(plot.ecdf_groups(every_method, ["gdt", "vdso"], ncols=1).axes) == 2
 
 
 def test_ecdf_with_named_methods_or_an_axes_stays_one_panel(every_method):
