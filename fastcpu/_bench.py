@@ -6,54 +6,54 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable
-from typing import Union
+from typing import Any, Union
+
+import warnings
 
 from . import _core
-from ._affinity import check_cpu, pinned
+from ._affinity import pinned
+from ._args import (
+    CLOCKS,
+    COUNTERS,
+    RUNS_MAX,
+    SERIALIZE_MODES,
+    UNROLL_MAX,
+    check_counter,
+    check_cpu,
+    check_int,
+    check_serialize,
+)
 from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
 from ._result import BenchResult, DiffResult
 
-__all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "CLOCKS", "Method"]
-
-RUNS_MAX: int = _core.RUNS_MAX
-UNROLL_MAX: int = _core.UNROLL_MAX
-SERIALIZE_MODES: tuple[str, ...] = _core.SERIALIZE_MODES
-#: What a run can be timed with: the TSC, or the PMU's core-cycle counter.
-CLOCKS: tuple[str, ...] = ("tsc", "pmu")
+__all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "COUNTERS", "CLOCKS", "Method"]
 
 #: A method name, a ctypes function pointer or the integer address of a C
 #: function ``unsigned fn(void)``.
 Method = Union[str, "ctypes._CFuncPtr", int]
 
 
-def _check_int(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
-    return value
+class _NotGiven:
+    """The default of the deprecated keyword ``clock``: not given."""
+
+    def __repr__(self) -> str:
+        return "<deprecated: use counter>"
 
 
-def _check_serialize(serialize: object) -> str:
-    if not isinstance(serialize, str):
-        raise TypeError(f"serialize must be a str, not {type(serialize).__name__}")
-    if serialize not in SERIALIZE_MODES:
-        raise ValueError(
-            f"unknown serialize mode {serialize!r}: use one of {', '.join(SERIALIZE_MODES)}"
-        )
-    return serialize
+_NOT_GIVEN: Any = _NotGiven()
 
 
-def _check_clock(clock: object, serialize: str) -> str:
-    if not isinstance(clock, str):
-        raise TypeError(f"clock must be a str, not {type(clock).__name__}")
-    if clock not in CLOCKS:
-        raise ValueError(f"unknown clock {clock!r}: use 'tsc' or 'pmu'")
-    if clock == "pmu" and serialize == "rdtscp":
-        raise ValueError("serialize='rdtscp' reads the TSC: with clock='pmu' use 'lfence' or 'cpuid'")
-    return clock
+def _counter_argument(counter: str, clock: object, serialize: str) -> str:
+    """`counter`, or its deprecated old name `clock` when that was given, checked."""
+    if clock is _NOT_GIVEN:
+        return check_counter(counter, serialize)
+    warnings.warn("bench(clock=...) is now bench(counter=...); clock= will be removed",
+                  DeprecationWarning, stacklevel=3)
+    if counter != "tsc":
+        raise TypeError("give counter= or its old name clock=, not both")
+    return check_counter(clock, serialize, name="clock")
 
 
 def _check_signature(fn: object) -> None:
@@ -108,28 +108,23 @@ def _resolve(method: object) -> tuple[str, str | int]:
     )
 
 
-def _units(clk: Clock, scope: str | None) -> tuple[float, float, int, str]:
-    """(Hz, core cycles per tick, step in ticks, clock name) of what was read."""
-    if scope is None:
-        return clk.tsc_hz, clk.cycles_per_tick, clk.tsc_step_ticks, "tsc"
-    # The counter counts core cycles: a "tick" is a cycle, at the core clock.
-    return clk.core_hz, 1.0, 1, "pmu" if scope == "all" else "pmu_user"
-
-
 def _run_pinned(
-    method: Method, cpu: int | None, clock: str, run: Callable[[str | int], tuple]
-) -> tuple[str, tuple, tuple[float, float, int, str]]:
+    method: Method, cpu: int | None, counter: str, run: Callable[[str | int], tuple]
+) -> tuple[str, tuple, Clock, str]:
     """Resolve `method`, pin to `cpu` (restored afterwards), open the PMU
     counter when asked, and call `run` with the method's name or address:
-    (display name, what `run` returned, the units of what was read)."""
+    (display name, what `run` returned, the clock, the counter that counted:
+    ``'tsc'``, ``'pmu'`` or, user-mode cycles only, ``'pmu_user'``)."""
     if cpu is not None:
         check_cpu(cpu)
     name, target = _resolve(method)
     clk = clock_facts()
     with pinned(cpu):
-        scope = _core.pmu_open() if clock == "pmu" else None
+        scope = _core.pmu_open() if counter == "pmu" else None
         arrays = run(target)
-    return name, arrays, _units(clk, scope)
+    if scope is not None:
+        counter = "pmu" if scope == "all" else "pmu_user"
+    return name, arrays, clk, counter
 
 
 def bench(
@@ -139,7 +134,8 @@ def bench(
     serialize: str = "lfence",
     unroll: int = 1,
     cpu: int | None = None,
-    clock: str = "tsc",
+    counter: str = "tsc",
+    clock: str = _NOT_GIVEN,
 ) -> BenchResult:
     """Time `runs` single executions of `method`, each against the empty sequence.
 
@@ -158,12 +154,13 @@ def bench(
             ``median`` are then per copy (a throughput figure).
         cpu: pin this thread to that CPU for the call, restoring its affinity
             afterwards, even on error.
-        clock: ``'tsc'`` (the default) or ``'pmu'``: read the PMU's core-cycle
+        counter: ``'tsc'`` (the default) or ``'pmu'``: read the PMU's core-cycle
             counter with ``rdpmc`` instead of the TSC, with the same fencing
             (``'lfence'``: ``lfence; rdpmc; lfence`` at both ends; ``'cpuid'``:
             start ``cpuid; rdpmc``, end ``lfence; rdpmc; cpuid``). Needs
             perf_event_open with user-space rdpmc; every figure of the result
-            is then in core cycles (see :attr:`BenchResult.clock`).
+            is then in core cycles (see :attr:`BenchResult.counter`).
+        clock: the old name of `counter` (deprecated).
 
     User functions:
         The signature is ``unsigned fn(void)`` (C), i.e.
@@ -197,38 +194,34 @@ def bench(
         TypeError: an argument has the wrong type.
         ValueError: an argument is out of range or names no method, or a
             user function's address is not in an executable mapping.
-        fastcpu.Unsupported: the method, or ``clock='pmu'``, cannot run on
+        fastcpu.Unsupported: the method, or ``counter='pmu'``, cannot run on
             this machine (the message says why).
         fastcpu.Error: `cpu` was given but this thread may not be pinned to
             it (sched_setaffinity denied: a seccomp filter, a container);
             the message says why.
     """
-    runs = _check_int("runs", runs, 1, RUNS_MAX)
-    unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
-    serialize = _check_serialize(serialize)
-    clock = _check_clock(clock, serialize)
+    runs = check_int("runs", runs, 1, RUNS_MAX)
+    unroll = check_int("unroll", unroll, 1, UNROLL_MAX)
+    serialize = check_serialize(serialize)
+    counter = _counter_argument(counter, clock, serialize)
 
     def run(target: str | int) -> tuple:
         core = _core.bench if isinstance(target, str) else _core.bench_address
-        return core(target, runs, serialize, unroll, clock)
+        return core(target, runs, serialize, unroll, counter)
 
-    name, (raw, empty, migrated, best, median), units = _run_pinned(method, cpu, clock, run)
-    tsc_hz, cycles_per_tick, step, clock_name = units
-    return BenchResult(
+    name, (raw, empty, migrated, best, median), clk, counted = _run_pinned(method, cpu, counter, run)
+    return BenchResult.from_arrays(
         method=name,
-        runs=runs,
         serialize=serialize,
         unroll=unroll,
         cpu=cpu,
         raw=raw,
         empty=empty,
         migrated=migrated,
-        best=best,
+        clock=clk,
+        counter=counted,
+        best=best,  # the C core's, computed without copying the arrays
         median=median,
-        tsc_hz=tsc_hz,
-        cycles_per_tick=cycles_per_tick,
-        tsc_step_ticks=step,
-        clock=clock_name,
     )
 
 
@@ -239,7 +232,8 @@ def bench_diff(
     k: int = 16,
     serialize: str = "lfence",
     cpu: int | None = None,
-    clock: str = "tsc",
+    counter: str = "tsc",
+    clock: str = _NOT_GIVEN,
 ) -> DiffResult:
     """The differencing estimate: runs of `2k` and of `k` copies of the same
     sequence, interleaved in pairs like :func:`bench`'s method and empty runs
@@ -257,7 +251,7 @@ def bench_diff(
     as the loop.
 
     Args:
-        method, serialize, cpu, clock: as for :func:`bench` (user functions
+        method, serialize, cpu, counter, clock: as for :func:`bench` (user functions
             included).
         runs: timed pairs of runs (one at 2k copies, one at k).
         k: copies per run of the short side, 2 to ``UNROLL_MAX // 2``.
@@ -269,14 +263,13 @@ def bench_diff(
     Raises:
         As :func:`bench`.
     """
-    runs = _check_int("runs", runs, 1, RUNS_MAX)
-    k = _check_int("k", k, 2, UNROLL_MAX // 2)
-    serialize = _check_serialize(serialize)
-    clock = _check_clock(clock, serialize)
-    name, (long, short, migrated), units = _run_pinned(
-        method, cpu, clock, lambda target: _core.bench_diff(target, runs, serialize, k, clock)
+    runs = check_int("runs", runs, 1, RUNS_MAX)
+    k = check_int("k", k, 2, UNROLL_MAX // 2)
+    serialize = check_serialize(serialize)
+    counter = _counter_argument(counter, clock, serialize)
+    name, (long, short, migrated), clk, counted = _run_pinned(
+        method, cpu, counter, lambda target: _core.bench_diff(target, runs, serialize, k, counter)
     )
-    tsc_hz, cycles_per_tick, step, clock_name = units
     return DiffResult(
         method=name,
         runs=runs,
@@ -286,8 +279,8 @@ def bench_diff(
         long=long,
         short=short,
         migrated=migrated,
-        tsc_hz=tsc_hz,
-        cycles_per_tick=cycles_per_tick,
-        tsc_step_ticks=step,
-        clock=clock_name,
+        tsc_hz=clk.tsc_hz,
+        cycles_per_tick=clk.cycles_per_tick,
+        tsc_step_ticks=clk.tsc_step_ticks,
+        counter=counted,
     )

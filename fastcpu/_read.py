@@ -10,7 +10,7 @@ from . import _core
 from ._core import Unsupported
 from ._methods import MethodInfo, method_info
 
-__all__ = ["CpuReading", "read", "read_raw"]
+__all__ = ["CpuReading", "read", "read_raw", "failure_reason"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def read(method: str) -> CpuReading:
         raise Unsupported(f"{info.name}: {info.cpu_reason}")
     cpu, node, raw, valid = _core.read_cpu(info.name)
     if not valid:
-        raise Unsupported(f"{info.name}: {_failure(info.name, raw)}")
+        raise Unsupported(f"{info.name}: {failure_reason(info.name, raw)}")
     return CpuReading(info.name, cpu, node, raw)
 
 
@@ -75,7 +75,7 @@ _CALLS = {
 }
 
 
-def _failure(name: str, raw: int) -> str:
+def failure_reason(name: str, raw: int) -> str:
     """Why `name`'s reading failed (its reader said so: valid is false)."""
     if name == "rseq":
         return "cpu_id is negative on this thread: rseq is not registered for it"
@@ -107,5 +107,5 @@ def read_raw(method: str) -> int:
     info = _runnable(method)
     raw, valid = _core.read(info.name)
     if not valid:
-        raise Unsupported(f"{info.name}: {_failure(info.name, raw)}")
+        raise Unsupported(f"{info.name}: {failure_reason(info.name, raw)}")
     return raw

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any, Union
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -29,9 +29,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from ._args import check_method_names, check_unit
 from ._result import BenchResult
-from ._resultfile import load
-from ._results import Results
+from ._results import Results, Source, as_results
 
 __all__ = ["counts", "distributions", "ecdf", "ecdf_machines", "machines", "is_slow", "UNITS"]
 
@@ -41,18 +41,7 @@ UNITS = {
     "ns": "ns per run (harness included)",
     "core_cycles": "core cycles per run (harness included)",
 }
-_UNIT_ALIASES = {"ticks": "ticks", "ns": "ns", "cycles": "core_cycles", "core_cycles": "core_cycles"}
 _SLOW_RATIO = 5.0
-
-Source = Union[Results, str, "os.PathLike[str]"]
-
-
-def _unit(unit: str) -> str:
-    if not isinstance(unit, str):
-        raise TypeError(f"unit must be a str (ticks, ns or cycles), not {type(unit).__name__}")
-    if unit not in _UNIT_ALIASES:
-        raise ValueError(f"unknown unit {unit!r}: use one of ticks, ns, cycles")
-    return _UNIT_ALIASES[unit]
 
 
 def _check_number(name: str, value: object) -> float:
@@ -77,17 +66,9 @@ def _check_ncols(ncols: object) -> int:
 
 
 def _check_methods(methods: object) -> list[str] | None:
-    if methods is None:
-        return None
-    if isinstance(methods, str):
-        raise TypeError(f"methods must be a list of method names, not one str: pass [{methods!r}]")
-    if not isinstance(methods, Iterable):
-        raise TypeError(f"methods must be a list of method names or None, not {type(methods).__name__}")
-    names = list(methods)
-    for m in names:
-        if not isinstance(m, str):
-            raise TypeError(f"methods must hold method names (str), not {type(m).__name__}")
-    return names
+    # Names are not looked up in the catalog: a file may come from another
+    # fastcpu, with other methods. An empty list draws nothing (said later).
+    return None if methods is None else check_method_names(methods, allow_empty=True)
 
 
 def _check_sources(sources: object) -> list[Results]:
@@ -97,19 +78,14 @@ def _check_sources(sources: object) -> list[Results]:
     if not isinstance(sources, Iterable):
         raise TypeError(f"sources must be a list of fastcpu.Results or result file paths, "
                         f"not {type(sources).__name__}")
-    loaded = [_as_results(s) for s in sources]
+    loaded = [as_results(s) for s in sources]
     if not loaded:
         raise ValueError("give at least one Results or result file")
     return loaded
 
 
 def _convert(r: BenchResult, ticks: np.ndarray, unit: str) -> np.ndarray:
-    x = ticks.astype(np.float64)
-    if unit == "ns":
-        return x * 1e9 / r.tsc_hz
-    if unit == "core_cycles":
-        return x * r.cycles_per_tick
-    return x
+    return r.units.convert(ticks.astype(np.float64), unit)
 
 
 def _log_x(ax: Axes, low: float, high: float) -> None:
@@ -127,14 +103,6 @@ def is_slow(r: BenchResult) -> bool:
     if not isinstance(r, BenchResult):
         raise TypeError(f"is_slow() takes one BenchResult, not {type(r).__name__}")
     return float(np.median(r.raw)) >= _SLOW_RATIO * max(1.0, float(np.median(r.empty)))
-
-
-def _as_results(source: object) -> Results:
-    if isinstance(source, Results):
-        return source
-    if isinstance(source, (str, os.PathLike)):
-        return load(source)
-    raise TypeError(f"expected fastcpu.Results or a result file path, not {type(source).__name__}")
 
 
 def _bench_results(
@@ -211,7 +179,7 @@ def counts(
     if log:
         _log_x(ax, float(both.min()), high)
     else:
-        step = max(1, result.tsc_step_ticks)
+        step = max(1, result.step)
         ax.set_xlim(float(both.min()) - step, high + step)
     ax.set_xlabel(UNITS["ticks"] + (", log scale" if log else ""))
     ax.set_ylabel("runs (count)")
@@ -295,7 +263,7 @@ def ecdf(
     quantile of any method (1: at the largest run), where the curves are
     nearly flat, so that a few interrupted runs do not squeeze the rest.
     """
-    unit = _unit(unit)
+    unit = check_unit(unit)
     _check_options(ax, log_x)
     _check_upto(upto)
     chosen = _bench_results(results, methods)
@@ -362,7 +330,7 @@ def ecdf_machines(
     ends the x axis as in :func:`ecdf`; ``legend=False`` leaves the legend
     to the caller (labels stay on the lines).
     """
-    unit = _unit(unit)
+    unit = check_unit(unit)
     if not isinstance(method, str):
         raise TypeError(f"method must be a method name (str), not {type(method).__name__}")
     _check_options(ax, log_x)
@@ -401,7 +369,7 @@ def machines(
     ncols: int = 3,
 ) -> Figure:
     """A grid of :func:`ecdf_machines`, one panel per method measured on any of the machines."""
-    unit = _unit(unit)
+    unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     methods = _check_methods(methods)
     loaded = _check_sources(sources)
