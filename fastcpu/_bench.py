@@ -4,14 +4,10 @@ measurement at 2k and k copies."""
 
 from __future__ import annotations
 
-import ctypes
-from collections.abc import Callable
-from typing import Any, Union
-
 import warnings
+from typing import Any
 
 from . import _core
-from ._affinity import pinned
 from ._args import (
     CLOCKS,
     COUNTERS,
@@ -19,20 +15,13 @@ from ._args import (
     SERIALIZE_MODES,
     UNROLL_MAX,
     check_counter,
-    check_cpu,
     check_int,
     check_serialize,
 )
-from ._clock import Clock
-from ._clock import clock as clock_facts
-from ._methods import method_info
+from ._harness import Method, run_pinned
 from ._result import BenchResult, DiffResult
 
 __all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "COUNTERS", "CLOCKS", "Method"]
-
-#: A method name, a ctypes function pointer or the integer address of a C
-#: function ``unsigned fn(void)``.
-Method = Union[str, "ctypes._CFuncPtr", int]
 
 
 class _NotGiven:
@@ -54,77 +43,6 @@ def _counter_argument(counter: str, clock: object, serialize: str) -> str:
     if counter != "tsc":
         raise TypeError("give counter= or its old name clock=, not both")
     return check_counter(clock, serialize, name="clock")
-
-
-def _check_signature(fn: object) -> None:
-    """Refuse ctypes prototypes that cannot be ``unsigned fn(void)``.
-
-    Calling a function that takes arguments without them, or one that returns
-    a structure (through a hidden pointer argument), would read or write
-    through garbage: refuse them rather than crash.
-    """
-    argtypes = getattr(fn, "argtypes", None)
-    if argtypes:
-        raise TypeError(
-            f"a user function must take no arguments (unsigned fn(void)); this one "
-            f"declares argtypes {argtypes!r}"
-        )
-    restype = getattr(fn, "restype", None)
-    if isinstance(restype, type) and issubclass(restype, (ctypes.Structure, ctypes.Union, ctypes.Array)):
-        raise TypeError(
-            f"a user function must return an integer (unsigned fn(void)), not {restype.__name__}"
-        )
-
-
-def _user_address(fn: object) -> tuple[int, str]:
-    """The address and display name of a user function."""
-    if isinstance(fn, ctypes._CFuncPtr):  # type: ignore[attr-defined]
-        _check_signature(fn)
-        address = ctypes.cast(fn, ctypes.c_void_p).value or 0
-        name = getattr(fn, "__name__", None) or f"0x{address:x}"
-    else:
-        address = fn  # type: ignore[assignment]
-        if not 0 < address < 1 << 64:
-            raise ValueError(f"a function address must be in 1..2**64-1, not {address}")
-        name = f"0x{address:x}"
-    if address == 0:
-        raise ValueError("the ctypes function pointer is NULL")
-    return address, f"user:{name}"
-
-
-def _resolve(method: object) -> tuple[str, str | int]:
-    """(display name, what _core takes: a method's name or a function address)."""
-    if isinstance(method, str):
-        info = method_info(method)
-        if not info.available:
-            raise _core.Unsupported(f"{info.name}: {info.reason}")
-        return info.name, info.name
-    if isinstance(method, (int, ctypes._CFuncPtr)) and not isinstance(method, bool):  # type: ignore[attr-defined]
-        address, name = _user_address(method)
-        return name, address
-    raise TypeError(
-        "method must be a method name (str), a ctypes function pointer or an "
-        f"int address, not {type(method).__name__}"
-    )
-
-
-def _run_pinned(
-    method: Method, cpu: int | None, counter: str, run: Callable[[str | int], tuple]
-) -> tuple[str, tuple, Clock, str]:
-    """Resolve `method`, pin to `cpu` (restored afterwards), open the PMU
-    counter when asked, and call `run` with the method's name or address:
-    (display name, what `run` returned, the clock, the counter that counted:
-    ``'tsc'``, ``'pmu'`` or, user-mode cycles only, ``'pmu_user'``)."""
-    if cpu is not None:
-        check_cpu(cpu)
-    name, target = _resolve(method)
-    clk = clock_facts()
-    with pinned(cpu):
-        scope = _core.pmu_open() if counter == "pmu" else None
-        arrays = run(target)
-    if scope is not None:
-        counter = "pmu" if scope == "all" else "pmu_user"
-    return name, arrays, clk, counter
 
 
 def bench(
@@ -209,7 +127,7 @@ def bench(
         core = _core.bench if isinstance(target, str) else _core.bench_address
         return core(target, runs, serialize, unroll, counter)
 
-    name, (raw, empty, migrated, best, median), clk, counted = _run_pinned(method, cpu, counter, run)
+    name, (raw, empty, migrated, best, median), clk, counted = run_pinned(method, cpu, counter, run)
     return BenchResult.from_arrays(
         method=name,
         serialize=serialize,
@@ -267,7 +185,7 @@ def bench_diff(
     k = check_int("k", k, 2, UNROLL_MAX // 2)
     serialize = check_serialize(serialize)
     counter = _counter_argument(counter, clock, serialize)
-    name, (long, short, migrated), clk, counted = _run_pinned(
+    name, (long, short, migrated), clk, counted = run_pinned(
         method, cpu, counter, lambda target: _core.bench_diff(target, runs, serialize, k, counter)
     )
     return DiffResult(

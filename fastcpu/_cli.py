@@ -24,8 +24,8 @@ from ._compare import compare, format_comparison
 from ._core import Error
 from ._measure import chosen_methods, measure
 from ._methods import MethodInfo
+from ._atomicfile import check_replaceable, tmp_prefix
 from ._results import Results, load
-from ._resultfile import check_replaceable, tmp_prefix
 from ._show import DISASSEMBLERS, method_code
 from ._table import format_clock, format_table, format_warnings
 from ._version import __version__

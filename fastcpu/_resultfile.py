@@ -1,7 +1,7 @@
 """The result-file codec: a JSON document to and from a file, and the array
 encodings inside it. It knows nothing of Results: :meth:`Results.to_document`
 and :meth:`Results.from_document` say what goes in a document; this module
-writes one atomically (:func:`write_document`), reads one back within limits
+writes one atomically (:func:`write_document`, through ``_atomicfile.py``), reads one back within limits
 and checks its format and version (:func:`read_document`), and gives the
 field-by-field reader (:class:`Reader`) and array encodings both sides use.
 
@@ -49,13 +49,13 @@ import json
 import math
 import os
 import stat
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ._atomicfile import check_target, nonempty_path, write_atomic
 from ._core import Error
 
 __all__ = [
@@ -67,8 +67,6 @@ __all__ = [
     "encode_bools",
     "read_document",
     "write_document",
-    "check_replaceable",
-    "tmp_prefix",
     "gzip_limit_bytes",
 ]
 
@@ -90,8 +88,6 @@ _GZIP_FLOOR_BYTES = 32 << 20
 #: compress 8-17 times (base64 of small tick counts); only arrays of one
 #: value repeated compress further, and a gzip bomb does (up to 1032 times).
 _GZIP_RATIO_MAX = 64
-#: Leftover temporary files of save(): ".NAME.fastcpu-save-PID-XXXXXXXX.tmp".
-_TMP_TAG = "fastcpu-save"
 
 
 class ResultFileError(Error, ValueError):
@@ -117,153 +113,16 @@ def encode_bools(a: np.ndarray) -> dict[str, Any]:
             "data": base64.b64encode(data).decode("ascii"), "crc32": zlib.crc32(data)}
 
 
-def _umask() -> int:
-    """This process's umask, read without changing it (Linux >= 4.7), else 022."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
-
-
-def check_replaceable(path: Path) -> None:
-    """Refuse a name that holds something other than a regular file: the
-    atomic rename would put a new file in place of a device, a FIFO or a
-    symbolic link (not its target).
-
-    Raises:
-        ValueError: `path` is a symbolic link or not a regular file.
-    """
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise ValueError(f"{path} is a symbolic link: give the path of the file itself")
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{path} is not a regular file: give a file name")
-
-
 def write_document(doc: dict[str, Any], path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
     """Write the JSON document `doc` to `path` atomically (gzip when the name
     ends in ``.gz``): see :meth:`fastcpu.Results.save` for the guarantees and
     what is raised."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    if not isinstance(overwrite, bool):
-        raise TypeError(f"overwrite must be a bool, not {type(overwrite).__name__}")
-    path = _nonempty_path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory: give a file name")
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"cannot write {path}: directory {path.parent} does not exist")
-    check_replaceable(path)
-    if not overwrite and path.exists():
-        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
-
+    path = check_target(path, overwrite)
     text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     data = text.encode("utf-8")
     if path.name.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
-
-    directory = path.parent
-    _remove_leftovers(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=tmp_prefix(path) + f"{os.getpid()}-",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it 0600
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            # link() fails if the name exists: no window in which another
-            # writer's file could be replaced.
-            os.link(tmp, path)
-            os.unlink(tmp)
-    except FileExistsError:
-        _remove(tmp)
-        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it") from None
-    except BaseException:
-        _remove(tmp)
-        raise
-    _fsync_dir(directory)
-
-
-def tmp_prefix(path: Path) -> str:
-    """How save()'s temporary files for `path` start: hidden, named after the
-    target and fastcpu, then the writer's pid (``.x.json.fastcpu-save-PID-``)."""
-    return f".{path.name}.{_TMP_TAG}-"
-
-
-def _remove_leftovers(path: Path) -> None:
-    """Remove temporary files a save() to `path` left when its process was
-    killed (SIGKILL, power loss) before it could: ours (same owner, regular
-    files) whose writer pid no longer runs. A live writer's file, this
-    process's included, is left alone; so is anything that fails to parse."""
-    prefix = tmp_prefix(path)
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return
-    for name in names:
-        if not (name.startswith(prefix) and name.endswith(".tmp")):
-            continue
-        pid_text = name[len(prefix):].split("-", 1)[0]
-        if not pid_text.isdigit():
-            continue
-        pid = int(pid_text)
-        if pid == os.getpid() or _running(pid):
-            continue
-        leftover = path.parent / name
-        try:
-            st = os.lstat(leftover)
-            if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid():
-                os.unlink(leftover)
-        except OSError:
-            pass
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True  # someone else's process (or a number we cannot ask about)
-    return True
-
-
-def _nonempty_path(path: str | os.PathLike[str]) -> Path:
-    # Path("") is Path("."): an empty name would silently mean this directory.
-    if not os.fspath(path):
-        raise ValueError("path is empty: give the result file's name")
-    return Path(path)
-
-
-def _remove(tmp: str) -> None:
-    try:
-        os.unlink(tmp)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename itself durable."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    write_atomic(path, data, overwrite=overwrite)
 
 
 # -- reading -------------------------------------------------------------------
@@ -457,7 +316,7 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path]:
     the limits and what is raised."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    path = _nonempty_path(path)
+    path = nonempty_path(path)
     data = _read_regular_file(path)
     return _parse(path, _decode_text(path, data)), path
 
