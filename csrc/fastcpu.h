@@ -87,6 +87,7 @@ enum fc_encoding {
     FC_ENC_SIDT,     /* seed's proposal: IDT limit - 0x1000         */
     FC_ENC_CPU,      /* the CPU number itself (sched_getcpu, rseq)  */
     FC_ENC_LIMIT,    /* a raw descriptor-table limit (SGDT)         */
+    FC_ENC_SELECTOR, /* a segment selector (SLDT)                   */
 };
 
 /* The seed's SIDT encoding puts the node in the low CONFIG_NODES_SHIFT bits
@@ -105,6 +106,7 @@ enum fc_need {
     FC_NEED_SIDT,      /* SIDT and the models built on it: may fault under UMIP */
     FC_NEED_RSEQ_AREA, /* glibc's rseq area exists (__rseq_offset), registered or not */
     FC_NEED_LSL,       /* never faults; reports a CPU only where LSL sets ZF */
+    FC_NEED_GS_RELOAD, /* reloading %gs would clear a GS base this process set */
 };
 
 struct fc_method {
@@ -162,10 +164,16 @@ FC_DECLARE_MODEL(getcpu_tscp)
 FC_DECLARE_MODEL(getcpu_lsl)
 FC_DECLARE_MODEL(getcpu_tscp_fp)
 FC_DECLARE_MODEL(getcpu_sidt)
-FC_DECLARE_MODEL(getcpu_sidt_fp)
+FC_DECLARE_MODEL(getcpu_sidt_rz_fp)
+FC_DECLARE_MODEL(getcpu_sidt_norz_nofp)
+FC_DECLARE_MODEL(getcpu_sidt_norz_fp)
+FC_DECLARE_MODEL(getcpu_lsl_rz_fp)
+FC_DECLARE_MODEL(getcpu_lsl_norz_nofp)
+FC_DECLARE_MODEL(getcpu_lsl_norz_fp)
 FC_DECLARE_MODEL(getcpu_cache_hit)
 FC_DECLARE_MODEL(sched_getcpu_tscp)
 FC_DECLARE_MODEL(sched_getcpu_lsl)
+FC_DECLARE_MODEL(sched_getcpu_sidt)
 FC_DECLARE_MODEL(sched_getcpu_rseq_inline)
 
 /* The out-of-line model functions themselves (for `fastcpu show`). Their
@@ -179,10 +187,14 @@ FC_HIDDEN long model_getcpu_tscp(unsigned *cpu, unsigned *node, struct fc_getcpu
 FC_HIDDEN long model_getcpu_lsl(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
 FC_HIDDEN long model_getcpu_tscp_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
 FC_HIDDEN long model_getcpu_sidt(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
-FC_HIDDEN long model_getcpu_sidt_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_sidt_rz_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_sidt_norz_nofp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_sidt_norz_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
+FC_HIDDEN long model_getcpu_lsl_fp(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused);
 FC_HIDDEN long model_getcpu_cache(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *tcache);
 FC_HIDDEN int model_sched_getcpu_tscp(void);
 FC_HIDDEN int model_sched_getcpu_lsl(void);
+FC_HIDDEN int model_sched_getcpu_sidt(void);
 
 /* Set up what the models read: the pointer glibc 2.7 kept mangled. Called
  * once from fc_features(). */

@@ -19,6 +19,7 @@
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,9 @@
 
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE (1 << 1)
+#endif
+#ifndef ARCH_GET_GS
+#define ARCH_GET_GS 0x1004 /* asm/prctl.h */
 #endif
 #ifndef AT_RSEQ_FEATURE_SIZE
 #define AT_RSEQ_FEATURE_SIZE 27 /* Linux >= 6.3 */
@@ -247,6 +251,18 @@ static const char *static_reason(const struct fc_method *m)
         return f->rseq_area ? NULL
                             : "glibc exports no __rseq_offset (glibc < 2.35): no rseq "
                               "area to load cpu_id from";
+    case FC_NEED_GS_RELOAD: {
+        /* Loading a null selector into %gs zeroes the GS base on Intel
+         * CPUs: run it only while this process has none to lose (decided
+         * at first use). */
+        unsigned long base = 1;
+        if (fc_syscall3(SYS_arch_prctl, ARCH_GET_GS, (long)&base, 0) != 0)
+            return "arch_prctl(ARCH_GET_GS) failed: cannot tell whether reloading "
+                   "%gs would clear a GS base this process set";
+        return base == 0 ? NULL
+                         : "this process has a GS base (arch_prctl ARCH_SET_GS or "
+                           "WRGSBASE), which reloading %gs may clear";
+    }
     case FC_NEED_FSGSBASE:
         if (!f->fsgsbase_cpu)
             return "CPUID lacks FSGSBASE (7.0:EBX bit 0)";
@@ -345,6 +361,18 @@ static const char *gdt_limit_reason(const struct fc_method *sgdt)
            "no kernel stores the CPU there";
 }
 
+static const char *ldt_reason(const struct fc_method *sldt)
+{
+    bool valid;
+    uint32_t selector = sldt->read(&valid);
+    if (fc_features()->umip && selector == 0)
+        return "UMIP: the kernel emulates SLDT and the selector is always 0 (a "
+               "process without an LDT)";
+    return "the LDT selector is 0, or the same GDT entry on every CPU once a "
+           "process has an LDT: no kernel stores the CPU there, and a process "
+           "may change its LDT (modify_ldt)";
+}
+
 static const char *lsl_reason(void)
 {
     bool valid;
@@ -364,6 +392,8 @@ static const char *cpu_reason_uncached(const struct fc_method *m)
         return "it reports no CPU: a cost the CPU reads are compared with";
     case FC_ENC_LIMIT:
         return gdt_limit_reason(m);
+    case FC_ENC_SELECTOR:
+        return ldt_reason(m);
     default:
         break;
     }

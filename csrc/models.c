@@ -26,7 +26,7 @@
  *     FASTCPU_SANITIZE's -fno-omit-frame-pointer cannot change it (the
  *     sanitizers' own instrumentation does: never time a sanitizer build).
  *   - red zone: the kernel's -mno-red-zone has no per-function attribute in
- *     GCC; model_getcpu_sidt_fp (asm) makes room below %rsp as it forces.
+ *     GCC; the _norz models (asm) make room below %rsp as it forces.
  *   - -fPIC: a default-visibility global would be read through the GOT, an
  *     extra load the vDSO (linked -Bsymbolic, data %rip-relative) never
  *     paid. setup.py builds with -fvisibility=hidden and fastcpu.h marks
@@ -43,7 +43,14 @@
 
 #include "fastcpu.h"
 
+/* no_icf: timers that call the same model (getcpu_lsl_norz_nofp and
+ * getcpu_lsl, the controls) stay functions of their own, not a jump into
+ * one another, so each shows and times its own code. */
+#if defined(__clang__)
 #define FC_TIMER_LINKAGE FC_HIDDEN
+#else
+#define FC_TIMER_LINKAGE FC_HIDDEN __attribute__((no_icf))
+#endif
 #include "timing.h"
 
 #if defined(__clang__)
@@ -243,10 +250,69 @@ model_getcpu_sidt(unsigned *cpu, unsigned *node, struct fc_getcpu_cache *unused)
     return 0;
 }
 
-/* model_getcpu_sidt without a red zone, with a frame pointer: what gcc
- * -O2 -mno-red-zone -fno-omit-frame-pointer makes of it. */
-FC_ASM_MODEL long model_getcpu_sidt_fp(FC_UNUSED unsigned *cpu, FC_UNUSED unsigned *node,
-                                       FC_UNUSED struct fc_getcpu_cache *unused)
+/* The other three corners of the two knobs dean gaudet separated in the
+ * seed's thread: the red zone (may a leaf keep SIDT's 10 bytes below %rsp?)
+ * and the frame pointer (push %rbp: a store on every call). GCC has no
+ * per-function -mno-red-zone and omits the frame in a leaf even under
+ * -fno-omit-frame-pointer, so these are asm, shaped as gcc -O2 makes them
+ * with the flags each names. */
+
+/* Red zone and a frame pointer: the store goes below %rbp = %rsp, no room
+ * made; pop, not leave, since %rsp never moved. */
+FC_ASM_MODEL long model_getcpu_sidt_rz_fp(FC_UNUSED unsigned *cpu, FC_UNUSED unsigned *node,
+                                          FC_UNUSED struct fc_getcpu_cache *unused)
+{
+    __asm__("push %rbp\n\t"
+            "mov %rsp, %rbp\n\t"
+            "sidt -10(%rbp)\n\t"
+            "movzwl -10(%rbp), %eax\n\t"
+            "sub $0x1000, %eax\n\t"
+            "test %rdi, %rdi\n\t"
+            "je 1f\n\t"
+            "mov %eax, %edx\n\t"
+            "shr $" FC_STR(FC_SIDT_NODES_SHIFT) ", %edx\n\t"
+            "mov %edx, (%rdi)\n"
+            "1:\n\t"
+            "test %rsi, %rsi\n\t"
+            "je 2f\n\t"
+            "and $((1 << " FC_STR(FC_SIDT_NODES_SHIFT) ") - 1), %eax\n\t"
+            "mov %eax, (%rsi)\n"
+            "2:\n\t"
+            "xor %eax, %eax\n\t"
+            "pop %rbp\n\t"
+            "ret");
+}
+
+/* No red zone, no frame pointer: %rsp moved to make room, the limit at
+ * 6(%rsp) so that the 8-byte base lands aligned at 8(%rsp). */
+FC_ASM_MODEL long model_getcpu_sidt_norz_nofp(FC_UNUSED unsigned *cpu, FC_UNUSED unsigned *node,
+                                              FC_UNUSED struct fc_getcpu_cache *unused)
+{
+    __asm__("sub $16, %rsp\n\t"
+            "sidt 6(%rsp)\n\t"
+            "movzwl 6(%rsp), %eax\n\t"
+            "sub $0x1000, %eax\n\t"
+            "test %rdi, %rdi\n\t"
+            "je 1f\n\t"
+            "mov %eax, %edx\n\t"
+            "shr $" FC_STR(FC_SIDT_NODES_SHIFT) ", %edx\n\t"
+            "mov %edx, (%rdi)\n"
+            "1:\n\t"
+            "test %rsi, %rsi\n\t"
+            "je 2f\n\t"
+            "and $((1 << " FC_STR(FC_SIDT_NODES_SHIFT) ") - 1), %eax\n\t"
+            "mov %eax, (%rsi)\n"
+            "2:\n\t"
+            "xor %eax, %eax\n\t"
+            "add $16, %rsp\n\t"
+            "ret");
+}
+
+/* No red zone and a frame pointer, the kernel's own flags (-mno-red-zone
+ * -fno-omit-frame-pointer): a frame, and %rsp moved to make room for
+ * SIDT's store. Was getcpu_sidt_fp, a name still accepted. */
+FC_ASM_MODEL long model_getcpu_sidt_norz_fp(FC_UNUSED unsigned *cpu, FC_UNUSED unsigned *node,
+                                            FC_UNUSED struct fc_getcpu_cache *unused)
 {
     __asm__("push %rbp\n\t"
             "mov %rsp, %rbp\n\t"
@@ -267,6 +333,33 @@ FC_ASM_MODEL long model_getcpu_sidt_fp(FC_UNUSED unsigned *cpu, FC_UNUSED unsign
             "2:\n\t"
             "leave\n\t"
             "xor %eax, %eax\n\t"
+            "ret");
+}
+
+/* model_getcpu_lsl with a frame pointer. LSL writes a register and the
+ * model keeps nothing in memory, so the red zone knob changes nothing:
+ * gcc -mno-red-zone gives model_getcpu_lsl and this unchanged, and the
+ * getcpu_lsl_norz_* methods time the same functions (a control). */
+FC_ASM_MODEL long model_getcpu_lsl_fp(FC_UNUSED unsigned *cpu, FC_UNUSED unsigned *node,
+                                      FC_UNUSED struct fc_getcpu_cache *unused)
+{
+    __asm__("push %rbp\n\t"
+            "mov %rsp, %rbp\n\t"
+            "mov $" FC_STR(FC_CPUNODE_SELECTOR) ", %eax\n\t"
+            "lsl %eax, %eax\n\t"
+            "test %rdi, %rdi\n\t"
+            "je 1f\n\t"
+            "mov %eax, %edx\n\t"
+            "and $0xfff, %edx\n\t"
+            "mov %edx, (%rdi)\n"
+            "1:\n\t"
+            "test %rsi, %rsi\n\t"
+            "je 2f\n\t"
+            "shr $12, %eax\n\t"
+            "mov %eax, (%rsi)\n"
+            "2:\n\t"
+            "xor %eax, %eax\n\t"
+            "pop %rbp\n\t"
             "ret");
 }
 
@@ -302,6 +395,24 @@ FC_MODEL int model_sched_getcpu_tscp(void)
     unsigned lo, hi, p;
     __asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(p));
     return (int)(p & 0xfff);
+}
+
+/* dean gaudet's specialised sched_getcpu on SIDT (LKML, 2007): the CPU in
+ * %eax, no pointers. The IDT limit holds 0x1000 + node + (cpu <<
+ * NODES_SHIFT); his patch stored SIDT into a stack struct with 6 bytes of
+ * padding in front of the limit, so that the 8-byte base after it is
+ * aligned (the struct is, by its unsigned long). A leaf: the red zone. */
+struct fc_sidt_padded {
+    char pad[6]; /* avoid an unaligned store of the base */
+    uint16_t limit;
+    unsigned long address;
+};
+
+FC_MODEL __attribute__((optimize("omit-frame-pointer"))) int model_sched_getcpu_sidt(void)
+{
+    struct fc_sidt_padded idt;
+    __asm__ volatile("sidt %0" : "=m"(idt.limit), "=m"(idt.address));
+    return (int)(((unsigned)idt.limit - 0x1000u) >> FC_SIDT_NODES_SHIFT);
 }
 
 FC_MODEL int model_sched_getcpu_lsl(void)
@@ -424,9 +535,18 @@ FC_MODEL_CALLER(getcpu_sidt, model_getcpu_sidt, NULL)
 FC_DEFINE_TIMERS(getcpu_sidt, call_getcpu_sidt())
 FC_MODEL_READER(getcpu_sidt, getcpu_packed(model_getcpu_sidt, NULL))
 
-FC_MODEL_CALLER(getcpu_sidt_fp, model_getcpu_sidt_fp, NULL)
-FC_DEFINE_TIMERS(getcpu_sidt_fp, call_getcpu_sidt_fp())
-FC_MODEL_READER(getcpu_sidt_fp, getcpu_packed(model_getcpu_sidt_fp, NULL))
+/* The red zone and frame pointer corners (see their models). */
+#define FC_GETCPU_MODEL(name, fn)                                            \
+    FC_MODEL_CALLER(name, fn, NULL)                                          \
+    FC_DEFINE_TIMERS(name, call_##name())                                    \
+    FC_MODEL_READER(name, getcpu_packed(fn, NULL))
+
+FC_GETCPU_MODEL(getcpu_sidt_rz_fp, model_getcpu_sidt_rz_fp)
+FC_GETCPU_MODEL(getcpu_sidt_norz_nofp, model_getcpu_sidt_norz_nofp)
+FC_GETCPU_MODEL(getcpu_sidt_norz_fp, model_getcpu_sidt_norz_fp)
+FC_GETCPU_MODEL(getcpu_lsl_rz_fp, model_getcpu_lsl_fp)
+FC_GETCPU_MODEL(getcpu_lsl_norz_nofp, model_getcpu_lsl)
+FC_GETCPU_MODEL(getcpu_lsl_norz_fp, model_getcpu_lsl_fp)
 
 FC_HIDDEN struct fc_getcpu_cache fc_streamlined_cache;
 FC_MODEL_CALLER(getcpu_cache_hit, model_getcpu_cache, &fc_streamlined_cache)
@@ -435,6 +555,9 @@ FC_MODEL_READER(getcpu_cache_hit, read_hit(model_getcpu_cache))
 
 FC_DEFINE_TIMERS(sched_getcpu_tscp, fc_sink(model_sched_getcpu_tscp()))
 FC_MODEL_READER(sched_getcpu_tscp, (uint32_t)model_sched_getcpu_tscp())
+
+FC_DEFINE_TIMERS(sched_getcpu_sidt, fc_sink(model_sched_getcpu_sidt()))
+FC_MODEL_READER(sched_getcpu_sidt, (uint32_t)model_sched_getcpu_sidt())
 
 FC_DEFINE_TIMERS(sched_getcpu_lsl, fc_sink(model_sched_getcpu_lsl()))
 FC_MODEL_READER(sched_getcpu_lsl, (uint32_t)model_sched_getcpu_lsl())

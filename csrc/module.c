@@ -500,7 +500,7 @@ static PyObject *core_median_u64(PyObject *module, PyObject *arg)
 
 static const char *const encoding_names[] = {
     [FC_ENC_NONE] = "none",  [FC_ENC_CPUNODE] = "cpunode", [FC_ENC_SIDT] = "sidt",
-    [FC_ENC_CPU] = "cpu",    [FC_ENC_LIMIT] = "limit",
+    [FC_ENC_CPU] = "cpu",    [FC_ENC_LIMIT] = "limit",   [FC_ENC_SELECTOR] = "selector",
 };
 
 PyDoc_STRVAR(methods_doc,

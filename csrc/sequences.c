@@ -56,6 +56,17 @@ FC_INLINE uint32_t seq_sgdt(void)
     return gdt.limit;
 }
 
+/* SLDT: the LDT selector, a 2-byte store. dean gaudet found it the
+ * cheapest of the three stores, and unusable: a process may change its LDT
+ * (modify_ldt). Under UMIP Linux emulates it for 64-bit processes since
+ * 5.10 (before: SIGSEGV), so it is probed in a child. */
+FC_INLINE uint32_t seq_sldt(void)
+{
+    uint16_t selector;
+    __asm__ volatile("sldt %0" : "=m"(selector));
+    return selector;
+}
+
 long fc_rseq_offset;
 
 /* glibc's registered rseq area: cpu_id is the 32-bit field at offset 4. One
@@ -117,6 +128,34 @@ FC_INLINE uint32_t seq_pushf_popf(void)
     return 0;
 }
 
+/* Seed 004's user-mode half exactly: pushfq; pop %rax; push %rax; popfq
+ * (the flags pass through a register, as local_irq_save keeps them), over
+ * the red zone as in seq_pushf_popf. */
+FC_INLINE uint32_t seq_pushf_pop_push_popf(void)
+{
+    __asm__ volatile("lea -128(%%rsp), %%rsp\n\t"
+                     "pushfq\n\t"
+                     "pop %%rax\n\t"
+                     "push %%rax\n\t"
+                     "popfq\n\t"
+                     "lea 128(%%rsp), %%rsp" ::: "rax", "memory", "cc");
+    return 0;
+}
+
+/* Seed 003's %gs save/restore as user mode can do it: read the selector,
+ * load it back (a descriptor load with its checks). Rusty Russell timed the
+ * kernel's own %gs save/restore on a null system call (2006). Reloading a
+ * null selector clears the GS base on Intel CPUs, so features.c runs it
+ * only while this process has no GS base of its own. */
+FC_INLINE uint32_t seq_gs_reload(void)
+{
+    uint16_t gs;
+    __asm__ volatile("mov %%gs, %0\n\t"
+                     "mov %0, %%gs"
+                     : "=&r"(gs)::"memory");
+    return gs;
+}
+
 FC_INLINE uint32_t seq_rdfsbase(void)
 {
     uint64_t base;
@@ -154,6 +193,9 @@ static uint32_t read_sched_getcpu(bool *valid)
 }
 FC_METHOD_CODE(null_syscall)
 FC_METHOD_CODE(pushf_popf)
+FC_METHOD_CODE(pushf_pop_push_popf)
+FC_METHOD_CODE(gs_reload)
+FC_METHOD_CODE(sldt)
 FC_METHOD_CODE(rdfsbase)
 FC_METHOD_CODE(rdgsbase)
 
@@ -226,6 +268,11 @@ const struct fc_method fc_methods[] = {
     FC_METHOD(sgdt, FC_NEED_DESCRIPTOR_TABLE, FC_ENC_LIMIT, true,
               "SGDT, load the GDT limit: the same store as SIDT on the other "
               "table. Reports no CPU on any released kernel."),
+    FC_METHOD(sldt, FC_NEED_DESCRIPTOR_TABLE, FC_ENC_SELECTOR, true,
+              "SLDT: the LDT selector, a 2-byte store; the cheapest of the "
+              "three stores by dean gaudet's account (LKML, 2007), and unusable "
+              "for the CPU since a process may change its LDT. Emulated under "
+              "UMIP since Linux 5.10."),
     {"rseq",
      "One %fs-relative load of cpu_id from the rseq area glibc registered "
      "(__rseq_offset + 4): an inlined rseq read. read() adds node_id "
@@ -244,9 +291,17 @@ const struct fc_method fc_methods[] = {
     FC_METHOD(null_syscall, FC_NEED_NOTHING, FC_ENC_NONE, false,
               "A null system call, getppid (lmbench's \"null\"): the price "
               "of entering the kernel at all."),
+    FC_METHOD(gs_reload, FC_NEED_GS_RELOAD, FC_ENC_NONE, true,
+              "mov %gs, %ax; mov %ax, %gs: the seed's user-mode %gs save/"
+              "restore (a selector load), beside Rusty Russell's 2006 null "
+              "system call with and without the kernel's %gs save/restore."),
     FC_METHOD(pushf_popf, FC_NEED_NOTHING, FC_ENC_NONE, false,
               "pushfq; popfq: the user-mode half of local_irq_save/restore "
               "(cli itself is privileged)."),
+    FC_METHOD(pushf_pop_push_popf, FC_NEED_NOTHING, FC_ENC_NONE, false,
+              "pushfq; pop %rax; push %rax; popfq: the seed's user-mode half "
+              "exactly, the flags passing through a register as "
+              "local_irq_save keeps them."),
     FC_METHOD(rdfsbase, FC_NEED_FSGSBASE, FC_ENC_NONE, true,
               "RDFSBASE: the thread pointer without a system call, where the "
               "kernel enabled FSGSBASE (AT_HWCAP2)."),
@@ -296,12 +351,37 @@ const struct fc_method fc_methods[] = {
     FC_MODEL_METHOD(getcpu_sidt, model_getcpu_sidt, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
                     "The seed's proposal (LKML, 2008) after dean gaudet's (LKML, 2007): "
                     "getcpu from SIDT, the IDT limit holding 0x1000 + node + (cpu << "
-                    "NODES_SHIFT, 6 assumed); SIDT's 10 bytes stored in the red zone. "
+                    "NODES_SHIFT, 6 assumed); SIDT's 10 bytes stored in the red zone, "
+                    "no frame pointer (compiled C). "
                     "Needs a patched kernel; under UMIP it traps."),
-    FC_MODEL_METHOD(getcpu_sidt_fp, model_getcpu_sidt_fp, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
-                    "The seed's getcpu_sidt (LKML, 2008) as the kernel's flags "
-                    "compile it (-mno-red-zone -fno-omit-frame-pointer; written in "
-                    "asm): a frame, and %rsp moved to make room for SIDT's store."),
+    FC_MODEL_METHOD(getcpu_sidt_rz_fp, model_getcpu_sidt_rz_fp, FC_NEED_SIDT, FC_ENC_CPUNODE,
+                    true,
+                    "The seed's getcpu_sidt (LKML, 2008) with a red zone and a frame "
+                    "pointer: push %rbp; mov %rsp,%rbp, SIDT stored below %rbp with no "
+                    "room made (asm). One of the four red zone x frame pointer corners "
+                    "dean gaudet told apart."),
+    FC_MODEL_METHOD(getcpu_sidt_norz_nofp, model_getcpu_sidt_norz_nofp, FC_NEED_SIDT,
+                    FC_ENC_CPUNODE, true,
+                    "The seed's getcpu_sidt (LKML, 2008) without a red zone or a frame "
+                    "pointer (-mno-red-zone -fomit-frame-pointer; asm): %rsp moved by "
+                    "16 to make room for SIDT's store."),
+    FC_MODEL_METHOD(getcpu_sidt_norz_fp, model_getcpu_sidt_norz_fp, FC_NEED_SIDT,
+                    FC_ENC_CPUNODE, true,
+                    "The seed's getcpu_sidt (LKML, 2008) as the kernel's flags compile "
+                    "it (-mno-red-zone -fno-omit-frame-pointer; asm): a frame, and %rsp "
+                    "moved to make room for SIDT's store. Formerly getcpu_sidt_fp."),
+    FC_MODEL_METHOD(getcpu_lsl_rz_fp, model_getcpu_lsl_fp, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "The seed's getcpu_lsl (LKML, 2008) with a frame pointer (asm): "
+                    "push %rbp; mov %rsp,%rbp ... pop %rbp around the same body."),
+    FC_MODEL_METHOD(getcpu_lsl_norz_nofp, model_getcpu_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "The seed's getcpu_lsl (LKML, 2008) without a red zone: the same "
+                    "function as getcpu_lsl, since LSL writes a register and nothing is "
+                    "kept below %rsp; timed apart as a control."),
+    FC_MODEL_METHOD(getcpu_lsl_norz_fp, model_getcpu_lsl_fp, FC_NEED_LSL, FC_ENC_CPUNODE, false,
+                    "The seed's getcpu_lsl (LKML, 2008) as the kernel's flags compile it "
+                    "(-mno-red-zone -fno-omit-frame-pointer): the same function as "
+                    "getcpu_lsl_rz_fp, the red zone being unused; timed apart as a "
+                    "control."),
     FC_MODEL_METHOD(getcpu_cache_hit, model_getcpu_cache, FC_NEED_LSL, FC_ENC_CPUNODE, false,
                     "The seed's streamlined cache check (LKML, 2008), hit path: one "
                     "compare of the cache with jiffies and no stores back, where "
@@ -314,6 +394,12 @@ const struct fc_method fc_methods[] = {
     FC_MODEL_METHOD(sched_getcpu_lsl, model_sched_getcpu_lsl, FC_NEED_LSL, FC_ENC_CPU, false,
                     "The seed's specialized sched_getcpu (LKML, 2008), LSL version: "
                     "the CPU returned in %eax."),
+    FC_MODEL_METHOD(sched_getcpu_sidt, model_sched_getcpu_sidt, FC_NEED_SIDT, FC_ENC_CPU, true,
+                    "The specialized sched_getcpu on SIDT (dean gaudet, LKML, 2007): the "
+                    "CPU in %eax, no pointers; the IDT limit holds 0x1000 + node + (cpu "
+                    "<< NODES_SHIFT, 6 assumed), stored into his padded stack struct "
+                    "(6 bytes before the limit, so the base is aligned) in the red "
+                    "zone. Needs a patched kernel; under UMIP it traps."),
     FC_MODEL_METHOD(sched_getcpu_rseq_inline, NULL, FC_NEED_RSEQ_AREA, FC_ENC_CPU, false,
                     "glibc 2.35's rseq sched_getcpu, inlined into the caller: one "
                     "volatile load of cpu_id, and when it is negative (rseq not "

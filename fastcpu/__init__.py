@@ -32,6 +32,8 @@ from ._results import Results, load
 from ._measure import measure
 from ._resultfile import ResultFileError
 from ._compare import ComparisonTable, compare
+from ._ab import ABComparison, ABRow, compare_ab
+from ._seed_table import SeedRow, SeedTable, seed_table
 from . import noise as noise  # the submodule fastcpu.noise
 from ._read import CpuReading, read, read_raw
 from ._check import Agreement, AgreementTable, Reference, check
@@ -41,6 +43,12 @@ from ._result import BenchResult, DiffResult, stability
 from ._stability import Stability
 
 __all__ = [
+    "ABComparison",
+    "ABRow",
+    "SeedRow",
+    "SeedTable",
+    "compare_ab",
+    "seed_table",
     "Agreement",
     "AgreementTable",
     "BenchResult",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from . import _core
 from ._args import (
     CLOCKS,
     COUNTERS,
@@ -18,7 +17,7 @@ from ._args import (
     check_int,
     check_serialize,
 )
-from ._harness import Method, run_pinned
+from ._harness import Method, core_bench, core_bench_diff, run_pinned
 from ._result import BenchResult, DiffResult
 
 __all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "COUNTERS", "CLOCKS", "Method"]
@@ -123,11 +122,9 @@ def bench(
     serialize = check_serialize(serialize)
     counter = _counter_argument(counter, clock, serialize)
 
-    def run(target: str | int) -> tuple:
-        core = _core.bench if isinstance(target, str) else _core.bench_address
-        return core(target, runs, serialize, unroll, counter)
-
-    name, (raw, empty, migrated, best, median), clk, counted = run_pinned(method, cpu, counter, run)
+    name, (raw, empty, migrated, best, median), clk, counted = run_pinned(
+        method, cpu, counter, lambda target: core_bench(target, runs, serialize, unroll, counter)
+    )
     return BenchResult.from_arrays(
         method=name,
         serialize=serialize,
@@ -186,7 +183,7 @@ def bench_diff(
     serialize = check_serialize(serialize)
     counter = _counter_argument(counter, clock, serialize)
     name, (long, short, migrated), clk, counted = run_pinned(
-        method, cpu, counter, lambda target: _core.bench_diff(target, runs, serialize, k, counter)
+        method, cpu, counter, lambda target: core_bench_diff(target, runs, serialize, k, counter)
     )
     return DiffResult(
         method=name,

@@ -9,14 +9,14 @@ import ctypes
 from collections.abc import Callable
 from typing import Union
 
-from . import _core
+from . import _core, _norseq
 from ._affinity import pinned
 from ._args import check_cpu
 from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
 
-__all__ = ["Method", "resolve", "run_pinned"]
+__all__ = ["Method", "resolve", "run_pinned", "core_bench", "core_bench_diff"]
 
 #: A method name, a ctypes function pointer or the integer address of a C
 #: function ``unsigned fn(void)``.
@@ -92,3 +92,21 @@ def run_pinned(
     if scope is not None:
         counter = "pmu" if scope == "all" else "pmu_user"
     return name, arrays, clk, counter
+
+
+def core_bench(target: str | int, runs: int, serialize: str, unroll: int, counter: str) -> tuple:
+    """The C harness's bench of `target` (what :func:`resolve` gave): a method
+    by name, a user function by address; ``sched_getcpu_norseq`` from a child
+    without rseq (``_norseq.py``). (raw, empty, migrated, best, median)."""
+    if target == _norseq.NAME:
+        return _norseq.run("bench", (runs, serialize, unroll, counter), counter)
+    core = _core.bench if isinstance(target, str) else _core.bench_address
+    return core(target, runs, serialize, unroll, counter)
+
+
+def core_bench_diff(target: str | int, runs: int, serialize: str, k: int, counter: str) -> tuple:
+    """The C harness's interleaved runs of `target` at 2k and k copies, as
+    :func:`core_bench` dispatches. (long, short, migrated)."""
+    if target == _norseq.NAME:
+        return _norseq.run("bench_diff", (runs, serialize, k, counter), counter)
+    return _core.bench_diff(target, runs, serialize, k, counter)

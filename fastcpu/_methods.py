@@ -7,10 +7,22 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import _core
+from . import _core, _norseq
 from ._calibration import calibration_info, calibration_methods
 
-__all__ = ["MethodInfo", "methods", "method_info", "method_names", "methods_named"]
+__all__ = ["MethodInfo", "methods", "method_info", "method_names", "methods_named", "ALIASES", "canonical_name"]
+
+# Former names, still accepted wherever a method is named (bench, read,
+# show, check, Results[...]) and renamed when a result file is loaded, so
+# that files written before the rename compare with new ones.
+# getcpu_sidt_fp changed both knobs at once (no red zone and a frame
+# pointer); the four corners now have a name each.
+ALIASES: dict[str, str] = {"getcpu_sidt_fp": "getcpu_sidt_norz_fp"}
+
+
+def canonical_name(name: str) -> str:
+    """`name`, or the method a former name now stands for."""
+    return ALIASES.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -22,7 +34,8 @@ class MethodInfo:
         description: what the sequence does and where it comes from.
         encoding: how its raw value encodes the CPU: ``'cpunode'``
             (cpu | node << 12), ``'cpu'``, ``'sidt'`` (IDT limit - 0x1000),
-            ``'limit'`` (a raw table limit) or ``'none'``.
+            ``'limit'`` (a raw table limit), ``'selector'`` (a segment
+            selector: SLDT) or ``'none'``.
         available: whether it can run on this machine.
         reason: why not, when it cannot (``None`` when it can).
         reports_cpu: whether it reports the CPU on this machine, so that
@@ -42,7 +55,13 @@ class MethodInfo:
 
 @functools.lru_cache(maxsize=1)
 def _catalog() -> tuple[MethodInfo, ...]:
-    return tuple(MethodInfo(*row) for row in _core.methods())
+    infos = [MethodInfo(*row) for row in _core.methods()]
+    # glibc's sched_getcpu without rseq, measured in a child (_norseq.py),
+    # beside the in-process one
+    why = _norseq.available_reason()
+    norseq = MethodInfo(_norseq.NAME, _norseq.DESCRIPTION, "cpu", why is None, why, why is None, why)
+    at = next(i for i, m in enumerate(infos) if m.name == _norseq.CODE_OF) + 1
+    return tuple(infos[:at] + [norseq] + infos[at:])
 
 
 def methods() -> list[MethodInfo]:
@@ -69,6 +88,7 @@ def method_info(name: str) -> MethodInfo:
     """
     if not isinstance(name, str):
         raise TypeError(f"method must be a str naming a method, not {type(name).__name__}")
+    name = canonical_name(name)
     for info in _catalog():
         if info.name == name:
             return info

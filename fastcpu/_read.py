@@ -6,7 +6,7 @@ import errno
 import os
 from dataclasses import dataclass
 
-from . import _core
+from . import _core, _norseq
 from ._core import Unsupported
 from ._methods import MethodInfo, method_info
 
@@ -61,7 +61,10 @@ def read(method: str) -> CpuReading:
     info = _runnable(method)
     if not info.reports_cpu:
         raise Unsupported(f"{info.name}: {info.cpu_reason}")
-    cpu, node, raw, valid = _core.read_cpu(info.name)
+    if info.name == _norseq.NAME:  # read in a child without rseq
+        cpu, node, raw, valid = _norseq.read_cpu()
+    else:
+        cpu, node, raw, valid = _core.read_cpu(info.name)
     if not valid:
         raise Unsupported(f"{info.name}: {failure_reason(info.name, raw)}")
     return CpuReading(info.name, cpu, node, raw)
@@ -93,9 +96,10 @@ def read_raw(method: str) -> int:
     """Run `method` once and return the raw 32-bit value it produced.
 
     For inspection, whatever the method reports: the IDT limit (SIDT), the
-    GDT limit (SGDT), the LSL limit, TSC_AUX (RDTSCP, RDPID), the rseq
-    ``cpu_id``, the low 32 bits of a segment base (RDFSBASE), a system
-    call's return value.
+    GDT limit (SGDT), the LDT selector (SLDT; 0 under UMIP), the LSL limit,
+    TSC_AUX (RDTSCP, RDPID), the rseq ``cpu_id``, the low 32 bits of a segment base (RDFSBASE), a system
+    call's return value, the %gs selector (gs_reload). For
+    ``sched_getcpu_norseq`` it is the CPU, read in a child without rseq.
 
     Raises:
         TypeError, ValueError: `method` names no method.
@@ -105,7 +109,10 @@ def read_raw(method: str) -> int:
             the message names it).
     """
     info = _runnable(method)
-    raw, valid = _core.read(info.name)
+    if info.name == _norseq.NAME:  # read in a child without rseq
+        _, _, raw, valid = _norseq.read_cpu()
+    else:
+        raw, valid = _core.read(info.name)
     if not valid:
         raise Unsupported(f"{info.name}: {failure_reason(info.name, raw)}")
     return raw

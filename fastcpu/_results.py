@@ -22,6 +22,7 @@ import numpy as np
 
 from ._args import RUNS_MAX, UNROLL_MAX
 from ._clock import Clock
+from ._methods import canonical_name
 from ._result import BenchResult
 from ._resultfile import (
     FORMAT_NAME,
@@ -127,7 +128,7 @@ class Results(Mapping[str, BenchResult]):
     # -- the mapping ---------------------------------------------------------
     def __getitem__(self, method: str) -> BenchResult:
         try:
-            return self.results[method]
+            return self.results[canonical_name(method) if isinstance(method, str) else method]
         except KeyError:
             raise KeyError(f"{method!r} was not measured here; measured: "
                            f"{', '.join(self.results) or 'nothing'}") from None
@@ -253,7 +254,7 @@ class Results(Mapping[str, BenchResult]):
                 raise rd.fail(f"method {r.method!r} appears twice")
             results[r.method] = r
         label = rd.get(doc, "label", (str, type(None)), "")
-        unavailable = rd.get(doc, "unavailable", (dict,), "")
+        unavailable = {canonical_name(k): v for k, v in rd.get(doc, "unavailable", (dict,), "").items()}
         try:
             return cls(
                 results=results,
@@ -301,7 +302,7 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
     against its arrays."""
     if not isinstance(entry, dict):
         raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
-    method = rd.get(entry, "method", (str,), f"results[{i}].")
+    method = canonical_name(rd.get(entry, "method", (str,), f"results[{i}]."))  # former names
     where = f"results[{i}] ({method}) "
     runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
     unroll = rd.bounded(entry, "unroll", 1, UNROLL_MAX, where)

@@ -7,6 +7,7 @@ Each row is (call, exception, regex the message must match). The CLI rows are
 """
 
 import ctypes
+import io
 import math
 import os
 import re
@@ -16,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 import fastcpu
-from fastcpu import noise
+from fastcpu import export, noise
 from fastcpu._cli import main
 from pinning import CPUS, on_cpu
 
@@ -384,8 +385,37 @@ NOISE = [
     row(lambda c: noise.p4_held_out(c.model, runs=0), ValueError, "runs must be between", "p4_held_out runs=0"),
 ]
 
+# -- fastcpu.compare_ab, fastcpu.seed_table -------------------------------------------
 
-@pytest.mark.parametrize("call, exc, match", BENCH + READ + CHECK + RESULTS + PLOT + NOISE)
+AB_AND_SEED = [
+    *(row(lambda c, x=x: fastcpu.compare_ab(x, c.good), TypeError, "compare_ab\\(\\) takes fastcpu.Results",
+          f"compare_ab({x!r}, file)") for x in [None, 3, ["x.json"]]),
+    row(lambda c: fastcpu.compare_ab(c.good, c.good, unit="ticks"), ValueError,
+        "unknown unit 'ticks' for an A/B comparison: use 'ns' or 'cycles'", "compare_ab unit=ticks"),
+    row(lambda c: fastcpu.compare_ab(c.good, c.good, unit=None), TypeError, "unit must be a str",
+        "compare_ab unit=None"),
+    row(lambda c: fastcpu.compare_ab(c.good, c.missing), FileNotFoundError, "missing.json", "compare_ab missing file"),
+    row(lambda c: fastcpu.seed_table(None), TypeError, "seed_table\\(\\) takes fastcpu.Results",
+        "seed_table(None)"),
+    row(lambda c: fastcpu.seed_table(published="yes"), TypeError, "published must be a bool",
+        "seed_table published='yes'"),
+    row(lambda c: fastcpu.seed_table(published=False), ValueError, "needs a result file",
+        "seed_table() nothing"),
+]
+
+
+# -- fastcpu.export ------------------------------------------------------------------
+
+EXPORT = [
+    *(row(lambda c, x=x: export.to_gbench(x), TypeError, "to_gbench\\(\\) takes a fastcpu.Results",
+          f"to_gbench({x!r})") for x in [None, {}, "x.json"]),
+    row(lambda c: export.to_gbench(c.res["gdt"]), TypeError, "not BenchResult", "to_gbench(BenchResult)"),
+    *(row(lambda c, x=x: export.write_csv(x, io.StringIO()), TypeError, "write_csv\\(\\) takes fastcpu.Results",
+          f"write_csv({x!r})") for x in [None, {}, 3, [None]]),
+]
+
+
+@pytest.mark.parametrize("call, exc, match", BENCH + READ + CHECK + RESULTS + PLOT + NOISE + EXPORT + AB_AND_SEED)
 def test_public_api_rejects_bad_input(ctx, call, exc, match):
     import matplotlib.pyplot as plt
 
@@ -584,6 +614,7 @@ def test_every_public_function_has_rows():
               if callable(getattr(fastcpu, n)) and not inspect.isclass(getattr(fastcpu, n))]
     wanted += [f"_plot().{n}" for n in plot.__all__ if callable(getattr(plot, n))]
     wanted += [f"noise.{n}" for n in noise.__all__ if callable(getattr(noise, n))]
+    wanted += [f"export.{n}" for n in export.__all__ if callable(getattr(export, n))]
     wanted += ["c.res.save", "c.model.simulate", "noise.NoiseModel.fit", "fastcpu.Results"]
     # called, or passed to a row as the function to call
     assert [w for w in wanted if not re.search(re.escape(w) + r"[(,)]", source)] == []

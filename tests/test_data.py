@@ -136,3 +136,16 @@ def test_the_noise_models_p4_figures_are_the_published_ones():
     for f in (*P4_FIT_FIGURES, *P4_HELD_OUT_FIGURES):
         date = re.search(r"2007-01-\d\d", f.source)
         assert (date[0] if date else "2007-01", "P4", f.core_cycles) in published, f
+
+
+def test_old_files_load_with_former_names_renamed_and_compare_with_new_ones(tmp_path):
+    # the committed files predate the split of getcpu_sidt_fp into the four
+    # red zone x frame pointer corners: they load under the new name
+    old = fastcpu.load(DATA / "amd-epyc-kvm-guest.json")
+    assert "getcpu_sidt_fp" not in old.results and "getcpu_sidt_norz_fp" in old.results
+    assert old["getcpu_sidt_fp"] is old["getcpu_sidt_norz_fp"]
+    new = fastcpu.measure(20, methods=["getcpu_sidt_norz_fp", "gdt"])
+    rows = fastcpu.compare(old, new)
+    rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+    methods = {(r["method"] if isinstance(r, dict) else r.method) for r in rows}
+    assert "getcpu_sidt_norz_fp" in methods and "getcpu_sidt_fp" not in methods

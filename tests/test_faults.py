@@ -91,7 +91,7 @@ def test_umip_hidden_from_cpuid():
     # missing bit, tells fastcpu that no CPU is there.
     if not FEATURES["umip"]:
         pytest.skip("this CPU has no UMIP to hide")
-    names = ["sidt", "sgdt", "getcpu_sidt"]
+    names = ["sidt", "sgdt", "sldt", "getcpu_sidt", "sched_getcpu_sidt"]
     out = run(names, FASTCPU_TEST_HIDE_CPUID="umip")
     for n in names:
         assert out["methods"][n] == [True, None], n
@@ -104,9 +104,10 @@ def test_umip_hidden_from_cpuid():
 # Every method whose instruction can fault: the real instructions and the
 # models built on RDTSCP or SIDT. Each must be probed in a child first.
 FAULT_PRONE = [
-    "tscp", "rdpid", "sidt", "sgdt", "rdfsbase", "rdgsbase",
+    "tscp", "rdpid", "sidt", "sgdt", "sldt", "rdfsbase", "rdgsbase", "gs_reload",
     "vgetcpu26_tscp", "getcpu_tscp", "getcpu_tscp_fp", "sched_getcpu_tscp",
-    "getcpu_sidt", "getcpu_sidt_fp",
+    "getcpu_sidt", "getcpu_sidt_rz_fp", "getcpu_sidt_norz_nofp", "getcpu_sidt_norz_fp",
+    "sched_getcpu_sidt",
 ]
 
 

@@ -24,10 +24,16 @@ MODELS = {
     "getcpu_lsl": "model_getcpu_lsl",
     "getcpu_tscp_fp": "model_getcpu_tscp_fp",
     "getcpu_sidt": "model_getcpu_sidt",
-    "getcpu_sidt_fp": "model_getcpu_sidt_fp",
+    "getcpu_sidt_rz_fp": "model_getcpu_sidt_rz_fp",
+    "getcpu_sidt_norz_nofp": "model_getcpu_sidt_norz_nofp",
+    "getcpu_sidt_norz_fp": "model_getcpu_sidt_norz_fp",
+    "getcpu_lsl_rz_fp": "model_getcpu_lsl_fp",
+    "getcpu_lsl_norz_nofp": "model_getcpu_lsl",  # -mno-red-zone changes nothing here
+    "getcpu_lsl_norz_fp": "model_getcpu_lsl_fp",
     "getcpu_cache_hit": "model_getcpu_cache",
     "sched_getcpu_tscp": "model_sched_getcpu_tscp",
     "sched_getcpu_lsl": "model_sched_getcpu_lsl",
+    "sched_getcpu_sidt": "model_sched_getcpu_sidt",
     "sched_getcpu_rseq_inline": None,
 }
 # Tests of instruction shapes need a disassembler and the real, uninstrumented code.
@@ -108,9 +114,62 @@ def test_frame_pointer_and_red_zone_variants():
     rz = asm("getcpu_sidt")
     assert rz[0].startswith("sidt -0x") and rz[0].endswith("(%rsp)")  # below %rsp: the red zone
     assert not has(rz, r"push|%rbp|sub .*,%rsp")
-    nrz = asm("getcpu_sidt_fp")
+    nrz = asm("getcpu_sidt_norz_fp")
     assert nrz[:3] == ["push %rbp", "mov %rsp,%rbp", "sub $0x10,%rsp"]
     assert has(nrz, r"^sidt -0xa\(%rbp\)") and "leave" in nrz
+
+
+def _base_offset_from_entry(sidt_line, frame):
+    """Where SIDT's 8-byte base lands, relative to %rsp at the model's entry:
+    `frame` is how far the addressing register (%rsp or %rbp) sits below it."""
+    m = re.match(r"sidt (-?)(0x[0-9a-f]+|\d+)\(%r(sp|bp)\)", sidt_line)
+    assert m, sidt_line
+    offset = int(m.group(2), 0) * (-1 if m.group(1) else 1)
+    return offset - frame + 2  # the base follows the 2-byte limit
+
+
+@needs_objdump
+def test_red_zone_and_frame_pointer_are_two_knobs():
+    """The four corners for SIDT: each knob changes only its own
+    instructions, and every SIDT store leaves its base 8-byte aligned."""
+    corners = {
+        # name: (frame pointer?, room made below %rsp?, %rsp/%rbp below entry at the store)
+        "getcpu_sidt": (False, False, 0),
+        "getcpu_sidt_rz_fp": (True, False, 8),
+        "getcpu_sidt_norz_nofp": (False, True, 16),
+        "getcpu_sidt_norz_fp": (True, True, 8),
+    }
+    for name, (fp, room, frame) in corners.items():
+        lines = asm(name)
+        assert (lines[0] == "push %rbp" and lines[1] == "mov %rsp,%rbp") == fp, name
+        assert has(lines, r"^sub \$0x10,%rsp") == room, name
+        assert has(lines, r"%rbp") == fp, name
+        sidt = next(x for x in lines if x.startswith("sidt "))
+        if not room:
+            assert sidt.startswith("sidt -0x"), name  # below %rsp: the red zone
+        # %rsp at entry is 8 mod 16 (the call pushed the return address)
+        assert (8 + _base_offset_from_entry(sidt, frame)) % 8 == 0, (name, sidt)
+    lsl, lsl_fp = asm("getcpu_lsl"), [x for x in asm("getcpu_lsl_rz_fp") if x != "ud2"]  # naked: GCC's ud2
+    assert lsl_fp[:2] == ["push %rbp", "mov %rsp,%rbp"] and lsl_fp[-2:] == ["pop %rbp", "ret"]
+    def body(lines):
+        return [re.sub(r" [0-9a-f]+ <.*>$", "", x) for x in lines]  # jump targets differ
+
+    assert body(lsl_fp[2:-2]) == body(lsl[:-1])  # the same body inside the frame
+    assert not has(lsl, r"%rsp|%rbp")  # nothing in memory: the red zone is unused
+
+
+@needs_objdump
+def test_sched_getcpu_sidt_uses_the_padded_struct_and_returns_the_cpu():
+    lines = asm("sched_getcpu_sidt")
+    m = re.match(r"sidt -0x([0-9a-f]+)\(%rsp\)$", lines[0])
+    assert m, lines[0]  # a leaf: the red zone, no frame
+    limit_at = -int(m.group(1), 16)
+    # 6 bytes of padding: the limit 6 bytes past an 8-aligned struct (entry
+    # %rsp is 8 mod 16), so the base after it is aligned
+    assert (limit_at + 8 - 6) % 8 == 0 and (limit_at + 2 + 8) % 8 == 0
+    assert lines[1] == f"movzwl {lines[0].split()[1]},%eax"
+    assert lines[2:] == ["sub $0x1000,%eax", "shr $0x6,%eax", "ret"]
+    assert not has(lines, r"\(%rdi\)|\(%rsi\)")  # no pointers
 
 
 @needs_objdump

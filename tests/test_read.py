@@ -37,7 +37,7 @@ def test_catalog_says_who_reports_the_cpu():
         assert m.reports_cpu == (m.cpu_reason is None)
         if not m.available:
             assert not m.reports_cpu
-        if m.encoding in ("none", "limit"):
+        if m.encoding in ("none", "limit", "selector"):
             assert not m.reports_cpu and m.cpu_reason
     # the references themselves always do
     assert by_name("syscall").reports_cpu

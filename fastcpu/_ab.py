@@ -1,0 +1,165 @@
+"""fastcpu.compare_ab(): two result files, method by method, with a verdict.
+
+For each method measured in both A (the baseline) and B, the recommended
+estimates (``BenchResult.estimate``, per copy above the empty sequence) are
+compared in one unit: ns (default) or core cycles, never TSC ticks, which
+differ between hosts. The two estimates come from independent runs, so
+
+- difference ``B - A`` with 95% half-width ``sqrt(ciA**2 + ciB**2)``;
+- ratio ``B / A`` with the delta method's half-width
+  ``|B / A| * sqrt((ciA / A)**2 + (ciB / B)**2)``, left out (nan) where A's
+  interval reaches 0: a ratio to a cost that may be nothing says nothing;
+- verdict ``slower`` or ``faster`` where the difference's interval excludes
+  0, else ``no detectable difference``: what pyperf's compare_to says for
+  its users, with the interval that decides it shown beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ._result import BenchResult
+from ._results import Results, Source, as_results
+
+__all__ = ["compare_ab", "ABRow", "ABComparison", "AB_UNITS"]
+
+#: unit name -> (what the figures are in, BenchResult attribute of the
+#: estimate, of its 95% half-width).
+AB_UNITS = {
+    "ns": ("ns", "estimate_ns", "estimate_ci95_ns"),
+    "cycles": ("core cycles", "estimate_core_cycles", "estimate_ci95_core_cycles"),
+}
+
+
+@dataclass(frozen=True)
+class ABRow:
+    """One method in A and B, in the comparison's unit, per copy above the empty sequence.
+
+    Attributes:
+        method: the method.
+        a, a_ci95: A's estimate and its 95% half-width.
+        b, b_ci95: B's.
+        difference, difference_ci95: ``b - a`` and its 95% half-width.
+        ratio, ratio_ci95: ``b / a`` and its 95% half-width (nan where A's
+            interval reaches 0).
+        verdict: ``'slower'``, ``'faster'`` (B against A) or ``'no detectable
+            difference'``.
+    """
+
+    method: str
+    a: float
+    a_ci95: float
+    b: float
+    b_ci95: float
+    difference: float
+    difference_ci95: float
+    ratio: float
+    ratio_ci95: float
+    verdict: str
+
+
+def _row(method: str, ra: BenchResult, rb: BenchResult, unit: str) -> ABRow:
+    _, est, ci = AB_UNITS[unit]
+    a, a_ci, b, b_ci = getattr(ra, est), getattr(ra, ci), getattr(rb, est), getattr(rb, ci)
+    diff_ci = math.hypot(a_ci, b_ci)
+    diff = b - a
+    if abs(a) > a_ci and a != 0:
+        ratio = b / a
+        ratio_ci = abs(ratio) * math.hypot(a_ci / a, b_ci / b if b else math.inf)
+    else:
+        ratio = ratio_ci = math.nan
+    if not math.isfinite(diff_ci) or abs(diff) <= diff_ci:
+        verdict = "no detectable difference"
+    else:
+        verdict = "slower" if diff > 0 else "faster"
+    return ABRow(method, a, a_ci, b, b_ci, diff, diff_ci, ratio, ratio_ci, verdict)
+
+
+class ABComparison(Sequence[ABRow]):
+    """The rows of :func:`compare_ab`, in A's order, and how to print them."""
+
+    def __init__(self, a_name: str, b_name: str, unit: str, rows: list[ABRow],
+                 only_a: list[str], only_b: list[str]) -> None:
+        self.a_name, self.b_name, self.unit = a_name, b_name, unit
+        self.rows, self.only_a, self.only_b = rows, only_a, only_b
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[ABRow]:
+        return iter(self.rows)
+
+    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+        if isinstance(key, str):
+            for row in self.rows:
+                if row.method == key:
+                    return row
+            raise KeyError(f"{key!r} was not measured in both files")
+        return self.rows[key]
+
+    def __str__(self) -> str:
+        what = AB_UNITS[self.unit][0]
+        w = max([len("METHOD")] + [len(r.method) for r in self.rows])
+        lines = [
+            f"A: {self.a_name}",
+            f"B: {self.b_name}",
+            f"{what} per call above the empty sequence (ESTIMATE +- 95%); ratio B/A",
+            f"{'METHOD':{w}}  {'A':>10} {'+-':>6}  {'B':>10} {'+-':>6}  {'B - A':>10} {'+-':>6}"
+            f"  {'B / A':>7} {'+-':>6}  VERDICT",
+        ]
+        for r in self.rows:
+            ratio = "      -        -" if math.isnan(r.ratio) else f"{r.ratio:7.3f} {r.ratio_ci95:6.3f}"
+            lines.append(
+                f"{r.method:{w}}  {r.a:10.2f} {r.a_ci95:6.2f}  {r.b:10.2f} {r.b_ci95:6.2f}  "
+                f"{r.difference:+10.2f} {r.difference_ci95:6.2f}  {ratio}  {r.verdict}"
+            )
+        if any(math.isnan(r.ratio) for r in self.rows):
+            lines.append("B / A left out where A's interval reaches 0: a ratio to a cost that "
+                         "may be nothing says nothing.")
+        for name, only in (("A", self.only_a), ("B", self.only_b)):
+            if only:
+                lines.append(f"only in {name}: {', '.join(only)}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<fastcpu.ABComparison: {len(self)} methods, {self.unit}, B={self.b_name!r} vs A={self.a_name!r}>"
+
+
+def _resolve(source: object, which: str) -> Results:
+    return as_results(source, f"compare_ab() takes fastcpu.Results or a result file path for {which}, "
+                              "not {type}")
+
+
+def compare_ab(a: Source, b: Source, *, unit: str = "ns") -> ABComparison:
+    """B against A (baseline), method by method: difference, ratio, verdict.
+
+    Args:
+        a: the baseline: :class:`fastcpu.Results` or a result file's path.
+        b: what is compared with it (another host, or after a change).
+        unit: ``'ns'`` (default) or ``'cycles'`` (core cycles); TSC ticks
+            are refused: a tick is worth different times on different hosts.
+
+    Returns:
+        An :class:`ABComparison`: one :class:`ABRow` per method in both,
+        ``str()`` prints the table.
+
+    Raises:
+        TypeError: `a` or `b` is neither Results nor a path; `unit` not a str.
+        ValueError: an unknown unit, or no method measured in both.
+        fastcpu.ResultFileError, OSError: a file cannot be read.
+    """
+    if not isinstance(unit, str):
+        raise TypeError(f"unit must be a str ('ns' or 'cycles'), not {type(unit).__name__}")
+    unit = "cycles" if unit == "core_cycles" else unit
+    if unit not in AB_UNITS:
+        raise ValueError(f"unknown unit {unit!r} for an A/B comparison: use 'ns' or 'cycles' "
+                         "(TSC ticks differ between hosts)")
+    ra, rb = _resolve(a, "a"), _resolve(b, "b")
+    both = [m for m in ra if m in rb]
+    if not both:
+        raise ValueError(f"no method was measured in both {ra.name!r} and {rb.name!r}")
+    rows = [_row(m, ra[m], rb[m], unit) for m in both]
+    return ABComparison(ra.name, rb.name, unit, rows,
+                        [m for m in ra if m not in rb], [m for m in rb if m not in ra])

@@ -1,0 +1,139 @@
+"""sched_getcpu_norseq: glibc's sched_getcpu() with rseq turned off, on this host.
+
+Since glibc 2.35, ``sched_getcpu()`` loads the CPU from the rseq area the
+library registered for the thread; with ``GLIBC_TUNABLES=glibc.pthread.rseq=0``
+it never registers and ``sched_getcpu()`` calls the vDSO's getcpu instead
+(the seed's 13.7 ns row, Desnoyers 2020). The tunable is read once, when the
+process starts, so the only way to time both on one host is another process:
+this method's runs come from a child interpreter started with the tunable
+added to ``GLIBC_TUNABLES``, which times the very same ``sched_getcpu``
+sequence and hands the raw arrays back. The parent converts them with its own
+clock, so they sit beside the in-process ``sched_getcpu`` in a table.
+
+The child inherits the calling thread's CPU affinity (fork copies the calling
+thread's mask), so a thread pinned to a CPU reads that CPU in the child too,
+and ``bench(..., cpu=N)``, which pins the caller first, pins the child. The child refuses to measure if
+glibc registered rseq all the same (a glibc that ignores the tunable, a
+setuid interpreter): ``fastcpu.Unsupported`` says so.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from typing import Any
+
+from . import _core
+
+__all__ = ["NAME", "DESCRIPTION", "CODE_OF", "available_reason", "read_cpu", "run"]
+
+#: The method's name in the catalog.
+NAME = "sched_getcpu_norseq"
+#: The in-process method whose code the child times (for ``fastcpu show``).
+CODE_OF = "sched_getcpu"
+TUNABLE = "glibc.pthread.rseq=0"
+DESCRIPTION = (
+    "A call of glibc's sched_getcpu() with rseq registration turned off "
+    "(GLIBC_TUNABLES=glibc.pthread.rseq=0), so it calls the vDSO's getcpu as "
+    "glibc did before 2.35 (the seed's 13.7 ns row): the same sequence as "
+    "sched_getcpu, timed and read in a child interpreter started with the "
+    "tunable (it is read at process start), on the calling thread's CPUs."
+)
+
+# How long a child that only reads (start an interpreter, import numpy and
+# fastcpu, one call) may take before it is taken for hung, in seconds.
+# Measuring children have no limit.
+_START_S = 60.0
+
+
+def available_reason() -> str | None:
+    """Why the method cannot run here, or None. Decided without starting a
+    child: the child itself refuses if glibc ignores the tunable."""
+    libc = os.confstr("CS_GNU_LIBC_VERSION") if "CS_GNU_LIBC_VERSION" in os.confstr_names else None
+    if not libc or not libc.startswith("glibc"):
+        return "the C library is not glibc: no glibc.pthread.rseq tunable"
+    if not sys.executable:
+        return "sys.executable is unknown: no interpreter to start the child with"
+    return None
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    tunables = env.get("GLIBC_TUNABLES", "")
+    env["GLIBC_TUNABLES"] = f"{tunables}:{TUNABLE}" if tunables else TUNABLE
+    # the child imports this very copy of fastcpu, wherever it was loaded from
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = f"{here}{os.pathsep}{path}" if path else here
+    return env
+
+
+def _ask(request: dict[str, Any], timeout_s: float | None) -> Any:
+    """Run `request` in a child started with the tunable; its answer."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "from fastcpu._norseq import _child; _child()"],
+            input=pickle.dumps(request),
+            capture_output=True,
+            env=_child_env(),
+            timeout=timeout_s,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise _core.Unsupported(f"{NAME}: could not run the child interpreter: {exc}") from None
+    try:
+        answer = pickle.loads(done.stdout)
+    except Exception:  # noqa: BLE001 - whatever a dying child left on stdout
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        raise _core.Error(
+            f"{NAME}: the child interpreter exited with status {done.returncode} "
+            f"without an answer: {tail[0]}"
+        ) from None
+    if "error" in answer:
+        kind, message = answer["error"]
+        raise (_core.Unsupported if kind == "Unsupported" else _core.Error)(f"{NAME}: {message}")
+    return answer["value"]
+
+
+def read_cpu() -> tuple[int, int | None, int, bool]:
+    """One sched_getcpu() in a child without rseq: (cpu, node, raw, valid),
+    as ``_core.read_cpu`` returns them; the child runs on the calling
+    thread's CPUs."""
+    return _ask({"op": "read"}, _START_S)
+
+
+def run(op: str, args: tuple, clock: str) -> tuple:
+    """``_core.bench`` (op ``'bench'``) or ``_core.bench_diff`` (``'bench_diff'``)
+    of sched_getcpu with `args`, in a child without rseq that runs on the
+    calling thread's CPUs (bench() pins the caller first), with its own PMU
+    counter opened when `clock` is ``'pmu'``: what the core function
+    returned (TSC ticks or core cycles, as in-process). No time limit: a
+    long measurement is legitimate, and Ctrl-C reaches the child too."""
+    return _ask({"op": op, "args": args, "clock": clock}, None)
+
+
+def _serve(request: dict[str, Any]) -> Any:
+    if _core.features()["rseq_registered"]:
+        raise _core.Unsupported(
+            "glibc registered rseq in the child although GLIBC_TUNABLES held "
+            f"{TUNABLE} (a glibc that ignores it, or a secure-execution interpreter)"
+        )
+    if request["op"] == "read":
+        return _core.read_cpu(CODE_OF)
+    if request["clock"] == "pmu":
+        _core.pmu_open()
+    core = {"bench": _core.bench, "bench_diff": _core.bench_diff}[request["op"]]
+    return core(CODE_OF, *request["args"])
+
+
+def _child() -> None:
+    """The child's side: one pickled request on stdin, one answer on stdout."""
+    request = pickle.loads(sys.stdin.buffer.read())
+    try:
+        answer: dict[str, Any] = {"value": _serve(request)}
+    except Exception as exc:  # noqa: BLE001 - every failure goes back to the parent
+        answer = {"error": (type(exc).__name__, str(exc))}
+    sys.stdout.buffer.write(pickle.dumps(answer))
+    sys.stdout.buffer.flush()

@@ -1,0 +1,134 @@
+"""Results in formats other tools read: Google Benchmark's JSON and CSV.
+
+``to_gbench(results)`` gives the document Google Benchmark writes with
+``--benchmark_format=json``: one benchmark per method, ``real_time`` and
+``cpu_time`` the recommended estimate in ns per call, ``iterations`` the
+runs it rests on, and fastcpu's own figures (interval, ticks, core cycles,
+best, median) as extra numeric fields, which Google Benchmark's compare
+tool carries along and dashboards that read that format can plot. A method
+timed alone on one thread is on the CPU for all of its wall time, so the two
+times are the same figure.
+
+``write_csv(results, out)`` writes one row per machine and method with every
+unit spelled out in its column name.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Sequence
+from typing import IO, Any
+
+from ._result import BenchResult
+from ._results import Results
+
+__all__ = ["to_gbench", "write_csv", "CSV_COLUMNS"]
+
+
+def _benchmark_name(r: BenchResult) -> str:
+    # Google Benchmark writes arguments after a slash: BM_x/64.
+    return r.method if r.unroll == 1 else f"{r.method}/unroll:{r.unroll}"
+
+
+def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
+    name = _benchmark_name(r)
+    return {
+        "name": name,
+        "family_index": index,
+        "per_family_instance_index": 0,
+        "run_name": name,
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": r.runs_used,
+        "real_time": r.estimate_ns,
+        "cpu_time": r.estimate_ns,
+        "time_unit": "ns",
+        "label": f"{r.estimator}, serialize={r.serialize}, unroll={r.unroll}",
+        # fastcpu's figures, each unit in its name
+        "ci95_ns": r.estimate_ci95_ns,
+        "estimate_ticks": r.estimate,
+        "ci95_ticks": r.estimate_ci95,
+        "estimate_core_cycles": r.estimate_core_cycles,
+        "ci95_core_cycles": r.estimate_ci95_core_cycles,
+        "best_ticks": r.best,
+        "median_ticks": r.median,
+        "runs": r.runs,
+        "migrated_runs": r.migrations,
+    }
+
+
+def to_gbench(results: Results) -> dict[str, Any]:
+    """`results` as Google Benchmark's JSON document (a dict for json.dump).
+
+    Raises:
+        TypeError: `results` is not a fastcpu.Results.
+    """
+    if not isinstance(results, Results):
+        raise TypeError(f"to_gbench() takes a fastcpu.Results (from measure() or load()), "
+                        f"not {type(results).__name__}")
+    m, clk = results.machine, results.clock
+    governors = m.get("governors") or {}
+    context = {
+        "date": results.date,
+        "host_name": str(m.get("hostname", "")),
+        "executable": f"fastcpu {results.fastcpu_version}".strip(),
+        "num_cpus": len(m.get("online_cpus") or []) or os.cpu_count() or 1,  # type: ignore[arg-type]
+        "mhz_per_cpu": round(clk.core_hz / 1e6),
+        "cpu_scaling_enabled": any(g != "performance" for g in governors.values())  # type: ignore[union-attr]
+        if governors else False,
+        "caches": [],
+        "load_avg": [],
+        "library_build_type": "release",
+        "library_version": f"fastcpu {results.fastcpu_version}".strip(),
+        # what a tick is worth there, and which machine it was
+        "fastcpu_label": results.label or "",
+        "cpu": f"{m.get('model_name', '')} family {m.get('family')} model {m.get('model')}",
+        "tsc_hz": clk.tsc_hz,
+        "tsc_step_ticks": clk.tsc_step_ticks,
+        "cycles_per_tick": clk.cycles_per_tick,
+    }
+    return {"context": context,
+            "benchmarks": [_gbench_entry(r, i) for i, r in enumerate(results.values())]}
+
+
+#: The CSV's columns, units in their names.
+CSV_COLUMNS = (
+    "machine", "method", "runs", "runs_used", "unroll", "serialize", "estimator",
+    "estimate_ticks", "ci95_ticks", "estimate_ns", "ci95_ns",
+    "estimate_core_cycles", "ci95_core_cycles", "best_ticks", "median_ticks",
+    "migrated_runs", "tsc_hz", "tsc_step_ticks", "cycles_per_tick",
+)
+
+
+def _csv_row(machine: str, r: BenchResult) -> list[object]:
+    return [machine, r.method, r.runs, r.runs_used, r.unroll, r.serialize, r.estimator,
+            r.estimate, r.estimate_ci95, r.estimate_ns, r.estimate_ci95_ns,
+            r.estimate_core_cycles, r.estimate_ci95_core_cycles, r.best, r.median,
+            r.migrations, r.tsc_hz, r.tsc_step_ticks, r.cycles_per_tick]
+
+
+def write_csv(results: Results | Sequence[Results], out: IO[str]) -> None:
+    """Write one CSV row per machine and method (header first) to `out`.
+
+    Raises:
+        TypeError: `results` is not a Results or a list or tuple of them.
+    """
+    if isinstance(results, Results):
+        many = [results]
+    elif isinstance(results, (list, tuple)):
+        many = list(results)
+    else:
+        raise TypeError(f"write_csv() takes fastcpu.Results or a list of them, "
+                        f"not {type(results).__name__}")
+    for res in many:
+        if not isinstance(res, Results):
+            raise TypeError(f"write_csv() takes fastcpu.Results, not {type(res).__name__}")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for res in many:
+        name = res.label or str(res.machine.get("model_name", "machine"))
+        for r in res.values():
+            writer.writerow(_csv_row(name, r))

@@ -1,0 +1,80 @@
+"""fastcpu.compare_ab: B against A with intervals and a verdict."""
+
+import math
+from pathlib import Path
+
+import pytest
+
+import fastcpu
+from fastcpu import noise
+from fastcpu._ab import _row
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def simulated(true_ticks, seed, runs=4000):
+    model = noise.NoiseModel(step_ticks=24.5, overhead_ticks=60.0, jitter_ticks=2.0)
+    return model.simulate(true_ticks, runs, seed=seed,
+                          clock=fastcpu.Clock(tsc_hz=2.5e9, tsc_step_ticks=24.5, cycles_per_tick=1.4))
+
+
+def test_the_interval_arithmetic():
+    a, b = simulated(40.0, 1), simulated(60.0, 2)
+    row = _row("m", a, b, "ns")
+    assert row.difference == pytest.approx(b.estimate_ns - a.estimate_ns)
+    assert row.difference_ci95 == pytest.approx(math.hypot(a.estimate_ci95_ns, b.estimate_ci95_ns))
+    assert row.ratio == pytest.approx(b.estimate_ns / a.estimate_ns)
+    rel = math.hypot(a.estimate_ci95_ns / a.estimate_ns, b.estimate_ci95_ns / b.estimate_ns)
+    assert row.ratio_ci95 == pytest.approx(row.ratio * rel)
+
+
+def test_a_real_difference_is_found_and_its_sign_named():
+    # 40 and 60 ticks of true cost, far below the 24.5-tick step's resolution
+    # per run, but 4000 runs each resolve them
+    a, b = simulated(40.0, 1), simulated(60.0, 2)
+    assert _row("m", a, b, "ns").verdict == "slower"
+    assert _row("m", b, a, "ns").verdict == "faster"
+
+
+def test_the_same_cost_twice_is_usually_no_detectable_difference():
+    verdicts = [_row("m", simulated(30.0, s), simulated(30.0, 100 + s), "ns").verdict for s in range(40)]
+    # a 95% interval: about 2 in 40 may exclude 0 by chance
+    assert verdicts.count("no detectable difference") >= 34
+
+
+def test_a_ratio_to_a_cost_that_may_be_nothing_is_left_out():
+    a, b = simulated(0.0, 3), simulated(30.0, 4)
+    row = _row("m", a, b, "ns")
+    if abs(a.estimate_ns) <= a.estimate_ci95_ns:
+        assert math.isnan(row.ratio) and math.isnan(row.ratio_ci95)
+        assert "left out" in str(fastcpu.ABComparison("A", "B", "ns", [row], [], []))
+
+
+def test_two_data_files_compare_in_ns_and_cycles():
+    files = sorted(DATA.glob("*.json"))[:2]
+    for unit in ("ns", "cycles"):
+        c = fastcpu.compare_ab(*files, unit=unit)
+        assert len(c) > 5 and all(r.verdict in ("slower", "faster", "no detectable difference") for r in c)
+        a, b = fastcpu.load(files[0]), fastcpu.load(files[1])
+        row = c["gdt"]
+        attr = "estimate_ns" if unit == "ns" else "estimate_core_cycles"
+        assert row.a == pytest.approx(getattr(a["gdt"], attr)) and row.b == pytest.approx(getattr(b["gdt"], attr))
+        text = str(c)
+        assert text.splitlines()[0] == f"A: {a.name}" and "VERDICT" in text
+
+
+def test_a_file_against_itself_finds_no_difference():
+    f = sorted(DATA.glob("*.json"))[0]
+    c = fastcpu.compare_ab(f, f)
+    assert {r.verdict for r in c} == {"no detectable difference"}
+    assert all(r.difference == 0 for r in c)
+
+
+def test_methods_in_one_file_only_are_named():
+    a = fastcpu.measure(100, ["gdt", "rdpid"])
+    b = fastcpu.measure(100, ["gdt", "syscall"])
+    c = fastcpu.compare_ab(a, b)
+    assert [r.method for r in c] == ["gdt"] and c.only_a == ["rdpid"] and c.only_b == ["syscall"]
+    assert "only in A: rdpid" in str(c) and "only in B: syscall" in str(c)
+    with pytest.raises(KeyError, match="not measured in both"):
+        c["rdpid"]

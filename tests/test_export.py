@@ -1,0 +1,98 @@
+"""fastcpu.export: Google Benchmark's JSON schema and CSV."""
+
+import csv
+import io
+import json
+import math
+
+import pytest
+
+import fastcpu
+from fastcpu import export
+
+TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+@pytest.fixture(scope="module")
+def res():
+    names = [m.name for m in fastcpu.methods() if m.available][:3]
+    return fastcpu.measure(200, names, label="export test")
+
+
+def check_gbench_schema(doc):
+    """What Google Benchmark's compare tool (tools/gbench) reads from a file:
+    a context object and benchmarks with name, real_time, cpu_time and
+    time_unit; run_type and the indices it sorts by, when present, typed as
+    the library writes them."""
+    assert isinstance(doc, dict) and isinstance(doc["context"], dict)
+    assert isinstance(doc["context"]["date"], str) and isinstance(doc["context"]["num_cpus"], int)
+    names = [b["name"] for b in doc["benchmarks"]]
+    assert len(names) == len(set(names))
+    for b in doc["benchmarks"]:
+        assert isinstance(b["name"], str) and b["name"]
+        assert b["time_unit"] in TIME_UNITS
+        for key in ("real_time", "cpu_time"):
+            assert isinstance(b[key], float) and math.isfinite(b[key])
+        assert b["run_type"] in ("iteration", "aggregate")
+        for key in ("iterations", "repetitions", "repetition_index", "threads", "family_index",
+                    "per_family_instance_index"):
+            assert isinstance(b[key], int) and b[key] >= 0
+        # user counters are numbers, as the library writes them
+        extra = set(b) - {"name", "run_name", "run_type", "time_unit", "label", "aggregate_name"}
+        assert all(isinstance(b[k], (int, float)) for k in extra)
+
+
+def test_gbench_document_follows_the_schema_and_survives_json(res):
+    doc = json.loads(json.dumps(export.to_gbench(res)))
+    check_gbench_schema(doc)
+    assert [b["name"] for b in doc["benchmarks"]] == list(res)
+
+
+def test_gbench_times_are_the_recommended_estimate_in_ns(res):
+    doc = export.to_gbench(res)
+    for b in doc["benchmarks"]:
+        r = res[b["name"]]
+        assert b["real_time"] == b["cpu_time"] == pytest.approx(r.estimate_ns)
+        assert b["ci95_ns"] == pytest.approx(r.estimate_ci95_ns)
+        assert b["estimate_core_cycles"] == pytest.approx(r.estimate_core_cycles)
+        assert b["iterations"] == r.runs_used
+    assert doc["context"]["tsc_hz"] == res.clock.tsc_hz
+
+
+def test_the_compare_tools_relative_change_is_the_ratio_of_estimates(res):
+    # compare.py reports (new - old) / |old| per benchmark name, matched by name
+    old, new = export.to_gbench(res), export.to_gbench(res)
+    for b in new["benchmarks"]:
+        b["real_time"] += 1.5  # 1.5 ns slower
+    by_name = {b["name"]: b for b in old["benchmarks"]}
+    for b in new["benchmarks"]:
+        o = by_name[b["name"]]
+        change = (b["real_time"] - o["real_time"]) / abs(o["real_time"])
+        assert change == pytest.approx(1.5 / abs(res[b["name"]].estimate_ns))
+
+
+def test_unrolled_results_get_an_argument_in_their_name():
+    r = fastcpu.measure(50, ["empty"], unroll=4)
+    assert export.to_gbench(r)["benchmarks"][0]["name"] == "empty/unroll:4"
+
+
+def test_csv_has_one_row_per_machine_and_method_with_units_named(res):
+    out = io.StringIO()
+    export.write_csv([res, res], out)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert len(rows) == 2 * len(res)
+    assert tuple(rows[0]) == export.CSV_COLUMNS
+    for row in rows[: len(res)]:
+        r = res[row["method"]]
+        assert row["machine"] == "export test"
+        assert float(row["estimate_ns"]) == pytest.approx(r.estimate_ns)
+        assert float(row["ci95_core_cycles"]) == pytest.approx(r.estimate_ci95_core_cycles)
+        assert int(row["runs"]) == r.runs
+
+
+@pytest.mark.parametrize("bad", [None, {}, "x.json", 3])
+def test_exports_refuse_what_is_not_results(bad):
+    with pytest.raises(TypeError, match="fastcpu.Results"):
+        export.to_gbench(bad)
+    with pytest.raises(TypeError, match="fastcpu.Results"):
+        export.write_csv(bad if bad is not None else [None], io.StringIO())
