@@ -53,6 +53,7 @@ setup(
                 "csrc/features.c",
                 "csrc/clock.c",
                 "csrc/calibration.c",
+                "csrc/userchains.c",
                 "csrc/pmu.c",
             ],
             depends=["csrc/fastcpu.h", "csrc/timing.h"],

@@ -1,31 +1,39 @@
 """How close fastcpu's figures come to the truth: the calibration chains.
 
 Times every calibration chain (dependent `add` chains of 1 core cycle per
-link, dependent `imul` chains of 3) in every serialization mode and reports,
-for each estimator, the measured cost in core cycles against the truth
-(length x latency). Prints Markdown; docs/accuracy.md holds a recorded run.
+link, dependent `imul` chains of 3) in every serialization mode, inline
+(``bench('add_chain_8')``) and as user functions (the same chains compiled
+here with the C compiler into a shared library, benchmarks/user_chains.c,
+and timed through ``bench(ctypes_function)``), and reports each estimate in
+core cycles against the truth (length x latency), with the host named.
+Prints Markdown; docs/accuracy.md holds recorded runs, one section per host.
 
-    python benchmarks/accuracy.py                 # about a minute
+    python benchmarks/accuracy.py                 # a minute or two
     python benchmarks/accuracy.py --rounds 20 --cpu 1
 
-Core cycles come from a TSC figure times core cycles per TSC tick, and
-without a PMU that ratio itself comes from a (long) dependent add chain, so
-the add rows are partly circular: they check the harness and the estimators
-(quantization, the fences, the empty-sequence subtraction) rather than the
-ratio. The imul rows are the independent check, and the imul/add ratio
-section needs no conversion at all. The core clock of a guest moves with
-the host's load, so the ratio is re-measured around every measurement
-(``fresh cpt``) rather than taken from ``fastcpu.clock()`` at first use; the
-last section shows what the first-use figure would have given.
+Every ``bench()`` converts ticks to core cycles with a cycles-per-tick
+measured by add chains just before and after its runs, and corrects its
+single-copy estimate by the harness bias that :func:`fastcpu.selftest`
+measured on this host (printed first). Without a PMU the conversion itself
+comes from a dependent add chain, so the add rows are partly circular: they
+check the harness and the estimators rather than the conversion. The imul
+rows are the independent check, and the imul/add ratio section needs no
+conversion at all. The goal sections repeat the default settings and count
+the measurements within the goal and those whose printed 95% interval holds
+the truth (coverage).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -33,110 +41,118 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import fastcpu
 from fastcpu._clock import add_chain_cycles_per_tick
 from fastcpu._machine import machine_info
+from fastcpu._selftest import GOAL_COVERAGE, within_goal
 
-GOAL_PERCENT = 2.0
-GOAL_MIN_CYCLES = 100
-
-
-BRACKET_BLOCKS = 200  # 20,000 dependent adds: ~5 us, 0.2% of the step
+HERE = os.path.dirname(os.path.abspath(__file__))
+BRACKET_BLOCKS = 200  # 20,000 dependent adds for bench_diff's conversion
 BRACKET_REPEATS = 7
 STEADY_PERCENT = 0.5
 
 
+def host_line() -> str:
+    """The host as the guest sees it: vendor, family, model, name, hypervisor."""
+    info = machine_info()
+    return (
+        f"{info.get('vendor')} family {info.get('family')} model {info.get('model')} "
+        f"({info.get('model_name')}), {info.get('hypervisor') or 'bare metal'}, "
+        f"{os.cpu_count()} CPUs, Linux {platform.release()}"
+    )
+
+
+def load_line() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def build_user_chains(directory: str) -> ctypes.CDLL:
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        raise SystemExit("no C compiler: cannot build benchmarks/user_chains.c")
+    so = os.path.join(directory, "libuserchains.so")
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", so, os.path.join(HERE, "user_chains.c")], check=True)
+    return ctypes.CDLL(so)
+
+
+def user_fn(lib: ctypes.CDLL, chain: fastcpu.CalibrationInfo) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+    fn = getattr(lib, f"user_{chain.name}")
+    fn.restype = ctypes.c_uint
+    fn.argtypes = []
+    fn.__name__ = f"user_{chain.name}"
+    return fn
+
+
 def fresh_cpt() -> float:
-    """Core cycles per TSC tick now: clock()'s add-chain method, shortened to
-    about 0.3 ms so that it brackets a measurement tightly."""
+    """Core cycles per TSC tick now (for bench_diff, which converts with the first-use figure)."""
     return add_chain_cycles_per_tick(BRACKET_BLOCKS, BRACKET_REPEATS)
-
-
-def timed(name: str, runs: int, serialize: str, cpu: int | None) -> tuple[fastcpu.BenchResult, float, float]:
-    """One default measurement, the core cycles per tick around it, and how
-    far (percent) the core clock moved between the two brackets."""
-    before = fresh_cpt()
-    r = fastcpu.bench(name, runs, serialize=serialize, cpu=cpu)
-    after = fresh_cpt()
-    mean = (before + after) / 2
-    return r, mean, abs(after - before) / mean * 100
-
-
-def timed_diff(name: str, runs: int, serialize: str, k: int, cpu: int | None) -> tuple[fastcpu.DiffResult, float]:
-    before = fresh_cpt()
-    d = fastcpu.bench_diff(name, runs, k=k, serialize=serialize, cpu=cpu)
-    after = fresh_cpt()
-    return d, (before + after) / 2
 
 
 def err(measured: float, truth: float) -> str:
     return f"{(measured / truth - 1) * 100:+.1f}%"
 
 
-def mode_table(mode: str, chains: list[fastcpu.CalibrationInfo], runs: int, k: int, cpu: int | None) -> list[str]:
+def moved(r: fastcpu.BenchResult) -> bool:
+    """Whether the core clock moved by STEADY_PERCENT or more across the measurement."""
+    return r.cycles_per_tick_ci95 / r.cycles_per_tick * 100 >= STEADY_PERCENT
+
+
+def mode_table(mode: str, chains: list[fastcpu.CalibrationInfo], target, runs: int, k: int,
+               cpu: int | None) -> list[str]:
     out = [
-        f"### serialize='{mode}'",
-        "",
         "| chain | truth | best | median | estimate +-95% (estimator) | diff +-95% (k) |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for c in chains:
         t = c.truth_core_cycles
-        r, cpt, moved = timed(c.name, runs, mode, cpu)
-        # about 2000 core cycles per long run at most: longer runs catch more interrupts
-        ck = max(2, min(k, 1024 // t))  # bench_diff needs k >= 2
-        d, dcpt = timed_diff(c.name, runs, mode, ck, cpu)
-        est = r.estimate * cpt
+        r = fastcpu.bench(target(c), runs, serialize=mode, cpu=cpu)
+        cpt = r.cycles_per_tick
+        ck = max(2, min(k, 1024 // t))  # about 2000 core cycles per long run at most
+        before = fresh_cpt()
+        d = fastcpu.bench_diff(target(c), runs, k=ck, serialize=mode, cpu=cpu)
+        dcpt = (before + fresh_cpt()) / 2
+        est = r.estimate_core_cycles
         diff = d.estimate * dcpt
         out.append(
-            f"| {c.name}{' (moved)' if moved >= STEADY_PERCENT else ''} | {t} "
+            f"| {c.name}{' (moved)' if moved(r) else ''} | {t} "
             f"| {r.best * cpt:.1f} ({err(r.best * cpt, t)}) "
             f"| {r.median * cpt:.1f} ({err(r.median * cpt, t)}) "
-            f"| {est:.1f} +-{r.estimate_ci95 * cpt:.1f} ({err(est, t)}, {r.estimator}) "
+            f"| {est:.1f} +-{r.estimate_ci95_core_cycles:.1f} ({err(est, t)}, {r.estimator}) "
             f"| {diff:.2f} +-{d.estimate_ci95 * dcpt:.2f} ({err(diff, t)}, k={ck}) |"
         )
     out.append("")
     return out
 
 
-def goal_check(chains: list[fastcpu.CalibrationInfo], runs: int, rounds: int, cpu: int | None) -> tuple[list[str], list[str]]:
-    """Default settings (serialize='lfence', unroll=1, the recommended estimate), repeated."""
-    big = [c for c in chains if c.truth_core_cycles >= GOAL_MIN_CYCLES]
-    errors: dict[str, list[tuple[float, float]]] = {c.name: [] for c in big}
-    stale: dict[str, list[float]] = {c.name: [] for c in big}
-    cached = fastcpu.clock().cycles_per_tick
+def goal_rows(path: str, chains: list[fastcpu.CalibrationInfo], target, runs: int, rounds: int,
+              cpu: int | None) -> tuple[list[str], dict[str, list[float]], tuple[int, int, int, int]]:
+    """Default settings, `rounds` times: per chain, mean and worst error in
+    core cycles, rounds within the goal, coverage of the printed interval."""
+    errors: dict[str, list[float]] = {c.name: [] for c in chains}
+    covered: dict[str, int] = {c.name: 0 for c in chains}
     estimates: dict[str, list[float]] = {c.name: [] for c in chains}
     for _ in range(rounds):
         for c in chains:
-            r, cpt, moved = timed(c.name, runs, "lfence", cpu)
+            r = fastcpu.bench(target(c), runs, cpu=cpu)
+            e = r.estimate_core_cycles - c.truth_core_cycles
+            errors[c.name].append(e)
+            covered[c.name] += abs(e) <= r.estimate_ci95_core_cycles
             estimates[c.name].append(r.estimate)
-            if c in big:
-                errors[c.name].append(((r.estimate * cpt / c.truth_core_cycles - 1) * 100, moved))
-                stale[c.name].append((r.estimate * cached / c.truth_core_cycles - 1) * 100)
     out = [
-        (
-            f"| chain | truth | mean error | worst error | rounds within {GOAL_PERCENT:g}% "
-            f"| steady rounds (clock moved < {STEADY_PERCENT:g}%): within {GOAL_PERCENT:g}%, worst "
-            "| worst error with the first-use cycles/tick |"
-        ),
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| chain | truth | mean error | worst error | rounds within the goal | interval holds the truth |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for c in big:
-        e = [x for x, _ in errors[c.name]]
-        steady = [x for x, moved in errors[c.name] if moved < STEADY_PERCENT]
-        within = sum(abs(x) <= GOAL_PERCENT for x in e)
-        steady_within = sum(abs(x) <= GOAL_PERCENT for x in steady)
-        steady_worst = f"{max(steady, key=abs):+.2f}%" if steady else "-"
+    chains_ok = total_cover = 0
+    for c in chains:
+        e = errors[c.name]
+        mean = statistics.fmean(e)
+        ok = within_goal(mean, c.truth_core_cycles, path)
+        chains_ok += ok
+        total_cover += covered[c.name]
+        within = sum(within_goal(x, c.truth_core_cycles, path) for x in e)
         out.append(
-            f"| {c.name} | {c.truth_core_cycles} | {statistics.fmean(e):+.2f}% "
-            f"| {max(e, key=abs):+.2f}% | {within}/{len(e)} "
-            f"| {steady_within}/{len(steady)}, {steady_worst} | {max(stale[c.name], key=abs):+.2f}% |"
+            f"| {c.name} | {c.truth_core_cycles} | {mean:+.2f}{'' if ok else ' (goal missed)'} "
+            f"| {max(e, key=abs):+.2f} | {within}/{len(e)} | {covered[c.name]}/{len(e)} |"
         )
-    ratio = [
-        "| length | estimate(imul) / estimate(add), median of rounds (truth 3) |",
-        "| ---: | ---: |",
-    ]
-    for n in (64, 100, 128, 256, 300, 512, 1024):
-        ratios = [i / a for i, a in zip(estimates[f"imul_chain_{n}"], estimates[f"add_chain_{n}"])]
-        ratio.append(f"| {n} | {statistics.median(ratios):.4f} |")
-    return out, ratio
+    return out, estimates, (chains_ok, len(chains), total_cover, rounds * len(chains))
 
 
 def main() -> int:
@@ -149,39 +165,66 @@ def main() -> int:
 
     chains = fastcpu.calibration_methods()
     clk = fastcpu.clock()
-    info = machine_info()
     started = time.perf_counter()
-    print("## Accuracy against the calibration chains")
-    print()
-    print(
-        f"Machine: {info['model_name']} ({info['hypervisor'] or 'bare metal'}), Linux {platform.release()}, "
-        f"fastcpu {fastcpu.__version__}. TSC {clk.tsc_hz / 1e6:.2f} MHz, step {clk.tsc_step_ticks:.4g} ticks; "
-        f"{clk.cycles_per_tick:.4f} core cycles per tick at first use. {args.runs} runs per measurement, "
-        f"{'unpinned' if args.cpu is None else f'pinned to CPU {args.cpu}'}."
-    )
-    print()
-    print(
-        "Figures in core cycles per copy (TSC ticks x core cycles per tick re-measured just before "
-        "and after each measurement, averaged), error against the truth in parentheses. Each row of "
-        "the mode tables is one measurement; '(moved)' marks one across which the core clock moved "
-        f"by {STEADY_PERCENT:g}% or more, so its conversion to cycles is doubtful."
-    )
-    print()
-    for mode in fastcpu.SERIALIZE_MODES:
-        print("\n".join(mode_table(mode, chains, args.runs, args.k, args.cpu)))
-    goal, ratio = goal_check(chains, args.runs, args.rounds, args.cpu)
-    print(
-        f"### Default settings, {args.rounds} rounds: chains of {GOAL_MIN_CYCLES} cycles and more "
-        f"(goal: within {GOAL_PERCENT:g}%)"
-    )
-    print()
-    print("\n".join(goal))
-    print()
-    print("### No conversion needed: imul chains against add chains of the same length")
-    print()
-    print("\n".join(ratio))
-    print()
-    print(f"(ran in {time.perf_counter() - started:.0f} s)")
+    load_before = load_line()
+    with tempfile.TemporaryDirectory() as d:
+        lib = build_user_chains(d)
+        paths = {"inline": lambda c: c.name, "user": lambda c: user_fn(lib, c)}
+        print("## Accuracy against the calibration chains")
+        print()
+        print(
+            f"Host: {host_line()}. fastcpu {fastcpu.__version__}. TSC {clk.tsc_hz / 1e6:.2f} MHz, "
+            f"step {clk.tsc_step_ticks:.4g} ticks; {clk.cycles_per_tick:.4f} core cycles per tick at first use. "
+            f"{args.runs} runs per measurement, {'unpinned' if args.cpu is None else f'pinned to CPU {args.cpu}'}."
+        )
+        print()
+        st = fastcpu.selftest(cpu=args.cpu)
+        print("```")
+        print(st)
+        print("```")
+        print()
+        print(
+            "Figures in core cycles per copy (bench()'s own conversion: add chains just before and after "
+            "its runs), error against the truth in parentheses; estimates corrected by the self-test's "
+            "bias, their interval the random, conversion and correction parts together. Each row of the "
+            "mode tables is one measurement; '(moved)' marks one across which the core clock moved by "
+            f"{STEADY_PERCENT:g}% or more. 'user' rows time the chains compiled as a user's shared library "
+            "(benchmarks/user_chains.c) through bench(ctypes function)."
+        )
+        print()
+        for mode in fastcpu.SERIALIZE_MODES:
+            for path, target in paths.items():
+                print(f"### serialize='{mode}', {path}")
+                print()
+                print("\n".join(mode_table(mode, chains, target, args.runs, args.k, args.cpu)))
+        summary = []
+        estimates = {}
+        for path, target in paths.items():
+            rows, estimates[path], (ok, n, cover, total) = goal_rows(path, chains, target, args.runs,
+                                                                     args.rounds, args.cpu)
+            goal = ("+-1.5 core cycles, or 1% where wider from 100 cycles on" if path == "inline"
+                    else "+-2 core cycles, or 2% where wider from 100 cycles on")
+            print(f"### Default settings, {path}, {args.rounds} rounds (goal: mean error within {goal}; "
+                  f"interval holding the truth in {GOAL_COVERAGE:.0%})")
+            print()
+            print("\n".join(rows))
+            print()
+            summary.append(f"- {path}: {ok} of {n} chains within the goal; the printed interval held the truth "
+                           f"in {cover} of {total} measurements ({cover / total:.0%})")
+        print("### Summary")
+        print()
+        print("\n".join(summary))
+        print()
+        print("### No conversion needed: imul chains against add chains of the same length (inline)")
+        print()
+        print("| length | estimate(imul) / estimate(add), median of rounds (truth 3) |")
+        print("| ---: | ---: |")
+        for n in (64, 100, 128, 256, 300, 512, 1024):
+            ratios = [i / a for i, a in zip(estimates["inline"][f"imul_chain_{n}"], estimates["inline"][f"add_chain_{n}"])]
+            print(f"| {n} | {statistics.median(ratios):.4f} |")
+        print()
+        print(f"(ran in {time.perf_counter() - started:.0f} s; load average {load_before} before, "
+              f"{load_line()} after)")
     return 0
 
 

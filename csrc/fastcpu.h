@@ -219,6 +219,22 @@ extern const struct fc_calibration fc_calibrations[];
 extern const size_t fc_calibration_count;
 const struct fc_calibration *fc_calibration_find(const char *name);
 
+/* ---- the calibration chains as user functions (userchains.c) ---------- */
+
+/* One chain compiled as an out-of-line `unsigned fn(void)`, timed through the
+ * user-function path; its cost above an empty function is length x latency
+ * core cycles. */
+struct fc_user_chain {
+    const char *name; /* the inline chain of the same body: "add_chain_8" */
+    const char *op;
+    uint32_t length;
+    uint32_t latency_cycles;
+    fc_user_fn fn;
+};
+
+extern const struct fc_user_chain fc_user_chains[];
+extern const size_t fc_user_chain_count;
+
 /* ---- machine features (features.c) --------------------------------------- */
 
 /* Set once by fc_features(); read by the rseq and vDSO sequences. */

@@ -12,41 +12,58 @@
 
 const char *const fc_serialize_names[FC_SER_COUNT] = {"lfence", "cpuid", "rdtscp"};
 
-/* User sequences: FC_TIMER's harness, the body an indirect call. */
-#define FC_USER_TIMER(mode)                                                  \
-    FC_TIMER_FN(time_user_##mode, mode, (fc_user_fn fn, uint32_t copies), , fc_sink(fn()))
+/* User sequences: FC_TIMER's harness, the body an indirect call. The
+ * user's function and the empty baseline are called from two copies of the
+ * timer (SIDE = method, empty), i.e. from two call sites: from one site
+ * whose target alternated between them, the branch predictor missed inside
+ * the timed region, and the empty baseline read ~12 core cycles dearer than
+ * an 8-add function (AMD Zen 3 guest; ~9 ticks dearer than a plain C loop
+ * on Zen 5). */
+#define FC_USER_TIMER(side, mode)                                            \
+    FC_TIMER_FN(time_user_##side##_##mode, mode, (fc_user_fn fn, uint32_t copies), ,  \
+                fc_sink(fn()))
 
-FC_USER_TIMER(lfence)
-FC_USER_TIMER(cpuid)
-FC_USER_TIMER(rdtscp)
-FC_USER_TIMER(pmu_lfence)
-FC_USER_TIMER(pmu_cpuid)
-
-static uint64_t time_user(fc_user_fn fn, const struct fc_pair *p, uint32_t copies)
-{
-    if (p->pmu)
-        return p->serialize == FC_SER_CPUID ? time_user_pmu_cpuid(fn, copies)
-                                            : time_user_pmu_lfence(fn, copies);
-    switch (p->serialize) {
-    case FC_SER_CPUID:
-        return time_user_cpuid(fn, copies);
-    case FC_SER_RDTSCP:
-        return time_user_rdtscp(fn, copies);
-    default:
-        return time_user_lfence(fn, copies);
+#define FC_USER_TIMERS(side)                                                 \
+    FC_USER_TIMER(side, lfence)                                              \
+    FC_USER_TIMER(side, cpuid)                                               \
+    FC_USER_TIMER(side, rdtscp)                                              \
+    FC_USER_TIMER(side, pmu_lfence)                                          \
+    FC_USER_TIMER(side, pmu_cpuid)                                           \
+    static uint64_t time_user_##side(fc_user_fn fn, const struct fc_pair *p, \
+                                     uint32_t copies)                        \
+    {                                                                        \
+        if (p->pmu)                                                          \
+            return p->serialize == FC_SER_CPUID                              \
+                       ? time_user_##side##_pmu_cpuid(fn, copies)            \
+                       : time_user_##side##_pmu_lfence(fn, copies);          \
+        switch (p->serialize) {                                              \
+        case FC_SER_CPUID:                                                   \
+            return time_user_##side##_cpuid(fn, copies);                     \
+        case FC_SER_RDTSCP:                                                  \
+            return time_user_##side##_rdtscp(fn, copies);                    \
+        default:                                                             \
+            return time_user_##side##_lfence(fn, copies);                    \
+        }                                                                    \
     }
-}
+
+FC_USER_TIMERS(method)
+FC_USER_TIMERS(empty)
 
 static inline uint64_t time_method(const struct fc_pair *p)
 {
-    return p->user_method ? time_user(p->user_method, p, p->method_copies)
+    return p->user_method ? time_user_method(p->user_method, p, p->method_copies)
                           : p->method(p->method_copies);
 }
 
+/* bench_diff's user side runs the same function at 2k and k copies: both
+ * through the method's call site, whose target then never changes. */
 static inline uint64_t time_empty(const struct fc_pair *p)
 {
-    return p->user_empty ? time_user(p->user_empty, p, p->empty_copies)
-                         : p->empty(p->empty_copies);
+    if (!p->user_empty)
+        return p->empty(p->empty_copies);
+    return p->user_empty == p->user_method
+               ? time_user_method(p->user_empty, p, p->empty_copies)
+               : time_user_empty(p->user_empty, p, p->empty_copies);
 }
 
 /* How many runs between looks at the clock: a counter read costs ~10 ns

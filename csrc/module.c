@@ -560,6 +560,31 @@ static PyObject *core_calibrations(PyObject *module, PyObject *Py_UNUSED(ignored
     return list;
 }
 
+PyDoc_STRVAR(user_chains_doc,
+"user_chains($module, /)\n--\n\n"
+"The calibration chains compiled as out-of-line functions `unsigned fn(void)`\n"
+"inside the extension, for timing the user-function path: a list of (name,\n"
+"op, length, latency_cycles, address); bench_address() takes the address.");
+
+static PyObject *core_user_chains(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New((Py_ssize_t)fc_user_chain_count);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < fc_user_chain_count; i++) {
+        const struct fc_user_chain *c = &fc_user_chains[i];
+        PyObject *item = Py_BuildValue("ssIIK", c->name, c->op, c->length, c->latency_cycles,
+                                       (unsigned long long)(uintptr_t)c->fn);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
 PyDoc_STRVAR(read_doc,
 "read($module, method, /)\n--\n\n"
 "Run a method once: (raw register value, valid). valid is False when the\n"
@@ -905,12 +930,52 @@ static PyObject *core_add_chain_ticks(PyObject *module, PyObject *args)
     return PyLong_FromUnsignedLongLong(ticks);
 }
 
+PyDoc_STRVAR(add_chain_samples_doc,
+"add_chain_samples($module, blocks, count, /)\n--\n\n"
+"A short warm-up chain, then `count` chains of `blocks` x 100 dependent adds,\n"
+"in one call: a tuple of their `count` TSC tick counts (bench()'s brackets).");
+
+#define FC_CHAIN_SAMPLES_MAX 16
+
+static PyObject *core_add_chain_samples(PyObject *module, PyObject *args)
+{
+    unsigned int blocks, count;
+    if (!PyArg_ParseTuple(args, "II:add_chain_samples", &blocks, &count) ||
+        check_timer(get_state(module)) < 0)
+        return NULL;
+    if (count < 1 || count > FC_CHAIN_SAMPLES_MAX) {
+        PyErr_Format(PyExc_ValueError, "count must be between 1 and %d, not %u",
+                     FC_CHAIN_SAMPLES_MAX, count);
+        return NULL;
+    }
+    uint64_t ticks[FC_CHAIN_SAMPLES_MAX];
+    Py_BEGIN_ALLOW_THREADS
+    /* the first chain after other work runs slow now and then: warm up */
+    (void)fc_add_chain_ticks(blocks < 10 ? blocks : 10);
+    for (unsigned i = 0; i < count; i++)
+        ticks[i] = fc_add_chain_ticks(blocks);
+    Py_END_ALLOW_THREADS
+    PyObject *out = PyTuple_New((Py_ssize_t)count);
+    if (!out)
+        return NULL;
+    for (unsigned i = 0; i < count; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(ticks[i]);
+        if (!v) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)i, v);
+    }
+    return out;
+}
+
 static PyMethodDef core_functions[] = {
     {"bench", core_bench, METH_VARARGS, bench_doc},
     {"bench_address", core_bench_address, METH_VARARGS, bench_address_doc},
     {"bench_diff", core_bench_diff, METH_VARARGS, bench_diff_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
     {"calibrations", core_calibrations, METH_NOARGS, calibrations_doc},
+    {"user_chains", core_user_chains, METH_NOARGS, user_chains_doc},
     {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},
     {"median_u64", core_median_u64, METH_O, median_u64_doc},
     {"read", core_read, METH_VARARGS, read_doc},
@@ -925,6 +990,7 @@ static PyMethodDef core_functions[] = {
     {"tsc_step", core_tsc_step, METH_VARARGS, tsc_step_doc},
     {"tsc_ns_pair", core_tsc_ns_pair, METH_NOARGS, tsc_ns_pair_doc},
     {"add_chain_ticks", core_add_chain_ticks, METH_VARARGS, add_chain_ticks_doc},
+    {"add_chain_samples", core_add_chain_samples, METH_VARARGS, add_chain_samples_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -41,6 +41,7 @@ from ._getcpu import getcpu, getcpu_method, getcpu_node
 from ._show import CodeBlock, MethodCode, method_code
 from ._result import BenchResult, DiffResult, stability
 from ._stability import Stability
+from ._selftest import PathCheck, SelfTest, selftest
 
 __all__ = [
     "ABComparison",
@@ -89,6 +90,9 @@ __all__ = [
     "read",
     "read_raw",
     "stability",
+    "selftest",
+    "SelfTest",
+    "PathCheck",
     "__version__",
 ]
 

@@ -27,6 +27,7 @@ from ._methods import MethodInfo
 from ._atomicfile import check_replaceable, tmp_prefix
 from ._results import Results, load
 from ._show import DISASSEMBLERS, method_code
+from ._selftest import selftest
 from ._table import format_clock, format_table, format_warnings
 from ._version import __version__
 
@@ -130,6 +131,9 @@ def _table_run(args: argparse.Namespace) -> int:
     print(f"fastcpu {__version__}: {args.runs} runs per method, serialize={args.serialize}, "
           f"unroll={args.unroll}, {pin}")
     print(format_clock(clk))
+    if args.counter == "tsc" and args.unroll == 1:
+        # the harness checked here, now: its corrections go into ESTIMATE
+        print("\n".join(selftest(serialize=args.serialize, cpu=args.cpu).lines()))
     if args.counter == "pmu":
         print("counter=pmu: every 'ticks' figure below is core cycles counted by the PMU")
     print("BEST, MEDIAN and ESTIMATE: cost above the empty sequence, per copy")
@@ -143,7 +147,8 @@ def _table_run(args: argparse.Namespace) -> int:
         print(format_table([], [(m.name, m.reason) for m in chosen]))
         return 0
     measured = measure(args.runs, [m.name for m in chosen], args.serialize, unroll=args.unroll,
-                       cpu=args.cpu, progress=progress, counter=args.counter)
+                       cpu=args.cpu, progress=progress, counter=args.counter,
+                       selftest=False)  # printed above; bench() applies its corrections
     results = list(measured.values())
     print(format_table(results, measured.unavailable.items()))
     if any(r.resolution_limited for r in results):
@@ -215,7 +220,31 @@ def _compare_run(args: argparse.Namespace) -> int:
         sys.stdout.write(table.to_csv())
     else:
         print(format_comparison(table, args.unit))
+        for results in _load_all(args.files):
+            if results.selftest is not None:
+                print()
+                print(f"{results.name}:")
+                print("\n".join(results.selftest.lines()))
     return 0
+
+
+def _selftest_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--serialize", choices=SERIALIZE_MODES, action="append",
+                   help="serialization mode to test (repeatable; default: every mode)")
+    p.add_argument("--runs", type=_positive_int, default=1000, help="runs per verification measurement (default 1000)")
+    p.add_argument("--rounds", type=_positive_int, default=6, help="verification measurements per chain (default 6)")
+    p.add_argument("--cpu", type=_cpu, help="pin the measuring thread to this CPU")
+
+
+def _selftest_run(args: argparse.Namespace) -> int:
+    if args.cpu is not None:
+        check_cpu(args.cpu, "--cpu")
+    report = selftest(runs=args.runs, rounds=args.rounds,
+                      serialize=tuple(args.serialize) if args.serialize else None, cpu=args.cpu)
+    print(f"fastcpu {__version__}")
+    print(format_clock(clock()))
+    print("\n".join(report.lines()))
+    return 0 if report.passed else 1
 
 
 #: Beyond print quality (300) a grid of every method takes gigabytes.
@@ -321,6 +350,9 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
              "draw result files: exact counts per method, or ECDFs across methods or machines"),
     "check": (_check_args, _check_run,
               "read every CPU-reporting method on each CPU and compare with sched_getcpu() and the getcpu system call"),
+    "selftest": (_selftest_args, _selftest_run,
+                 "time the calibration chains through the harness, report its bias on this host "
+                 "and whether the accuracy goals hold (exit status 1 when one fails)"),
     "show": (_show_args, _show_run, "print the machine code a method times, disassembled when objdump or capstone is installed"),
 }
 

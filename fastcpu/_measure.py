@@ -23,6 +23,7 @@ from ._machine import machine_info
 from ._methods import MethodInfo, methods_named
 from ._methods import methods as all_methods
 from ._results import Results
+from ._selftest import selftest as run_selftest
 from ._version import __version__
 
 __all__ = ["measure", "Progress", "chosen_methods", "utc_now"]
@@ -56,6 +57,7 @@ def measure(
     cpu: int | None = None,
     progress: Progress | None = None,
     label: str | None = None,
+    selftest: bool = True,
     counter: str = "tsc",
 ) -> Results:
     """Time every available method (or those named) and record the machine.
@@ -74,6 +76,10 @@ def measure(
         progress: ``progress(done, total, method)``, called before each
             method and once at the end (``method`` ``None``).
         label: a free-form name for the machine, kept in the file.
+        selftest: run :func:`fastcpu.selftest` for this mode first (well
+            under a second in 'lfence' mode): its bias corrections go into
+            the estimates and its report into ``Results.selftest`` (single
+            copies on the TSC only: the self-test's corrections are for those).
         counter: ``'tsc'`` (the default) or ``'pmu'`` (see ``bench``).
 
     Raises:
@@ -93,6 +99,8 @@ def measure(
         raise TypeError(f"progress must be callable or None, not {type(progress).__name__}")
     if label is not None and not isinstance(label, str):
         raise TypeError(f"label must be a str or None, not {type(label).__name__}")
+    if not isinstance(selftest, bool):
+        raise TypeError(f"selftest must be a bool, not {type(selftest).__name__}")
     chosen = chosen_methods(methods)
     todo = [m for m in chosen if m.available]
     if not todo:
@@ -104,6 +112,7 @@ def measure(
     clk = clock()
     date = utc_now()
     machine = machine_info()
+    report = run_selftest(serialize=serialize, cpu=cpu) if selftest and unroll == 1 and counter == "tsc" else None
     results = {}
     for done, m in enumerate(todo):
         if progress is not None:
@@ -120,4 +129,5 @@ def measure(
         label=label,
         fastcpu_version=__version__,
         unavailable={m.name: m.reason or "not available" for m in chosen if not m.available},
+        selftest=report,
     )

@@ -8,6 +8,7 @@ through it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from collections.abc import Mapping
@@ -51,6 +52,14 @@ class _Estimated:
     counter: str
     migrated: np.ndarray
     _recommended: _estimate.Estimate  # each result type says how it estimates
+    # The harness's own systematic error and its 95% half-width, core cycles
+    # per copy, as the self-test measured it (fastcpu.selftest): subtracted
+    # from the estimate and added to its interval. 0 where none was applied
+    # (DiffResult, unrolled or PMU results, files written before 0.3.0).
+    harness_bias_core_cycles: float = 0.0
+    harness_bias_ci95_core_cycles: float = 0.0
+    # The 95% half-width of cycles_per_tick (0: not known).
+    cycles_per_tick_ci95: float = 0.0
 
     @property
     def units(self) -> CounterUnits:
@@ -78,13 +87,35 @@ class _Estimated:
     def estimate(self) -> float:
         """The cost per copy fastcpu recommends, in TSC ticks (above the empty
         sequence for a BenchResult; core cycles when measured with a PMU
-        clock)."""
-        return self._recommended.ticks
+        counter), with the harness bias (:attr:`harness_bias_core_cycles`)
+        subtracted."""
+        return self._recommended.ticks - self.harness_bias_ticks
+
+    @property
+    def harness_bias_ticks(self) -> float:
+        """:attr:`harness_bias_core_cycles` in counts of this result's counter
+        (TSC ticks) per copy (this result's conversion)."""
+        return self.harness_bias_core_cycles / self.units.cycles_per_count
+
+    @property
+    def estimate_random_ci95(self) -> float:
+        """Half-width of the 95% interval of :attr:`estimate` from the runs'
+        scatter alone (the random part), in TSC ticks per copy."""
+        return self._recommended.ci95_ticks
+
+    @property
+    def estimate_systematic_ci95(self) -> float:
+        """Half-width of the uncertainty of the harness-bias correction (the
+        systematic part), in TSC ticks per copy."""
+        return self.harness_bias_ci95_core_cycles / self.units.cycles_per_count
 
     @property
     def estimate_ci95(self) -> float:
-        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per copy."""
-        return self._recommended.ci95_ticks
+        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per
+        copy: the random part plus the systematic part, added linearly (a
+        bound, not a quadrature sum: the systematic error is not random from
+        one measurement to the next)."""
+        return self.estimate_random_ci95 + self.estimate_systematic_ci95
 
     @property
     def estimator(self) -> str:
@@ -118,8 +149,10 @@ class _Estimated:
 
     @property
     def estimate_ci95_core_cycles(self) -> float:
-        """:attr:`estimate_ci95` in core cycles."""
-        return self.ticks_to_core_cycles(self.estimate_ci95)
+        """:attr:`estimate_ci95` in core cycles, widened by what the
+        conversion's own uncertainty (:attr:`cycles_per_tick_ci95`, the core
+        clock's movement across the measurement) does to the estimate."""
+        return self.ticks_to_core_cycles(self.estimate_ci95) + abs(self.estimate) * self.cycles_per_tick_ci95
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,7 +184,9 @@ class BenchResult(_Estimated):
             cycles with a PMU counter).
         tsc_hz: TSC ticks per second of the clock it was measured with
             (:class:`fastcpu.Clock`), whatever the counter.
-        cycles_per_tick: core cycles per TSC tick of that clock.
+        cycles_per_tick: core cycles per TSC tick: for :func:`fastcpu.bench`,
+            measured by an add chain just before and just after the runs
+            (their mean), not at first use.
         tsc_step_ticks: the TSC's granularity, in TSC ticks.
         counter: the counter the runs were timed with: ``'tsc'`` (the
             default), or with ``counter='pmu'`` the PMU's core-cycle counter,
@@ -160,6 +195,16 @@ class BenchResult(_Estimated):
             every count is one core cycle: :attr:`units` says what a count
             is worth, and the conversions use it. Its old name ``clock``
             still works, deprecated.
+        harness_bias_core_cycles: what the harness itself adds to a
+            single-copy estimate on this host, in core cycles, as measured by
+            :func:`fastcpu.selftest` on the calibration chains; subtracted
+            from :attr:`estimate` (0: none applied).
+        harness_bias_ci95_core_cycles: the 95% half-width of that correction
+            in core cycles (its spread over chains and its own scatter);
+            added to :attr:`estimate_ci95`.
+        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
+            (half the range of the add chains that bracketed the runs; 0 when
+            not known); widens :attr:`estimate_ci95_core_cycles`.
 
     Besides best and median, every result carries the estimate fastcpu
     recommends for it (:attr:`estimate`, :attr:`estimate_ci95`,
@@ -184,6 +229,9 @@ class BenchResult(_Estimated):
     cycles_per_tick: float
     tsc_step_ticks: float
     counter: str = "tsc"
+    harness_bias_core_cycles: float = 0.0
+    harness_bias_ci95_core_cycles: float = 0.0
+    cycles_per_tick_ci95: float = 0.0
     clock: InitVar[str | None] = None  # deprecated: the old name of counter
 
     def __post_init__(self, clock: str | None) -> None:
@@ -204,6 +252,10 @@ class BenchResult(_Estimated):
         counter: str = "tsc",
         best: float | None = None,
         median: float | None = None,
+        cycles_per_tick: float | None = None,
+        cycles_per_tick_ci95: float = 0.0,
+        harness_bias_core_cycles: float = 0.0,
+        harness_bias_ci95_core_cycles: float = 0.0,
     ) -> BenchResult:
         """The one way to build a BenchResult from per-run arrays.
 
@@ -217,6 +269,11 @@ class BenchResult(_Estimated):
                 three of the same length, at least 1.
             clock: the :class:`fastcpu.Clock` of the measurement.
             counter: ``'tsc'``, ``'pmu'`` or ``'pmu_user'``.
+            cycles_per_tick: core cycles per TSC tick, overriding the
+                clock's, for a result converted with the figure measured
+                around it (with its 95% half-width, `cycles_per_tick_ci95`).
+            harness_bias_core_cycles, harness_bias_ci95_core_cycles: the
+                harness bias applied (core cycles; 0: none).
 
         Raises:
             ValueError: the arrays are empty, not one-dimensional or of
@@ -244,10 +301,21 @@ class BenchResult(_Estimated):
             best=_estimate.best_ticks(raw, empty, unroll) if best is None else best,
             median=_estimate.median_ticks(raw, empty, unroll) if median is None else median,
             tsc_hz=clock.tsc_hz,
-            cycles_per_tick=clock.cycles_per_tick,
+            cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
             tsc_step_ticks=clock.tsc_step_ticks,
             counter=counter,
+            harness_bias_core_cycles=harness_bias_core_cycles,
+            harness_bias_ci95_core_cycles=harness_bias_ci95_core_cycles,
+            cycles_per_tick_ci95=cycles_per_tick_ci95,
         )
+
+    def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
+        """This result with the harness bias (core cycles per copy, and its
+        95% half-width) applied to its estimate: :func:`fastcpu.bench`'s
+        correction, from :func:`fastcpu.selftest`."""
+        return dataclasses.replace(self, harness_bias_core_cycles=bias_core_cycles,
+                                   harness_bias_ci95_core_cycles=ci95_core_cycles,
+                                   clock=None)  # not the deprecated alias's value
 
     @property
     def best_ns(self) -> float:
@@ -394,5 +462,18 @@ def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> 
     if not isinstance(result, BenchResult):
         raise TypeError(f"stability() reports on one fastcpu.BenchResult, not {type(result).__name__}"
                         + (": pick one, e.g. results['gdt']" if isinstance(result, Mapping) else ""))
+    extra = []
+    # A user function's call and return cost the empty baseline about
+    # -harness_bias core cycles that a longer body hides: a body shorter than
+    # that reads as the overhead, whatever it is (docs/accuracy.md).
+    overhead = -result.harness_bias_core_cycles
+    if result.method.startswith("user:") and overhead > 0 and (
+        result.estimate_core_cycles - result.estimate_ci95_core_cycles < overhead
+    ):
+        extra.append(
+            f"the function may be shorter than its call's own cost (about {overhead:.0f} core "
+            "cycles here), which a body that short does not hide: it then reads as that cost; "
+            "bench_diff() cancels the call"
+        )
     return assess(result.raw, result.empty, result.migrated, result.step, result.cpu,
-                  result.counter, machine)
+                  result.counter, machine, extra)

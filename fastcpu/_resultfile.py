@@ -13,9 +13,12 @@ Layout (format version 1)::
      "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 25.96, "cycles_per_tick": 1.37},
      "machine": {... machine_info() ...},
      "unavailable": {"method": "reason", ...},
+     "selftest": {... SelfTest.to_dict() ...},          (optional, fastcpu >= 0.3.0)
      "results": [
        {"method": "gdt", "runs": 1000, "serialize": "lfence", "unroll": 1, "cpu": null,
         "counter": "tsc", "best_ticks": 52.0, "median_ticks": 52.0,
+        "cycles_per_tick": 1.42, "cycles_per_tick_ci95": 0.01,       (optional, >= 0.3.0)
+        "harness_bias_core_cycles": 0.9, "harness_bias_ci95_core_cycles": 1.6,
         "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
                      "crc32": 2871520013},
         "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",

@@ -24,6 +24,7 @@ from ._args import RUNS_MAX, UNROLL_MAX
 from ._clock import Clock
 from ._methods import canonical_name
 from ._result import BenchResult
+from ._selftest import SelfTest
 from ._resultfile import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -88,6 +89,8 @@ class Results(Mapping[str, BenchResult]):
             name and host name).
         fastcpu_version: the fastcpu that measured it.
         unavailable: methods asked for but not runnable there -> the reason.
+        selftest: the harness self-test made with the measurement (its bias
+            corrections are in the results' estimates), or ``None``.
     """
 
     results: Mapping[str, BenchResult]
@@ -98,6 +101,7 @@ class Results(Mapping[str, BenchResult]):
     label: str | None = None
     fastcpu_version: str = ""
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    selftest: SelfTest | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.clock, Clock):
@@ -113,9 +117,8 @@ class Results(Mapping[str, BenchResult]):
             if r.serialize != self.serialize:
                 raise ValueError(f"{name}: measured with serialize={r.serialize!r}, "
                                  f"not the file's {self.serialize!r}")
-            if (r.tsc_hz, r.tsc_step_ticks, r.cycles_per_tick) != (
-                self.clock.tsc_hz, self.clock.tsc_step_ticks, self.clock.cycles_per_tick
-            ):
+            # each result's cycles_per_tick is its own (measured around it)
+            if (r.tsc_hz, r.tsc_step_ticks) != (self.clock.tsc_hz, self.clock.tsc_step_ticks):
                 raise ValueError(f"{name}: its clock differs from the Results' clock; "
                                  "put results of one clock together")
             results[name] = r
@@ -142,7 +145,8 @@ class Results(Mapping[str, BenchResult]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Results):
             return NotImplemented
-        meta = ("machine", "clock", "serialize", "date", "label", "fastcpu_version", "unavailable")
+        meta = ("machine", "clock", "serialize", "date", "label", "fastcpu_version", "unavailable",
+                "selftest")
         if any(getattr(self, m) != getattr(other, m) for m in meta):
             return False
         if list(self.results) != list(other.results):
@@ -154,7 +158,8 @@ class Results(Mapping[str, BenchResult]):
     def __reduce__(self) -> tuple:
         # The read-only views cannot be pickled; rebuild from plain dicts.
         return (Results, (dict(self.results), dict(self.machine), self.clock, self.serialize,
-                          self.date, self.label, self.fastcpu_version, dict(self.unavailable)))
+                          self.date, self.label, self.fastcpu_version, dict(self.unavailable),
+                          self.selftest))
 
     # -- reading -------------------------------------------------------------
     @property
@@ -180,6 +185,7 @@ class Results(Mapping[str, BenchResult]):
             f"{self.name}, measured {self.date} with fastcpu {self.fastcpu_version}, "
             f"{'/'.join(map(str, runs)) or 0} runs per method, serialize={self.serialize}",
             format_clock(self.clock),
+            *(self.selftest.lines() if self.selftest is not None else []),
             "",
             self.table(),
         ])
@@ -222,6 +228,7 @@ class Results(Mapping[str, BenchResult]):
                       "cycles_per_tick": c.cycles_per_tick},
             "machine": dict(self.machine),
             "unavailable": dict(self.unavailable),
+            **({"selftest": self.selftest.to_dict()} if self.selftest is not None else {}),
             "results": [_entry(r) for r in self.results.values()],
         }
 
@@ -265,6 +272,7 @@ class Results(Mapping[str, BenchResult]):
                 label=label,
                 fastcpu_version=rd.get(doc, "fastcpu_version", (str,), ""),
                 unavailable=unavailable,
+                selftest=_selftest_from(rd, doc),
             )
         except (TypeError, ValueError) as exc:
             raise rd.fail(f"inconsistent contents: {exc}") from None
@@ -276,6 +284,9 @@ def _entry(r: BenchResult) -> dict[str, Any]:
         "method": r.method, "runs": r.runs, "serialize": r.serialize,
         "unroll": r.unroll, "cpu": r.cpu, "counter": r.counter,
         "best_ticks": r.best, "median_ticks": r.median,
+        "cycles_per_tick": r.cycles_per_tick, "cycles_per_tick_ci95": r.cycles_per_tick_ci95,
+        "harness_bias_core_cycles": r.harness_bias_core_cycles,
+        "harness_bias_ci95_core_cycles": r.harness_bias_ci95_core_cycles,
         "raw": encode_ticks(r.raw), "empty": encode_ticks(r.empty),
         "migrated": encode_bools(r.migrated),
     }
@@ -316,7 +327,14 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
         migrated=rd.array(entry, "migrated", runs, where),
         clock=clock,
         counter=_counter_of(rd, entry, where),
+        # optional (fastcpu >= 0.3.0): older files convert with the file's clock, uncorrected
+        cycles_per_tick=rd.finite(entry, "cycles_per_tick", where) if "cycles_per_tick" in entry else None,
+        cycles_per_tick_ci95=_optional(rd, entry, "cycles_per_tick_ci95", where),
+        harness_bias_core_cycles=_optional(rd, entry, "harness_bias_core_cycles", where),
+        harness_bias_ci95_core_cycles=_optional(rd, entry, "harness_bias_ci95_core_cycles", where),
     )
+    if not r.cycles_per_tick > 0:
+        raise rd.fail(f"{where}cycles_per_tick out of range: {r.cycles_per_tick}")
     for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
         if key in entry:
             stored = rd.finite(entry, key, where)
@@ -324,6 +342,24 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
                 raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
                               f"({computed}): the file was altered or damaged")
     return r
+
+
+def _optional(rd: Reader, entry: dict[str, Any], key: str, where: str) -> float:
+    """A number field that files written before fastcpu 0.3.0 lack (then 0)."""
+    return rd.finite(entry, key, where) if key in entry else 0.0
+
+
+def _selftest_from(rd: Reader, doc: dict[str, Any]) -> SelfTest | None:
+    """The stored self-test report (absent before fastcpu 0.3.0)."""
+    if "selftest" not in doc:
+        return None
+    st = rd.get(doc, "selftest", (dict,), "")
+    try:
+        report = SelfTest.from_dict(st)
+        report.lines()  # every figure can be shown (a number too large for a float cannot)
+        return report
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
+        raise rd.fail(f"selftest: unreadable report ({type(exc).__name__}: {exc})") from None
 
 
 def load(path: str | os.PathLike[str]) -> Results:

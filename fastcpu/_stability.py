@@ -156,6 +156,7 @@ def assess(
     cpu: int | None,
     counter: str = "tsc",
     machine: Mapping[str, Any] | None = None,
+    extra: list[str] | tuple[str, ...] = (),
 ) -> Stability:
     """The stability report of one measurement's runs. Never raises for a bad
     measurement: it only says what to distrust.
@@ -168,6 +169,8 @@ def assess(
         counter: what counted (``'tsc'``, ``'pmu'``, ``'pmu_user'``).
         machine: the machine's settings as a ``machine_info()``-style dict,
             for runs measured elsewhere; ``None`` reads this machine.
+        extra: warnings about the runs that their caller found (the result's
+            own, e.g. a user function shorter than its call).
 
     :func:`fastcpu.stability` and ``BenchResult.stability`` call this.
     """
@@ -195,6 +198,7 @@ def assess(
             f"{outliers:.1%} of the runs hit an outlier (an interrupt, a trap or a "
             "migration: raw - empty far from its median)"
         )
+    runs.extend(extra)
     if counter == "pmu_user":
         runs.append(
             "counter='pmu' counted user-mode cycles only (perf_event_paranoid): "

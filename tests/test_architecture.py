@@ -20,11 +20,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fastcpu"
 #: under everything. A new module takes its place here.
 LAYERS: list[tuple[str, list[str]]] = [
     ("arguments and constants", ["_version", "_args"]),
-    ("core wrapper", ["_affinity", "_machine", "_calibration", "_norseq", "_methods", "_clock", "_harness", "_read",
+    ("core wrapper", ["_affinity", "_machine", "_calibration", "_norseq", "_methods", "_clock", "_bracket", "_harness", "_read",
                       "_getcpu", "_elf", "_show", "_check"]),
     ("file codec", ["_atomicfile", "_resultfile"]),
-    ("results", ["_estimate", "_stability", "_result", "_bench", "_table", "_results",
-                 "_measure"]),
+    ("results", ["_estimate", "_stability", "_result", "_timing", "_selftest", "_bench", "_table",
+                 "_results", "_measure"]),
     ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "plot"]),
     ("CLI and front door", ["_cli", "__main__", "__init__"]),
 ]

@@ -98,6 +98,21 @@ BENCH = [
 ]
 
 
+# -- selftest ---------------------------------------------------------------------
+
+SELFTEST = [
+    row(lambda c: fastcpu.selftest(runs=0), ValueError, "runs must be between 10", "selftest runs=0"),
+    *(row(lambda c, v=v: fastcpu.selftest(rounds=v), TypeError, "rounds must be an int", f"selftest rounds={v!r}")
+      for v in AN_INT if v is not None),
+    row(lambda c: fastcpu.selftest(serialize="mfence"), ValueError, "use one of lfence", "selftest serialize"),
+    row(lambda c: fastcpu.selftest(serialize=3), TypeError, "serialize must be a str", "selftest serialize=3"),
+    row(lambda c: fastcpu.selftest(paths=("both",)), ValueError, "unknown path 'both'", "selftest paths"),
+    row(lambda c: fastcpu.selftest(paths="inline"), TypeError, "paths must be a tuple", "selftest paths=str"),
+    row(lambda c: fastcpu.selftest(cpu=-1), ValueError, "affinity mask", "selftest cpu=-1"),
+    row(lambda c: fastcpu.selftest(cpu="0"), TypeError, "cpu must be an int", "selftest cpu='0'"),
+]
+
+
 # -- read, read_raw, getcpu*, method_code ---------------------------------------
 
 READ = [
@@ -415,7 +430,7 @@ EXPORT = [
 ]
 
 
-@pytest.mark.parametrize("call, exc, match", BENCH + READ + CHECK + RESULTS + PLOT + NOISE + EXPORT + AB_AND_SEED)
+@pytest.mark.parametrize("call, exc, match", BENCH + SELFTEST + READ + CHECK + RESULTS + PLOT + NOISE + EXPORT + AB_AND_SEED)
 def test_public_api_rejects_bad_input(ctx, call, exc, match):
     import matplotlib.pyplot as plt
 
@@ -546,6 +561,12 @@ CLI = [
     pytest.param(["check", "--cpus", ""], "argument --cpus: name at least one CPU", id="check --cpus ''"),
     pytest.param(["check", "--cpus", "a"], "not a comma-separated list of CPU numbers", id="check --cpus a"),
     pytest.param(["check", "--cpus", "0,0"], "names CPU 0 twice", id="check --cpus 0,0"),
+    pytest.param(["selftest", "--serialize", "mfence"], "argument --serialize: invalid choice: 'mfence'",
+                 id="selftest --serialize mfence"),
+    pytest.param(["selftest", "--runs", "0"], "argument --runs: must be 1 or more", id="selftest --runs 0"),
+    pytest.param(["selftest", "--runs", str(HUGE)], "runs must be between 10", id="selftest --runs huge"),
+    pytest.param(["selftest", "--rounds", "x"], "argument --rounds: not an integer", id="selftest --rounds x"),
+    pytest.param(["selftest", "--cpu", "-1"], "cpu -1 is not in this thread's affinity mask", id="selftest --cpu -1"),
     pytest.param(["show"], "the following arguments are required: method", id="show no method"),
     pytest.param(["show", ""], "unknown method ''", id="show ''"),
     pytest.param(["show", "rdpidd"], DID_YOU_MEAN, id="show rdpidd"),

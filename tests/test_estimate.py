@@ -284,9 +284,20 @@ def test_every_result_carries_the_estimate(available_method):
     assert r.estimate_ns == pytest.approx(r.estimate * 1e9 / r.tsc_hz)
     assert r.estimate_core_cycles == pytest.approx(r.estimate * r.cycles_per_tick)
     assert r.estimate_ci95_ns == pytest.approx(r.estimate_ci95 * 1e9 / r.tsc_hz)
-    assert r.estimate_ci95_core_cycles == pytest.approx(r.estimate_ci95 * r.cycles_per_tick)
+    # in core cycles the interval also carries the conversion's uncertainty
+    assert r.estimate_ci95_core_cycles == pytest.approx(
+        r.estimate_ci95 * r.cycles_per_tick + abs(r.estimate) * r.cycles_per_tick_ci95
+    )
     expected = _estimate.recommend(r.raw, r.empty, r.tsc_step_ticks, r.unroll)
-    assert (r.estimate, r.estimate_ci95, r.estimator) == (expected.ticks, expected.ci95_ticks, expected.estimator)
+    # the recommended statistic, less the self-test's harness bias; its
+    # interval, plus the bias's (systematic) half-width
+    assert r.estimator == expected.estimator
+    assert r.estimate == pytest.approx(expected.ticks - r.harness_bias_core_cycles / r.cycles_per_tick)
+    assert r.estimate_random_ci95 == expected.ci95_ticks
+    assert r.estimate_ci95 == pytest.approx(
+        expected.ci95_ticks + r.harness_bias_ci95_core_cycles / r.cycles_per_tick
+    )
+    assert r.harness_bias_ci95_core_cycles >= 0
 
 
 def test_a_result_rebuilt_from_its_fields_has_them_too():

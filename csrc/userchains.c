@@ -1,0 +1,44 @@
+/*
+ * userchains.c: the calibration chains as real out-of-line functions
+ * `unsigned fn(void)`, so that the self-test (fastcpu/_selftest.py) can time
+ * the user-function path exactly as it times a user's function: through
+ * bench_address, an indirect call from the harness. Their cost is known:
+ * `length` dependent `op` instructions of `latency` core cycles each, plus
+ * the call and return that the empty baseline function also pays.
+ */
+#include "fastcpu.h"
+
+/* The chain runs in rax, the return register, so the function is the chain
+ * and a ret: no move that a user's compiler might or might not emit. */
+#define FC_USER_CHAIN_FN(op, insn, n)                                        \
+    __attribute__((noinline, used)) static unsigned user_##op##_chain_##n(void) \
+    {                                                                        \
+        uint64_t acc;                                                        \
+        __asm__ volatile(".rept " #n "\n\t" insn "\n\t.endr" : "=a"(acc));   \
+        return (unsigned)acc;                                                \
+    }
+
+#define FC_USER_ADD(n) FC_USER_CHAIN_FN(add, "add $1, %0", n)
+#define FC_USER_IMUL(n) FC_USER_CHAIN_FN(imul, "imul %0, %0", n)
+
+/* Lengths: short enough that the self-test takes milliseconds per chain,
+ * spread so that a bias growing with the length would show, and from 16
+ * core cycles on: a call and return cost about 10 core cycles more than the
+ * harness's empty sequence, and a body hides them only once it is longer
+ * than that (measured on an AMD Zen 3 guest: a function of 8 adds reads
+ * about 2 cycles above the trend of longer ones, 1-4 adds read as ~10). */
+FC_USER_ADD(16)
+FC_USER_ADD(32)
+FC_USER_ADD(128)
+FC_USER_IMUL(8)
+FC_USER_IMUL(16)
+FC_USER_IMUL(64)
+
+#define FC_USER_ROW(op, n, lat) {#op "_chain_" #n, #op, n, lat, user_##op##_chain_##n}
+
+const struct fc_user_chain fc_user_chains[] = {
+    FC_USER_ROW(add, 16, 1),  FC_USER_ROW(add, 32, 1),   FC_USER_ROW(add, 128, 1),
+    FC_USER_ROW(imul, 8, 3),  FC_USER_ROW(imul, 16, 3),  FC_USER_ROW(imul, 64, 3),
+};
+
+const size_t fc_user_chain_count = sizeof fc_user_chains / sizeof fc_user_chains[0];

@@ -1,0 +1,131 @@
+"""Core cycles per TSC tick at the moment of a measurement.
+
+A guest's core clock follows the host's load: on the hosts fastcpu has run
+on, ``cycles_per_tick`` moved by several percent within minutes, so the
+figure measured at first use (:func:`fastcpu.clock`) can be stale by the
+time a measurement is converted. :func:`bench` therefore times dependent
+add chains just before and just after each measurement and converts with
+the mean of the two brackets.
+
+Each bracket is a short warm-up chain and two measured chains of 4,000 adds
+(about 1.3 us each) in one C call; a closing bracket serves as the next
+measurement's opening one when that starts within 2 ms on the same thread
+and CPU, so back-to-back calls pay about 3 us each. The chain timer's fixed
+cost (the fences around it) is measured once per process from chains of N
+and 2N blocks and subtracted. Nothing here assumes a clock step or a core:
+the fixed cost is a mean over random phases of whatever step the counter
+has, measured on the host at hand.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+
+from . import _core
+
+__all__ = [
+    "BRACKET_BLOCKS",
+    "BRACKET_CHAINS",
+    "REUSE_NS",
+    "bracket_samples",
+    "opening_samples",
+    "closing_samples",
+    "bracket_cycles_per_tick",
+    "fixed_cost_ticks",
+]
+
+#: 100 dependent adds per block: 4,000 adds, about 1.3 us at 3.2 GHz, about
+#: 125 clock steps of 10 ns: one step is 0.8% of a chain, and the mean of
+#: the two brackets' medians over random phases comes within about 0.4%.
+BRACKET_BLOCKS = 40
+#: Measured chains per bracket (their median: with two, their mean). Two
+#: keep bench(m, 1000) near the plain C loop's cost (benchmarks/performance.py).
+BRACKET_CHAINS = 2
+_FIXED_REPEATS = 41
+
+_lock = threading.Lock()
+_fixed: float | None = None
+
+
+def fixed_cost_ticks() -> float:
+    """The add-chain timer's own cost in TSC ticks (fences, reads), measured
+    once per process: 2 t(N) - t(2N) over _FIXED_REPEATS pairs, the mean of
+    their middle half. A mean, not a median: each value is a multiple of
+    the clock's step apart from the next, and only a mean over random
+    phases lands between them (a median was a whole step, 0.3% of the
+    chain, off from one process to the next)."""
+    global _fixed
+    with _lock:
+        if _fixed is None:
+            _core.add_chain_ticks(BRACKET_BLOCKS)  # warm up
+            est = []
+            for _ in range(_FIXED_REPEATS):
+                single = _core.add_chain_ticks(BRACKET_BLOCKS)
+                double = _core.add_chain_ticks(2 * BRACKET_BLOCKS)
+                est.append(2 * single - double)
+            est.sort()
+            middle = est[len(est) // 4: len(est) - len(est) // 4]
+            _fixed = max(statistics.fmean(middle), 0.0)
+        return _fixed
+
+
+def bracket_samples() -> list[float]:
+    """Core cycles per TSC tick now, BRACKET_CHAINS times: chains of
+    BRACKET_BLOCKS x 100 adds less the timer's fixed cost, after a short
+    warm-up chain (the first after other work runs slow now and then: about
+    1%, one time in three here), all in one C call. On a guest one chain
+    alone scatters by a few percent (the host's other work on the core,
+    interrupts): on an AMD Zen 3 guest, 10,000 adds read 7595-8134 ticks,
+    5th-95th percentile 1.27-1.33 core cycles per tick around 1.317."""
+    fixed = fixed_cost_ticks()
+    adds = 100 * BRACKET_BLOCKS
+    return [adds / max(t - fixed, 1.0) for t in _core.add_chain_samples(BRACKET_BLOCKS, BRACKET_CHAINS)]
+
+
+#: A bracket taken after one measurement serves as the next one's opening
+#: bracket when the next starts within this many ns, on the same thread and
+#: CPU: back-to-back bench() calls (a table, measure()) pay one bracket each.
+REUSE_NS = 2_000_000
+
+_last = threading.local()
+
+
+def opening_samples() -> list[float]:
+    """The opening bracket: the previous closing one when it is recent (REUSE_NS)
+    and was taken on this thread and CPU, else fresh samples."""
+    cpu = _core.current_cpu()
+    last = getattr(_last, "value", None)
+    if last is not None and last[1] == cpu and time.monotonic_ns() - last[0] <= REUSE_NS:
+        return last[2]
+    return bracket_samples()
+
+
+def closing_samples() -> list[float]:
+    """The closing bracket, kept for the next measurement's opening one."""
+    samples = bracket_samples()
+    _last.value = (time.monotonic_ns(), _core.current_cpu(), samples)
+    return samples
+
+
+def _mid(values: list[float]) -> float:
+    """The median of a handful of values (statistics.median costs a microsecond here)."""
+    s = sorted(values)
+    h = len(s) // 2
+    return s[h] if len(s) % 2 else (s[h - 1] + s[h]) * 0.5
+
+
+def bracket_cycles_per_tick(before: list[float], after: list[float]) -> tuple[float, float]:
+    """(core cycles per TSC tick, its 95% half-width) for a measurement
+    bracketed by the samples `before` and `after` (BRACKET_CHAINS each): the
+    mean of the two medians (with three or more chains the median drops a
+    slow one), and as half-width half the gap between the medians (how far
+    the core clock moved across the measurement) plus two median absolute
+    deviations of all the samples (their scatter, the clock's step
+    included; robust to the one chain an interrupt lengthened)."""
+    mb, ma = _mid(before), _mid(after)
+    everything = before + after
+    center = _mid(everything)
+    mad = _mid([abs(v - center) for v in everything])
+    return (mb + ma) / 2, abs(ma - mb) / 2 + 2 * mad

@@ -1,0 +1,236 @@
+"""fastcpu.selftest(): the harness bias on the calibration chains, its
+correction in bench(), its report in the CLI and in result files; and the
+calibration chains as user functions in a shared library built here."""
+
+import ctypes
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastcpu
+from fastcpu import _bracket, _cli, _core, _selftest
+from fastcpu._selftest import ChainCheck, PathCheck, SelfTest
+
+REPO = Path(__file__).resolve().parent.parent
+CPU = min(os.sched_getaffinity(0))
+
+
+# ---- the logic, on made-up numbers ----
+
+
+def test_intercept_keeps_a_conversion_error_in_the_slope():
+    # estimate ticks = 3 + truth / 1.3, read with a conversion 2% off: the
+    # intercept (a zero-cost body) is still 3 ticks
+    points = [(t, 3.0 + t / 1.3, 0.5) for t in (16, 32, 128)]
+    b, se = _selftest.intercept(points)
+    assert b == pytest.approx(3.0)
+    assert se > 0
+
+
+def test_intercept_of_one_length_is_its_mean():
+    b, se = _selftest.intercept([(32, 10.0, 1.0), (32, 12.0, 1.0)])
+    assert b == pytest.approx(11.0) and se > 0
+
+
+def test_correction_is_the_midpoint_and_covers_both_ops():
+    bias, ci = _selftest.correction({"add": (2.0, 0.1), "imul": (0.0, 0.1)})
+    assert bias == pytest.approx(1.0)
+    # half the spread, plus the midpoint's own scatter
+    assert ci == pytest.approx(1.0 + 1.96 * math.sqrt(0.02) / 2)
+    for op_bias in (2.0, 0.0):
+        assert abs(op_bias - bias) <= ci
+
+
+@pytest.mark.parametrize("path,truth,error,ok", [
+    ("inline", 16, 1.5, True), ("inline", 16, -1.6, False),
+    ("inline", 128, 1.45, True), ("inline", 128, 1.6, False),  # 1% of 128 is narrower than 1.5
+    ("inline", 200, 1.9, True), ("inline", 200, 2.1, False),
+    ("user", 16, -2.0, True), ("user", 16, 2.1, False),
+    ("user", 200, 3.9, True), ("user", 200, -4.1, False),
+])
+def test_goals_per_path(path, truth, error, ok):
+    assert _selftest.within_goal(error, truth, path) is ok
+
+
+def _report(passed: bool) -> SelfTest:
+    chains = (ChainCheck("add_chain_16", 16.0, 0.3 if passed else 3.0, 4, passed, 4),)
+    check = PathCheck("inline", "lfence", 1.2, 1.4, {"add": 2.2, "imul": 0.2}, chains)
+    return SelfTest((check,), runs=1000, rounds=4, seconds=0.5)
+
+
+def test_report_round_trips_and_says_pass_or_fail():
+    for passed in (True, False):
+        st = _report(passed)
+        assert st.passed is passed
+        assert SelfTest.from_dict(st.to_dict()) == st
+        text = str(st)
+        assert ("PASS" if passed else "FAIL") in text.splitlines()[0]
+        assert "inline lfence" in text and "+1.20" in text
+
+
+def test_coverage_counts_measurements():
+    chains = (ChainCheck("a", 16, 0.0, 4, True, 4), ChainCheck("b", 48, 0.0, 6, True, 3))
+    check = PathCheck("inline", "lfence", 0.0, 1.0, {"add": 0.0}, chains)
+    assert check.coverage == pytest.approx(7 / 10)
+    assert not check.passed  # 70% < 90%
+
+
+def test_bracket_interval_shrugs_off_one_interrupted_chain():
+    value, ci = _bracket.bracket_cycles_per_tick([1.31, 1.31, 0.9], [1.31, 1.30, 1.31])
+    assert value == pytest.approx(1.31)
+    assert ci < 0.02
+
+
+# ---- on this machine ----
+
+
+def test_selftest_measures_both_paths():
+    st = fastcpu.selftest(runs=200, rounds=2, serialize="lfence", cpu=CPU)
+    assert [(c.path, c.serialize) for c in st.checks] == [("inline", "lfence"), ("user", "lfence")]
+    for c in st.checks:
+        assert math.isfinite(c.bias_core_cycles) and c.bias_ci95_core_cycles >= 0
+        assert set(c.op_bias_core_cycles) == {"add", "imul"}
+        assert len(c.chains) == len(_core.user_chains())
+        assert all(ch.rounds == 2 and 0 <= ch.covered <= 2 for ch in c.chains)
+    # a harness whose bias were tens of cycles would be broken, not biased
+    assert abs(st.checks[0].bias_core_cycles) < 20
+    assert st.seconds < 60
+
+
+def test_bench_applies_the_selftest_correction():
+    st = fastcpu.selftest(runs=200, rounds=1, serialize="rdtscp", cpu=CPU)
+    inline = st.checks[0]
+    r = fastcpu.bench("add_chain_32", 300, serialize="rdtscp", cpu=CPU)
+    assert r.harness_bias_core_cycles == inline.bias_core_cycles
+    assert r.harness_bias_ci95_core_cycles == inline.bias_ci95_core_cycles
+    # unrolled runs and bench_diff are not single copies: no correction
+    assert fastcpu.bench("add_chain_32", 50, serialize="rdtscp", unroll=2).harness_bias_core_cycles == 0
+    assert fastcpu.bench_diff("add_chain_32", 50, k=2).harness_bias_core_cycles == 0
+
+
+def test_bench_converts_with_cycles_per_tick_measured_around_it():
+    r = fastcpu.bench("empty", 100)
+    assert r.cycles_per_tick > 0 and r.cycles_per_tick_ci95 >= 0
+    assert r.cycles_per_tick == pytest.approx(fastcpu.clock().cycles_per_tick, rel=0.25)
+    assert r.estimate_ci95_core_cycles >= r.estimate_ci95 * r.cycles_per_tick
+
+
+def test_user_chains_in_the_extension():
+    rows = _core.user_chains()
+    names = {c.name for c in fastcpu.calibration_methods()}
+    assert {op for _, op, _, _, _ in rows} == {"add", "imul"}
+    for name, op, length, latency, address in rows:
+        assert name in names and name == f"{op}_chain_{length}"
+        assert latency == (1 if op == "add" else 3) and address > 0
+        # callable as a user function
+        assert ctypes.CFUNCTYPE(ctypes.c_uint)(address)() in range(2**32)
+
+
+# ---- the CLI and result files ----
+
+
+def test_cli_selftest_exits_nonzero_when_a_goal_fails(monkeypatch, capsys):
+    for passed, code in ((True, 0), (False, 1)):
+        monkeypatch.setattr(_cli, "selftest", lambda **kw: _report(passed))
+        assert _cli.main(["selftest"]) == code
+        out = capsys.readouterr().out
+        assert "self-test:" in out and ("PASS" if passed else "FAIL") in out
+
+
+def test_cli_selftest_runs():
+    out = subprocess.run(
+        [sys.executable, "-m", "fastcpu", "selftest", "--serialize", "lfence", "--runs", "200",
+         "--rounds", "1", "--cpu", str(CPU)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    assert "self-test:" in out.stdout and "inline lfence" in out.stdout and "user   lfence" in out.stdout
+
+
+def test_table_header_carries_the_selftest():
+    out = subprocess.run([sys.executable, "-m", "fastcpu", "--methods", "rdpid,gdt", "--runs", "100"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    head = out.stdout.split("METHOD")[0]
+    assert "self-test:" in head and "inline lfence" in head
+
+
+def test_result_files_keep_the_report_and_the_corrections(tmp_path):
+    res = fastcpu.measure(100, ["gdt", "rdpid"], cpu=CPU)
+    assert res.selftest is not None and res.selftest.checks[0].serialize == "lfence"
+    path = tmp_path / "r.json"
+    res.save(path)
+    back = fastcpu.load(path)
+    assert back == res and back.selftest == res.selftest
+    for name, r in res.items():
+        b = back[name]
+        assert (b.cycles_per_tick, b.harness_bias_core_cycles, b.harness_bias_ci95_core_cycles,
+                b.cycles_per_tick_ci95) == (r.cycles_per_tick, r.harness_bias_core_cycles,
+                                            r.harness_bias_ci95_core_cycles, r.cycles_per_tick_ci95)
+        assert b.estimate == r.estimate
+    assert "self-test:" in str(back)
+    out = subprocess.run([sys.executable, "-m", "fastcpu", "compare", str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "self-test:" in out.stdout
+
+
+def test_old_result_files_load_uncorrected():
+    for path in sorted((REPO / "data").glob("*.json*")):
+        res = fastcpu.load(path)
+        assert res.selftest is None
+        for r in res.values():
+            assert r.harness_bias_core_cycles == 0 and r.cycles_per_tick == res.clock.cycles_per_tick
+        break
+    else:
+        pytest.skip("no result file in data/")
+
+
+# ---- the calibration chains as a user's shared library ----
+
+
+@pytest.fixture(scope="module")
+def user_chains(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler to build benchmarks/user_chains.c")
+    if not (REPO / "benchmarks" / "user_chains.c").is_file():
+        pytest.skip("a copy of tests/ without the repository's benchmarks/")
+    so = tmp_path_factory.mktemp("chains") / "libuserchains.so"
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(so), str(REPO / "benchmarks" / "user_chains.c")],
+                   check=True)
+    return ctypes.CDLL(str(so))
+
+
+@pytest.mark.parametrize("op,length,latency", [("add", 32, 1), ("add", 128, 1), ("imul", 16, 3), ("imul", 64, 3)])
+def test_user_function_chains_read_their_latency(user_chains, op, length, latency):
+    fn = getattr(user_chains, f"user_{op}_chain_{length}")
+    fn.restype = ctypes.c_uint
+    truth = length * latency
+    errors = []
+    for _ in range(3):
+        r = fastcpu.bench(fn, 2000, cpu=CPU)
+        errors.append(r.estimate_core_cycles - truth)
+    # the median of three, with room for a loaded 2-vCPU guest: the goal
+    # (2 cycles, 2% from 100) is checked by benchmarks/accuracy.py
+    error = float(np.median(errors))
+    assert abs(error) <= max(6.0, 0.06 * truth), (errors, r.harness_bias_core_cycles)
+    # bench_diff cancels the call entirely
+    d = fastcpu.bench_diff(fn, 500, k=2, cpu=CPU)
+    assert d.estimate_core_cycles == pytest.approx(truth, rel=0.1, abs=3)
+
+
+def test_a_short_user_function_is_flagged(user_chains):
+    short = user_chains.user_add_chain_1
+    short.restype = ctypes.c_uint
+    r = fastcpu.bench(short, 500, cpu=CPU)
+    if r.harness_bias_core_cycles >= 0:
+        pytest.skip("no call overhead measured on this host")
+    assert any("shorter than its call's own cost" in w for w in r.warnings)
+    assert not any("shorter than its call" in w for w in fastcpu.bench("add_chain_1", 100).warnings)
