@@ -206,25 +206,62 @@ _UNITS = tuple("cycles" if u == "core_cycles" else u for u in UNITS)
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="result files written by 'fastcpu run'")
-    p.add_argument("--unit", choices=_UNITS, default="cycles",
-                   help="unit of the table (default cycles)")
+    p.add_argument("--unit", choices=_UNITS, default=None,
+                   help="unit of the table (default cycles; ns with --ab)")
     p.add_argument("--csv", action="store_true", help="print every column, every unit, as CSV")
+    view = p.add_mutually_exclusive_group()
+    view.add_argument("--seed-table", action="store_true",
+                      help="the seed's layout: one row per machine, BEST and MEDIAN blocks (GDT, TSCP, "
+                           "SIDT, RDPID, vDSO, rseq) in core cycles, the published machines beside, and "
+                           "the cheapest way that reports the CPU on each")
+    view.add_argument("--ab", action="store_true",
+                      help="two files, A then B: per method the difference and ratio of the "
+                           "estimates with 95%% intervals and a verdict (faster, slower, no detectable "
+                           "difference); --unit ns (default) or cycles")
 
 
 def _compare_run(args: argparse.Namespace) -> int:
+    if args.seed_table or args.ab:
+        if args.csv:
+            raise ValueError("--csv prints the full comparison: leave out --seed-table and --ab")
+        return _compare_views(args)
     try:
         table = compare(*args.files, dataframe=False)
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         raise ValueError(f"cannot read {exc.filename}: {exc.strerror or exc}") from None
     if args.csv:
         sys.stdout.write(table.to_csv())
     else:
-        print(format_comparison(table, args.unit))
+        print(format_comparison(table, args.unit or "cycles"))
         for results in _load_all(args.files):
             if results.selftest is not None:
                 print()
                 print(f"{results.name}:")
                 print("\n".join(results.selftest.lines()))
+    return 0
+
+
+def _compare_views(args: argparse.Namespace) -> int:
+    """compare --seed-table and compare --ab."""
+    from ._ab import compare_ab
+    from ._seed_table import seed_table
+
+    try:
+        if args.seed_table:
+            print(seed_table(*args.files))
+            return 0
+        if len(args.files) != 2:
+            raise ValueError(f"--ab compares two files, A then B, not {len(args.files)}")
+        unit = args.unit or "ns"
+        if unit == "ticks":
+            raise ValueError("--ab compares in ns or cycles: TSC ticks differ between hosts")
+        print(compare_ab(*args.files, unit=unit))
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise ValueError(f"cannot read {exc.filename}: {exc.strerror or exc}") from None
     return 0
 
 
@@ -407,6 +444,11 @@ def _main(argv: Sequence[str] | None) -> int:
     except MemoryError:
         print("fastcpu: out of memory", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader left (`| head`): nothing more to say to it, and no
+        # complaint when Python flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (UsageError, ValueError, TypeError) as exc:
         print(f"fastcpu: error: {exc}", file=sys.stderr)
         return 2

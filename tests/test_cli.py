@@ -82,3 +82,20 @@ def test_running_out_of_memory_is_one_line_exit_1(monkeypatch, capsys):
     monkeypatch.setitem(_cli.COMMANDS, "compare", (add, exhausted, text))
     assert main(["compare", "x.json"]) == 1
     assert capsys.readouterr().err == "fastcpu: out of memory\n"
+
+
+def test_compare_seed_table_and_ab_from_the_shell(tmp_path):
+    import glob
+
+    data = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "data", "*.json")))
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "compare", "--seed-table", *data],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert "BEST" in lines[1] and "MEDIAN" in lines[1] and "CHEAPEST WAY" in lines[2]
+    assert sum("dean gaudet, 2007" in line for line in lines) == 4
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "compare", "--ab", data[0], data[-1]],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "ns per call" in p.stdout and "VERDICT" in p.stdout
+    assert any(v in p.stdout for v in ("faster", "slower", "no detectable difference"))
