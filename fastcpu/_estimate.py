@@ -40,7 +40,7 @@ did); ``best`` and ``median`` keep the seed's definitions: every run counts,
 migrated or not.
 
 Every figure here is in TSC ticks (or in the counter's own units for
-``clock='pmu'``), per copy of the sequence, and every interval is the
+``counter='pmu'``), per copy of the sequence, and every interval is the
 half-width of a 95% interval.
 """
 
