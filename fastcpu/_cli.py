@@ -17,17 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
+from ._ab import compare_ab
 from ._args import COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int
+from ._atomicfile import check_replaceable, tmp_prefix
 from ._check import check
 from ._clock import clock
 from ._compare import compare, format_comparison
 from ._core import Error
 from ._measure import chosen_methods, measure
 from ._methods import MethodInfo
-from ._atomicfile import check_replaceable, tmp_prefix
 from ._results import Results, load
-from ._show import DISASSEMBLERS, method_code
+from ._seed_table import seed_table
 from ._selftest import selftest
+from ._show import DISASSEMBLERS, method_code
 from ._table import format_clock, format_table, format_warnings
 from ._version import __version__
 
@@ -245,9 +247,6 @@ def _compare_run(args: argparse.Namespace) -> int:
 
 def _compare_views(args: argparse.Namespace) -> int:
     """compare --seed-table and compare --ab."""
-    from ._ab import compare_ab
-    from ._seed_table import seed_table
-
     try:
         if args.seed_table:
             print(seed_table(*args.files))
