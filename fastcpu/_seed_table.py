@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
