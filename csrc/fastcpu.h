@@ -1,14 +1,21 @@
 /*
  * fastcpu.h: the one header shared by the C files of fastcpu._core.
  *
- *   sequences.c  what is timed: the instruction sequences and the method table
+ *   sequences.c  what is timed: the instruction sequences, and the catalog
+ *                of every timed sequence (methods, models, calibration
+ *                chains), one row each with its needs and checks
  *   models.c     what is timed, too: C models of historical and proposed
  *                getcpu()/sched_getcpu() implementations, called out of line
- *   features.c   what this machine has: CPUID bits, vDSO, rseq, fault probes
+ *   features.c   what this machine has: the requirements a row may name
+ *                (CPUID bits, vDSO, rseq), fault probes, cached verdicts
  *   getcpu.c     fastcpu.getcpu(): the fastest method proven right here
- *   harness.c    how it is timed: serialization, interleaved runs, statistics
+ *   harness.c    how it is timed: the pair of timers for a row or a user
+ *                function, warm-up, interleaved runs in chunks, the PMU
+ *                counter's retries and width, statistics
  *   clock.c      what a TSC tick is worth: step, frequency samples, add chains
  *   calibration.c  sequences of known cost: dependent add and imul chains
+ *   userchains.c   the same chains as out-of-line user functions, for the
+ *                  self-test of the user-function path
  *   module.c     how Python sees it (the only file that includes Python.h)
  *
  * Nothing here knows about Python.
@@ -94,27 +101,91 @@ enum fc_encoding {
  * of (limit - 0x1000) and the CPU above them; 6 is x86-64's default. */
 #define FC_SIDT_NODES_SHIFT 6
 
-/* Why a method may not run here; checked by features.c. */
-enum fc_need {
-    FC_NEED_NOTHING = 0,
-    FC_NEED_RDTSCP,
-    FC_NEED_RDPID,
-    FC_NEED_RSEQ,
-    FC_NEED_VDSO_GETCPU,
-    FC_NEED_DESCRIPTOR_TABLE, /* SGDT: may fault under UMIP */
-    FC_NEED_FSGSBASE,
-    FC_NEED_SIDT,      /* SIDT and the models built on it: may fault under UMIP */
-    FC_NEED_RSEQ_AREA, /* glibc's rseq area exists (__rseq_offset), registered or not */
-    FC_NEED_LSL,       /* never faults; reports a CPU only where LSL sets ZF */
-    FC_NEED_GS_RELOAD, /* reloading %gs would clear a GS base this process set */
+/* What a row of the catalog is. Zero is left out on purpose: a row that
+ * forgot its kind is caught by fc_row_problem(). */
+enum fc_kind {
+    FC_KIND_METHOD = 1,  /* an instruction or call that may tell the CPU, or a
+                          * cost they are compared with (sequences.c) */
+    FC_KIND_MODEL,       /* a C model of a historical or proposed getcpu() or
+                          * sched_getcpu() (models.c) */
+    FC_KIND_CALIBRATION, /* a dependent chain of known cost (calibration.c) */
+    FC_KIND_END
 };
 
+/*
+ * What a row may require of this machine, one line each:
+ *   X(ID, name, where it is found, why a row cannot run without it)
+ * where it is found: FC_CPUID(leaf, subleaf, register, bit), a CPUID bit
+ * that features.c reads (and that FASTCPU_TEST_HIDE_CPUID=name hides);
+ * FC_FACT(field), a bool of struct fc_features that features.c detects; or
+ * FC_AT_USE(fn), process state features.c asks `fn` about when a row
+ * needing it is first judged (fn: NULL when met, else why not).
+ * A row lists its needs as FC_NEEDS(ID) | ...; they are checked in this
+ * order, so a CPU bit comes before what the kernel must do with it.
+ */
+#define FC_REQUIREMENTS(X)                                                   \
+    X(RDTSCP, "rdtscp", FC_CPUID(0x80000001u, 0, EDX, 27),                   \
+      "CPUID lacks RDTSCP (80000001H:EDX bit 27)")                           \
+    X(RDPID, "rdpid", FC_CPUID(7, 0, ECX, 22), "CPUID lacks RDPID (7.0:ECX bit 22)") \
+    X(FSGSBASE, "fsgsbase", FC_CPUID(7, 0, EBX, 0),                          \
+      "CPUID lacks FSGSBASE (7.0:EBX bit 0)")                                \
+    X(FSGSBASE_ENABLED, "fsgsbase_enabled", FC_FACT(fsgsbase_enabled),       \
+      "the kernel did not enable FSGSBASE for user mode (AT_HWCAP2 bit 1; "  \
+      "Linux < 5.9)")                                                        \
+    X(RSEQ, "rseq_registered", FC_FACT(rseq_registered),                     \
+      "glibc did not register rseq (glibc < 2.35, kernel < 4.18, or "        \
+      "GLIBC_TUNABLES=glibc.pthread.rseq=0)")                                \
+    X(RSEQ_AREA, "rseq_area", FC_FACT(rseq_area),                            \
+      "glibc exports no __rseq_offset (glibc < 2.35): no rseq area to load " \
+      "cpu_id from")                                                         \
+    X(VDSO_GETCPU, "vdso_getcpu", FC_FACT(vdso_getcpu),                      \
+      "the vDSO exports no __vdso_getcpu (LINUX_2.6)")                       \
+    X(NO_GS_BASE, "no_gs_base", FC_AT_USE(no_gs_base),                       \
+      "this process has a GS base (arch_prctl ARCH_SET_GS or WRGSBASE), "    \
+      "which reloading %gs may clear")
+
+#define FC_REQ_ENUM(id, name, where, reason) FC_REQ_##id,
+enum fc_requirement_id { FC_REQUIREMENTS(FC_REQ_ENUM) FC_REQ_COUNT };
+#undef FC_REQ_ENUM
+#define FC_NEEDS(id) (1u << FC_REQ_##id)
+
+/* One line of FC_REQUIREMENTS, as features.c holds it. */
+struct fc_requirement {
+    const char *name;
+    bool cpuid; /* a CPUID bit (below), else a fact or asked at use */
+    unsigned leaf, subleaf, reg, bit;
+    size_t fact;                /* offsetof the bool in struct fc_features */
+    const char *(*at_use)(void); /* NULL when met, else why not */
+    const char *reason;
+};
+extern const struct fc_requirement fc_requirements[FC_REQ_COUNT];
+
+/* Why requirement `r` is not met here (its reason, or what its at_use
+ * function says), or NULL when it is. */
+const char *fc_requirement_missing(int r);
+
+/* A calibration row's chain: `length` dependent `op` instructions of
+ * `latency_cycles` core cycles each. */
+struct fc_chain {
+    const char *op; /* "add" or "imul" */
+    uint32_t length;
+    uint32_t latency_cycles;
+};
+
+/* One row of the catalog: everything fastcpu knows about one sequence. */
 struct fc_method {
     const char *name;
     const char *description;
-    enum fc_need need;
+    enum fc_kind kind;
     enum fc_encoding encoding;
-    bool probe_in_child;          /* may fault: run once in a fork first */
+    uint32_t needs;      /* FC_NEEDS(...) of FC_REQUIREMENTS; 0: the TSC alone */
+    bool probe_in_child; /* may fault whatever CPUID says: run once in a fork first */
+    /* Why it does not report the CPU here although it runs (SIDT emulated
+     * under UMIP, LSL without a per-CPU segment...), or NULL when it does;
+     * called once, in-process, after the row was found available. NULL
+     * here: it reports the CPU wherever it runs. A row whose encoding
+     * reports no CPU names one that always says why. */
+    const char *(*cpu_check)(void);
     /* One execution, its raw register value; *valid is false when the
      * instruction reported failure (LSL with ZF clear). */
     uint32_t (*read)(bool *valid);
@@ -128,13 +199,21 @@ struct fc_method {
     /* Reads cpu and node itself instead of decoding `read`'s raw value by
      * `encoding` (rseq: node_id is a second field); NULL for most. */
     uint32_t (*read_cpu)(bool *valid, unsigned *cpu, int *node);
+    struct fc_chain chain; /* FC_KIND_CALIBRATION rows only */
 };
 
-#define FC_METHODS_MAX 256 /* size of the per-method availability cache */
+#define FC_METHODS_MAX 256 /* size of the per-row availability caches */
 
-extern const struct fc_method fc_methods[];
-extern const size_t fc_method_count;
+/* The catalog (sequences.c): methods, models and calibration chains, in the
+ * order fastcpu lists them. */
+extern const struct fc_method fc_catalog[];
+extern const size_t fc_catalog_count;
 const struct fc_method *fc_method_find(const char *name);
+const char *fc_kind_name(enum fc_kind kind);
+
+/* What is wrong with a row (a missing timer, kind or reader...), or NULL:
+ * tests/test_methods.py checks every row. */
+const char *fc_row_problem(const struct fc_method *m);
 
 /* Run `m` once and decode what it reports: *node is -1 when the method
  * gives no node. Returns the raw value; *valid as for `read`. Only for a
@@ -144,8 +223,8 @@ uint32_t fc_method_read_cpu(const struct fc_method *m, bool *valid, unsigned *cp
 
 /* ---- the models (models.c) ----------------------------------------------- */
 
-/* Each model's reader and timers, defined in models.c and listed in the
- * catalog in sequences.c. */
+/* The reader and timers of a row defined outside sequences.c (each model in
+ * models.c, each chain in calibration.c), listed in its catalog. */
 #define FC_HIDDEN __attribute__((visibility("hidden")))
 #define FC_DECLARE_MODEL(name)                                               \
     FC_HIDDEN uint32_t read_##name(bool *valid);                             \
@@ -202,22 +281,23 @@ void fc_models_init(void);
 
 /* ---- calibration sequences (calibration.c) ------------------------------ */
 
-/* A method whose cost is known: `length` dependent `op` instructions of
- * `latency_cycles` core cycles each. Kept out of fc_methods[] so that the
- * catalog and its table list only ways to learn the CPU. */
-struct fc_calibration {
-    struct fc_method method;
-    const char *op; /* "add" or "imul" */
-    uint32_t length;
-    uint32_t latency_cycles;
-};
+/* The chains the catalog lists as calibration rows: each op at each length
+ * (powers of two from 1 to 1024, and 100 and 300 for the "100 cycles and
+ * more" checks), with what it is made of and what each link costs. */
+#define FC_CHAIN_LENGTHS(X, op)                                              \
+    X(op, 1) X(op, 2) X(op, 4) X(op, 8) X(op, 16) X(op, 32) X(op, 64)        \
+    X(op, 100) X(op, 128) X(op, 256) X(op, 300) X(op, 512) X(op, 1024)
+#define FC_CHAINS(X) FC_CHAIN_LENGTHS(X, add) FC_CHAIN_LENGTHS(X, imul)
 
-/* What fc_method_cpu_reason() says of every calibration chain. */
-#define FC_CALIBRATION_CPU_REASON "a calibration chain reports no CPU"
+#define FC_add_TEXT "'add $1, r64'"
+#define FC_add_LATENCY 1
+#define FC_add_LATENCY_TEXT "1"
+#define FC_imul_TEXT "'imul r64, r64'"
+#define FC_imul_LATENCY 3
+#define FC_imul_LATENCY_TEXT "3"
 
-extern const struct fc_calibration fc_calibrations[];
-extern const size_t fc_calibration_count;
-const struct fc_calibration *fc_calibration_find(const char *name);
+#define FC_DECLARE_CHAIN(op, n) FC_DECLARE_MODEL(op##_chain_##n)
+FC_CHAINS(FC_DECLARE_CHAIN)
 
 /* ---- the calibration chains as user functions (userchains.c) ---------- */
 
@@ -279,6 +359,8 @@ struct fc_features {
     unsigned rseq_feature_size;   /* AT_RSEQ_FEATURE_SIZE; 0 before Linux 6.3 */
     bool rseq_node_id;            /* node_id (offset 20) is covered by both */
     bool vdso_getcpu;
+    /* Each line of FC_REQUIREMENTS: whether this machine has it. */
+    bool has[FC_REQ_COUNT];
     /* Private test hooks (environment, read once): CPUID bits to pretend
      * absent, and methods whose probe child must fault (ud2). */
     bool test_hooks;
@@ -287,18 +369,17 @@ struct fc_features {
 /* Filled once, on first use; safe to call from any thread after module init. */
 const struct fc_features *fc_features(void);
 
-/* Why `m` cannot run here, or NULL when it can. May fork once per method to
- * probe an instruction that could fault; the answer is cached. `m` is an
- * entry of fc_methods[] or a calibration chain's method (which needs
- * nothing); anything else is refused with a reason. A child forked while
+/* Why `m`, a row of fc_catalog[], cannot run here, or NULL when it can:
+ * the first of its needs this machine lacks, else what its probe in a
+ * forked child met. The answer is cached. A child forked while
  * another thread probes releases the lock and probes again on first use
  * (fc_atfork_init). */
 const char *fc_method_unavailable(const struct fc_method *m);
 
 /* Why `m`, though available, does not report the CPU here (an empty or
  * kernel-entry cost, SIDT emulated under UMIP, LSL failing...), or NULL
- * when it does. Decided once, from the availability verdict and one read
- * in-process after the probe; cached. */
+ * when it does. Decided once, from the availability verdict and the row's
+ * cpu_check, run in-process after the probe; cached. */
 const char *fc_method_cpu_reason(const struct fc_method *m);
 
 /* 1 when `address` lies in an executable mapping of this process
@@ -374,6 +455,18 @@ static inline int fc_getcpu_fast(void)
     return fc_getcpu_by(__atomic_load_n(&fc_getcpu_way, __ATOMIC_ACQUIRE), NULL);
 }
 
+/* The same for cpu and node, by fc_getcpu_node_way (chosen already). */
+static inline int fc_getcpu_node_fast(unsigned *node)
+{
+    if (__builtin_expect(fc_getcpu_node_way == FC_GETCPU_RDPID, 1)) {
+        uint64_t aux; /* inline: the common case on current x86 */
+        __asm__ volatile("rdpid %0" : "=r"(aux));
+        *node = (unsigned)aux >> 12;
+        return (int)(aux & 0xfffu);
+    }
+    return fc_getcpu_by(fc_getcpu_node_way, node);
+}
+
 /* Run `m` once in a new pthread pinned to `cpu`: what a fresh thread sees.
  * Returns 0, EINVAL for a cpu outside 0 .. _SC_NPROCESSORS_CONF - 1, or an
  * errno value from creating or pinning the thread. */
@@ -398,11 +491,68 @@ struct fc_pair {
     fc_user_fn user_method, user_empty; /* user sequence: pointer calls */
     enum fc_serialize serialize;
     uint32_t method_copies, empty_copies;
-    bool pmu; /* user sequences: time with the PMU counter (pmu.c) */
+    bool pmu; /* time with the PMU counter (pmu.c): the rows' pmu_timers */
 };
 
-/* Warm both sides up, unrecorded: `runs` pairs, but stop early once
- * `budget_ticks` have passed. Returns how many were done. */
+/* Why nothing can be timed here (the TSC unreadable, or no RDTSCP, with
+ * which every mode closes the timed region), or NULL when it can. */
+const char *fc_timer_unavailable(void);
+
+/* A user sequence's baseline: an empty function called the same way. */
+unsigned fc_empty_user_fn(void);
+
+/* Fill `p` (its serialize and pmu already set) to time one thing: the
+ * catalog row `m` or, when `m` is NULL, the user function `user`.
+ * fc_pair_against_empty(): `copies` copies against as many of the empty
+ * sequence (the empty row, or fc_empty_user_fn for a user function), what
+ * bench() times. fc_pair_diff(): 2k copies against k of itself, what
+ * bench_diff() times. NULL, or why not (a row without PMU timers). */
+const char *fc_pair_against_empty(struct fc_pair *p, const struct fc_method *m,
+                                  fc_user_fn user, uint32_t copies);
+const char *fc_pair_diff(struct fc_pair *p, const struct fc_method *m, fc_user_fn user,
+                         uint32_t k);
+
+/* A measurement of `runs` runs of a pair in chunks: the caller calls
+ * fc_session_step() until it returns FC_STEP_DONE, and between calls may
+ * look for signals (module.c re-takes the GIL there). Each step is a chunk
+ * of about FC_CHUNK_TICKS: warm-up runs first (FC_WARM_UP_RUNS at most,
+ * unrecorded), then recorded runs; with the PMU clock a chunk whose counter
+ * moved is redone, FC_PMU_TRIES times in a row at most, and the deltas are
+ * masked to the counter's width at the end. */
+#define FC_WARM_UP_RUNS 64u
+/* About 2^25 ticks (~13 ms at 2.6 GHz) per chunk, and at most one run past
+ * that: Ctrl-C waits for a chunk and one run. */
+#define FC_CHUNK_TICKS (1ull << 25)
+#define FC_PMU_TRIES 3
+
+struct fc_session {
+    const struct fc_pair *pair;
+    struct fc_run_buffers bufs;
+    size_t runs, done;
+    uint32_t warm, warmed;
+    int moved;      /* PMU chunks in a row whose counter moved */
+    char why[256];  /* what went wrong, for FC_STEP_UNSUPPORTED / FC_STEP_FAILED */
+};
+
+enum fc_step {
+    FC_STEP_MORE,        /* a chunk done: call again */
+    FC_STEP_DONE,        /* every run recorded */
+    FC_STEP_UNSUPPORTED, /* the PMU counter cannot be read: why says why */
+    FC_STEP_FAILED,      /* the counter kept moving: the counts cannot be trusted */
+};
+
+void fc_session_init(struct fc_session *s, const struct fc_pair *p, struct fc_run_buffers b,
+                     size_t runs);
+enum fc_step fc_session_step(struct fc_session *s);
+
+/* bench()'s two figures, per copy: min(raw) - min(empty) and
+ * median(raw) - median(empty). */
+void fc_best_median(const struct fc_run_buffers *b, size_t runs, uint32_t copies,
+                    double *best, double *median);
+
+/* The building blocks of a session. Warm both sides up, unrecorded: `runs`
+ * pairs, but stop early once `budget_ticks` have passed. Returns how many
+ * were done. */
 uint32_t fc_warm_up(const struct fc_pair *p, uint32_t runs, uint64_t budget_ticks);
 
 /* Record runs [first, first + count) but stop early once `budget_ticks` have
@@ -426,6 +576,9 @@ double fc_tsc_step(uint32_t reads);
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);
 /* Ticks for `blocks` blocks of 100 dependent 1-cycle adds, fenced. */
 uint64_t fc_add_chain_ticks(uint32_t blocks);
+/* A short warm-up chain, then `count` chains of `blocks` blocks into
+ * ticks[0 .. count): the samples bench() brackets a measurement with. */
+void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks);
 
 /* ---- the PMU core-cycle counter (pmu.c) ---------------------------------- */
 

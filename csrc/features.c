@@ -4,6 +4,9 @@
  * AT_HWCAP2 come first; an instruction that could still fault (a hypervisor
  * whose CPUID lies, a kernel that does not emulate SIDT under UMIP) is run
  * once in a forked child, and only a clean exit lets it run in-process.
+ * Nothing here knows a method by name: each catalog row says what it needs
+ * (FC_REQUIREMENTS), whether to probe it, and how to tell whether it reports
+ * the CPU (its cpu_check); this file applies that to every row alike.
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -37,7 +40,8 @@
 
 /* Private test hooks, so the tests can walk the paths this machine never
  * takes. FASTCPU_TEST_HIDE_CPUID: comma-separated CPUID features to pretend
- * absent (rdtscp, rdpid, umip, fsgsbase). FASTCPU_TEST_FAULT_IN_PROBE:
+ * absent (umip, and the name of any CPUID line of FC_REQUIREMENTS: rdtscp,
+ * rdpid, fsgsbase...). FASTCPU_TEST_FAULT_IN_PROBE:
  * comma-separated method names whose probe child executes ud2 first. */
 #define FC_ENV_HIDE_CPUID "FASTCPU_TEST_HIDE_CPUID"
 #define FC_ENV_FAULT_IN_PROBE "FASTCPU_TEST_FAULT_IN_PROBE"
@@ -56,6 +60,31 @@ static bool list_has(const char *list, const char *word)
     return false;
 }
 
+enum { EAX, EBX, ECX, EDX };
+
+/* FC_REQUIREMENTS (fastcpu.h) as a table: where each is found, what to say
+ * when it is missing. */
+#define FC_CPUID(leaf_, subleaf_, reg_, bit_)                                \
+    .cpuid = true, .leaf = leaf_, .subleaf = subleaf_, .reg = reg_, .bit = bit_
+#define FC_FACT(field) .fact = offsetof(struct fc_features, field)
+#define FC_AT_USE(fn) .at_use = fn
+
+/* Loading a null selector into %gs zeroes the GS base on Intel CPUs: a row
+ * that reloads %gs runs only while this process has none to lose (asked
+ * when the row is first judged). */
+static const char *no_gs_base(void)
+{
+    unsigned long base = 1;
+    if (fc_syscall3(SYS_arch_prctl, ARCH_GET_GS, (long)&base, 0) != 0)
+        return "arch_prctl(ARCH_GET_GS) failed: cannot tell whether reloading "
+               "%gs would clear a GS base this process set";
+    return base == 0 ? NULL : fc_requirements[FC_REQ_NO_GS_BASE].reason;
+}
+
+#define FC_REQ_ROW(id, name_, where, reason_)                                \
+    [FC_REQ_##id] = {.name = name_, where, .reason = reason_},
+const struct fc_requirement fc_requirements[FC_REQ_COUNT] = {FC_REQUIREMENTS(FC_REQ_ROW)};
+
 static struct fc_features features;
 static pthread_once_t features_once = PTHREAD_ONCE_INIT;
 static bool features_done; /* detect() ran to the end */
@@ -68,27 +97,28 @@ static bool cpuid_bit(unsigned leaf, unsigned sub, int reg, int bit)
     return (r[reg] >> bit) & 1u;
 }
 
-enum { EAX, EBX, ECX, EDX };
-
 static void detect(void)
 {
     struct fc_features *f = &features;
-    f->rdtscp = cpuid_bit(0x80000001u, 0, EDX, 27);
-    f->rdpid = cpuid_bit(7, 0, ECX, 22);
-    f->umip = cpuid_bit(7, 0, ECX, 2);
-    f->fsgsbase_cpu = cpuid_bit(7, 0, EBX, 0);
+    const char *hide = getenv(FC_ENV_HIDE_CPUID);
+    if (hide && *hide)
+        f->test_hooks = true;
+    else
+        hide = NULL;
+    /* the CPUID bits the catalog may need, each hidden by its name */
+    for (int r = 0; r < FC_REQ_COUNT; r++) {
+        const struct fc_requirement *q = &fc_requirements[r];
+        if (q->cpuid)
+            f->has[r] = cpuid_bit(q->leaf, q->subleaf, (int)q->reg, (int)q->bit) &&
+                        !(hide && list_has(hide, q->name));
+    }
+    f->rdtscp = f->has[FC_REQ_RDTSCP];
+    f->rdpid = f->has[FC_REQ_RDPID];
+    f->fsgsbase_cpu = f->has[FC_REQ_FSGSBASE];
     f->fsgsbase_enabled = f->fsgsbase_cpu && (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE);
+    f->umip = cpuid_bit(7, 0, ECX, 2) && !(hide && list_has(hide, "umip"));
     f->hypervisor = cpuid_bit(1, 0, ECX, 31);
     f->invariant_tsc = cpuid_bit(0x80000007u, 0, EDX, 8);
-    const char *hide = getenv(FC_ENV_HIDE_CPUID);
-    if (hide && *hide) {
-        f->test_hooks = true;
-        f->rdtscp &= !list_has(hide, "rdtscp");
-        f->rdpid &= !list_has(hide, "rdpid");
-        f->umip &= !list_has(hide, "umip");
-        if (list_has(hide, "fsgsbase"))
-            f->fsgsbase_cpu = f->fsgsbase_enabled = false;
-    }
     const char *fault = getenv(FC_ENV_FAULT_IN_PROBE);
     const char *software_pmu = getenv(FC_ENV_PMU_SOFTWARE);
     if ((fault && *fault) || (software_pmu && *software_pmu))
@@ -136,6 +166,10 @@ static void detect(void)
             }
         }
     }
+    /* the facts the catalog may need, now that they are known */
+    for (int r = 0; r < FC_REQ_COUNT; r++)
+        if (!fc_requirements[r].cpuid && !fc_requirements[r].at_use)
+            f->has[r] = *(const bool *)((const char *)f + fc_requirements[r].fact);
     fc_models_init();
     __atomic_store_n(&features_done, true, __ATOMIC_RELEASE);
 }
@@ -225,75 +259,27 @@ static const char *probe_in_child(const struct fc_method *m)
     return "the probe child did not exit cleanly";
 }
 
+const char *fc_requirement_missing(int r)
+{
+    const struct fc_requirement *q = &fc_requirements[r];
+    if (q->at_use)
+        return q->at_use();
+    return fc_features()->has[r] ? NULL : q->reason;
+}
+
+/* The first of `m`'s needs this machine lacks, in FC_REQUIREMENTS order. */
 static const char *static_reason(const struct fc_method *m)
 {
-    const struct fc_features *f = fc_features();
-    switch (m->need) {
-    case FC_NEED_NOTHING:
-        return NULL;
-    case FC_NEED_RDTSCP:
-        return f->rdtscp ? NULL : "CPUID lacks RDTSCP (80000001H:EDX bit 27)";
-    case FC_NEED_RDPID:
-        return f->rdpid ? NULL : "CPUID lacks RDPID (7.0:ECX bit 22)";
-    case FC_NEED_RSEQ:
-        return f->rseq_registered
-                   ? NULL
-                   : "glibc did not register rseq (glibc < 2.35, kernel < "
-                     "4.18, or GLIBC_TUNABLES=glibc.pthread.rseq=0)";
-    case FC_NEED_VDSO_GETCPU:
-        return f->vdso_getcpu ? NULL : "the vDSO exports no __vdso_getcpu (LINUX_2.6)";
-    case FC_NEED_DESCRIPTOR_TABLE:
-    case FC_NEED_SIDT:
-        return NULL; /* decided by the probe */
-    case FC_NEED_LSL:
-        return NULL; /* LSL never faults; a bad selector clears ZF */
-    case FC_NEED_RSEQ_AREA:
-        return f->rseq_area ? NULL
-                            : "glibc exports no __rseq_offset (glibc < 2.35): no rseq "
-                              "area to load cpu_id from";
-    case FC_NEED_GS_RELOAD: {
-        /* Loading a null selector into %gs zeroes the GS base on Intel
-         * CPUs: run it only while this process has none to lose (decided
-         * at first use). */
-        unsigned long base = 1;
-        if (fc_syscall3(SYS_arch_prctl, ARCH_GET_GS, (long)&base, 0) != 0)
-            return "arch_prctl(ARCH_GET_GS) failed: cannot tell whether reloading "
-                   "%gs would clear a GS base this process set";
-        return base == 0 ? NULL
-                         : "this process has a GS base (arch_prctl ARCH_SET_GS or "
-                           "WRGSBASE), which reloading %gs may clear";
+    for (int r = 0; r < FC_REQ_COUNT; r++) {
+        const char *why = m->needs >> r & 1 ? fc_requirement_missing(r) : NULL;
+        if (why)
+            return why;
     }
-    case FC_NEED_FSGSBASE:
-        if (!f->fsgsbase_cpu)
-            return "CPUID lacks FSGSBASE (7.0:EBX bit 0)";
-        return f->fsgsbase_enabled ? NULL
-                                   : "the kernel did not enable FSGSBASE for user "
-                                     "mode (AT_HWCAP2 bit 1; Linux < 5.9)";
-    }
-    return "unknown requirement";
+    return NULL;
 }
 
-/* Where `m` is in fc_methods[], or false when it is not an entry of it
- * (a calibration chain's method, which has its own array). Compared as
- * integers: relational operators between pointers into different arrays
- * are undefined in C. */
-static bool catalog_index(const struct fc_method *m, size_t *i)
-{
-    uintptr_t p = (uintptr_t)m, first = (uintptr_t)fc_methods;
-    if (p < first || p >= (uintptr_t)(fc_methods + fc_method_count) ||
-        (p - first) % sizeof *m != 0)
-        return false;
-    *i = (p - first) / sizeof *m;
-    return true;
-}
-
-static bool is_calibration(const struct fc_method *m)
-{
-    for (size_t i = 0; i < fc_calibration_count; i++)
-        if (m == &fc_calibrations[i].method)
-            return true;
-    return false;
-}
+/* `m`'s place in fc_catalog[]: the index of its cached verdicts. */
+static size_t row_index(const struct fc_method *m) { return (size_t)(m - fc_catalog); }
 
 /* One cached answer per method: 0 unknown, 1 available, 2 not. */
 static _Atomic int verdict[FC_METHODS_MAX];
@@ -309,13 +295,7 @@ static const char *reason_without_probe(const struct fc_method *m)
 
 const char *fc_method_unavailable(const struct fc_method *m)
 {
-    size_t i;
-    if (!catalog_index(m, &i)) {
-        /* a calibration chain needs nothing but the TSC and never faults */
-        if (is_calibration(m) && !m->probe_in_child)
-            return reason_without_probe(m);
-        return "not a method of fastcpu's catalog";
-    }
+    size_t i = row_index(m);
     if (verdict[i] == 1)
         return NULL;
     if (verdict[i] == 2)
@@ -335,80 +315,12 @@ const char *fc_method_unavailable(const struct fc_method *m)
 
 /* ---- does it report the CPU? --------------------------------------------- */
 
-static const char *idt_reason(void)
-{
-    const struct fc_method *sidt = fc_method_find("sidt");
-    const char *why = fc_method_unavailable(sidt);
-    if (why)
-        return why;
-    bool valid;
-    uint32_t limit = sidt->read(&valid);
-    if (limit >= 0x1000u)
-        return NULL; /* a kernel that stores the CPU there */
-    if (fc_features()->umip && limit == 0)
-        return "UMIP: the kernel emulates SIDT and the limit is always 0";
-    return "the IDT limit is below 0x1000 (0xfff on released kernels): no kernel "
-           "stores the CPU there; the 2007 patch was never merged";
-}
-
-static const char *gdt_limit_reason(const struct fc_method *sgdt)
-{
-    bool valid;
-    uint32_t limit = sgdt->read(&valid);
-    if (fc_features()->umip && limit == 0)
-        return "UMIP: the kernel emulates SGDT and the limit is always 0";
-    return "the GDT limit is the table's size minus one, the same on every CPU: "
-           "no kernel stores the CPU there";
-}
-
-static const char *ldt_reason(const struct fc_method *sldt)
-{
-    bool valid;
-    uint32_t selector = sldt->read(&valid);
-    if (fc_features()->umip && selector == 0)
-        return "UMIP: the kernel emulates SLDT and the selector is always 0 (a "
-               "process without an LDT)";
-    return "the LDT selector is 0, or the same GDT entry on every CPU once a "
-           "process has an LDT: no kernel stores the CPU there, and a process "
-           "may change its LDT (modify_ldt)";
-}
-
-static const char *lsl_reason(void)
-{
-    bool valid;
-    fc_method_find("gdt")->read(&valid);
-    return valid ? NULL
-                 : "LSL on selector 0x7b cleared ZF: this kernel has no per-CPU "
-                   "GDT segment (Linux < 2.6.19, or not x86-64)";
-}
-
 static const char *cpu_reason_uncached(const struct fc_method *m)
 {
     const char *why = fc_method_unavailable(m);
     if (why)
         return why;
-    switch (m->encoding) {
-    case FC_ENC_NONE:
-        return "it reports no CPU: a cost the CPU reads are compared with";
-    case FC_ENC_LIMIT:
-        return gdt_limit_reason(m);
-    case FC_ENC_SELECTOR:
-        return ldt_reason(m);
-    default:
-        break;
-    }
-    if (m->need == FC_NEED_SIDT)
-        return idt_reason();
-    if (m->need == FC_NEED_LSL)
-        return lsl_reason();
-    if (m->need == FC_NEED_RSEQ) {
-        int32_t cpu;
-        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, cpu);
-        if (cpu < 0)
-            return "rseq cpu_id is negative in this thread (-1: not registered yet, "
-                   "-2: registration failed)";
-    }
-    return NULL;
+    return m->cpu_check ? m->cpu_check() : NULL;
 }
 
 static _Atomic int cpu_verdict[FC_METHODS_MAX];
@@ -417,10 +329,7 @@ static pthread_mutex_t cpu_reason_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *fc_method_cpu_reason(const struct fc_method *m)
 {
-    size_t i;
-    if (!catalog_index(m, &i))
-        return is_calibration(m) ? FC_CALIBRATION_CPU_REASON
-                                 : "not a method of fastcpu's catalog";
+    size_t i = row_index(m);
     if (cpu_verdict[i] == 0) {
         /* outside the lock: it may probe, which takes probe_lock */
         const char *why = cpu_reason_uncached(m);

@@ -5,6 +5,7 @@
  * read outside the timed regions, before and after each pair, to flag
  * migrations.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "fastcpu.h"
@@ -119,6 +120,132 @@ size_t fc_measure(const struct fc_pair *p, struct fc_run_buffers *b,
             break;
     }
     return i - first;
+}
+
+/* ---- what is timed against what ----------------------------------------- */
+
+const char *fc_timer_unavailable(void)
+{
+    const struct fc_features *f = fc_features();
+    if (!f->tsc_readable)
+        return "this process may not read the TSC (prctl PR_SET_TSC / CR4.TSD)";
+    if (!f->rdtscp)
+        return "CPUID lacks RDTSCP, which every serialization mode uses to close the "
+               "timed region";
+    return NULL;
+}
+
+/* Kept out of line so the call is real. */
+__attribute__((noinline)) unsigned fc_empty_user_fn(void)
+{
+    __asm__ volatile("");
+    return 0;
+}
+
+/* The row's timer for the pair's mode and clock; NULL where the row was
+ * defined without PMU timers. */
+static fc_timer_fn timer_of(const struct fc_method *m, const struct fc_pair *p)
+{
+    if (p->pmu)
+        return m->pmu_timers[p->serialize == FC_SER_CPUID ? FC_PMU_SER_CPUID
+                                                          : FC_PMU_SER_LFENCE];
+    return m->timers[p->serialize];
+}
+
+#define FC_NO_PMU_TIMERS "has no PMU timers (defined without FC_TIMERS)"
+
+const char *fc_pair_against_empty(struct fc_pair *p, const struct fc_method *m,
+                                  fc_user_fn user, uint32_t copies)
+{
+    if (m) {
+        p->method = timer_of(m, p);
+        p->empty = timer_of(fc_method_find("empty"), p);
+        if (!p->method)
+            return FC_NO_PMU_TIMERS;
+    } else {
+        p->user_method = user;
+        p->user_empty = fc_empty_user_fn;
+    }
+    p->method_copies = p->empty_copies = copies;
+    return NULL;
+}
+
+/* Both sides run the copy loop (k >= 2), so the harness cancels. */
+const char *fc_pair_diff(struct fc_pair *p, const struct fc_method *m, fc_user_fn user,
+                         uint32_t k)
+{
+    if (m) {
+        p->method = p->empty = timer_of(m, p);
+        if (!p->method)
+            return FC_NO_PMU_TIMERS;
+    } else {
+        p->user_method = p->user_empty = user;
+    }
+    p->method_copies = 2 * k;
+    p->empty_copies = k;
+    return NULL;
+}
+
+/* ---- a measurement in chunks --------------------------------------------- */
+
+void fc_session_init(struct fc_session *s, const struct fc_pair *p, struct fc_run_buffers b,
+                     size_t runs)
+{
+    memset(s, 0, sizeof *s);
+    s->pair = p;
+    s->bufs = b;
+    s->runs = runs;
+    s->warm = runs < FC_WARM_UP_RUNS ? (uint32_t)runs : FC_WARM_UP_RUNS;
+}
+
+enum fc_step fc_session_step(struct fc_session *s)
+{
+    const struct fc_pair *p = s->pair;
+    if (s->warmed < s->warm) {
+        s->warmed += fc_warm_up(p, s->warm - s->warmed, FC_CHUNK_TICKS);
+        return FC_STEP_MORE;
+    }
+    if (s->done < s->runs) {
+        const char *why;
+        if (p->pmu && fc_pmu_refresh(&why) < 0) {
+            snprintf(s->why, sizeof s->why, "clock='pmu': %s", why);
+            return FC_STEP_UNSUPPORTED;
+        }
+        size_t n = fc_measure(p, &s->bufs, s->done, s->runs - s->done, FC_CHUNK_TICKS);
+        if (p->pmu && fc_pmu_check(&why) < 0) {
+            /* some deltas of this chunk may come from another counter: redo it */
+            if (++s->moved == FC_PMU_TRIES) {
+                snprintf(s->why, sizeof s->why,
+                         "clock='pmu': %s, in %d chunks of runs in a row; the counts "
+                         "cannot be trusted",
+                         why, FC_PMU_TRIES);
+                return FC_STEP_FAILED;
+            }
+        } else {
+            s->moved = 0;
+            s->done += n;
+        }
+        if (s->done < s->runs)
+            return FC_STEP_MORE;
+    }
+    if (p->pmu) {
+        /* the counter is narrower than 64 bits: deltas modulo its width */
+        uint64_t mask = fc_pmu_mask();
+        for (size_t i = 0; i < s->runs; i++) {
+            s->bufs.raw[i] &= mask;
+            s->bufs.empty[i] &= mask;
+        }
+    }
+    return FC_STEP_DONE;
+}
+
+/* ---- statistics ---------------------------------------------------------- */
+
+void fc_best_median(const struct fc_run_buffers *b, size_t runs, uint32_t copies,
+                    double *best, double *median)
+{
+    *best = ((double)fc_min_u64(b->raw, runs) - (double)fc_min_u64(b->empty, runs)) / copies;
+    *median = (fc_median_u64(b->raw, runs) - fc_median_u64(b->empty, runs)) / copies;
 }
 
 uint64_t fc_min_u64(const uint64_t *v, size_t n)

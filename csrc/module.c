@@ -2,7 +2,9 @@
  * module.c: fastcpu._core, how Python sees the timing core. Arguments are
  * checked here (again: fastcpu's Python layer checks first, with friendlier
  * messages), arrays are numpy arrays created here and filled with the GIL
- * released, in chunks short enough for Ctrl-C to be honoured quickly.
+ * released. How they are filled (what is paired with what, warm-up, chunks
+ * short enough for Ctrl-C, the PMU counter's retries) is harness.c's; what
+ * can run here is features.c's. This file parses, calls and converts.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,14 +24,6 @@
 
 #define FC_RUNS_MAX 100000000L   /* 10^8 runs: 1.7 GB of arrays */
 #define FC_UNROLL_MAX 65536L
-#define FC_WARM_UP_RUNS 64u
-/* Re-take the GIL and look for signals about every 2^25 ticks (~13 ms at
- * 2.6 GHz), and after at most one run past that: Ctrl-C waits for a chunk
- * and one run. */
-#define FC_CHUNK_TICKS (1ull << 25)
-/* clock='pmu': chunks redone in a row, because the counter moved, before
- * giving up. */
-#define FC_PMU_TRIES 3
 
 /* getcpu_node() hands out one (cpu, node) tuple per CPU, built on first
  * use: a tuple is immutable, and building one per call would double the
@@ -45,14 +39,6 @@ typedef struct {
 static inline core_state *get_state(PyObject *module)
 {
     return (core_state *)PyModule_GetState(module);
-}
-
-/* A user sequence's baseline: an empty function called the same way. Kept
- * out of line so the call is real. */
-__attribute__((noinline)) static unsigned empty_user_fn(void)
-{
-    __asm__ volatile("");
-    return 0;
 }
 
 static int parse_serialize(const char *name, enum fc_serialize *out)
@@ -148,19 +134,12 @@ static int parse_user_address(PyObject *obj, uintptr_t *out)
     return 0;
 }
 
-/* Every mode closes the timed region with rdtscp. */
+/* Unsupported unless this process can time anything (harness.c). */
 static int check_timer(core_state *st)
 {
-    const struct fc_features *f = fc_features();
-    if (!f->tsc_readable) {
-        PyErr_SetString(st->unsupported,
-                        "this process may not read the TSC (prctl PR_SET_TSC / CR4.TSD)");
-        return -1;
-    }
-    if (!f->rdtscp) {
-        PyErr_SetString(st->unsupported,
-                        "CPUID lacks RDTSCP, which every serialization mode uses "
-                        "to close the timed region");
+    const char *why = fc_timer_unavailable();
+    if (why) {
+        PyErr_SetString(st->unsupported, why);
         return -1;
     }
     return 0;
@@ -170,10 +149,6 @@ static const struct fc_method *lookup(core_state *st, const char *name)
 {
     const struct fc_method *m = fc_method_find(name);
     if (!m) {
-        /* calibration chains need nothing beyond the TSC (check_timer) */
-        const struct fc_calibration *c = fc_calibration_find(name);
-        if (c)
-            return &c->method;
         PyErr_Format(PyExc_ValueError, "unknown method %s", name);
         return NULL;
     }
@@ -215,11 +190,6 @@ static int parse_clock(core_state *st, const char *clock, struct fc_pair *pair)
     return 0;
 }
 
-static enum fc_pmu_serialize pmu_mode(enum fc_serialize s)
-{
-    return s == FC_SER_CPUID ? FC_PMU_SER_CPUID : FC_PMU_SER_LFENCE;
-}
-
 /* Three arrays of `runs` values, created together. */
 struct run_arrays {
     PyArrayObject *raw, *empty, *migrated;
@@ -232,10 +202,10 @@ static void drop_arrays(struct run_arrays *a)
     Py_CLEAR(a->migrated);
 }
 
-/* Warm `pair` up and time it for `runs` runs into new arrays; 0, or -1 with
- * an exception set (the arrays dropped). The GIL is released in chunks of
- * FC_CHUNK_TICKS, warm-up included, so Ctrl-C waits for a chunk and one
- * run at most. */
+/* Time `pair` for `runs` runs into new arrays (harness.c's session); 0, or
+ * -1 with an exception set (the arrays dropped). The GIL is released for
+ * each chunk and signals looked for after it, so Ctrl-C waits for a chunk
+ * and one run at most. */
 static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
                         struct run_arrays *out)
 {
@@ -245,56 +215,23 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
     out->migrated = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_BOOL);
     if (!out->raw || !out->empty || !out->migrated)
         goto fail;
-
     struct fc_run_buffers bufs = {PyArray_DATA(out->raw), PyArray_DATA(out->empty),
                                   PyArray_DATA(out->migrated)};
-    uint32_t warm = (size_t)runs < FC_WARM_UP_RUNS ? (uint32_t)runs : FC_WARM_UP_RUNS;
-    for (uint32_t warmed = 0; warmed < warm;) {
-        uint32_t n;
+    struct fc_session session;
+    fc_session_init(&session, pair, bufs, (size_t)runs);
+    enum fc_step step;
+    do {
         Py_BEGIN_ALLOW_THREADS
-        n = fc_warm_up(pair, warm - warmed, FC_CHUNK_TICKS);
+        step = fc_session_step(&session);
         Py_END_ALLOW_THREADS
-        warmed += n;
-        if (PyErr_CheckSignals() < 0)
+        if (step == FC_STEP_UNSUPPORTED || step == FC_STEP_FAILED) {
+            PyErr_SetString(step == FC_STEP_UNSUPPORTED ? st->unsupported : st->error,
+                            session.why);
             goto fail;
-    }
-
-    size_t done = 0;
-    int moved = 0; /* chunks in a row whose PMU counter moved */
-    while (done < (size_t)runs) {
-        size_t n;
-        const char *why;
-        if (pair->pmu && fc_pmu_refresh(&why) < 0) {
-            PyErr_Format(st->unsupported, "clock='pmu': %s", why);
-            goto fail;
-        }
-        Py_BEGIN_ALLOW_THREADS
-        n = fc_measure(pair, &bufs, done, (size_t)runs - done, FC_CHUNK_TICKS);
-        Py_END_ALLOW_THREADS
-        if (pair->pmu && fc_pmu_check(&why) < 0) {
-            /* some deltas of this chunk may come from another counter: redo it */
-            if (++moved == FC_PMU_TRIES) {
-                PyErr_Format(st->error,
-                             "clock='pmu': %s, in %d chunks of runs in a row; "
-                             "the counts cannot be trusted",
-                             why, FC_PMU_TRIES);
-                goto fail;
-            }
-        } else {
-            moved = 0;
-            done += n;
         }
         if (PyErr_CheckSignals() < 0)
             goto fail;
-    }
-    if (pair->pmu) {
-        /* the counter is narrower than 64 bits: deltas modulo its width */
-        uint64_t mask = fc_pmu_mask();
-        for (size_t i = 0; i < (size_t)runs; i++) {
-            bufs.raw[i] &= mask;
-            bufs.empty[i] &= mask;
-        }
-    }
+    } while (step != FC_STEP_DONE);
     return 0;
 
 fail:
@@ -302,92 +239,93 @@ fail:
     return -1;
 }
 
-/* Time `pair` (the same copies on both sides) for `runs` runs; returns (raw,
- * empty, migrated, best, median). */
-static PyObject *run_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs)
+/* What to time: a catalog row (`*m`, found and available) for a str, or a
+ * user function (`*user`) for an int address; -1 with an exception set. */
+static int parse_target(core_state *st, PyObject *target, const struct fc_method **m,
+                        fc_user_fn *user)
 {
-    struct run_arrays a = {0};
-    if (measure_pair(st, pair, runs, &a) < 0)
-        return NULL;
-    const uint64_t *raw = PyArray_DATA(a.raw), *empty = PyArray_DATA(a.empty);
-    double best, median;
-    Py_BEGIN_ALLOW_THREADS
-    size_t n = (size_t)runs;
-    best = ((double)fc_min_u64(raw, n) - (double)fc_min_u64(empty, n)) / pair->method_copies;
-    median = (fc_median_u64(raw, n) - fc_median_u64(empty, n)) / pair->method_copies;
-    Py_END_ALLOW_THREADS
-    return Py_BuildValue("NNNdd", a.raw, a.empty, a.migrated, best, median);
+    *m = NULL;
+    *user = NULL;
+    if (PyUnicode_Check(target)) {
+        const char *name = PyUnicode_AsUTF8(target);
+        return name && (*m = lookup(st, name)) ? 0 : -1;
+    }
+    if (PyLong_Check(target)) {
+        uintptr_t address;
+        if (parse_user_address(target, &address) < 0)
+            return -1;
+        *user = (fc_user_fn)address;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "method must be a str or an int address, not %s",
+                 Py_TYPE(target)->tp_name);
+    return -1;
+}
+
+/* The pair could not be built (harness.c said why): Unsupported. */
+static int pair_refused(core_state *st, const struct fc_method *m, const char *why)
+{
+    if (!why)
+        return 0;
+    PyErr_Format(st->unsupported, "%s %s", m->name, why);
+    return -1;
 }
 
 PyDoc_STRVAR(bench_doc,
 "bench($module, method, runs, serialize, unroll, clock='tsc', /)\n--\n\n"
-"Time `runs` runs of a built-in method against the empty sequence.\n\n"
+"Time `runs` runs of a built-in method (its name) against the empty\n"
+"sequence, or of a user function `unsigned fn(void)` (its int address)\n"
+"against an empty function called the same way (an indirect call).\n\n"
 "Returns (raw, empty, migrated, best, median): two uint64 arrays of TSC\n"
 "ticks per run (harness included), a bool array of migrations, and\n"
 "min(raw) - min(empty) and median(raw) - median(empty) per copy, in TSC\n"
 "ticks. With clock='pmu' every figure is in core cycles of the PMU\n"
 "counter instead. Raises fastcpu.Unsupported when the method (or the\n"
-"clock) cannot run here.");
+"clock) cannot run here; ValueError unless an address lies in an\n"
+"executable mapping of this process.");
 
 static PyObject *core_bench(PyObject *module, PyObject *args)
 {
-    const char *name, *ser_name, *clock = "tsc";
+    PyObject *target;
+    const char *ser_name, *clock = "tsc";
     Py_ssize_t runs;
     long unroll;
-    if (!PyArg_ParseTuple(args, "snsl|s:bench", &name, &runs, &ser_name, &unroll, &clock))
+    if (!PyArg_ParseTuple(args, "Onsl|s:bench", &target, &runs, &ser_name, &unroll, &clock))
         return NULL;
     core_state *st = get_state(module);
     struct fc_pair pair = {0};
+    const struct fc_method *m;
+    fc_user_fn user;
     if (check_counts(runs, unroll) < 0 || parse_serialize(ser_name, &pair.serialize) < 0 ||
-        check_timer(st) < 0)
+        check_timer(st) < 0 || parse_target(st, target, &m, &user) < 0 ||
+        parse_clock(st, clock, &pair) < 0 ||
+        pair_refused(st, m, fc_pair_against_empty(&pair, m, user, (uint32_t)unroll)) < 0)
         return NULL;
-    const struct fc_method *m = lookup(st, name);
-    if (!m || parse_clock(st, clock, &pair) < 0)
+    struct run_arrays a = {0};
+    if (measure_pair(st, &pair, runs, &a) < 0)
         return NULL;
-    const struct fc_method *empty = fc_method_find("empty");
-    if (pair.pmu) {
-        pair.method = m->pmu_timers[pmu_mode(pair.serialize)];
-        pair.empty = empty->pmu_timers[pmu_mode(pair.serialize)];
-        if (!pair.method) {
-            PyErr_Format(st->unsupported, "%s has no PMU timers (defined without FC_TIMERS)",
-                         m->name);
-            return NULL;
-        }
-    } else {
-        pair.method = m->timers[pair.serialize];
-        pair.empty = empty->timers[pair.serialize];
-    }
-    pair.method_copies = pair.empty_copies = (uint32_t)unroll;
-    return run_pair(st, &pair, runs);
+    struct fc_run_buffers bufs = {PyArray_DATA(a.raw), PyArray_DATA(a.empty), NULL};
+    double best, median;
+    Py_BEGIN_ALLOW_THREADS
+    fc_best_median(&bufs, (size_t)runs, pair.method_copies, &best, &median);
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("NNNdd", a.raw, a.empty, a.migrated, best, median);
 }
 
 PyDoc_STRVAR(bench_address_doc,
 "bench_address($module, address, runs, serialize, unroll, clock='tsc', /)\n--\n\n"
-"Like bench(), for a user function `unsigned fn(void)` at `address`,\n"
-"timed against an empty function called the same way (an indirect call).\n"
-"ValueError unless `address` lies in an executable mapping of this process.");
+"bench() of a user function `unsigned fn(void)` at the int `address`\n"
+"(kept for callers of the time when bench() took names only).");
 
 static PyObject *core_bench_address(PyObject *module, PyObject *args)
 {
-    PyObject *address_obj;
-    uintptr_t address;
-    const char *ser_name, *clock = "tsc";
-    Py_ssize_t runs;
-    long unroll;
-    if (!PyArg_ParseTuple(args, "Onsl|s:bench_address", &address_obj, &runs, &ser_name,
-                          &unroll, &clock))
+    PyObject *address = PyTuple_Size(args) > 0 ? PyTuple_GET_ITEM(args, 0) : NULL;
+    if (address && !PyLong_Check(address)) {
+        PyErr_Format(PyExc_TypeError, "a function address must be an int, not %s",
+                     Py_TYPE(address)->tp_name);
         return NULL;
-    core_state *st = get_state(module);
-    struct fc_pair pair = {0};
-    if (check_counts(runs, unroll) < 0 || parse_serialize(ser_name, &pair.serialize) < 0 ||
-        check_timer(st) < 0 || parse_user_address(address_obj, &address) < 0)
-        return NULL;
-    if (parse_clock(st, clock, &pair) < 0)
-        return NULL;
-    pair.user_method = (fc_user_fn)(uintptr_t)address;
-    pair.user_empty = empty_user_fn;
-    pair.method_copies = pair.empty_copies = (uint32_t)unroll;
-    return run_pair(st, &pair, runs);
+    }
+    return core_bench(module, args);
 }
 
 PyDoc_STRVAR(bench_diff_doc,
@@ -401,11 +339,11 @@ PyDoc_STRVAR(bench_diff_doc,
 
 static PyObject *core_bench_diff(PyObject *module, PyObject *args)
 {
-    PyObject *method;
+    PyObject *target;
     const char *ser_name, *clock = "tsc";
     Py_ssize_t runs;
     long k;
-    if (!PyArg_ParseTuple(args, "Onsl|s:bench_diff", &method, &runs, &ser_name, &k, &clock))
+    if (!PyArg_ParseTuple(args, "Onsl|s:bench_diff", &target, &runs, &ser_name, &k, &clock))
         return NULL;
     core_state *st = get_state(module);
     struct fc_pair pair = {0};
@@ -418,37 +356,12 @@ static PyObject *core_bench_diff(PyObject *module, PyObject *args)
                      FC_UNROLL_MAX / 2, k);
         return NULL;
     }
-    if (check_timer(st) < 0)
+    const struct fc_method *m;
+    fc_user_fn user;
+    if (check_timer(st) < 0 || parse_target(st, target, &m, &user) < 0 ||
+        parse_clock(st, clock, &pair) < 0 ||
+        pair_refused(st, m, fc_pair_diff(&pair, m, user, (uint32_t)k)) < 0)
         return NULL;
-    const struct fc_method *m = NULL;
-    if (PyUnicode_Check(method)) {
-        const char *name = PyUnicode_AsUTF8(method);
-        if (!name || !(m = lookup(st, name)))
-            return NULL;
-    } else if (PyLong_Check(method)) {
-        uintptr_t address;
-        if (parse_user_address(method, &address) < 0)
-            return NULL;
-        pair.user_method = pair.user_empty = (fc_user_fn)(uintptr_t)address;
-    } else {
-        PyErr_Format(PyExc_TypeError, "method must be a str or an int address, not %s",
-                     Py_TYPE(method)->tp_name);
-        return NULL;
-    }
-    if (parse_clock(st, clock, &pair) < 0)
-        return NULL;
-    if (m) {
-        fc_timer_fn timer =
-            pair.pmu ? m->pmu_timers[pmu_mode(pair.serialize)] : m->timers[pair.serialize];
-        if (!timer) {
-            PyErr_Format(st->unsupported, "%s has no PMU timers (defined without FC_TIMERS)",
-                         m->name);
-            return NULL;
-        }
-        pair.method = pair.empty = timer;
-    }
-    pair.method_copies = (uint32_t)(2 * k);
-    pair.empty_copies = (uint32_t)k;
     struct run_arrays a = {0};
     if (measure_pair(st, &pair, runs, &a) < 0)
         return NULL;
@@ -503,59 +416,174 @@ static const char *const encoding_names[] = {
     [FC_ENC_CPU] = "cpu",    [FC_ENC_LIMIT] = "limit",   [FC_ENC_SELECTOR] = "selector",
 };
 
-PyDoc_STRVAR(methods_doc,
-"methods($module, /)\n--\n\n"
-"Every built-in method as (name, description, encoding, available, reason,\n"
-"reports_cpu, cpu_reason); reason is None when available, cpu_reason None\n"
-"when it reports the CPU. May fork once per fault-prone method.");
-
-static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
+/* Whether a row can run here, then whether it reports the CPU: each NULL,
+ * or why not. May fork a probe child: the GIL is released. */
+static void row_verdicts(const struct fc_method *m, const char **why, const char **cpu_why)
 {
-    (void)module;
-    PyObject *list = PyList_New((Py_ssize_t)fc_method_count);
-    if (!list)
-        return NULL;
-    for (size_t i = 0; i < fc_method_count; i++) {
-        const struct fc_method *m = &fc_methods[i];
-        const char *why, *cpu_why;
-        Py_BEGIN_ALLOW_THREADS
-        why = fc_method_unavailable(m);
-        cpu_why = fc_method_cpu_reason(m);
-        Py_END_ALLOW_THREADS
-        PyObject *item = Py_BuildValue("sssOzOz", m->name, m->description,
-                                       encoding_names[m->encoding],
-                                       why ? Py_False : Py_True, why,
-                                       cpu_why ? Py_False : Py_True, cpu_why);
-        if (!item) {
-            Py_DECREF(list);
-            return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    *why = fc_method_unavailable(m);
+    *cpu_why = fc_method_cpu_reason(m);
+    Py_END_ALLOW_THREADS
+}
+
+/* The names of a row's needs, in FC_REQUIREMENTS order. */
+static PyObject *row_needs(const struct fc_method *m)
+{
+    PyObject *needs = PyTuple_New(__builtin_popcount(m->needs));
+    Py_ssize_t k = 0;
+    for (int r = 0; needs && r < FC_REQ_COUNT; r++) {
+        if (!(m->needs >> r & 1))
+            continue;
+        PyObject *name = PyUnicode_FromString(fc_requirements[r].name);
+        if (!name) {
+            Py_CLEAR(needs);
+            break;
         }
-        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        PyTuple_SET_ITEM(needs, k++, name);
+    }
+    return needs;
+}
+
+/* catalog() row: (name, kind, description, encoding, needs, available,
+ * reason, reports_cpu, cpu_reason, chain). */
+static PyObject *catalog_row(const struct fc_method *m)
+{
+    const char *why, *cpu_why;
+    row_verdicts(m, &why, &cpu_why);
+    PyObject *needs = row_needs(m);
+    PyObject *chain = m->chain.op ? Py_BuildValue("(sII)", m->chain.op, m->chain.length,
+                                                  m->chain.latency_cycles)
+                                  : Py_NewRef(Py_None);
+    if (!needs || !chain) {
+        Py_XDECREF(needs);
+        Py_XDECREF(chain);
+        return NULL;
+    }
+    return Py_BuildValue("ssssNOzOzN", m->name, fc_kind_name(m->kind), m->description,
+                         encoding_names[m->encoding], needs, why ? Py_False : Py_True, why,
+                         cpu_why ? Py_False : Py_True, cpu_why, chain);
+}
+
+/* A list built by `item` from every row whose kind is in `kinds` (a bit
+ * per enum fc_kind). */
+static PyObject *rows_of(unsigned kinds, PyObject *(*item)(const struct fc_method *))
+{
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < fc_catalog_count; i++) {
+        const struct fc_method *m = &fc_catalog[i];
+        if (!(kinds >> m->kind & 1))
+            continue;
+        PyObject *x = item(m);
+        if (!x || PyList_Append(list, x) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(x);
     }
     return list;
 }
 
+#define KIND(k) (1u << (k))
+
+PyDoc_STRVAR(catalog_doc,
+"catalog($module, /)\n--\n\n"
+"Every row of the one catalog, methods, models and calibration chains, as\n"
+"(name, kind, description, encoding, needs, available, reason, reports_cpu,\n"
+"cpu_reason, chain): kind 'method', 'model' or 'calibration'; needs the\n"
+"names of what it requires (requirements()); reason None when available,\n"
+"cpu_reason None when it reports the CPU; chain (op, length,\n"
+"latency_cycles) for a calibration chain, else None. May fork once per\n"
+"fault-prone method.");
+
+static PyObject *core_catalog(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return rows_of(KIND(FC_KIND_METHOD) | KIND(FC_KIND_MODEL) | KIND(FC_KIND_CALIBRATION),
+                   catalog_row);
+}
+
+static PyObject *method_item(const struct fc_method *m)
+{
+    const char *why, *cpu_why;
+    row_verdicts(m, &why, &cpu_why);
+    return Py_BuildValue("sssOzOz", m->name, m->description, encoding_names[m->encoding],
+                         why ? Py_False : Py_True, why, cpu_why ? Py_False : Py_True, cpu_why);
+}
+
+PyDoc_STRVAR(methods_doc,
+"methods($module, /)\n--\n\n"
+"The catalog's methods and models (its rows of kind 'method' and 'model')\n"
+"as (name, description, encoding, available, reason, reports_cpu,\n"
+"cpu_reason); reason is None when available, cpu_reason None when it\n"
+"reports the CPU. May fork once per fault-prone method.");
+
+static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return rows_of(KIND(FC_KIND_METHOD) | KIND(FC_KIND_MODEL), method_item);
+}
+
+static PyObject *calibration_item(const struct fc_method *m)
+{
+    return Py_BuildValue("sssII", m->name, m->description, m->chain.op, m->chain.length,
+                         m->chain.latency_cycles);
+}
+
 PyDoc_STRVAR(calibrations_doc,
 "calibrations($module, /)\n--\n\n"
-"Every calibration sequence as (name, description, op, length,\n"
+"The catalog's calibration chains as (name, description, op, length,\n"
 "latency_cycles): `length` dependent `op` instructions of `latency_cycles`\n"
 "core cycles each. bench() and read() accept their names.");
 
 static PyObject *core_calibrations(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     (void)module;
-    PyObject *list = PyList_New((Py_ssize_t)fc_calibration_count);
-    if (!list)
-        return NULL;
-    for (size_t i = 0; i < fc_calibration_count; i++) {
-        const struct fc_calibration *c = &fc_calibrations[i];
-        PyObject *item = Py_BuildValue("sssII", c->method.name, c->method.description, c->op,
-                                       c->length, c->latency_cycles);
-        if (!item) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    return rows_of(KIND(FC_KIND_CALIBRATION), calibration_item);
+}
+
+static PyObject *requirement_item(int r)
+{
+    const char *missing = fc_requirement_missing(r);
+    return Py_BuildValue("sOs", fc_requirements[r].name, missing ? Py_False : Py_True,
+                         fc_requirements[r].reason);
+}
+
+PyDoc_STRVAR(requirements_doc,
+"requirements($module, /)\n--\n\n"
+"What a catalog row may need, as (name, present here, reason given when\n"
+"missing), in the order they are checked.");
+
+static PyObject *core_requirements(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New(FC_REQ_COUNT);
+    for (int r = 0; list && r < FC_REQ_COUNT; r++) {
+        PyObject *x = requirement_item(r);
+        if (!x)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, r, x);
+    }
+    return list;
+}
+
+PyDoc_STRVAR(catalog_problems_doc,
+"catalog_problems($module, /)\n--\n\n"
+"What is wrong with the catalog's rows, as 'name: problem' strings (a\n"
+"missing kind, timer or reader, a need without a reason...); [] when\n"
+"every row is whole. For the tests.");
+
+static PyObject *core_catalog_problems(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < fc_catalog_count; i++) {
+        const char *problem = fc_row_problem(&fc_catalog[i]);
+        if (!problem)
+            continue;
+        PyObject *x = PyUnicode_FromFormat("%s: %s", fc_catalog[i].name ? fc_catalog[i].name : "?",
+                                           problem);
+        if (!x || PyList_Append(list, x) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(x);
     }
     return list;
 }
@@ -606,10 +634,6 @@ static PyObject *core_read(PyObject *module, PyObject *args)
 /* A method that reports the CPU here, or NULL with Unsupported set. */
 static const struct fc_method *lookup_cpu_source(core_state *st, const char *name)
 {
-    if (fc_calibration_find(name)) {
-        PyErr_Format(st->unsupported, "%s: " FC_CALIBRATION_CPU_REASON, name);
-        return NULL;
-    }
     const struct fc_method *m = lookup(st, name);
     if (!m)
         return NULL;
@@ -705,12 +729,8 @@ static PyObject *core_code(PyObject *module, PyObject *args)
         return NULL;
     const struct fc_method *m = fc_method_find(name);
     if (!m) {
-        const struct fc_calibration *c = fc_calibration_find(name);
-        if (!c) {
-            PyErr_Format(PyExc_ValueError, "unknown method %s", name);
-            return NULL;
-        }
-        m = &c->method;
+        PyErr_Format(PyExc_ValueError, "unknown method %s", name);
+        return NULL;
     }
     const void *timer = (const void *)m->timers[FC_SER_LFENCE];
     Dl_info info;
@@ -778,18 +798,11 @@ PyDoc_STRVAR(getcpu_node_doc,
 static PyObject *core_getcpu_node(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     ensure_getcpu_chosen();
-    unsigned cpu, node;
-    if (__builtin_expect(fc_getcpu_node_way == FC_GETCPU_RDPID, 1)) {
-        uint64_t aux; /* inline: the common case on current x86 */
-        __asm__ volatile("rdpid %0" : "=r"(aux));
-        cpu = (unsigned)aux & 0xfffu;
-        node = (unsigned)aux >> 12;
-    } else {
-        int rc = fc_getcpu_by(fc_getcpu_node_way, &node);
-        if (rc < 0)
-            return getcpu_failed(module, rc, fc_getcpu_node_way, true);
-        cpu = (unsigned)rc;
-    }
+    unsigned node;
+    int rc = fc_getcpu_node_fast(&node);
+    if (__builtin_expect(rc < 0, 0))
+        return getcpu_failed(module, rc, fc_getcpu_node_way, true);
+    unsigned cpu = (unsigned)rc;
     core_state *st = get_state(module);
     PyObject *pair = cpu < FC_PAIRS ? st->pairs[cpu] : NULL;
     if (__builtin_expect(pair != NULL, 1) &&
@@ -950,10 +963,7 @@ static PyObject *core_add_chain_samples(PyObject *module, PyObject *args)
     }
     uint64_t ticks[FC_CHAIN_SAMPLES_MAX];
     Py_BEGIN_ALLOW_THREADS
-    /* the first chain after other work runs slow now and then: warm up */
-    (void)fc_add_chain_ticks(blocks < 10 ? blocks : 10);
-    for (unsigned i = 0; i < count; i++)
-        ticks[i] = fc_add_chain_ticks(blocks);
+    fc_add_chain_samples(blocks, count, ticks);
     Py_END_ALLOW_THREADS
     PyObject *out = PyTuple_New((Py_ssize_t)count);
     if (!out)
@@ -975,6 +985,9 @@ static PyMethodDef core_functions[] = {
     {"bench_diff", core_bench_diff, METH_VARARGS, bench_diff_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
     {"calibrations", core_calibrations, METH_NOARGS, calibrations_doc},
+    {"catalog", core_catalog, METH_NOARGS, catalog_doc},
+    {"requirements", core_requirements, METH_NOARGS, requirements_doc},
+    {"catalog_problems", core_catalog_problems, METH_NOARGS, catalog_problems_doc},
     {"user_chains", core_user_chains, METH_NOARGS, user_chains_doc},
     {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},
     {"median_u64", core_median_u64, METH_O, median_u64_doc},
@@ -996,7 +1009,7 @@ static PyMethodDef core_functions[] = {
 
 static int core_exec(PyObject *module)
 {
-    /* sequences.c asserts at compile time that fc_methods[] fits
+    /* sequences.c asserts at compile time that fc_catalog[] fits
      * FC_METHODS_MAX */
     if (_import_array() < 0)
         return -1;

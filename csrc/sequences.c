@@ -238,176 +238,286 @@ static uint32_t read_cpu_rseq(bool *valid, unsigned *cpu, int *node)
     return (uint32_t)c;
 }
 
+/* ---- does it report the CPU here? --------------------------------------- */
+
+/* A row's cpu_check (fastcpu.h): why the value it reads holds no CPU on
+ * this machine, or NULL when it does. Run in-process, once, after the
+ * row's probe. */
+
+/* The LSL rows: LSL never faults, but reads a CPU only where the kernel has
+ * the per-CPU segment. */
+static const char *lsl_cpu_check(void)
+{
+    bool valid;
+    read_gdt(&valid);
+    return valid ? NULL
+                 : "LSL on selector 0x7b cleared ZF: this kernel has no per-CPU "
+                   "GDT segment (Linux < 2.6.19, or not x86-64)";
+}
+
+/* The SIDT rows: only a kernel with dean gaudet's patch stores the CPU in
+ * the IDT limit. */
+static const char *idt_cpu_check(void)
+{
+    bool valid;
+    uint32_t limit = read_sidt(&valid);
+    if (limit >= 0x1000u)
+        return NULL; /* a kernel that stores the CPU there */
+    if (fc_features()->umip && limit == 0)
+        return "UMIP: the kernel emulates SIDT and the limit is always 0";
+    return "the IDT limit is below 0x1000 (0xfff on released kernels): no kernel "
+           "stores the CPU there; the 2007 patch was never merged";
+}
+
+static const char *gdt_limit_cpu_check(void)
+{
+    bool valid;
+    uint32_t limit = read_sgdt(&valid);
+    if (fc_features()->umip && limit == 0)
+        return "UMIP: the kernel emulates SGDT and the limit is always 0";
+    return "the GDT limit is the table's size minus one, the same on every CPU: "
+           "no kernel stores the CPU there";
+}
+
+static const char *rseq_cpu_check(void)
+{
+    int32_t cpu;
+    FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, cpu);
+    return cpu < 0 ? "rseq cpu_id is negative in this thread (-1: not registered yet, "
+                     "-2: registration failed)"
+                   : NULL;
+}
+
+static const char *ldt_cpu_check(void)
+{
+    bool valid;
+    uint32_t selector = read_sldt(&valid);
+    if (fc_features()->umip && selector == 0)
+        return "UMIP: the kernel emulates SLDT and the selector is always 0 (a "
+               "process without an LDT)";
+    return "the LDT selector is 0, or the same GDT entry on every CPU once a "
+           "process has an LDT: no kernel stores the CPU there, and a process "
+           "may change its LDT (modify_ldt)";
+}
+
+/* The rows whose encoding reports no CPU. */
+static const char *no_cpu(void)
+{
+    return "it reports no CPU: a cost the CPU reads are compared with";
+}
+
+static const char *chain_no_cpu(void) { return "a calibration chain reports no CPU"; }
+
 /* ---- the catalog --------------------------------------------------------- */
 
-#define FC_METHOD(n, need, enc, probe, desc)                                 \
-    {#n, desc, need, enc, probe, read_##n, FC_TIMERS(n), NULL, NULL}
-
+/*
+ * One row per timed sequence. FC_METHOD_ROW / FC_MODEL_ROW / FC_CHAIN_ROW
+ * fill what every row of a kind has (name, kind, reader, timers, model);
+ * the row names the rest: .encoding, .needs (FC_NEEDS of fastcpu.h's
+ * FC_REQUIREMENTS), .probe_in_child (it may fault whatever CPUID says),
+ * .cpu_check (why it may not report the CPU here) and .description.
+ */
+#define FC_ROW(n, k) .name = #n, .kind = k, .read = read_##n, FC_TIMERS(n)
+#define FC_METHOD_ROW(n) FC_ROW(n, FC_KIND_METHOD)
 /* A model of models.c: its timers call `fn` out of line. */
-#define FC_MODEL_METHOD(n, fn, need, enc, probe, desc)                       \
-    {#n, desc, need, enc, probe, read_##n, FC_TIMERS(n), (const void *)fn, NULL}
+#define FC_MODEL_ROW(n, fn) FC_ROW(n, FC_KIND_MODEL), .model = (const void *)(fn)
+/* A chain of calibration.c (fastcpu.h: FC_CHAINS). */
+#define FC_CHAIN_ROW(op, n)                                                  \
+    {FC_ROW(op##_chain_##n, FC_KIND_CALIBRATION), .encoding = FC_ENC_NONE,   \
+     .cpu_check = chain_no_cpu, .chain = {#op, n, FC_##op##_LATENCY},        \
+     .description = "Calibration: a dependent chain of " #n " " FC_##op##_TEXT \
+                    ", known to take " #n " x " FC_##op##_LATENCY_TEXT       \
+                    " core cycles."},
 
-const struct fc_method fc_methods[] = {
-    FC_METHOD(empty, FC_NEED_NOTHING, FC_ENC_NONE, false,
-              "The empty sequence: the harness alone, subtracted from every "
-              "method."),
-    FC_METHOD(gdt, FC_NEED_LSL, FC_ENC_CPUNODE, false,
-              "LSL on the per-CPU GDT segment (selector 0x7b), whose limit "
-              "the kernel sets to cpu | node << 12; the vDSO's fallback when "
-              "the CPU lacks RDPID."),
-    FC_METHOD(tscp, FC_NEED_RDTSCP, FC_ENC_CPUNODE, true,
-              "RDTSCP, keeping only ECX = TSC_AUX (cpu | node << 12); the "
-              "2.6.2x vgetcpu's fast mode."),
-    FC_METHOD(rdpid, FC_NEED_RDPID, FC_ENC_CPUNODE, true,
-              "RDPID: TSC_AUX (cpu | node << 12) without reading the TSC; "
-              "what today's vDSO getcpu uses when the CPU has it."),
-    FC_METHOD(sidt, FC_NEED_SIDT, FC_ENC_SIDT, true,
-              "SIDT, load the IDT limit, subtract 0x1000: dean gaudet's 2007 "
-              "proposal as the seed timed it. Only a patched kernel puts the "
-              "CPU there; under UMIP the kernel traps and emulates it."),
-    FC_METHOD(sgdt, FC_NEED_DESCRIPTOR_TABLE, FC_ENC_LIMIT, true,
-              "SGDT, load the GDT limit: the same store as SIDT on the other "
-              "table. Reports no CPU on any released kernel."),
-    FC_METHOD(sldt, FC_NEED_DESCRIPTOR_TABLE, FC_ENC_SELECTOR, true,
-              "SLDT: the LDT selector, a 2-byte store; the cheapest of the "
-              "three stores by dean gaudet's account (LKML, 2007), and unusable "
-              "for the CPU since a process may change its LDT. Emulated under "
-              "UMIP since Linux 5.10."),
-    {"rseq",
-     "One %fs-relative load of cpu_id from the rseq area glibc registered "
-     "(__rseq_offset + 4): an inlined rseq read. read() adds node_id "
-     "(offset 20) where __rseq_size and AT_RSEQ_FEATURE_SIZE both cover it.",
-     FC_NEED_RSEQ, FC_ENC_CPU, false, read_rseq, FC_TIMERS(rseq), NULL, read_cpu_rseq},
-    FC_METHOD(vdso, FC_NEED_VDSO_GETCPU, FC_ENC_CPUNODE, false,
-              "A call of the kernel's real __vdso_getcpu(&cpu, &node, NULL) "
-              "(RDPID or LSL inside), made as the getcpu models are called: "
-              "cpu and node are read back after the timed region."),
-    FC_METHOD(sched_getcpu, FC_NEED_NOTHING, FC_ENC_CPU, false,
-              "A call of glibc's sched_getcpu() (rseq cpu_id since glibc "
-              "2.35, else the vDSO)."),
-    FC_METHOD(syscall, FC_NEED_NOTHING, FC_ENC_CPUNODE, false,
-              "The getcpu system call itself (syscall instruction, no libc "
-              "wrapper), made as the getcpu models are called."),
-    FC_METHOD(null_syscall, FC_NEED_NOTHING, FC_ENC_NONE, false,
-              "A null system call, getppid (lmbench's \"null\"): the price "
-              "of entering the kernel at all."),
-    FC_METHOD(gs_reload, FC_NEED_GS_RELOAD, FC_ENC_NONE, true,
-              "mov %gs, %ax; mov %ax, %gs: the seed's user-mode %gs save/"
-              "restore (a selector load), beside Rusty Russell's 2006 null "
-              "system call with and without the kernel's %gs save/restore."),
-    FC_METHOD(pushf_popf, FC_NEED_NOTHING, FC_ENC_NONE, false,
-              "pushfq; popfq: the user-mode half of local_irq_save/restore "
-              "(cli itself is privileged)."),
-    FC_METHOD(pushf_pop_push_popf, FC_NEED_NOTHING, FC_ENC_NONE, false,
-              "pushfq; pop %rax; push %rax; popfq: the seed's user-mode half "
-              "exactly, the flags passing through a register as "
-              "local_irq_save keeps them."),
-    FC_METHOD(rdfsbase, FC_NEED_FSGSBASE, FC_ENC_NONE, true,
-              "RDFSBASE: the thread pointer without a system call, where the "
-              "kernel enabled FSGSBASE (AT_HWCAP2)."),
-    FC_METHOD(rdgsbase, FC_NEED_FSGSBASE, FC_ENC_NONE, true,
-              "RDGSBASE: the user GS base, where the kernel enabled FSGSBASE "
-              "(AT_HWCAP2)."),
+const struct fc_method fc_catalog[] = {
+    {FC_METHOD_ROW(empty), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
+     .description = "The empty sequence: the harness alone, subtracted from every "
+                    "method."},
+    {FC_METHOD_ROW(gdt), .encoding = FC_ENC_CPUNODE, .cpu_check = lsl_cpu_check,
+     .description = "LSL on the per-CPU GDT segment (selector 0x7b), whose limit "
+                    "the kernel sets to cpu | node << 12; the vDSO's fallback when "
+                    "the CPU lacks RDPID."},
+    {FC_METHOD_ROW(tscp), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(RDTSCP),
+     .probe_in_child = true,
+     .description = "RDTSCP, keeping only ECX = TSC_AUX (cpu | node << 12); the "
+                    "2.6.2x vgetcpu's fast mode."},
+    {FC_METHOD_ROW(rdpid), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(RDPID),
+     .probe_in_child = true,
+     .description = "RDPID: TSC_AUX (cpu | node << 12) without reading the TSC; "
+                    "what today's vDSO getcpu uses when the CPU has it."},
+    {FC_METHOD_ROW(sidt), .encoding = FC_ENC_SIDT, .probe_in_child = true,
+     .cpu_check = idt_cpu_check,
+     .description = "SIDT, load the IDT limit, subtract 0x1000: dean gaudet's 2007 "
+                    "proposal as the seed timed it. Only a patched kernel puts the "
+                    "CPU there; under UMIP the kernel traps and emulates it."},
+    {FC_METHOD_ROW(sgdt), .encoding = FC_ENC_LIMIT, .probe_in_child = true,
+     .cpu_check = gdt_limit_cpu_check,
+     .description = "SGDT, load the GDT limit: the same store as SIDT on the other "
+                    "table. Reports no CPU on any released kernel."},
+    {FC_METHOD_ROW(sldt), .encoding = FC_ENC_SELECTOR, .probe_in_child = true,
+     .cpu_check = ldt_cpu_check,
+     .description = "SLDT: the LDT selector, a 2-byte store; the cheapest of the "
+                    "three stores by dean gaudet's account (LKML, 2007), and unusable "
+                    "for the CPU since a process may change its LDT. Emulated under "
+                    "UMIP since Linux 5.10."},
+    {FC_METHOD_ROW(rseq), .encoding = FC_ENC_CPU, .needs = FC_NEEDS(RSEQ),
+     .cpu_check = rseq_cpu_check, .read_cpu = read_cpu_rseq,
+     .description = "One %fs-relative load of cpu_id from the rseq area glibc registered "
+                    "(__rseq_offset + 4): an inlined rseq read. read() adds node_id "
+                    "(offset 20) where __rseq_size and AT_RSEQ_FEATURE_SIZE both cover it."},
+    {FC_METHOD_ROW(vdso), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(VDSO_GETCPU),
+     .description = "A call of the kernel's real __vdso_getcpu(&cpu, &node, NULL) "
+                    "(RDPID or LSL inside), made as the getcpu models are called: "
+                    "cpu and node are read back after the timed region."},
+    {FC_METHOD_ROW(sched_getcpu), .encoding = FC_ENC_CPU,
+     .description = "A call of glibc's sched_getcpu() (rseq cpu_id since glibc "
+                    "2.35, else the vDSO)."},
+    {FC_METHOD_ROW(syscall), .encoding = FC_ENC_CPUNODE,
+     .description = "The getcpu system call itself (syscall instruction, no libc "
+                    "wrapper), made as the getcpu models are called."},
+    {FC_METHOD_ROW(null_syscall), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
+     .description = "A null system call, getppid (lmbench's \"null\"): the price "
+                    "of entering the kernel at all."},
+    {FC_METHOD_ROW(gs_reload), .encoding = FC_ENC_NONE, .needs = FC_NEEDS(NO_GS_BASE),
+     .probe_in_child = true, .cpu_check = no_cpu,
+     .description = "mov %gs, %ax; mov %ax, %gs: the seed's user-mode %gs save/"
+                    "restore (a selector load), beside Rusty Russell's 2006 null "
+                    "system call with and without the kernel's %gs save/restore."},
+    {FC_METHOD_ROW(pushf_popf), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
+     .description = "pushfq; popfq: the user-mode half of local_irq_save/restore "
+                    "(cli itself is privileged)."},
+    {FC_METHOD_ROW(pushf_pop_push_popf), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
+     .description = "pushfq; pop %rax; push %rax; popfq: the seed's user-mode half "
+                    "exactly, the flags passing through a register as "
+                    "local_irq_save keeps them."},
+    {FC_METHOD_ROW(rdfsbase), .encoding = FC_ENC_NONE,
+     .needs = FC_NEEDS(FSGSBASE) | FC_NEEDS(FSGSBASE_ENABLED), .probe_in_child = true,
+     .cpu_check = no_cpu,
+     .description = "RDFSBASE: the thread pointer without a system call, where the "
+                    "kernel enabled FSGSBASE (AT_HWCAP2)."},
+    {FC_METHOD_ROW(rdgsbase), .encoding = FC_ENC_NONE,
+     .needs = FC_NEEDS(FSGSBASE) | FC_NEEDS(FSGSBASE_ENABLED), .probe_in_child = true,
+     .cpu_check = no_cpu,
+     .description = "RDGSBASE: the user GS base, where the kernel enabled FSGSBASE "
+                    "(AT_HWCAP2)."},
 
     /* Models (models.c), called out of line as a caller calls the vDSO. */
-    FC_MODEL_METHOD(vgetcpu26_tscp, model_vgetcpu26_tscp, FC_NEED_RDTSCP, FC_ENC_CPUNODE, true,
-                    "Model of Linux 2.6.26's vDSO vgetcpu (arch/x86/vdso/vgetcpu.c) "
+    {FC_MODEL_ROW(vgetcpu26_tscp, model_vgetcpu26_tscp), .encoding = FC_ENC_CPUNODE,
+     .needs = FC_NEEDS(RDTSCP), .probe_in_child = true,
+     .description = "Model of Linux 2.6.26's vDSO vgetcpu (arch/x86/vdso/vgetcpu.c) "
                     "called with a NULL cache: the per-call check of vgetcpu_mode "
                     "(read through the vDSO's pointer), here RDTSCP, then cpu and "
-                    "node decoded into the caller's pointers."),
-    FC_MODEL_METHOD(vgetcpu26_lsl, model_vgetcpu26_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
-                    "Model of Linux 2.6.26's vDSO vgetcpu with a NULL cache, the mode "
+                    "node decoded into the caller's pointers."},
+    {FC_MODEL_ROW(vgetcpu26_lsl, model_vgetcpu26_lsl), .encoding = FC_ENC_CPUNODE,
+     .cpu_check = lsl_cpu_check,
+     .description = "Model of Linux 2.6.26's vDSO vgetcpu with a NULL cache, the mode "
                     "check finding LSL (CPUs without RDTSCP, such as Core 2): LSL on "
-                    "the per-CPU GDT segment, decoded into cpu and node."),
-    FC_MODEL_METHOD(vgetcpu26_hit, model_vgetcpu26_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
-                    "Model of Linux 2.6.26's vDSO vgetcpu, per-jiffy cache hit: the "
+                    "the per-CPU GDT segment, decoded into cpu and node."},
+    {FC_MODEL_ROW(vgetcpu26_hit, model_vgetcpu26_lsl), .encoding = FC_ENC_CPUNODE,
+     .cpu_check = lsl_cpu_check,
+     .description = "Model of Linux 2.6.26's vDSO vgetcpu, per-jiffy cache hit: the "
                     "cache's first word equals jiffies, the cached cpu | node << 12 "
                     "is rewritten to the cache and decoded. jiffies is no longer "
-                    "mapped to user space: a process-local variable stands in."),
-    FC_MODEL_METHOD(vgetcpu26_miss, model_vgetcpu26_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
-                    "Model of Linux 2.6.26's vDSO vgetcpu, per-jiffy cache miss: the "
+                    "mapped to user space: a process-local variable stands in."},
+    {FC_MODEL_ROW(vgetcpu26_miss, model_vgetcpu26_lsl), .encoding = FC_ENC_CPUNODE,
+     .cpu_check = lsl_cpu_check,
+     .description = "Model of Linux 2.6.26's vDSO vgetcpu, per-jiffy cache miss: the "
                     "compare fails (the timer invalidates the cache with one store "
                     "first), then the mode check, LSL, the refill and the decode. "
-                    "jiffies is a process-local stand-in."),
-    FC_MODEL_METHOD(glibc27_sched_getcpu, model_glibc27_sched_getcpu, FC_NEED_LSL, FC_ENC_CPU,
-                    false,
-                    "Model of glibc 2.7's x86-64 sched_getcpu.S, a wrapper around "
+                    "jiffies is a process-local stand-in."},
+    {FC_MODEL_ROW(glibc27_sched_getcpu, model_glibc27_sched_getcpu), .encoding = FC_ENC_CPU,
+     .cpu_check = lsl_cpu_check,
+     .description = "Model of glibc 2.7's x86-64 sched_getcpu.S, a wrapper around "
                     "getcpu: demangle the __vdso_getcpu pointer (ror, xor with the "
                     "pointer guard at %fs:0x30), call it with a local for the cpu, "
                     "no node and the per-thread cache, check for an error, load the "
-                    "local. The callee is the 2.6.26 vgetcpu model, which hits."),
-    FC_MODEL_METHOD(getcpu_tscp, model_getcpu_tscp, FC_NEED_RDTSCP, FC_ENC_CPUNODE, true,
-                    "The seed's proposal (LKML, 2008): getcpu without the per-call "
+                    "local. The callee is the 2.6.26 vgetcpu model, which hits."},
+    {FC_MODEL_ROW(getcpu_tscp, model_getcpu_tscp), .encoding = FC_ENC_CPUNODE,
+     .needs = FC_NEEDS(RDTSCP), .probe_in_child = true,
+     .description = "The seed's proposal (LKML, 2008): getcpu without the per-call "
                     "mode check, the kernel installing the RDTSCP version at boot; "
-                    "decoded into cpu and node."),
-    FC_MODEL_METHOD(getcpu_lsl, model_getcpu_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
-                    "The seed's proposal (LKML, 2008): getcpu without the per-call "
-                    "mode check, LSL version; decoded into cpu and node."),
-    FC_MODEL_METHOD(getcpu_tscp_fp, model_getcpu_tscp_fp, FC_NEED_RDTSCP, FC_ENC_CPUNODE, true,
-                    "The seed's getcpu_tscp (LKML, 2008) with the frame of a kernel "
+                    "decoded into cpu and node."},
+    {FC_MODEL_ROW(getcpu_lsl, model_getcpu_lsl), .encoding = FC_ENC_CPUNODE,
+     .cpu_check = lsl_cpu_check,
+     .description = "The seed's proposal (LKML, 2008): getcpu without the per-call "
+                    "mode check, LSL version; decoded into cpu and node."},
+    {FC_MODEL_ROW(getcpu_tscp_fp, model_getcpu_tscp_fp), .encoding = FC_ENC_CPUNODE,
+     .needs = FC_NEEDS(RDTSCP), .probe_in_child = true,
+     .description = "The seed's getcpu_tscp (LKML, 2008) with the frame of a kernel "
                     "built with CONFIG_FRAME_POINTER: push %rbp; mov %rsp,%rbp ... "
                     "leave around the same body (written in asm: GCC 12 omits the "
-                    "frame in such a leaf even under -fno-omit-frame-pointer)."),
-    FC_MODEL_METHOD(getcpu_sidt, model_getcpu_sidt, FC_NEED_SIDT, FC_ENC_CPUNODE, true,
-                    "The seed's proposal (LKML, 2008) after dean gaudet's (LKML, 2007): "
+                    "frame in such a leaf even under -fno-omit-frame-pointer)."},
+    {FC_MODEL_ROW(getcpu_sidt, model_getcpu_sidt), .encoding = FC_ENC_CPUNODE,
+     .probe_in_child = true, .cpu_check = idt_cpu_check,
+     .description = "The seed's proposal (LKML, 2008) after dean gaudet's (LKML, 2007): "
                     "getcpu from SIDT, the IDT limit holding 0x1000 + node + (cpu << "
                     "NODES_SHIFT, 6 assumed); SIDT's 10 bytes stored in the red zone, "
                     "no frame pointer (compiled C). "
-                    "Needs a patched kernel; under UMIP it traps."),
-    FC_MODEL_METHOD(getcpu_sidt_rz_fp, model_getcpu_sidt_rz_fp, FC_NEED_SIDT, FC_ENC_CPUNODE,
-                    true,
-                    "The seed's getcpu_sidt (LKML, 2008) with a red zone and a frame "
+                    "Needs a patched kernel; under UMIP it traps."},
+    {FC_MODEL_ROW(getcpu_sidt_rz_fp, model_getcpu_sidt_rz_fp), .encoding = FC_ENC_CPUNODE,
+     .probe_in_child = true, .cpu_check = idt_cpu_check,
+     .description = "The seed's getcpu_sidt (LKML, 2008) with a red zone and a frame "
                     "pointer: push %rbp; mov %rsp,%rbp, SIDT stored below %rbp with no "
                     "room made (asm). One of the four red zone x frame pointer corners "
-                    "dean gaudet told apart."),
-    FC_MODEL_METHOD(getcpu_sidt_norz_nofp, model_getcpu_sidt_norz_nofp, FC_NEED_SIDT,
-                    FC_ENC_CPUNODE, true,
-                    "The seed's getcpu_sidt (LKML, 2008) without a red zone or a frame "
+                    "dean gaudet told apart."},
+    {FC_MODEL_ROW(getcpu_sidt_norz_nofp, model_getcpu_sidt_norz_nofp),
+     .encoding = FC_ENC_CPUNODE, .probe_in_child = true, .cpu_check = idt_cpu_check,
+     .description = "The seed's getcpu_sidt (LKML, 2008) without a red zone or a frame "
                     "pointer (-mno-red-zone -fomit-frame-pointer; asm): %rsp moved by "
-                    "16 to make room for SIDT's store."),
-    FC_MODEL_METHOD(getcpu_sidt_norz_fp, model_getcpu_sidt_norz_fp, FC_NEED_SIDT,
-                    FC_ENC_CPUNODE, true,
-                    "The seed's getcpu_sidt (LKML, 2008) as the kernel's flags compile "
+                    "16 to make room for SIDT's store."},
+    {FC_MODEL_ROW(getcpu_sidt_norz_fp, model_getcpu_sidt_norz_fp),
+     .encoding = FC_ENC_CPUNODE, .probe_in_child = true, .cpu_check = idt_cpu_check,
+     .description = "The seed's getcpu_sidt (LKML, 2008) as the kernel's flags compile "
                     "it (-mno-red-zone -fno-omit-frame-pointer; asm): a frame, and %rsp "
-                    "moved to make room for SIDT's store. Formerly getcpu_sidt_fp."),
-    FC_MODEL_METHOD(getcpu_lsl_rz_fp, model_getcpu_lsl_fp, FC_NEED_LSL, FC_ENC_CPUNODE, false,
-                    "The seed's getcpu_lsl (LKML, 2008) with a frame pointer (asm): "
-                    "push %rbp; mov %rsp,%rbp ... pop %rbp around the same body."),
-    FC_MODEL_METHOD(getcpu_lsl_norz_nofp, model_getcpu_lsl, FC_NEED_LSL, FC_ENC_CPUNODE, false,
-                    "The seed's getcpu_lsl (LKML, 2008) without a red zone: the same "
+                    "moved to make room for SIDT's store. Formerly getcpu_sidt_fp."},
+    {FC_MODEL_ROW(getcpu_lsl_rz_fp, model_getcpu_lsl_fp), .encoding = FC_ENC_CPUNODE,
+     .cpu_check = lsl_cpu_check,
+     .description = "The seed's getcpu_lsl (LKML, 2008) with a frame pointer (asm): "
+                    "push %rbp; mov %rsp,%rbp ... pop %rbp around the same body."},
+    {FC_MODEL_ROW(getcpu_lsl_norz_nofp, model_getcpu_lsl), .encoding = FC_ENC_CPUNODE,
+     .cpu_check = lsl_cpu_check,
+     .description = "The seed's getcpu_lsl (LKML, 2008) without a red zone: the same "
                     "function as getcpu_lsl, since LSL writes a register and nothing is "
-                    "kept below %rsp; timed apart as a control."),
-    FC_MODEL_METHOD(getcpu_lsl_norz_fp, model_getcpu_lsl_fp, FC_NEED_LSL, FC_ENC_CPUNODE, false,
-                    "The seed's getcpu_lsl (LKML, 2008) as the kernel's flags compile it "
+                    "kept below %rsp; timed apart as a control."},
+    {FC_MODEL_ROW(getcpu_lsl_norz_fp, model_getcpu_lsl_fp), .encoding = FC_ENC_CPUNODE,
+     .cpu_check = lsl_cpu_check,
+     .description = "The seed's getcpu_lsl (LKML, 2008) as the kernel's flags compile it "
                     "(-mno-red-zone -fno-omit-frame-pointer): the same function as "
                     "getcpu_lsl_rz_fp, the red zone being unused; timed apart as a "
-                    "control."),
-    FC_MODEL_METHOD(getcpu_cache_hit, model_getcpu_cache, FC_NEED_LSL, FC_ENC_CPUNODE, false,
-                    "The seed's streamlined cache check (LKML, 2008), hit path: one "
+                    "control."},
+    {FC_MODEL_ROW(getcpu_cache_hit, model_getcpu_cache), .encoding = FC_ENC_CPUNODE,
+     .cpu_check = lsl_cpu_check,
+     .description = "The seed's streamlined cache check (LKML, 2008), hit path: one "
                     "compare of the cache with jiffies and no stores back, where "
-                    "2.6.26 rewrote both words. jiffies is a process-local stand-in."),
-    FC_MODEL_METHOD(sched_getcpu_tscp, model_sched_getcpu_tscp, FC_NEED_RDTSCP, FC_ENC_CPU,
-                    true,
-                    "The seed's specialized sched_getcpu (LKML, 2008): RDTSCP and the "
+                    "2.6.26 rewrote both words. jiffies is a process-local stand-in."},
+    {FC_MODEL_ROW(sched_getcpu_tscp, model_sched_getcpu_tscp), .encoding = FC_ENC_CPU,
+     .needs = FC_NEEDS(RDTSCP), .probe_in_child = true,
+     .description = "The seed's specialized sched_getcpu (LKML, 2008): RDTSCP and the "
                     "CPU returned in %eax; no pointers, no cache, no error check. "
-                    "Compare glibc27_sched_getcpu."),
-    FC_MODEL_METHOD(sched_getcpu_lsl, model_sched_getcpu_lsl, FC_NEED_LSL, FC_ENC_CPU, false,
-                    "The seed's specialized sched_getcpu (LKML, 2008), LSL version: "
-                    "the CPU returned in %eax."),
-    FC_MODEL_METHOD(sched_getcpu_sidt, model_sched_getcpu_sidt, FC_NEED_SIDT, FC_ENC_CPU, true,
-                    "The specialized sched_getcpu on SIDT (dean gaudet, LKML, 2007): the "
+                    "Compare glibc27_sched_getcpu."},
+    {FC_MODEL_ROW(sched_getcpu_lsl, model_sched_getcpu_lsl), .encoding = FC_ENC_CPU,
+     .cpu_check = lsl_cpu_check,
+     .description = "The seed's specialized sched_getcpu (LKML, 2008), LSL version: "
+                    "the CPU returned in %eax."},
+    {FC_MODEL_ROW(sched_getcpu_sidt, model_sched_getcpu_sidt), .encoding = FC_ENC_CPU,
+     .probe_in_child = true, .cpu_check = idt_cpu_check,
+     .description = "The specialized sched_getcpu on SIDT (dean gaudet, LKML, 2007): the "
                     "CPU in %eax, no pointers; the IDT limit holds 0x1000 + node + (cpu "
                     "<< NODES_SHIFT, 6 assumed), stored into his padded stack struct "
                     "(6 bytes before the limit, so the base is aligned) in the red "
-                    "zone. Needs a patched kernel; under UMIP it traps."),
-    FC_MODEL_METHOD(sched_getcpu_rseq_inline, NULL, FC_NEED_RSEQ_AREA, FC_ENC_CPU, false,
-                    "glibc 2.35's rseq sched_getcpu, inlined into the caller: one "
+                    "zone. Needs a patched kernel; under UMIP it traps."},
+    {FC_MODEL_ROW(sched_getcpu_rseq_inline, NULL), .encoding = FC_ENC_CPU,
+     .needs = FC_NEEDS(RSEQ_AREA),
+     .description = "glibc 2.35's rseq sched_getcpu, inlined into the caller: one "
                     "volatile load of cpu_id, and when it is negative (rseq not "
-                    "registered) an out-of-line fall back to the vDSO's getcpu."),
+                    "registered) an out-of-line fall back to the vDSO's getcpu."},
+
+    /* Calibration chains (calibration.c): sequences of known cost. */
+    FC_CHAINS(FC_CHAIN_ROW)
 };
 
-const size_t fc_method_count = sizeof fc_methods / sizeof fc_methods[0];
-_Static_assert(sizeof fc_methods / sizeof fc_methods[0] <= FC_METHODS_MAX,
+const size_t fc_catalog_count = sizeof fc_catalog / sizeof fc_catalog[0];
+_Static_assert(sizeof fc_catalog / sizeof fc_catalog[0] <= FC_METHODS_MAX,
                "raise FC_METHODS_MAX in fastcpu.h");
 
 uint32_t fc_method_read_cpu(const struct fc_method *m, bool *valid, unsigned *cpu, int *node)
@@ -436,8 +546,55 @@ uint32_t fc_method_read_cpu(const struct fc_method *m, bool *valid, unsigned *cp
 
 const struct fc_method *fc_method_find(const char *name)
 {
-    for (size_t i = 0; i < fc_method_count; i++)
-        if (strcmp(fc_methods[i].name, name) == 0)
-            return &fc_methods[i];
+    for (size_t i = 0; i < fc_catalog_count; i++)
+        if (strcmp(fc_catalog[i].name, name) == 0)
+            return &fc_catalog[i];
+    return NULL;
+}
+
+const char *fc_kind_name(enum fc_kind kind)
+{
+    switch (kind) {
+    case FC_KIND_METHOD:
+        return "method";
+    case FC_KIND_MODEL:
+        return "model";
+    case FC_KIND_CALIBRATION:
+        return "calibration";
+    default:
+        return "unset";
+    }
+}
+
+const char *fc_row_problem(const struct fc_method *m)
+{
+    if (!m->name || !*m->name || !m->description || !*m->description)
+        return "no name or no description";
+    if (m->kind < FC_KIND_METHOD || m->kind >= FC_KIND_END)
+        return "no kind";
+    for (int i = 0; i < FC_SER_COUNT; i++)
+        if (!m->timers[i])
+            return "a serialization mode without a timer";
+    for (int i = 0; i < FC_PMU_SER_COUNT; i++)
+        if (!m->pmu_timers[i])
+            return "a PMU mode without a timer";
+    if (!m->read)
+        return "no reader (read() and the fault probe run it)";
+    if (m->needs >> FC_REQ_COUNT)
+        return "a need outside FC_REQUIREMENTS";
+    for (int r = 0; r < FC_REQ_COUNT; r++)
+        if ((m->needs >> r & 1) && (!fc_requirements[r].reason || !*fc_requirements[r].reason))
+            return "a need without a reason";
+    bool reports = m->encoding == FC_ENC_CPUNODE || m->encoding == FC_ENC_CPU ||
+                   m->encoding == FC_ENC_SIDT;
+    if (!reports && !m->cpu_check)
+        return "an encoding that reports no CPU, and no cpu_check to say why";
+    if ((m->kind == FC_KIND_CALIBRATION) != (m->chain.op != NULL))
+        return "a chain on a row that is no calibration, or the reverse";
+    if (m->chain.op && (!m->chain.length || !m->chain.latency_cycles))
+        return "a chain without a length or a latency";
+    for (const struct fc_method *o = fc_catalog; o < m; o++)
+        if (strcmp(o->name, m->name) == 0)
+            return "a name an earlier row has";
     return NULL;
 }

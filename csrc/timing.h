@@ -216,9 +216,10 @@ static inline __attribute__((always_inline)) uint64_t fc_end_pmu_cpuid(uint32_t 
 
 #define FC_DEFINE_TIMERS(name, BODY) FC_DEFINE_TIMERS_SETUP(name, , BODY)
 
-/* Initialises both struct fc_method.timers and the .pmu_timers after it. */
+/* Initialises struct fc_method's .timers and .pmu_timers (designated: a
+ * catalog row names its fields). */
 #define FC_TIMERS(name)                                                      \
-    {time_##name##_lfence, time_##name##_cpuid, time_##name##_rdtscp},       \
-        {time_##name##_pmu_lfence, time_##name##_pmu_cpuid}
+    .timers = {time_##name##_lfence, time_##name##_cpuid, time_##name##_rdtscp}, \
+    .pmu_timers = {time_##name##_pmu_lfence, time_##name##_pmu_cpuid}
 
 #endif

@@ -19,10 +19,12 @@ _Bench = tuple[
     float,  # median, TSC ticks per copy
 ]
 
-def bench(method: str, runs: int, serialize: str, unroll: int, clock: str = ..., /) -> _Bench: ...
-def bench_address(
-    address: int,  # in an executable mapping of this process, else ValueError
+def bench(
+    method: str | int,  # a name, or a user function's address in an executable mapping
     runs: int, serialize: str, unroll: int, clock: str = ..., /
+) -> _Bench: ...
+def bench_address(  # bench() of an address, kept for older callers
+    address: int, runs: int, serialize: str, unroll: int, clock: str = ..., /
 ) -> _Bench: ...
 def bench_diff(
     method: str | int, runs: int, serialize: str, k: int, clock: str = ..., /
@@ -33,6 +35,20 @@ def bench_diff(
 ]: ...
 def methods() -> list[tuple[str, str, str, bool, str | None, bool, str | None]]: ...
 def calibrations() -> list[tuple[str, str, str, int, int]]: ...
+def catalog() -> list[
+    tuple[
+        str,  # name
+        str,  # kind: 'method', 'model' or 'calibration'
+        str,  # description
+        str,  # encoding
+        tuple[str, ...],  # needs: names of requirements()
+        bool, str | None,  # available, reason
+        bool, str | None,  # reports_cpu, cpu_reason
+        tuple[str, int, int] | None,  # chain: op, length, latency_cycles
+    ]
+]: ...
+def requirements() -> list[tuple[str, bool, str]]: ...  # name, present here, reason when missing
+def catalog_problems() -> list[str]: ...  # 'name: problem'; [] when every row is whole
 def pmu_open() -> str: ...
 def median_u64(values: npt.ArrayLike, /) -> float: ...
 def read(method: str, /) -> tuple[int, bool]: ...

@@ -92,9 +92,10 @@ def method_info(name: str) -> MethodInfo:
     for info in _catalog():
         if info.name == name:
             return info
-    chain = calibration_info(name)
-    if chain is not None:
-        return MethodInfo(chain.name, chain.description, "none", True, None, False, "a calibration chain reports no CPU")
+    if calibration_info(name) is not None:
+        # a calibration chain: its row of the C catalog (kind 'calibration')
+        row = next(r for r in _core.catalog() if r[0] == name)
+        return MethodInfo(row[0], row[2], row[3], *row[5:9])
     names = method_names()
     chains = [c.name for c in calibration_methods()]
     near = difflib.get_close_matches(name, names + chains, n=3)

@@ -161,24 +161,54 @@ class PathCheck:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> PathCheck:
+        """Raises ValueError (or KeyError, TypeError) for a report no
+        selftest() could have written."""
+        chains = []
+        for c in d.get("chains", []):
+            rounds = _count(c["rounds"], "rounds")
+            covered = _count(c["covered"], "covered")
+            if covered > rounds:
+                raise ValueError(f"covered ({covered}) exceeds rounds ({rounds})")
+            chains.append(ChainCheck(
+                name=str(c["name"]),
+                truth_core_cycles=_finite(c["truth_core_cycles"]),
+                median_error_core_cycles=_finite(c["median_error_core_cycles"]),
+                rounds=rounds,
+                within_goal=bool(c["within_goal"]),
+                covered=covered,
+            ))
         return cls(
             path=str(d["path"]),
             serialize=str(d["serialize"]),
-            bias_core_cycles=float(d["bias_core_cycles"]),
-            bias_ci95_core_cycles=float(d["bias_ci95_core_cycles"]),
-            op_bias_core_cycles={str(k): float(v) for k, v in dict(d["op_bias_core_cycles"]).items()},
-            chains=tuple(
-                ChainCheck(
-                    name=str(c["name"]),
-                    truth_core_cycles=float(c["truth_core_cycles"]),
-                    median_error_core_cycles=float(c["median_error_core_cycles"]),
-                    rounds=int(c["rounds"]),
-                    within_goal=bool(c["within_goal"]),
-                    covered=int(c["covered"]),
-                )
-                for c in d.get("chains", [])
-            ),
+            bias_core_cycles=_finite(d["bias_core_cycles"]),
+            bias_ci95_core_cycles=_finite(d["bias_ci95_core_cycles"]),
+            op_bias_core_cycles={str(k): _finite(v) for k, v in dict(d["op_bias_core_cycles"]).items()},
+            chains=tuple(chains),
         )
+
+
+#: The most rounds or runs a stored self-test can claim (selftest() allows 1000 and 10**6).
+_COUNT_MAX = 10**6
+
+
+def _count(value: object, name: str) -> int:
+    """A stored count: an int (not a bool) within 0.._COUNT_MAX."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _COUNT_MAX:
+        raise ValueError(f"{name} must be an int from 0 to {_COUNT_MAX}, not {value!r}")
+    return value
+
+
+def _finite(value: object) -> float:
+    """A stored figure: a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, not {type(value).__name__}")
+    try:
+        x = float(value)
+    except OverflowError:
+        raise ValueError(f"{value!r} is too large") from None
+    if not math.isfinite(x):
+        raise ValueError(f"{value!r} is not finite")
+    return x
 
 
 @dataclass(frozen=True)
@@ -228,9 +258,9 @@ class SelfTest:
     def from_dict(cls, d: Mapping[str, Any]) -> SelfTest:
         return cls(
             checks=tuple(PathCheck.from_dict(c) for c in d.get("checks", [])),
-            runs=int(d.get("runs", 0)),
-            rounds=int(d.get("rounds", 0)),
-            seconds=float(d.get("seconds", 0.0)),
+            runs=_count(d.get("runs", 0), "runs"),
+            rounds=_count(d.get("rounds", 0), "rounds"),
+            seconds=_finite(d.get("seconds", 0.0)),
         )
 
 

@@ -7,7 +7,13 @@ apart) and heavy-tailed (interrupts, traps), so:
   (``np.unique(..., return_counts=True)``), never automatic bins or
   densities, with the empty sequence beside the method (its counts drawn
   downward on the same axis);
-- methods and machines are overlaid as ECDFs;
+- methods and machines are overlaid as ECDFs; a whole Results is split into
+  panels by kind of method (:func:`method_group`, the one place that
+  decides), at most 10 curves to a panel, each its own colour, legends
+  outside the axes;
+- linear axes put their major ticks on multiples of the counter's step;
+- titles give the recommended estimate with its 95% interval, and
+  :func:`published` sets it beside the figures published over the years;
 - the x axis is logarithmic for system-call and trap-scale methods (median
   at least 5x the empty sequence's), linear for the rest;
 - every axis names its unit.
@@ -18,8 +24,11 @@ Axes where that makes sense. fastcpu never selects a matplotlib backend.
 
 from __future__ import annotations
 
+import csv
+import math
 import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -27,13 +36,16 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MultipleLocator, NullFormatter, NullLocator
 
 from ._args import check_method_names, check_unit
+from ._calibration import calibration_info
+from ._methods import method_info
 from ._result import BenchResult
 from ._results import Results, Source, as_results
 
-__all__ = ["counts", "distributions", "ecdf", "ecdf_machines", "machines", "is_slow", "UNITS"]
+__all__ = ["counts", "distributions", "ecdf", "ecdf_groups", "ecdf_machines", "machines", "published",
+           "method_group", "is_slow", "GROUPS", "UNITS"]
 
 #: unit -> axis label of a per-run quantity in that unit.
 UNITS = {
@@ -129,37 +141,173 @@ def _bench_results(
 
 
 def _colors(n: int) -> list[Any]:
-    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
-    return [cmap(i % cmap.N) for i in range(n)]
+    """`n` colours, all different: tab10 up to 10, tab20 up to 20, then evenly spaced hues."""
+    if n <= 20:
+        cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
+        return [cmap(i) for i in range(n)]
+    cmap = plt.get_cmap("turbo")
+    return [cmap(i / (n - 1)) for i in range(n)]
 
+
+# -- the groups of methods: decided here, and only here ---------------------------
+
+#: The panels of :func:`ecdf_groups`, in order; methods outside the catalog
+#: (user functions) make a last panel, ``"other"``.
+GROUPS = ("instructions", "library calls", "models", "kernel entries and comparison costs")
+_OTHER = "other"
+# Where the catalog does not say which kind a method is (MethodInfo without a
+# ``kind``), the methods that are not models, by name; the rest of the catalog
+# is its out-of-line C models (csrc/models.c).
+_GROUP_BY_NAME = {
+    "instructions": ("gdt", "tscp", "rdpid", "sidt", "sgdt", "sldt", "rseq"),
+    "library calls": ("vdso", "sched_getcpu", "sched_getcpu_norseq"),
+    "kernel entries and comparison costs": (
+        "empty", "syscall", "null_syscall", "gs_reload", "pushf_popf", "pushf_pop_push_popf",
+        "rdfsbase", "rdgsbase",
+    ),
+}
+_PANEL_MAX = 10  # curves per ECDF panel: a group with more is split
+
+
+def method_group(name: str) -> str:
+    """Which panel of :func:`ecdf_groups` method `name` belongs to: one of :data:`GROUPS`, or
+    ``"other"`` for a name the catalog does not know (a user function).
+
+    The catalog decides: its models (``kind == "model"``) are ``"models"``,
+    its calibration chains ``"kernel entries and comparison costs"``; its
+    other methods, and every method where the catalog entry has no ``kind``,
+    go by a table of names, the catalog's entries outside it being its models.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"method_group() takes a method name (str), not {type(name).__name__}")
+    try:
+        info = method_info(name)
+    except ValueError:
+        return _OTHER
+    kind = getattr(info, "kind", None)
+    if kind == "model":
+        return "models"
+    if kind == "calibration" or calibration_info(info.name) is not None:
+        return "kernel entries and comparison costs"
+    for group, names in _GROUP_BY_NAME.items():
+        if info.name in names:
+            return group
+    return "instructions" if kind == "method" else "models"
+
+
+# -- units, steps and the step grid ------------------------------------------------
+
+_UNIT_SHORT = {"ticks": "ticks", "ns": "ns", "core_cycles": "core cycles"}
+
+
+def _scale(r: BenchResult, unit: str) -> float:
+    """How many of `unit` one count (TSC tick) of `r` is."""
+    return float(r.units.convert(1.0, unit))
+
+
+def _step(results: Sequence[BenchResult], unit: str) -> float:
+    """The counter's step in `unit`: the coarsest of `results` (0 where none is known)."""
+    return max((r.step * _scale(r, unit) for r in results), default=0.0)
+
+
+def _decimals(x: float) -> int:
+    """Decimals that write `x` within 1% (24.5 -> 1, 10.02 -> 0, 2.6 -> 1)."""
+    for d in range(4):
+        if abs(round(x, d) - x) <= 0.01 * abs(x):
+            return d
+    return 4
+
+
+def _step_grid(ax: Axes, step: float, low: float, high: float, most: int = 8) -> None:
+    """Major ticks on multiples of the counter's step (1, 2, 5, 10, 20 ... steps apart, the
+    fewest that leave at most `most` ticks between `low` and `high`); minor ticks on every
+    step while they stay apart. A linear axis only; nothing where the step is unknown."""
+    if not step > 0 or not high > low:
+        return
+    multiples = (m * 10 ** e for e in range(16) for m in (1, 2, 5))
+    k = next((k for k in multiples if (high - low) / (k * step) <= most), None)
+    if k is None:  # a step too fine for any readable grid: leave matplotlib's ticks
+        return
+    base = k * step
+    d = _decimals(base)
+    ax.xaxis.set_major_locator(MultipleLocator(base))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.{d}f}".rstrip("0").rstrip(".")
+                                               if d else f"{v:.0f}"))
+    if k > 1 and (high - low) / step <= 60:
+        ax.xaxis.set_minor_locator(MultipleLocator(step))
+    else:
+        ax.xaxis.set_minor_locator(NullLocator())
+
+
+def _estimate_text(r: BenchResult, unit: str) -> str:
+    """``estimate 21.7 +- 1.1 ns``: the recommended estimate per copy and its 95% interval."""
+    if unit == "ns":
+        value, half, name = r.estimate_ns, r.estimate_ci95_ns, "ns"
+    elif unit == "core_cycles":
+        value, half, name = r.estimate_core_cycles, r.estimate_ci95_core_cycles, "core cycles"
+    else:
+        value, half, name = r.estimate, r.estimate_ci95, "ticks" if r.counter == "tsc" else "PMU cycles"
+    if not math.isfinite(half):
+        return f"estimate {value:.3g} {name} (no interval: too few runs)"
+    d = max(0, min(3, 1 - math.floor(math.log10(half)))) if half > 0 else 1
+    return f"estimate {value:.{d}f} \u00b1 {half:.{d}f} {name}"
+
+
+def _wrap_title(text: str, width_in: float, fontsize_pt: float) -> str:
+    """Break `text` at ", " / ": " / " " so that no line is wider than `width_in` inches
+    (a character taken as 0.6 of the font size)."""
+    most = max(12, int(width_in * 72 / (0.6 * fontsize_pt)))
+    lines: list[str] = []
+    for line in text.split("\n"):
+        while len(line) > most:
+            cut = max(line.rfind(sep, 0, most) for sep in (", ", ": ", " ("))
+            if cut <= 0:
+                cut = line.rfind(" ", 0, most)
+            if cut <= 0:
+                break
+            lines.append(line[: cut + (1 if line[cut] in ",:" else 0)])
+            line = line[cut:].lstrip(",: ") if line[cut] in ",:" else line[cut:].lstrip()
+        lines.append(line)
+    return "\n".join(lines)
+
+
+# -- one method: exact counts --------------------------------------------------------
 
 def counts(
     result: BenchResult,
     *,
     ax: Axes | None = None,
+    unit: str = "ticks",
     log_x: bool | None = None,
     tail: float = 0.001,
 ) -> Axes:
-    """Exact counts of each raw TSC-tick value of one method, the empty sequence beside it.
+    """Exact counts of each raw per-run value of one method, the empty sequence beside it.
 
     Args:
         result: one method's BenchResult.
         ax: draw here (default: a new figure).
+        unit: the x axis: ``'ticks'`` (TSC ticks, the values as read),
+            ``'ns'`` or ``'cycles'`` (core cycles), each value converted
+            with the result's clock; the counts stay exact.
         log_x: logarithmic x axis; ``None`` chooses it for slow methods
             (:func:`is_slow`).
         tail: a linear axis ends at the largest value seen in at least
             this fraction of the runs (and at least twice); rarer values
-            beyond it are counted on the plot, not drawn. 0 shows all.
+            beyond it are counted under the axis, not drawn. 0 shows all.
 
     Returns:
-        The Axes: x in TSC ticks per run (harness included), y in runs.
+        The Axes: x in `unit` per run (harness included), y in runs. Its
+        title gives the recommended estimate per copy with its 95% interval
+        (:attr:`BenchResult.estimate`, in `unit`).
     """
     if not isinstance(result, BenchResult):
         raise TypeError(f"counts() draws one BenchResult, not {type(result).__name__}")
+    unit = check_unit(unit)
     _check_options(ax, log_x)
     _check_tail(tail)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
+    scale = _scale(result, unit)
     log = is_slow(result) if log_x is None else log_x
     both = np.concatenate([result.raw, result.empty])
     high = float(both.max()) if log else _bulk_end(both, tail)
@@ -171,26 +319,30 @@ def counts(
         (result.empty, "empty sequence \u2193", "0.5", -1),
     ):
         values, n = np.unique(ticks[ticks <= high], return_counts=True)
-        x = values.astype(np.float64)
+        x = values.astype(np.float64) * scale
         ax.vlines(x, 0, sign * n, color=color, linewidth=1.5)
         ax.plot(x, sign * n, "o", color=color, markersize=3, label=label)
     ax.axhline(0, color="black", linewidth=0.6)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{abs(y):g}"))
+    low_x, high_x = float(both.min()) * scale, high * scale
     if log:
-        _log_x(ax, float(both.min()), high)
+        _log_x(ax, low_x, high_x)
     else:
-        step = max(1, result.step)
-        ax.set_xlim(float(both.min()) - step, high + step)
-    ax.set_xlabel(UNITS["ticks"] + (", log scale" if log else ""))
+        step = max(1.0, result.step) * scale
+        ax.set_xlim(low_x - step, high_x + step)
+        _step_grid(ax, result.step * scale, low_x - step, high_x + step, most=6)
+    ax.set_xlabel(UNITS[unit] + (", log scale" if log else ""))
     ax.set_ylabel("runs (count)")
-    title = f"{result.method}: median {result.median:g} ticks above empty"
-    if result.unroll > 1:
-        title += f" (x{result.unroll} copies)"
+    title = f"{result.method}: {_estimate_text(result, unit)}"
+    title += f" per copy (x{result.unroll})" if result.unroll > 1 else ""
     ax.set_title(title, fontsize="medium", pad=14)
     if beyond:
-        # The bulk sits at the left of a linear axis: its upper right is free.
-        ax.text(0.98, 0.95, f"{beyond} runs > {high:.0f}\nnot shown", transform=ax.transAxes,
-                ha="right", va="top", fontsize="small")
+        # Under the x axis label, outside the axes: nothing drawn can sit there.
+        ax.annotate(f"{beyond} {'run' if beyond == 1 else 'runs'} > {high_x:.{_decimals(high_x)}f} "
+                    f"{_UNIT_SHORT[unit]}\nnot shown", xy=(1.0, 0.0),
+                    xycoords=("axes fraction", ax.xaxis.label), xytext=(0, -2),
+                    textcoords="offset points", ha="right", va="top", fontsize="small",
+                    annotation_clip=False)
     # Under the title, outside the axes: stems fill the inside.
     ax.legend(fontsize="small", frameon=False, loc="lower center", bbox_to_anchor=(0.5, 0.98),
               ncol=2, handletextpad=0.2, columnspacing=1.2, borderaxespad=0)
@@ -215,10 +367,12 @@ def distributions(
     results: Results | Iterable[BenchResult],
     methods: Sequence[str] | None = None,
     *,
+    unit: str = "ticks",
     ncols: int = 3,
     tail: float = 0.001,
 ) -> Figure:
-    """A grid of :func:`counts`, one panel per method (all measured ones by default)."""
+    """A grid of :func:`counts` in `unit`, one panel per method (all measured ones by default)."""
+    unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     _check_tail(tail)
     chosen = _bench_results(results, methods)
@@ -226,23 +380,47 @@ def distributions(
         raise ValueError("nothing to plot: no method measured (or none of those named)")
     ncols = min(ncols, len(chosen))
     nrows = -(-len(chosen) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.1 * nrows),
+    # At least 6.4 inches wide, so that one panel's figure holds its titles.
+    width = max(4.8 * ncols, 6.4)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, 3.3 * nrows),
                              layout="constrained", squeeze=False)
     for ax, r in zip(axes.flat, chosen):
-        counts(r, ax=ax, tail=tail)
+        counts(r, ax=ax, unit=unit, tail=tail)
     for ax in axes.flat[len(chosen):]:
         ax.set_visible(False)
     if isinstance(results, Results):
         runs = sorted({r.runs for r in chosen})
-        fig.suptitle(f"{results.name}\nraw TSC ticks per run, exact counts "
-                     f"({'/'.join(map(str, runs))} runs, serialize={results.serialize})")
+        what = {"ticks": "raw TSC ticks", "ns": "ns", "core_cycles": "core cycles"}[unit]
+        fig.suptitle(_wrap_title(f"{results.name}\n{what} per run, exact counts "
+                                 f"({'/'.join(map(str, runs))} runs, serialize={results.serialize})",
+                                 width - 0.3, 12))
     return fig
 
+
+# -- ECDFs ------------------------------------------------------------------------------
 
 def _ecdf(ax: Axes, x: np.ndarray, **kwargs: Any) -> None:
     xs = np.sort(x)
     ys = np.arange(1, xs.size + 1) / xs.size
     ax.step(xs, ys, where="post", **kwargs)
+
+
+def _legend_outside(ax: Axes, ncol: int = 1) -> None:
+    """The legend to the right of the axes, top-aligned: never on the curves."""
+    ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              borderaxespad=0, ncol=ncol)
+
+
+def _ecdf_panel(ax: Axes, chosen: list[BenchResult], pooled: np.ndarray, unit: str,
+                log_x: bool | None, upto: float) -> None:
+    medians = [float(np.median(r.raw)) for r in chosen]
+    log = (max(medians) >= _SLOW_RATIO * max(1.0, min(medians))) if log_x is None else log_x
+    _ecdf(ax, pooled, color="black", linestyle="--", linewidth=1, label="empty sequence")
+    curves = [pooled]
+    for r, color in zip(chosen, _colors(len(chosen))):
+        curves.append(_convert(r, r.raw, unit))
+        _ecdf(ax, curves[-1], color=color, label=r.method)
+    _finish_ecdf_axis(ax, curves, unit, log, upto, _step(chosen, unit))
 
 
 def ecdf(
@@ -254,14 +432,21 @@ def ecdf(
     log_x: bool | None = None,
     upto: float = 0.995,
 ) -> Axes:
-    """ECDFs of raw per-run timings of several methods of one machine, overlaid.
+    """ECDFs of raw per-run timings of several methods of one machine, overlaid on one Axes.
 
     The empty sequence's runs (of every method, pooled) are drawn dashed:
     the floor every method sits on. `unit` is ``'ticks'``, ``'ns'`` or
     ``'cycles'``; ``log_x`` ``None`` picks a log axis when the methods'
-    medians span more than 5x. The x axis ends at the largest `upto`
-    quantile of any method (1: at the largest run), where the curves are
-    nearly flat, so that a few interrupted runs do not squeeze the rest.
+    medians span more than 5x. The x axis ends one counter step past the
+    largest `upto` quantile of any method (1: at the largest run), where
+    the curves are flat, so that a few interrupted runs do not squeeze the
+    rest. The legend sits to the right of the axes.
+
+    Without `methods` and `ax`, on a Results whose methods fall into more
+    than one group (:func:`method_group`), the figure holds one panel per
+    group (:func:`ecdf_groups`) and the first panel is returned: its
+    ``.figure`` is the whole figure. Name the methods, or pass `ax`, for
+    one panel.
     """
     unit = check_unit(unit)
     _check_options(ax, log_x)
@@ -269,21 +454,75 @@ def ecdf(
     chosen = _bench_results(results, methods)
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
+    if ax is None and methods is None and len(_panels(chosen)) > 1:
+        name = results.name if isinstance(results, Results) else None
+        return _grouped_figure(chosen, name, unit, log_x, upto, 2).axes[0]
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
-    medians = [float(np.median(r.raw)) for r in chosen]
-    log = (max(medians) >= _SLOW_RATIO * max(1.0, min(medians))) if log_x is None else log_x
+        _, ax = plt.subplots(figsize=(8.5, 4.5), layout="constrained")
     pooled = np.concatenate([_convert(r, r.empty, unit) for r in chosen])
-    _ecdf(ax, pooled, color="black", linestyle="--", linewidth=1, label="empty sequence")
-    curves = [pooled]
-    for r, color in zip(chosen, _colors(len(chosen))):
-        curves.append(_convert(r, r.raw, unit))
-        _ecdf(ax, curves[-1], color=color, label=r.method)
-    _finish_ecdf_axis(ax, curves, unit, log, upto)
+    _ecdf_panel(ax, chosen, pooled, unit, log_x, upto)
     if isinstance(results, Results):
         ax.set_title(f"{results.name}: ECDF of each method's runs", fontsize="medium")
-    ax.legend(fontsize="small", frameon=False, ncol=2 if len(chosen) > 6 else 1, loc="lower right")
+    _legend_outside(ax, ncol=2 if len(chosen) > 14 else 1)
     return ax
+
+
+def _panels(chosen: list[BenchResult]) -> list[tuple[str, list[BenchResult]]]:
+    """`chosen` by :func:`method_group`, in :data:`GROUPS` order, a group of more than
+    ``_PANEL_MAX`` split evenly ("models, 1 of 2")."""
+    by_group: dict[str, list[BenchResult]] = {}
+    for r in chosen:
+        by_group.setdefault(method_group(r.method), []).append(r)
+    panels = []
+    for group in (*GROUPS, _OTHER):
+        members = by_group.get(group, [])
+        parts = -(-len(members) // _PANEL_MAX)
+        for i in range(parts):
+            part = members[i * len(members) // parts:(i + 1) * len(members) // parts]
+            panels.append((group if parts == 1 else f"{group}, {i + 1} of {parts}", part))
+    return panels
+
+
+def ecdf_groups(
+    results: Results | Iterable[BenchResult],
+    methods: Sequence[str] | None = None,
+    *,
+    unit: str = "ticks",
+    log_x: bool | None = None,
+    upto: float = 0.995,
+    ncols: int = 2,
+) -> Figure:
+    """:func:`ecdf` in panels, one per group of methods (:func:`method_group`: instructions,
+    library calls, models, kernel entries and comparison costs, then any others), at most
+    10 methods to a panel so that each curve has its own colour; each panel has the pooled
+    empty sequence dashed, its own x axis, and its legend to its right."""
+    unit = check_unit(unit)
+    ncols = _check_ncols(ncols)
+    _check_options(None, log_x)
+    _check_upto(upto)
+    chosen = _bench_results(results, methods)
+    if not chosen:
+        raise ValueError("nothing to plot: no method measured (or none of those named)")
+    return _grouped_figure(chosen, results.name if isinstance(results, Results) else None,
+                           unit, log_x, upto, ncols)
+
+
+def _grouped_figure(chosen: list[BenchResult], name: str | None, unit: str, log_x: bool | None,
+                    upto: float, ncols: int) -> Figure:
+    panels = _panels(chosen)
+    ncols = min(ncols, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.6 * ncols, 3.6 * nrows),
+                             layout="constrained", squeeze=False)
+    pooled = np.concatenate([_convert(r, r.empty, unit) for r in chosen])
+    for ax, (title, members) in zip(axes.flat, panels):
+        _ecdf_panel(ax, members, pooled, unit, log_x, upto)
+        ax.set_title(title, fontsize="medium")
+        _legend_outside(ax)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{name + ': ' if name else ''}ECDF of each method's runs, by kind of method")
+    return fig
 
 
 def _check_tail(tail: object) -> None:
@@ -296,15 +535,19 @@ def _check_upto(upto: object) -> None:
         raise ValueError(f"upto must be a quantile in (0, 1], not {upto}")
 
 
-def _finish_ecdf_axis(ax: Axes, curves: list[np.ndarray], unit: str, log: bool, upto: float) -> None:
+def _finish_ecdf_axis(ax: Axes, curves: list[np.ndarray], unit: str, log: bool, upto: float,
+                      step: float = 0.0) -> None:
     low = min(float(c.min()) for c in curves)
-    high = max(float(np.quantile(c, upto)) for c in curves)
+    # The x axis ends past the step that holds the `upto` quantile, not on it:
+    # the last rise of each curve stays inside the axes.
+    high = max(float(np.quantile(c, upto, method="inverted_cdf")) for c in curves)
     if log:
         _log_x(ax, low, high)
-        ax.set_xlim(low / 1.15, high * 1.15)
+        ax.set_xlim(low / 1.15, high * max(1.15, 1 + step / high if high > 0 else 1.15))
     else:
-        pad = 0.04 * (high - low) or 1.0
+        pad = step if step > 0 else (0.04 * (high - low) or 1.0)
         ax.set_xlim(low - pad, high + pad)
+        _step_grid(ax, step, low - pad, high + pad)
     clipped = "" if upto == 1 else f", up to the {upto:.3g} quantile"
     ax.set_xlabel(UNITS[unit] + (", log scale" if log else "") + clipped)
     ax.set_ylabel("fraction of runs <= x")
@@ -327,8 +570,9 @@ def ecdf_machines(
     ``'ns'`` (default), ``'cycles'`` or ``'ticks'``; TSC ticks of different
     machines are different units, so prefer ns or cycles. Machines where
     `method` was not measured are listed in the legend as such. `upto`
-    ends the x axis as in :func:`ecdf`; ``legend=False`` leaves the legend
-    to the caller (labels stay on the lines).
+    ends the x axis as in :func:`ecdf`; a linear axis has its major ticks
+    on the counter's step (the coarsest of the machines', in `unit`).
+    ``legend=False`` leaves the legend to the caller (labels stay on the lines).
     """
     unit = check_unit(unit)
     if not isinstance(method, str):
@@ -342,7 +586,7 @@ def ecdf_machines(
     if not present:
         raise ValueError(f"{method!r} was measured on none of these machines")
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
+        _, ax = plt.subplots(figsize=(8.5, 4.5), layout="constrained")
     log = any(is_slow(r) for r in present) if log_x is None else log_x
     curves = []
     for res, color in zip(loaded, _colors(len(loaded))):
@@ -354,10 +598,10 @@ def ecdf_machines(
         _ecdf(ax, curves[-2], color=color, label=res.name)
         _ecdf(ax, curves[-1], color=color, linestyle="--", linewidth=1)
     ax.plot([], [], "--", color="0.4", linewidth=1, label="dashed: its empty sequence")
-    _finish_ecdf_axis(ax, curves, unit, log, upto)
+    _finish_ecdf_axis(ax, curves, unit, log, upto, _step(present, unit))
     ax.set_title(method, fontsize="medium")
     if legend:
-        ax.legend(fontsize="small", frameon=False, loc="lower right")
+        _legend_outside(ax)
     return ax
 
 
@@ -368,7 +612,8 @@ def machines(
     unit: str = "ns",
     ncols: int = 3,
 ) -> Figure:
-    """A grid of :func:`ecdf_machines`, one panel per method measured on any of the machines."""
+    """A grid of :func:`ecdf_machines`, one panel per method measured on any of the sources,
+    with one legend at the top."""
     unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     methods = _check_methods(methods)
@@ -388,12 +633,130 @@ def machines(
         ecdf_machines(loaded, m, ax=ax, unit=unit, legend=False)
     for ax in axes.flat[len(methods):]:
         ax.set_visible(False)
-    # One legend for the grid: every panel has the same machines.
+    # One legend for the grid, at its top: every panel has the same sources.
     colors = _colors(len(loaded))
     handles = [Line2D([], [], color=c, label=res.name) for res, c in zip(loaded, colors)]
     handles.append(Line2D([], [], color="0.4", linestyle="--", linewidth=1,
                           label="dashed: its empty sequence"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)),
-               frameon=False)
-    fig.suptitle(f"each method across {len(loaded)} result file(s): ECDF of runs")
+    n = len(loaded)
+    # The title heads the legend: a suptitle and an "outside upper" legend
+    # would be laid out on top of each other.
+    fig.legend(handles=handles, loc="outside upper center", ncol=min(2, len(handles)), frameon=False,
+               title=f"each method across {n} source{'s' if n != 1 else ''} "
+                     f"(machines, or one machine at different times): ECDF of runs",
+               title_fontproperties={"size": "large"})
+    return fig
+
+
+# -- published figures against measured ones --------------------------------------------
+
+_PUBLISHED_CSV = Path(__file__).resolve().parent / "published_figures.csv"
+_PUBLISHED_UNITS = {"core cycles": ("core_cycles", 1.0), "ns": ("ns", 1.0), "us": ("ns", 1000.0)}
+_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
+
+
+def _read_published(path: str | os.PathLike[str]) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    need = {"fastcpu_method", "value", "unit", "machine"}
+    missing = need - set(rows[0] if rows else ())
+    if missing:
+        raise ValueError(f"{os.fspath(path)} is not a published-figures CSV: no column "
+                         f"{', '.join(sorted(missing))}")
+    return rows
+
+
+def published(
+    sources: Iterable[Source],
+    methods: Sequence[str] | None = None,
+    *,
+    figures: str | os.PathLike[str] | None = None,
+) -> Figure:
+    """Published figures against each source's recommended estimate, per method.
+
+    Two panels: core cycles (figures published in core cycles) and ns
+    (figures published in ns or us). One row per method that has a
+    published figure (``fastcpu/published_figures.csv``, or the CSV
+    `figures`) and was measured in a source: the published values (black,
+    one marker shape per published machine), then each source's
+    :attr:`~BenchResult.estimate_core_cycles` / :attr:`~BenchResult.estimate_ns`
+    with its 95% interval as an error bar (colour and shape per source),
+    each at its own height in the row so that none hides another. The x
+    axis is symmetric-log (linear within 1 of 0), which shows 0 and the
+    small negative estimates of the cheapest sequences.
+    """
+    loaded = _check_sources(sources)
+    methods = _check_methods(methods)
+    if figures is not None and not isinstance(figures, (str, os.PathLike)):
+        raise TypeError(f"figures must be a CSV path or None, not {type(figures).__name__}")
+    rows = _read_published(_PUBLISHED_CSV if figures is None else figures)
+    matched = [row for row in rows if row["fastcpu_method"] and row["unit"] in _PUBLISHED_UNITS]
+    order = list(dict.fromkeys(row["fastcpu_method"] for row in matched))
+    if methods is not None:
+        unknown = [m for m in methods if m not in order]
+        if unknown:
+            raise ValueError(f"no published figure for {', '.join(map(repr, unknown))}; "
+                             f"published: {', '.join(order)}")
+        order = [m for m in order if m in methods]
+    order = [m for m in order if any(m in res for res in loaded)]
+    if not order:
+        raise ValueError("nothing to plot: no method with a published figure was measured "
+                         "in these sources")
+    # value per (method, unit, published machine), each once (a row posted twice counts once)
+    pub: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for row in matched:
+        unit, factor = _PUBLISHED_UNITS[row["unit"]]
+        values = pub.setdefault((row["fastcpu_method"], unit), {}).setdefault(row["machine"], [])
+        v = float(row["value"]) * factor
+        if v not in values:
+            values.append(v)
+    pub_machines = list(dict.fromkeys(row["machine"] for row in matched
+                                      if row["fastcpu_method"] in order))
+    # published: black, open shapes; measured: coloured, filled shapes
+    pub_marker = {m: _MARKERS[i % len(_MARKERS)] for i, m in enumerate(pub_machines)}
+    colors = _colors(len(loaded))
+    fig, axes = plt.subplots(1, 2, figsize=(14, 0.55 * len(order) * (1 + 0.12 * len(loaded)) + 2.2),
+                             layout="constrained", sharey=True)
+    for ax, unit in zip(axes, ("core_cycles", "ns")):
+        for y, method in enumerate(order):
+            here = pub.get((method, unit), {})
+            slots = len(here) + len(loaded)
+            offsets = (np.arange(slots) - (slots - 1) / 2) * min(0.8 / max(slots - 1, 1), 0.16)
+            for k, (machine, values) in enumerate(here.items()):
+                ax.plot(values, [y + offsets[k]] * len(values), pub_marker[machine], color="black",
+                        markerfacecolor="none", markersize=6, linestyle="none",
+                        gid=f"published|{method}|{machine}")
+            for i, res in enumerate(loaded):
+                if method not in res:
+                    continue
+                r = res[method]
+                v, half = ((r.estimate_core_cycles, r.estimate_ci95_core_cycles) if unit == "core_cycles"
+                           else (r.estimate_ns, r.estimate_ci95_ns))
+                bars = ax.errorbar([v], [y + offsets[len(here) + i]],
+                                   xerr=[[half], [half]] if math.isfinite(half) else None,
+                                   fmt=_MARKERS[i % len(_MARKERS)], color=colors[i], alpha=0.75,
+                                   markersize=5, capsize=2, linewidth=1)
+                bars.lines[0].set_gid(f"measured|{method}|{res.name}")
+        ax.set_xscale("symlog", linthresh=1)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_xlabel(_UNIT_SHORT[unit] + " per call, symmetric log scale")
+        ax.set_title("figures published in core cycles" if unit == "core_cycles"
+                     else "figures published in ns or us", fontsize="medium")
+        ax.grid(axis="x", alpha=0.3)
+        for y in range(len(order) - 1):
+            ax.axhline(y + 0.5, color="0.85", linewidth=0.6)
+    axes[0].set_yticks(range(len(order)), order)
+    axes[0].set_ylim(len(order) - 0.5, -0.5)
+    axes[0].set_ylabel("method")
+    handles = [Line2D([], [], marker=pub_marker[m], color="black", markerfacecolor="none",
+                      linestyle="none",
+                      label=f"published: {m}")
+               for m in pub_machines]
+    handles += [Line2D([], [], marker=_MARKERS[i % len(_MARKERS)], color=c, alpha=0.75,
+                       label=f"{res.name}: estimate \u00b1 95% interval")
+                for i, (res, c) in enumerate(zip(loaded, colors))]
+    # The title heads the legend (see machines()).
+    fig.legend(handles=handles, loc="outside upper center", ncol=2, frameon=False, fontsize="small",
+               title="Published figures against each source's recommended estimate, per call",
+               title_fontproperties={"size": "large"})
     return fig

@@ -1,8 +1,11 @@
-"""The catalog: names, availability and the reasons given."""
+"""The catalog: names, kinds, availability and the reasons given."""
+
+import json
 
 import fastcpu
 from fastcpu._methods import method_info
 from fastcpu import _core
+from pinning import run_python
 
 REQUIRED = {"empty", "gdt", "tscp", "rdpid", "sidt", "rseq", "vdso", "sched_getcpu", "syscall"}
 
@@ -29,6 +32,70 @@ def test_availability_follows_cpuid():
     assert by_name["vdso"].available == feats["vdso_getcpu"]
     if not feats["rdpid"]:
         assert "RDPID" in by_name["rdpid"].reason
+
+
+# ---- the one catalog (csrc/sequences.c) -------------------------------------
+
+KINDS = {"method", "model", "calibration"}
+CPU_ENCODINGS = {"cpunode", "cpu", "sidt"}
+
+
+def test_every_catalog_row_is_whole():
+    # the C side checks what Python cannot see: a kind, a timer for every
+    # serialization mode and PMU mode, a reader, a reason for every need, a
+    # cpu_check where the encoding reports no CPU, one row per name
+    assert _core.catalog_problems() == []
+
+
+def test_every_catalog_row_names_its_kind_needs_and_verdicts():
+    requirements = {name: reason for name, _, reason in _core.requirements()}
+    here = {name: has for name, has, _ in _core.requirements()}
+    assert requirements and all(reason for reason in requirements.values())
+    rows = _core.catalog()
+    assert len({r[0] for r in rows}) == len(rows)
+    for name, kind, description, encoding, needs, available, reason, reports, cpu_reason, chain in rows:
+        assert kind in KINDS, name
+        assert description, name
+        assert set(needs) <= set(requirements), name
+        assert available == (reason is None), name
+        assert reports == (cpu_reason is None), name
+        assert reports <= available, name
+        if encoding not in CPU_ENCODINGS:
+            assert not reports and cpu_reason, name  # says why it reports no CPU
+        if available:
+            assert all(here[n] for n in needs), name
+        elif reason in requirements.values():
+            assert reason in [requirements[n] for n in needs], name  # the reason is a need's
+        assert (chain is not None) == (kind == "calibration"), name
+
+
+def test_the_kinds_give_the_old_lists():
+    rows = _core.catalog()
+    methods = [r for r in rows if r[1] in ("method", "model")]
+    chains = [r for r in rows if r[1] == "calibration"]
+    # fastcpu.methods() may add ways measured outside the C catalog
+    assert {r[0] for r in methods} <= {m.name for m in fastcpu.methods()}
+    assert [c.name for c in fastcpu.calibration_methods()] == [r[0] for r in chains]
+    assert _core.methods() == [(r[0], r[2], r[3], *r[5:9]) for r in methods]
+    assert _core.calibrations() == [(r[0], r[2], *r[9]) for r in chains]
+    for name, kind, *_ in rows:  # every row is found by name alike
+        assert _core.code(name)[0], (name, kind)
+
+
+def test_a_hidden_requirement_is_the_reason_of_every_row_that_needs_it():
+    # FASTCPU_TEST_HIDE_CPUID hides any CPUID line of FC_REQUIREMENTS by name:
+    # each row needing it then gives that line's reason, whatever the method
+    script = (
+        "import json\nfrom fastcpu import _core\n"
+        "print(json.dumps([[r[0], list(r[4]), r[6]] for r in _core.catalog()]))\n"
+    )
+    reasons = {name: reason for name, _, reason in _core.requirements()}
+    for hidden in ("rdtscp", "rdpid", "fsgsbase"):
+        p = run_python(script, FASTCPU_TEST_HIDE_CPUID=hidden)
+        assert p.returncode == 0, p.stderr
+        for name, needs, reason in json.loads(p.stdout):
+            if hidden in needs:
+                assert reason == reasons[hidden], (hidden, name, reason)
 
 
 def test_a_former_name_still_names_its_method():

@@ -187,3 +187,248 @@ def test_cli_plot_bad_options_exit_2_with_one_line(results, tmp_path, capsys, mo
     err = capsys.readouterr().err.strip()
     assert err.startswith("fastcpu: error:") and len(err.splitlines()) == 1
     assert not (tmp_path / "x.png").exists()
+
+
+# -- issue 13: plots that read at a glance -------------------------------------------
+
+import csv  # noqa: E402
+import math  # noqa: E402
+import re  # noqa: E402
+
+from matplotlib.colors import to_hex  # noqa: E402
+
+CATALOG = [m.name for m in fastcpu.methods() if m.name != "empty"]
+
+
+@pytest.fixture(scope="module")
+def every_method():
+    """A simulated Results holding every catalog method (cheap ones and trap-scale ones)."""
+    rs = {name: quantized(10 + 40 * (i % 3) if i % 4 else 1900, name, seed=i, runs=200)
+          for i, name in enumerate(CATALOG)}
+    return fastcpu.Results(rs, {}, CLOCK, "model", "2025-01-01T00:00:00Z", label="every method")
+
+
+def extent(artist):
+    """`artist`'s box in display pixels, once its figure is laid out (drawn once, then reused)."""
+    fig = artist.figure
+    if not getattr(fig, "_drawn_for_test", False):
+        fig.canvas.draw()
+        fig._drawn_for_test = True
+    return artist.get_window_extent(fig.canvas.get_renderer())
+
+
+def overlaps(a, b):
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_method_group_follows_the_catalog():
+    groups = {name: plot.method_group(name) for name in CATALOG}
+    assert set(groups.values()) == set(plot.GROUPS)  # every catalog method has a group, no "other"
+    assert groups["gdt"] == groups["rdpid"] == groups["rseq"] == "instructions"
+    assert groups["vdso"] == groups["sched_getcpu"] == "library calls"
+    assert groups["syscall"] == groups["null_syscall"] == groups["pushf_popf"] == \
+        "kernel entries and comparison costs"
+    models = [m for m in CATALOG if m.startswith(("vgetcpu26_", "getcpu_", "glibc27_"))]
+    assert models and all(groups[m] == "models" for m in models)
+    assert plot.method_group("getcpu_sidt_fp") == "models"  # a former name: its method's group
+    chain = fastcpu.calibration_methods()[0].name
+    assert plot.method_group(chain) == "kernel entries and comparison costs"
+    assert plot.method_group("user:mine") == plot.method_group("fast") == "other"
+
+
+def test_method_group_prefers_a_catalog_kind_when_there_is_one(monkeypatch):
+    from types import SimpleNamespace
+
+    kinds = {"gdt": "model", "vgetcpu26_lsl": "method", "rdpid": "calibration"}
+    monkeypatch.setattr(plot, "method_info", lambda name: SimpleNamespace(name=name, kind=kinds[name]))
+    assert plot.method_group("gdt") == "models"
+    assert plot.method_group("vgetcpu26_lsl") == "instructions"  # a 'method' outside the name table
+    assert plot.method_group("rdpid") == "kernel entries and comparison costs"
+
+
+def test_ecdf_of_every_method_draws_one_panel_per_group_legends_outside(every_method):
+    ax = plot.ecdf(every_method, unit="ns")
+    fig = ax.figure
+    panels = [a for a in fig.axes if a.get_visible()]
+    sizes = {g: sum(plot.method_group(m) == g for m in CATALOG) for g in plot.GROUPS}
+    assert len(panels) == sum(math.ceil(n / 10) for n in sizes.values()) == 5  # models: 2 of 10
+    assert [a.get_title() for a in panels] == ["instructions", "library calls", "models, 1 of 2",
+                                               "models, 2 of 2", "kernel entries and comparison costs"]
+    drawn = []
+    for a in panels:
+        methods = [line.get_label() for line in a.lines if line.get_label() != "empty sequence"]
+        drawn += methods
+        assert len(methods) <= 10
+        colors = [to_hex(line.get_color()) for line in a.lines if line.get_label() in methods]
+        assert len(set(colors)) == len(colors), a.get_title()  # distinct colours within a panel
+        legend = a.get_legend()
+        assert legend is not None and not overlaps(extent(legend), extent(a))
+        assert extent(legend).x0 >= extent(a).x1  # beside the axes, on the right
+        assert "ns per run" in a.get_xlabel()
+    assert sorted(drawn) == sorted(CATALOG)  # each method in exactly one panel
+    # BenchResults given one by one (a generator, read once) are grouped the same way
+    fig = plot.ecdf(iter(every_method.values())).figure
+    assert len([a for a in fig.axes if a.get_visible()]) == 5
+    assert len(plot.ecdf_groups(every_method, ["gdt", "vdso"], ncols=1).axes) == 2
+
+
+def test_ecdf_with_named_methods_or_an_axes_stays_one_panel(every_method):
+    named = ["gdt", "vdso", "syscall", "getcpu_lsl"]
+    ax = plot.ecdf(every_method, named)
+    assert len(ax.figure.axes) == 1
+    assert [line.get_label() for line in ax.lines] == ["empty sequence", *named]
+    _, given = plt.subplots()
+    assert plot.ecdf(every_method, ax=given) is given and len(given.figure.axes) == 1
+    assert not overlaps(extent(given.get_legend()), extent(given))
+
+
+def test_many_curves_on_one_panel_keep_distinct_colours(every_method):
+    ax = plot.ecdf(every_method, CATALOG)
+    colors = [to_hex(line.get_color()) for line in ax.lines[1:]]
+    assert len(colors) == len(CATALOG) > 20 and len(set(colors)) == len(colors)
+
+
+ESTIMATE = re.compile(r"estimate (-?\d+(?:\.(\d+))?) \u00b1 (\d+(?:\.\d+)?) (ticks|ns|core cycles)")
+
+
+@pytest.mark.parametrize("unit, attr, label", [("ticks", "", "TSC ticks per run"),
+                                               ("ns", "_ns", "ns per run"),
+                                               ("cycles", "_core_cycles", "core cycles per run")])
+def test_counts_title_gives_the_estimate_and_interval_in_the_unit(results, unit, attr, label):
+    r = results["fast"]
+    ax = plot.counts(r, unit=unit, tail=0)
+    m = ESTIMATE.search(ax.get_title())
+    assert m, ax.get_title()
+    assert "median" not in ax.get_title()
+    rounding = 0.5 * 10 ** -len(m.group(2) or "")
+    assert float(m.group(1)) == pytest.approx(getattr(r, "estimate" + attr), abs=rounding)
+    assert float(m.group(3)) == pytest.approx(getattr(r, "estimate_ci95" + attr), abs=rounding)
+    assert m.group(4) == {"ticks": "ticks", "ns": "ns", "cycles": "core cycles"}[unit]
+    assert label in ax.get_xlabel()
+    scale = {"ticks": 1, "ns": 1e9 / CLOCK.tsc_hz, "cycles": CLOCK.cycles_per_tick}[unit]
+    np.testing.assert_allclose(ax.lines[0].get_xdata(), np.unique(r.raw) * scale)
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), np.unique(r.raw, return_counts=True)[1])
+
+
+def test_distributions_take_a_unit(results):
+    fig = plot.distributions(results, unit="ns")
+    for ax in fig.axes:
+        assert "ns per run" in ax.get_xlabel() and " ns" in ax.get_title()
+    assert "ns per run" in fig._suptitle.get_text()
+
+
+def test_the_not_shown_note_sits_outside_the_axes(results):
+    ax = plot.counts(results["fast"])
+    (note,) = [t for t in ax.texts if "not shown" in t.get_text()]
+    box, axes_box = extent(note), extent(ax)
+    assert not overlaps(box, axes_box) and box.y1 <= axes_box.y0
+    assert not overlaps(box, extent(ax.xaxis.label))
+
+
+def test_one_method_keeps_its_titles_inside_the_figure(every_method):
+    fig = plot.distributions(every_method, ["getcpu_sidt_norz_nofp"])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    whole = fig.bbox
+    for text in (fig._suptitle, fig.axes[0].title):
+        box = text.get_window_extent(renderer)
+        assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and box.y1 <= whole.y1, text.get_text()
+
+
+def major_ticks_in_view(ax):
+    low, high = ax.get_xlim()
+    return [t for t in ax.get_xticks() if low <= t <= high]
+
+
+def assert_on_step_grid(ax, step):
+    ticks = major_ticks_in_view(ax)
+    assert 2 <= len(ticks) <= 8, ticks
+    multiples = np.asarray(ticks) / step
+    np.testing.assert_allclose(multiples, np.round(multiples), atol=1e-6)
+
+
+def test_linear_axes_put_major_ticks_on_the_counter_step(results):
+    r = results["fast"]
+    assert_on_step_grid(plot.counts(r, tail=0), STEP)
+    assert_on_step_grid(plot.counts(r, unit="cycles", tail=0), STEP * CLOCK.cycles_per_tick)
+    assert_on_step_grid(plot.ecdf(results, ["fast"], unit="ns"), STEP * 1e9 / CLOCK.tsc_hz)
+
+
+def test_machines_grid_legend_on_top_ticks_on_the_step_axis_past_the_last_step(results):
+    other_clock = fastcpu.Clock(tsc_hz=2.445e9, tsc_step_ticks=24.5, cycles_per_tick=1.32)
+    model = NoiseModel(step_ticks=24.5, overhead_ticks=60, interrupt_rate=0.01, interrupt_ticks=900)
+    other = fastcpu.Results({"fast": model.simulate(30, 400, seed=3, clock=other_clock, method="fast")},
+                            {}, other_clock, "model", "2025-01-02T00:00:00Z", label="live run")
+    fig = plot.machines([results, other], unit="ns")
+    panels = [a for a in fig.axes if a.get_visible()]
+    (legend,) = fig.legends
+    top = extent(legend)
+    assert all(top.y0 >= extent(a).y1 for a in panels)  # above every panel
+    title = legend.get_title().get_text()
+    assert "2 sources" in title and "result file" not in title
+    fast = panels[0]
+    assert fast.get_title() == "fast" and fast.get_xscale() == "linear"
+    step = max(STEP * 1e9 / CLOCK.tsc_hz, 24.5 * 1e9 / other_clock.tsc_hz)
+    assert_on_step_grid(fast, step)
+    # the axis ends past the step holding the 0.995 quantile of every curve
+    for line in fast.lines:
+        x = np.asarray(line.get_xdata())
+        if x.size:
+            q = np.quantile(x, 0.995, method="inverted_cdf")
+            assert fast.get_xlim()[1] >= q + 0.5 * step
+
+
+def published_rows():
+    with open(fastcpu.__path__[0] + "/published_figures.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def two_machines():
+    def machine(label, seed):
+        rs = {m: quantized(t, m, seed=seed + i) for i, (m, t) in
+              enumerate([("gdt", 40), ("syscall", 1900), ("rseq", 1), ("fast", 10)])}
+        return fastcpu.Results(rs, {}, CLOCK, "model", "2025-01-01T00:00:00Z", label=label)
+    return [machine("machine A", 0), machine("machine B", 10)]
+
+
+def test_published_plots_each_published_figure_against_each_machine_estimate(two_machines):
+    fig = plot.published(two_machines)
+    cycles, ns = fig.axes
+    assert "Published" in fig.legends[0].get_title().get_text()
+    # one row per method with a published figure, in the CSV's order
+    assert [t.get_text() for t in cycles.get_yticklabels()] == ["gdt", "rseq", "syscall"]
+    assert "core cycles per call" in cycles.get_xlabel() and "ns per call" in ns.get_xlabel()
+    by_gid = {(ax, line.get_gid()): line for ax in (cycles, ns) for line in ax.lines if line.get_gid()}
+    for row in published_rows():
+        method = row["fastcpu_method"]
+        if method not in ("gdt", "syscall", "rseq"):
+            continue
+        ax = cycles if row["unit"] == "core cycles" else ns
+        line = by_gid[(ax, f"published|{method}|{row['machine']}")]
+        value = float(row["value"]) * (1000 if row["unit"] == "us" else 1)
+        assert value in list(line.get_xdata())
+    for ax, attr in ((cycles, "_core_cycles"), (ns, "_ns")):
+        for res in two_machines:
+            for method in ("gdt", "rseq", "syscall"):
+                (x,) = by_gid[(ax, f"measured|{method}|{res.name}")].get_xdata()
+                assert x == pytest.approx(getattr(res[method], "estimate" + attr))
+        # no two series share a height within a row: none hides another
+        rows = {}
+        for line in ax.lines:
+            if line.get_gid():
+                for y in set(line.get_ydata()):
+                    rows.setdefault(round(y), []).append(y)
+        assert rows and all(len(set(v)) == len(v) for v in rows.values()), rows
+    # the 95% intervals are drawn as error bars
+    assert any(len(c.lines[2]) for c in cycles.containers)
+
+
+def test_published_takes_methods_and_a_csv(two_machines, tmp_path):
+    fig = plot.published(two_machines, ["syscall"])
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["syscall"]
+    mine = tmp_path / "mine.csv"
+    mine.write_text("source,machine,fastcpu_method,value,unit\nme,box,gdt,7,ns\n")
+    fig = plot.published(two_machines, figures=mine)
+    (line,) = [ln for ln in fig.axes[1].lines if ln.get_gid() == "published|gdt|box"]
+    assert list(line.get_xdata()) == [7.0]

@@ -3,6 +3,7 @@ correction in bench(), its report in the CLI and in result files; and the
 calibration chains as user functions in a shared library built here."""
 
 import ctypes
+import dataclasses
 import math
 import os
 import shutil
@@ -234,3 +235,22 @@ def test_a_short_user_function_is_flagged(user_chains):
         pytest.skip("no call overhead measured on this host")
     assert any("shorter than its call's own cost" in w for w in r.warnings)
     assert not any("shorter than its call" in w for w in fastcpu.bench("add_chain_1", 100).warnings)
+
+
+@pytest.mark.parametrize("field, value", [("covered", 10**30), ("rounds", -1), ("covered", 10**6 + 1),
+                                          ("rounds", True), ("truth_core_cycles", float("inf"))])
+def test_a_stored_report_no_selftest_could_write_is_refused(tmp_path, field, value):
+    import copy
+    import json
+
+    res = fastcpu.measure(10, ["gdt"])
+    st = fastcpu.selftest(serialize="lfence", paths=("inline",), runs=10, rounds=1)
+    res = dataclasses.replace(res, selftest=st)
+    res.save(tmp_path / "ok.json")
+    doc = json.loads((tmp_path / "ok.json").read_text())
+    bad = copy.deepcopy(doc)
+    bad["selftest"]["checks"][0]["chains"][0][field] = value
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(fastcpu.ResultFileError, match="selftest: unreadable report"):
+        fastcpu.load(tmp_path / "bad.json")
+    str(fastcpu.load(tmp_path / "ok.json"))  # a sound report prints
