@@ -100,8 +100,7 @@ def core_bench(target: str | int, runs: int, serialize: str, unroll: int, counte
     without rseq (``_norseq.py``). (raw, empty, migrated, best, median)."""
     if target == _norseq.NAME:
         return _norseq.run("bench", (runs, serialize, unroll, counter), counter)
-    core = _core.bench if isinstance(target, str) else _core.bench_address
-    return core(target, runs, serialize, unroll, counter)
+    return _core.bench(target, runs, serialize, unroll, counter)
 
 
 def core_bench_diff(target: str | int, runs: int, serialize: str, k: int, counter: str) -> tuple:
