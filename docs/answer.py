@@ -62,7 +62,8 @@ def reports_cpu(name: str, machine: dict) -> str:
     """Whether `name` reports the CPU on the machine the file describes."""
     if name in _DESCRIPTOR_STORES:
         if machine.get("flags", {}).get("umip"):
-            return f"no: UMIP traps {name.upper()} and the kernel's emulation returns limit 0"
+            what = "selector" if name == "sldt" else "limit"
+            return f"no: UMIP traps {name.upper()} and the kernel's emulation returns {what} 0"
         return "no: no kernel stores the CPU in a descriptor-table limit"
     return "yes"
 

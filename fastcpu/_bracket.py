@@ -116,14 +116,39 @@ def _mid(values: list[float]) -> float:
     return s[h] if len(s) % 2 else (s[h - 1] + s[h]) * 0.5
 
 
-def bracket_cycles_per_tick(before: list[float], after: list[float]) -> tuple[float, float]:
+def disturbance_tolerance() -> float:
+    """How far below the fastest chain of its side a bracket sample may read
+    before it counts as disturbed (an interrupt or a preemption only ever
+    lengthens a chain): three clock steps' worth of a chain, at least 1%.
+    On a counter moving in 24.5-tick steps a 4,000-add chain spans about 125
+    steps: 2.4%."""
+    from ._clock import clock
+
+    clk = clock()
+    chain_ticks = 100 * BRACKET_BLOCKS / clk.cycles_per_tick
+    return max(0.01, 3 * clk.tsc_step_ticks / chain_ticks)
+
+
+def _undisturbed(samples: list[float], tolerance: float) -> list[float]:
+    top = max(samples)
+    return [v for v in samples if v >= top * (1 - tolerance)]
+
+
+def bracket_cycles_per_tick(
+    before: list[float], after: list[float], tolerance: float | None = None
+) -> tuple[float, float]:
     """(core cycles per TSC tick, its 95% half-width) for a measurement
-    bracketed by the samples `before` and `after` (BRACKET_CHAINS each): the
-    mean of the two medians (with three or more chains the median drops a
-    slow one), and as half-width half the gap between the medians (how far
-    the core clock moved across the measurement) plus two median absolute
-    deviations of all the samples (their scatter, the clock's step
-    included; robust to the one chain an interrupt lengthened)."""
+    bracketed by the samples `before` and `after` (BRACKET_CHAINS each).
+    Each side keeps its samples within `tolerance` (a fraction; default
+    :func:`disturbance_tolerance`) of its fastest: with two chains a side a
+    median is their mean, and one interrupted chain (on a Zen 3 guest, once
+    in a few dozen brackets, reading 0.99 for 1.31) moved it by 12%. The
+    figure is the mean of the two sides' medians, its half-width half the
+    gap between them (how far the core clock moved across the measurement)
+    plus two median absolute deviations of the kept samples (their scatter,
+    the clock's step included)."""
+    tol = disturbance_tolerance() if tolerance is None else tolerance
+    before, after = _undisturbed(before, tol), _undisturbed(after, tol)
     mb, ma = _mid(before), _mid(after)
     everything = before + after
     center = _mid(everything)
