@@ -18,13 +18,19 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
     >>> r.estimate, r.estimate_ci95, r.estimator   # the recommended figure
 """
 
+# The package's front door: it imports every room and adds nothing. Which
+# module may import which is docs/architecture.md (tested by
+# tests/test_architecture.py).
+from ._version import __version__
 from ._core import Error, Unsupported
-from ._bench import CLOCKS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, bench, bench_diff
+from ._args import CLOCKS, COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX
+from ._bench import bench, bench_diff
 from ._calibration import CalibrationInfo, calibration_methods
-from ._clock import CalibrationWarning, Clock, clock
+from ._clock import CalibrationWarning, Clock, CounterUnits, clock
 from ._methods import MethodInfo, methods
-from ._results import Results, measure
-from ._resultfile import ResultFileError, load
+from ._results import Results, load
+from ._measure import measure
+from ._resultfile import ResultFileError
 from ._compare import ComparisonTable, compare
 from ._ab import ABComparison, ABRow, compare_ab
 from ._seed_table import SeedRow, SeedTable, seed_table
@@ -33,11 +39,9 @@ from ._read import CpuReading, read, read_raw
 from ._check import Agreement, AgreementTable, Reference, check
 from ._getcpu import getcpu, getcpu_method, getcpu_node
 from ._show import CodeBlock, MethodCode, method_code
-from ._result import BenchResult, DiffResult
-from ._stability import Stability, stability
+from ._result import BenchResult, DiffResult, stability
+from ._stability import Stability
 from ._selftest import PathCheck, SelfTest, selftest
-
-__version__ = "0.3.0"
 
 __all__ = [
     "ABComparison",
@@ -50,10 +54,12 @@ __all__ = [
     "AgreementTable",
     "BenchResult",
     "CLOCKS",
+    "COUNTERS",
     "CalibrationInfo",
     "CalibrationWarning",
     "Clock",
     "CodeBlock",
+    "CounterUnits",
     "CpuReading",
     "DiffResult",
     "Error",

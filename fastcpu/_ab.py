@@ -17,14 +17,11 @@ differ between hosts. The two estimates come from independent runs, so
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from ._result import BenchResult
-from ._resultfile import load
-from ._results import Results
+from ._results import Results, Source, as_results
 
 __all__ = ["compare_ab", "ABRow", "ABComparison", "AB_UNITS"]
 
@@ -34,8 +31,6 @@ AB_UNITS = {
     "ns": ("ns", "estimate_ns", "estimate_ci95_ns"),
     "cycles": ("core cycles", "estimate_core_cycles", "estimate_ci95_core_cycles"),
 }
-
-Source = Union[Results, str, "os.PathLike[str]"]
 
 
 @dataclass(frozen=True)
@@ -133,12 +128,8 @@ class ABComparison(Sequence[ABRow]):
 
 
 def _resolve(source: object, which: str) -> Results:
-    if isinstance(source, Results):
-        return source
-    if isinstance(source, (str, os.PathLike)):
-        return load(source)
-    raise TypeError(f"compare_ab() takes fastcpu.Results or a result file path for {which}, "
-                    f"not {type(source).__name__}")
+    return as_results(source, f"compare_ab() takes fastcpu.Results or a result file path for {which}, "
+                              "not {type}")
 
 
 def compare_ab(a: Source, b: Source, *, unit: str = "ns") -> ABComparison:

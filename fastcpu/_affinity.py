@@ -6,27 +6,10 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from ._args import check_cpu
 from ._core import Error
 
-__all__ = ["pinned", "check_cpu", "set_affinity"]
-
-
-def check_cpu(cpu: object) -> int:
-    """Validate a CPU number against this thread's affinity mask.
-
-    Raises:
-        TypeError: `cpu` is not an int.
-        ValueError: `cpu` is negative or outside the mask.
-    """
-    if isinstance(cpu, bool) or not isinstance(cpu, int):
-        raise TypeError(f"cpu must be an int or None, not {type(cpu).__name__}")
-    allowed = os.sched_getaffinity(0)
-    if cpu not in allowed:
-        raise ValueError(
-            f"cpu {cpu} is not in this thread's affinity mask {sorted(allowed)}: "
-            "pass one of those, or None to stay unpinned"
-        )
-    return cpu
+__all__ = ["pinned", "set_affinity"]
 
 
 @contextlib.contextmanager

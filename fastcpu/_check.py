@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from . import _core
 from ._affinity import set_affinity
+from ._args import check_cpus, check_method_names
 from ._core import Error, Unsupported
-from ._machine import _parse_cpu_list
-from ._machine import _read as _read_text
-from ._methods import MethodInfo, method_info, methods
-from ._read import CpuReading, _failure, read
+from ._machine import possible_cpus
+from ._methods import methods, methods_named
+from ._read import CpuReading, failure_reason, read
 
 __all__ = ["check", "AgreementTable", "Agreement", "Reference"]
 
@@ -177,51 +177,6 @@ def _read_row(name: str) -> CpuReading:
     return read(name)
 
 
-def _possible_cpus() -> int | None:
-    """How many CPU numbers the kernel can ever use (nr_cpu_ids), or None if unknown."""
-    cpus = _parse_cpu_list(_read_text("/sys/devices/system/cpu/possible"))
-    return max(cpus) + 1 if cpus else None
-
-
-def _check_names(names: Iterable[str]) -> list[MethodInfo]:
-    if isinstance(names, str):
-        raise TypeError(f"names must be a list of method names, not one str: pass [{names!r}]")
-    if not isinstance(names, Iterable):
-        raise TypeError(f"names must be a list of method names or None, not {type(names).__name__}")
-    infos = [method_info(n) for n in names]  # TypeError / ValueError with suggestions
-    if not infos:
-        raise ValueError("names is empty: name at least one method, or pass None for all")
-    seen = [i.name for i in infos]
-    twice = sorted({n for n in seen if seen.count(n) > 1})
-    if twice:
-        raise ValueError(f"method {twice[0]!r} is named twice: name each once")
-    return infos
-
-
-def _check_cpus(cpus: Iterable[int] | None) -> list[int]:
-    if cpus is None:
-        return sorted(os.sched_getaffinity(0))
-    if isinstance(cpus, (str, bytes)) or not isinstance(cpus, Iterable):
-        raise TypeError(f"cpus must be a list of CPU numbers (ints) or None, not {type(cpus).__name__}")
-    possible = _possible_cpus()
-    out: list[int] = []
-    for c in cpus:
-        if isinstance(c, bool) or not isinstance(c, int):
-            raise TypeError(f"cpus must hold ints, not {type(c).__name__}")
-        # A CPU that exists but cannot be pinned to (offline, outside the
-        # cpuset) is recorded in `skipped`; one that cannot exist is a mistake.
-        if c < 0:
-            raise ValueError(f"cpus holds {c}: CPU numbers are 0 or more")
-        if possible is not None and c >= possible:
-            raise ValueError(f"cpus holds {c}, but this kernel has CPUs 0 to {possible - 1} only")
-        if c in out:
-            raise ValueError(f"cpus names CPU {c} twice: name each once")
-        out.append(c)
-    if not out:
-        raise ValueError("cpus is empty: name at least one CPU, or pass None for the affinity mask")
-    return out
-
-
 def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None) -> AgreementTable:
     """Read every CPU-reporting method on each CPU and compare with the references.
 
@@ -244,12 +199,12 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
         fastcpu.Error: this thread may not change its affinity
             (sched_setaffinity denied); the message says why.
     """
-    infos = methods() if names is None else _check_names(names)
+    infos = methods() if names is None else methods_named(check_method_names(names, "names"))
     rows = [m.name for m in infos if m.reports_cpu]
     not_checked = {m.name: (m.reason if not m.available else m.cpu_reason) or "" for m in infos if not m.reports_cpu}
     if names is None:
         rows.extend(GETCPU_ROWS)
-    wanted = _check_cpus(cpus)
+    wanted = sorted(os.sched_getaffinity(0)) if cpus is None else check_cpus(cpus, possible_cpus())
 
     before = os.sched_getaffinity(0)
     checked: list[int] = []
@@ -275,7 +230,7 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
             sched_cpu, _, sched_raw, sched_ok = _core.read_cpu("sched_getcpu")
             sys_cpu, sys_node, sys_raw, sys_ok = _core.read_cpu("syscall")
             # a failing reference reads -1, and the others decide
-            errors = tuple(f"{name}: {_failure(name, raw)}" for name, raw, ok in
+            errors = tuple(f"{name}: {failure_reason(name, raw)}" for name, raw, ok in
                            (("sched_getcpu", sched_raw, sched_ok), ("syscall", sys_raw, sys_ok)) if not ok)
             ref = Reference(cpu, sched_cpu if sched_ok else -1, sys_cpu if sys_ok else -1,
                             (sys_node or 0) if sys_ok else -1, errors)

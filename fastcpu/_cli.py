@@ -16,17 +16,22 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from . import _core
-from ._bench import CLOCKS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, _check_clock, _check_int, bench
+from ._ab import compare_ab
+from ._args import COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int
+from ._atomicfile import check_replaceable, tmp_prefix
 from ._check import check
 from ._clock import clock
+from ._compare import compare, format_comparison
 from ._core import Error
-from ._methods import method_info, methods
-from ._show import DISASSEMBLERS, method_code
-from ._resultfile import check_replaceable, tmp_prefix
+from ._measure import chosen_methods, measure
+from ._methods import MethodInfo
+from ._results import Results, load
+from ._seed_table import seed_table
 from ._selftest import selftest
+from ._show import DISASSEMBLERS, method_code
 from ._table import format_clock, format_table, format_warnings
+from ._version import __version__
 
 __all__ = ["main"]
 
@@ -72,22 +77,14 @@ def add_measure_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu", type=_cpu, help="pin the measuring thread to this CPU")
 
 
-def check_measure_options(args: argparse.Namespace) -> list:
+def check_measure_options(args: argparse.Namespace) -> list[MethodInfo]:
     """Validate every measuring option before anything is printed or measured;
     the chosen methods."""
-    _check_int("--runs", args.runs, 1, RUNS_MAX)
-    _check_int("--unroll", getattr(args, "unroll", 1), 1, UNROLL_MAX)
-    if args.cpu is not None and args.cpu not in os.sched_getaffinity(0):
-        raise ValueError(f"--cpu {args.cpu} is not in this thread's affinity mask "
-                         f"{sorted(os.sched_getaffinity(0))}: pass one of those, or leave --cpu out")
-    if args.methods:
-        chosen = [method_info(n) for n in args.methods]  # ValueError on unknown names
-        names = [m.name for m in chosen]
-        twice = [n for i, n in enumerate(names) if n in names[:i]]
-        if twice:
-            raise ValueError(f"--methods names {twice[0]!r} twice: name each once")
-        return chosen
-    return [m for m in methods() if m.name != "empty"]
+    check_int("--runs", args.runs, 1, RUNS_MAX)
+    check_int("--unroll", getattr(args, "unroll", 1), 1, UNROLL_MAX)
+    if args.cpu is not None:
+        check_cpu(args.cpu, "--cpu")
+    return chosen_methods(args.methods or None, "--methods")
 
 
 def check_out(text: str, option: str = "--out") -> Path:
@@ -117,34 +114,45 @@ def check_out(text: str, option: str = "--out") -> Path:
 def _table_args(p: argparse.ArgumentParser) -> None:
     add_measure_options(p)
     p.add_argument("--unroll", type=_positive_int, default=1, help="copies per run (a throughput figure)")
-    p.add_argument("--clock", choices=CLOCKS, default="tsc", help="time with the TSC (default) or the PMU's core-cycle counter")
+    p.add_argument("--counter", choices=COUNTERS, default="tsc",
+                   help="time with the TSC (default) or the PMU's core-cycle counter")
+    # the old name of --counter, deprecated
+    p.add_argument("--clock", dest="old_clock", choices=COUNTERS, help=argparse.SUPPRESS)
 
 
 def _table_run(args: argparse.Namespace) -> int:
     chosen = check_measure_options(args)
-    if args.clock == "pmu":  # say why not before printing anything
-        _check_clock(args.clock, args.serialize)
+    option = "counter"
+    if args.old_clock is not None:  # the old name, hidden from --help, still works
+        args.counter, option = args.old_clock, "clock"
+    if args.counter == "pmu":  # say why not before printing anything
+        check_counter(args.counter, args.serialize, option)
         _core.pmu_open()
     clk = clock()
     pin = "unpinned" if args.cpu is None else f"pinned to CPU {args.cpu}"
     print(f"fastcpu {__version__}: {args.runs} runs per method, serialize={args.serialize}, "
           f"unroll={args.unroll}, {pin}")
     print(format_clock(clk))
-    if args.clock == "tsc" and args.unroll == 1:
+    if args.counter == "tsc" and args.unroll == 1:
         # the harness checked here, now: its corrections go into ESTIMATE
         print("\n".join(selftest(serialize=args.serialize, cpu=args.cpu).lines()))
-    if args.clock == "pmu":
-        print("clock=pmu: every 'ticks' figure below is core cycles counted by the PMU")
+    if args.counter == "pmu":
+        print("counter=pmu: every 'ticks' figure below is core cycles counted by the PMU")
     print("BEST, MEDIAN and ESTIMATE: cost above the empty sequence, per copy")
     print()
-    results = []
-    for m in chosen:
-        if m.available:
-            print(f"measuring {m.name}...", file=sys.stderr, flush=True)
-            results.append(
-                bench(m.name, args.runs, serialize=args.serialize, unroll=args.unroll, cpu=args.cpu, clock=args.clock)
-            )
-    print(format_table(results, [(m.name, m.reason) for m in chosen if not m.available]))
+
+    def progress(done: int, total: int, name: str | None) -> None:
+        if name is not None:
+            print(f"measuring {name}...", file=sys.stderr, flush=True)
+
+    if not any(m.available for m in chosen):  # measure() would refuse: show why each cannot run
+        print(format_table([], [(m.name, m.reason) for m in chosen]))
+        return 0
+    measured = measure(args.runs, [m.name for m in chosen], args.serialize, unroll=args.unroll,
+                       cpu=args.cpu, progress=progress, counter=args.counter,
+                       selftest=False)  # printed above; bench() applies its corrections
+    results = list(measured.values())
+    print(format_table(results, measured.unavailable.items()))
     if any(r.resolution_limited for r in results):
         print("* best/median within a few clock steps: trust ESTIMATE and its interval")
     warnings = format_warnings(results)
@@ -163,8 +171,6 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run_run(args: argparse.Namespace) -> int:
-    from ._results import measure
-
     check_measure_options(args)
     # Refuse before measuring, not after: a measurement is never thrown away.
     out = check_out(args.out)
@@ -186,9 +192,7 @@ def _run_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_all(paths: Sequence[str]) -> list:
-    from ._resultfile import load
-
+def _load_all(paths: Sequence[str]) -> list[Results]:
     loaded = []
     for path in paths:
         try:
@@ -198,7 +202,8 @@ def _load_all(paths: Sequence[str]) -> list:
     return loaded
 
 
-_UNITS = ("ticks", "ns", "cycles")
+#: --unit choices: the units, with core cycles written "cycles".
+_UNITS = tuple("cycles" if u == "core_cycles" else u for u in UNITS)
 
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
@@ -218,8 +223,6 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 
 def _compare_run(args: argparse.Namespace) -> int:
-    from ._compare import compare, format_comparison
-
     if args.seed_table or args.ab:
         if args.csv:
             raise ValueError("--csv prints the full comparison: leave out --seed-table and --ab")
@@ -244,9 +247,6 @@ def _compare_run(args: argparse.Namespace) -> int:
 
 def _compare_views(args: argparse.Namespace) -> int:
     """compare --seed-table and compare --ab."""
-    from ._ab import compare_ab
-    from ._seed_table import seed_table
-
     try:
         if args.seed_table:
             print(seed_table(*args.files))
@@ -273,9 +273,8 @@ def _selftest_args(p: argparse.ArgumentParser) -> None:
 
 
 def _selftest_run(args: argparse.Namespace) -> int:
-    if args.cpu is not None and args.cpu not in os.sched_getaffinity(0):
-        raise ValueError(f"--cpu {args.cpu} is not in this thread's affinity mask "
-                         f"{sorted(os.sched_getaffinity(0))}: pass one of those, or leave --cpu out")
+    if args.cpu is not None:
+        check_cpu(args.cpu, "--cpu")
     report = selftest(runs=args.runs, rounds=args.rounds,
                       serialize=tuple(args.serialize) if args.serialize else None, cpu=args.cpu)
     print(f"fastcpu {__version__}")
@@ -382,7 +381,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
     "run": (_run_args, _run_run,
             "time every available method and save the raw runs and machine facts to a file"),
     "compare": (_compare_args, _compare_run,
-                "one table of best, median and mean with its 95% interval across result files"),
+                "one table of best, median and the paired mean with its 95% interval across result files"),
     "plot": (_plot_args, _plot_run,
              "draw result files: exact counts per method, or ECDFs across methods or machines"),
     "check": (_check_args, _check_run,

@@ -16,16 +16,56 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 from . import _core
 
-__all__ = ["Clock", "clock", "CalibrationWarning"]
+__all__ = ["Clock", "CounterUnits", "clock", "CalibrationWarning"]
 
 # Calibration sizes: about 65 ms in all, once per process.
 _FREQ_INTERVAL_S = 0.05
 _STEP_READS = 4096
 _CHAIN_BLOCKS = 2000  # 200,000 dependent adds (~55 us at 3.6 GHz)
 _CHAIN_REPEATS = 21
+
+
+@dataclass(frozen=True)
+class CounterUnits:
+    """What one count of the counter a result was read with is worth: the one
+    place counts become nanoseconds and core cycles.
+
+    For the TSC a count is a TSC tick; for the PMU's cycle counter it is one
+    core cycle, counted at the core clock (steps of 1).
+
+    Attributes:
+        counter: ``'tsc'``, ``'pmu'`` or ``'pmu_user'``.
+        hz: counts per second (the TSC's Hz, or the core clock's).
+        step: the counter's granularity, in counts.
+        cycles_per_count: core cycles per count (1 for the PMU).
+    """
+
+    counter: str
+    hz: float
+    step: float
+    cycles_per_count: float
+
+    def to_ns(self, counts: Any) -> Any:
+        """Counts (a number or a numpy array) in nanoseconds."""
+        return counts * 1e9 / self.hz
+
+    def to_core_cycles(self, counts: Any) -> Any:
+        """Counts (a number or a numpy array) in core cycles."""
+        return counts * self.cycles_per_count
+
+    def convert(self, counts: Any, unit: str) -> Any:
+        """Counts in `unit`: ``'ticks'`` (unchanged), ``'ns'`` or ``'core_cycles'``."""
+        if unit == "ns":
+            return self.to_ns(counts)
+        if unit == "core_cycles":
+            return self.to_core_cycles(counts)
+        if unit == "ticks":
+            return counts
+        raise ValueError(f"unknown unit {unit!r}: use one of ticks, ns, core_cycles")
 
 
 @dataclass(frozen=True)
@@ -55,13 +95,23 @@ class Clock:
         """The counter's granularity in nanoseconds."""
         return self.tsc_step_ticks * 1e9 / self.tsc_hz
 
+    def units(self, counter: str = "tsc") -> CounterUnits:
+        """What one count of `counter` is worth with this clock: a TSC tick
+        (``'tsc'``), or one core cycle at :attr:`core_hz` (``'pmu'``,
+        ``'pmu_user'``)."""
+        if counter == "tsc":
+            return CounterUnits(counter, self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick)
+        if counter in ("pmu", "pmu_user"):
+            return CounterUnits(counter, self.core_hz, 1, 1.0)
+        raise ValueError(f"unknown counter {counter!r}: 'tsc', 'pmu' or 'pmu_user'")
+
     def ticks_to_ns(self, ticks: float) -> float:
         """Convert TSC ticks to nanoseconds."""
-        return ticks * 1e9 / self.tsc_hz
+        return self.units().to_ns(ticks)
 
     def ticks_to_core_cycles(self, ticks: float) -> float:
         """Convert TSC ticks to core cycles (at the add chain's core clock)."""
-        return ticks * self.cycles_per_tick
+        return self.units().to_core_cycles(ticks)
 
 
 def _measure_tsc_hz() -> float:

@@ -7,43 +7,63 @@ with the clock of the file it came from.
 
 - best: ``(min(raw) - min(empty)) / unroll`` (the seed's BEST);
 - median: ``(median(raw) - median(empty)) / unroll`` (the seed's MEDIAN);
-- mean: the fenced mean of the per-run differences ``(raw[i] - empty[i]) /
-  unroll`` (the empty run interleaved with run i is its pair) with its
-  confidence interval: the same paired mean as ``BenchResult.estimate``
-  (``fastcpu._estimate.paired_mean``): pairs outside a fence around the
-  median difference (interrupts) and pairs that migrated are left out, and
-  the interval is Student's t at 95%, rescaled to the confidence asked for.
-  On a counter that moves in coarse steps, a random start phase makes the
-  mean unbiased where best and median are stuck on the step (see
-  ``fastcpu.noise``).
+- paired_mean: the fenced mean of the per-run differences ``(raw[i] -
+  empty[i]) / unroll`` (the empty run interleaved with run i is its pair)
+  with its confidence interval: the estimator ``'paired_mean'`` of
+  ``BenchResult.estimate`` (``fastcpu._estimate.paired_mean``): pairs
+  outside a fence around the median difference (interrupts) and pairs that
+  migrated are left out, and the interval is Student's t at 95%, rescaled to
+  the confidence asked for. On a counter that moves in coarse steps, a
+  random start phase makes it unbiased where best and median are stuck on
+  the step (see ``fastcpu.noise``). Its columns were called ``mean``,
+  ``mean_ci_low`` and ``mean_ci_high``; a ComparisonTable still answers to
+  those names, deprecated.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import os
 import statistics
+import warnings
 from collections.abc import Iterator, Sequence
-from typing import Any, Union
+from typing import Any
 
+from ._args import check_unit
 from ._estimate import paired_mean
 from ._result import BenchResult
-from ._resultfile import load
-from ._results import Results
+from ._results import Results, Source, as_results
 
 __all__ = ["compare", "ComparisonTable", "COLUMNS", "STAT_NAMES", "UNITS", "format_comparison"]
 
 #: The statistics of each row, each in every unit of UNITS.
-STAT_NAMES = ("best", "median", "mean", "mean_ci_low", "mean_ci_high")
+STAT_NAMES = ("best", "median", "paired_mean", "paired_mean_ci_low", "paired_mean_ci_high")
 #: Column suffix -> how to read it.
 UNITS = {"ticks": "TSC ticks", "ns": "ns", "core_cycles": "core cycles"}
 COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "migrations", "source") + tuple(
     f"{stat}_{unit}" for unit in UNITS for stat in STAT_NAMES
 )
+#: Deprecated column names (the paired mean was called "mean" here) -> today's.
+_OLD_COLUMNS = {f"{old}_{unit}": f"paired_{old}_{unit}"
+                for unit in UNITS for old in ("mean", "mean_ci_low", "mean_ci_high")}
 
-Source = Union[Results, str, "os.PathLike[str]"]
+
+def _new_column(key: str) -> str:
+    warnings.warn(f"the comparison column {key!r} is now {_OLD_COLUMNS[key]!r}; the old name "
+                  "will be removed", DeprecationWarning, stacklevel=3)
+    return _OLD_COLUMNS[key]
+
+
+class _Row(dict):  # type: ignore[type-arg]
+    """A row: a dict of COLUMNS that still answers to the old column names."""
+
+    def __missing__(self, key: str) -> Any:
+        if key in _OLD_COLUMNS:
+            return self[_new_column(key)]
+        raise KeyError(key)
 
 
 class ComparisonTable(Sequence[dict]):
@@ -66,6 +86,8 @@ class ComparisonTable(Sequence[dict]):
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):
+            if key in _OLD_COLUMNS and key not in self.columns:
+                key = _new_column(key)
             if key not in self.columns:
                 raise KeyError(f"no column {key!r}; columns: {', '.join(self.columns)}")
             return [row[key] for row in self.rows]
@@ -109,9 +131,9 @@ def _cell(value: object) -> str:
 _Z95 = statistics.NormalDist().inv_cdf(0.975)
 
 
-def _mean_interval(r: BenchResult, z: float) -> tuple[float, float, float]:
+def _paired_mean_interval(r: BenchResult, z: float) -> tuple[float, float, float]:
     """Fenced paired mean, TSC ticks per copy above the empty, and its interval at z."""
-    est = paired_mean(r.raw, r.empty, r.tsc_step_ticks, r.unroll, r.migrated)
+    est = paired_mean(r.raw, r.empty, r.step, r.unroll, r.migrated)
     if not math.isfinite(est.ci95_ticks):
         return est.ticks, math.nan, math.nan
     half = est.ci95_ticks * z / _Z95
@@ -121,28 +143,25 @@ def _mean_interval(r: BenchResult, z: float) -> tuple[float, float, float]:
 def _rows(results: Results, z: float, source: str) -> list[dict[str, Any]]:
     rows = []
     for r in results.values():
-        mean, low, high = _mean_interval(r, z)
-        ticks = {"best": r.best, "median": r.median, "mean": mean,
-                 "mean_ci_low": low, "mean_ci_high": high}
-        row: dict[str, Any] = {
+        mean, low, high = _paired_mean_interval(r, z)
+        ticks = {"best": r.best, "median": r.median, "paired_mean": mean,
+                 "paired_mean_ci_low": low, "paired_mean_ci_high": high}
+        row: dict[str, Any] = _Row({
             "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
             "serialize": r.serialize, "migrations": r.migrations, "source": source,
-        }
-        for stat, value in ticks.items():
-            row[f"{stat}_ticks"] = float(value)
-            row[f"{stat}_ns"] = r.ticks_to_ns(value)
-            row[f"{stat}_core_cycles"] = r.ticks_to_core_cycles(value)
+        })
+        for unit in UNITS:
+            for stat, value in ticks.items():
+                row[f"{stat}_{unit}"] = float(r.units.convert(value, unit))
         rows.append(row)
     return rows
 
 
 def _resolve(item: object, i: int) -> tuple[Results, str]:
-    if isinstance(item, Results):
-        return item, f"results[{i}]"
-    if isinstance(item, (str, os.PathLike)):
-        return load(item), os.fspath(item)
-    raise TypeError(f"compare() takes fastcpu.Results or paths of result files, "
-                    f"not {type(item).__name__} (argument {i})")
+    source = f"results[{i}]" if isinstance(item, Results) else None
+    results = as_results(item, "compare() takes fastcpu.Results or paths of result files, "
+                               f"not {{type}} (argument {i})")
+    return results, source or os.fspath(item)  # type: ignore[arg-type]
 
 
 def _unique_names(loaded: list[Results]) -> list[str]:
@@ -157,12 +176,12 @@ def _unique_names(loaded: list[Results]) -> list[str]:
 
 
 def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool | None = None) -> Any:
-    """One row per machine and method: best, median, mean and its interval, in three units.
+    """One row per machine and method: best, median, the paired mean and its interval, in three units.
 
     Args:
         results_or_paths: :class:`fastcpu.Results` and/or paths of result
             files (read with :func:`fastcpu.load`), at least one.
-        confidence: the confidence level of the mean's interval (0 < c < 1).
+        confidence: the confidence level of the paired mean's interval (0 < c < 1).
         dataframe: ``None`` (default) returns a pandas DataFrame when pandas
             is installed, else a :class:`ComparisonTable`; ``True`` requires
             pandas; ``False`` always returns a ComparisonTable.
@@ -170,9 +189,10 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
     Returns:
         A table with the columns of ``fastcpu._compare.COLUMNS``: ``machine``,
         ``method``, ``runs``, ``unroll``, ``serialize``, ``migrations``,
-        ``source``, then ``best``, ``median``, ``mean``, ``mean_ci_low`` and
-        ``mean_ci_high`` suffixed ``_ticks`` (TSC ticks), ``_ns`` and
-        ``_core_cycles``, all per copy above the empty sequence.
+        ``source``, then ``best``, ``median``, ``paired_mean``,
+        ``paired_mean_ci_low`` and ``paired_mean_ci_high`` suffixed
+        ``_ticks`` (TSC ticks), ``_ns`` and ``_core_cycles``, all per copy
+        above the empty sequence.
 
     Raises:
         TypeError: an argument is neither Results nor a path.
@@ -205,36 +225,48 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
                 raise ImportError("compare(dataframe=True) needs pandas: "
                                   "pip install 'fastcpu[pandas]'") from None
         else:
-            return pd.DataFrame(rows, columns=list(COLUMNS))
+            return _frame_class(pd)(rows, columns=list(COLUMNS))
     return ComparisonTable(rows)
 
 
-_UNIT_CHOICES = {"ticks": "ticks", "ns": "ns", "cycles": "core_cycles", "core_cycles": "core_cycles"}
+@functools.lru_cache(maxsize=1)
+def _frame_class(pd: Any) -> type:
+    """A pandas DataFrame that still answers to the old column names."""
+
+    class ComparisonFrame(pd.DataFrame):  # type: ignore[misc,name-defined]
+        @property
+        def _constructor(self) -> type:
+            return ComparisonFrame
+
+        def __getitem__(self, key: Any) -> Any:
+            if isinstance(key, str) and key in _OLD_COLUMNS and key not in self.columns:
+                key = _new_column(key)
+            return super().__getitem__(key)
+
+    return ComparisonFrame
 
 
 def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95) -> str:
-    """A terminal table of one unit: machine, method, runs, best, median, mean and its interval.
+    """A terminal table of one unit: machine, method, runs, best, median, the paired mean and its interval.
 
     `table` is what :func:`compare` returns (DataFrame or ComparisonTable).
     """
-    suffix = _UNIT_CHOICES.get(unit)
-    if suffix is None:
-        raise ValueError(f"unknown unit {unit!r}: use one of ticks, ns, cycles")
+    suffix = check_unit(unit)
     rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)
     mw = max([len("MACHINE")] + [len(str(r["machine"])) for r in rows])
     tw = max([len("METHOD")] + [len(str(r["method"])) for r in rows])
-    ci = f"{round(confidence * 100)}% CI OF MEAN"
+    ci = f"{round(confidence * 100)}% CI OF PAIRED MEAN"
     lines = [
         f"{UNITS[suffix]} per copy above the empty sequence",
         f"{'MACHINE':{mw}}  {'METHOD':{tw}}  {'RUNS':>7} {'UNROLL':>6}  "
-        f"{'BEST':>9} {'MEDIAN':>9} {'MEAN':>9}  {ci}",
+        f"{'BEST':>9} {'MEDIAN':>9} {'PAIRED MEAN':>11}  {ci}",
     ]
     for r in rows:
-        low, high = r[f"mean_ci_low_{suffix}"], r[f"mean_ci_high_{suffix}"]
+        low, high = r[f"paired_mean_ci_low_{suffix}"], r[f"paired_mean_ci_high_{suffix}"]
         interval = "" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]"
         lines.append(
             f"{r['machine']:{mw}}  {r['method']:{tw}}  {r['runs']:7d} {r['unroll']:6d}  "
             f"{r[f'best_{suffix}']:9.2f} {r[f'median_{suffix}']:9.2f} "
-            f"{r[f'mean_{suffix}']:9.2f}  {interval}"
+            f"{r[f'paired_mean_{suffix}']:11.2f}  {interval}"
         )
     return "\n".join(lines)

@@ -40,7 +40,7 @@ did); ``best`` and ``median`` keep the seed's definitions: every run counts,
 migrated or not.
 
 Every figure here is in TSC ticks (or in the counter's own units for
-``clock='pmu'``), per copy of the sequence, and every interval is the
+``counter='pmu'``), per copy of the sequence, and every interval is the
 half-width of a 95% interval.
 """
 
@@ -59,6 +59,8 @@ __all__ = [
     "FENCE_RELATIVE",
     "MEDIAN_SPREAD_STEPS",
     "RESOLUTION_STEPS",
+    "best_ticks",
+    "median_ticks",
     "paired_differences",
     "robust_sigma",
     "fence",
@@ -130,6 +132,16 @@ def t95(df: int) -> float:
         return _T975[df - 1]
     z = _Z975
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def best_ticks(raw: np.ndarray, empty: np.ndarray, unroll: int) -> float:
+    """``(min(raw) - min(empty)) / unroll``: the seed's BEST, TSC ticks per copy above the empty sequence."""
+    return (float(raw.min()) - float(empty.min())) / unroll
+
+
+def median_ticks(raw: np.ndarray, empty: np.ndarray, unroll: int) -> float:
+    """``(median(raw) - median(empty)) / unroll``: the seed's MEDIAN, TSC ticks per copy above the empty sequence."""
+    return (float(np.median(raw)) - float(np.median(empty))) / unroll
 
 
 def paired_differences(raw: np.ndarray, empty: np.ndarray) -> np.ndarray:

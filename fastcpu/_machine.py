@@ -12,12 +12,22 @@ from pathlib import Path
 
 from . import _core
 
-__all__ = ["machine_info", "cpu_governors", "boost_enabled", "isolated_cpus", "glibc_version"]
+__all__ = [
+    "machine_info",
+    "cpu_governors",
+    "boost_enabled",
+    "isolated_cpus",
+    "possible_cpus",
+    "glibc_version",
+    "read_text",
+    "parse_cpu_list",
+]
 
 _SYS_CPU = Path("/sys/devices/system/cpu")
 
 
-def _read(path: Path | str) -> str | None:
+def read_text(path: Path | str) -> str | None:
+    """The stripped text of a /proc or /sys file, or None when it cannot be read."""
     try:
         return Path(path).read_text().strip()
     except OSError:
@@ -27,7 +37,7 @@ def _read(path: Path | str) -> str | None:
 def _cpuinfo_first() -> dict[str, str]:
     """The first processor's block of /proc/cpuinfo as a dict."""
     info: dict[str, str] = {}
-    text = _read("/proc/cpuinfo") or ""
+    text = read_text("/proc/cpuinfo") or ""
     for line in text.split("\n\n", 1)[0].splitlines():
         key, sep, value = line.partition(":")
         if sep:
@@ -35,7 +45,7 @@ def _cpuinfo_first() -> dict[str, str]:
     return info
 
 
-def _parse_cpu_list(text: str | None) -> list[int] | None:
+def parse_cpu_list(text: str | None) -> list[int] | None:
     """Parse a kernel CPU list such as ``0-3,8,10-11``."""
     if text is None:
         return None
@@ -53,7 +63,7 @@ def cpu_governors() -> dict[int, str]:
     """cpufreq scaling governor per CPU; empty when cpufreq is absent (as in most guests)."""
     out = {}
     for cpu in sorted(os.sched_getaffinity(0)):
-        gov = _read(_SYS_CPU / f"cpu{cpu}" / "cpufreq" / "scaling_governor")
+        gov = read_text(_SYS_CPU / f"cpu{cpu}" / "cpufreq" / "scaling_governor")
         if gov is not None:
             out[cpu] = gov
     return out
@@ -61,10 +71,10 @@ def cpu_governors() -> dict[int, str]:
 
 def boost_enabled() -> bool | None:
     """Whether turbo/boost is on (acpi-cpufreq ``boost`` or intel_pstate ``no_turbo``)."""
-    boost = _read(_SYS_CPU / "cpufreq" / "boost")
+    boost = read_text(_SYS_CPU / "cpufreq" / "boost")
     if boost is not None:
         return boost == "1"
-    no_turbo = _read(_SYS_CPU / "intel_pstate" / "no_turbo")
+    no_turbo = read_text(_SYS_CPU / "intel_pstate" / "no_turbo")
     if no_turbo is not None:
         return no_turbo == "0"
     return None
@@ -72,7 +82,13 @@ def boost_enabled() -> bool | None:
 
 def isolated_cpus() -> list[int] | None:
     """CPUs isolated from the scheduler (``isolcpus=``), or None if unreadable."""
-    return _parse_cpu_list(_read(_SYS_CPU / "isolated"))
+    return parse_cpu_list(read_text(_SYS_CPU / "isolated"))
+
+
+def possible_cpus() -> int | None:
+    """How many CPU numbers the kernel can ever use (nr_cpu_ids), or None if unknown."""
+    cpus = parse_cpu_list(read_text(_SYS_CPU / "possible"))
+    return max(cpus) + 1 if cpus else None
 
 
 def glibc_version() -> str | None:
@@ -108,10 +124,10 @@ def machine_info() -> dict[str, object]:
         "glibc": glibc_version(),
         "rseq_registered": bool(feats["rseq_registered"]),
         "rseq_size": feats["rseq_size"],
-        "online_cpus": _parse_cpu_list(_read(_SYS_CPU / "online")),
+        "online_cpus": parse_cpu_list(read_text(_SYS_CPU / "online")),
         "affinity": sorted(os.sched_getaffinity(0)),
         "isolated_cpus": isolated_cpus(),
-        "nohz_full": _parse_cpu_list(_read(_SYS_CPU / "nohz_full")),
+        "nohz_full": parse_cpu_list(read_text(_SYS_CPU / "nohz_full")),
         "governors": cpu_governors(),
         "boost": boost_enabled(),
         "hostname": platform.node(),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import difflib
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import _core, _norseq
-from ._calibration import _catalog as _calibration_catalog
-from ._calibration import calibration_info
+from ._calibration import calibration_info, calibration_methods
 
-__all__ = ["MethodInfo", "methods", "method_info"]
+__all__ = ["MethodInfo", "methods", "method_info", "method_names", "methods_named", "ALIASES", "canonical_name"]
 
 # Former names, still accepted wherever a method is named (bench, read,
 # show, check, Results[...]) and renamed when a result file is loaded, so
@@ -75,6 +75,7 @@ def methods() -> list[MethodInfo]:
 
 
 def method_names() -> list[str]:
+    """The name of every built-in method, in catalog order."""
     return [m.name for m in _catalog()]
 
 
@@ -96,10 +97,20 @@ def method_info(name: str) -> MethodInfo:
         row = next(r for r in _core.catalog() if r[0] == name)
         return MethodInfo(row[0], row[2], row[3], *row[5:9])
     names = method_names()
-    chains = [c.name for c in _calibration_catalog()]
+    chains = [c.name for c in calibration_methods()]
     near = difflib.get_close_matches(name, names + chains, n=3)
     hint = f"did you mean {', '.join(map(repr, near))}? " if near else ""
     raise ValueError(
         f"unknown method {name!r}: {hint}valid methods are {', '.join(names)} "
         "(and the calibration chains of fastcpu.calibration_methods())"
     )
+
+
+def methods_named(names: Iterable[str]) -> list[MethodInfo]:
+    """The catalog entry of each name, in order (names checked first with
+    :func:`fastcpu._args.check_method_names`).
+
+    Raises:
+        ValueError: a name names no method; the message lists the nearest.
+    """
+    return [method_info(n) for n in names]

@@ -10,7 +10,7 @@ from . import _core, _norseq
 from ._core import Unsupported
 from ._methods import MethodInfo, method_info
 
-__all__ = ["CpuReading", "read", "read_raw"]
+__all__ = ["CpuReading", "read", "read_raw", "failure_reason"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def read(method: str) -> CpuReading:
     else:
         cpu, node, raw, valid = _core.read_cpu(info.name)
     if not valid:
-        raise Unsupported(f"{info.name}: {_failure(info.name, raw)}")
+        raise Unsupported(f"{info.name}: {failure_reason(info.name, raw)}")
     return CpuReading(info.name, cpu, node, raw)
 
 
@@ -78,7 +78,7 @@ _CALLS = {
 }
 
 
-def _failure(name: str, raw: int) -> str:
+def failure_reason(name: str, raw: int) -> str:
     """Why `name`'s reading failed (its reader said so: valid is false)."""
     if name == "rseq":
         return "cpu_id is negative on this thread: rseq is not registered for it"
@@ -114,5 +114,5 @@ def read_raw(method: str) -> int:
     else:
         raw, valid = _core.read(info.name)
     if not valid:
-        raise Unsupported(f"{info.name}: {_failure(info.name, raw)}")
+        raise Unsupported(f"{info.name}: {failure_reason(info.name, raw)}")
     return raw

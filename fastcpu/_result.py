@@ -1,28 +1,55 @@
-"""BenchResult: the raw per-run TSC ticks of one measurement and its statistics."""
+"""BenchResult and DiffResult: the raw per-run counts of one measurement and
+their statistics, and :func:`stability`, the report on one result.
+
+:meth:`BenchResult.from_arrays` is the one way to build a BenchResult from
+arrays: :func:`fastcpu.bench`, a result file and the noise model all go
+through it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+import warnings
+from collections.abc import Mapping
+from dataclasses import InitVar, dataclass, field
+from typing import Any
 
 import numpy as np
 
 from . import _estimate
+from ._clock import Clock, CounterUnits
+from ._stability import Stability, assess
 
-if TYPE_CHECKING:
-    from ._stability import Stability
+__all__ = ["BenchResult", "DiffResult", "stability"]
 
-__all__ = ["BenchResult", "DiffResult"]
+
+def _deprecated_clock(cls_name: str) -> None:
+    warnings.warn(f"{cls_name}.clock (the counter a result was timed with) is now "
+                  f"{cls_name}.counter; .clock will be removed", DeprecationWarning, stacklevel=3)
+
+
+def _take_old_clock(result: Any, clock: str | None) -> None:
+    """The deprecated constructor keyword ``clock=``: the counter's old name."""
+    if clock is None:
+        return
+    warnings.warn(f"{type(result).__name__}(clock=...) is now counter=...; clock= will be "
+                  "removed", DeprecationWarning, stacklevel=4)
+    if result.counter != "tsc" and result.counter != clock:
+        raise TypeError("give counter= or its old name clock=, not both")
+    object.__setattr__(result, "counter", clock)
 
 
 class _Estimated:
     """What BenchResult and DiffResult share: unit conversions with the
-    result's clock, and the recommended estimate (a subclass defines
-    ``_recommended``) with its interval, in TSC ticks, ns and core cycles."""
+    result's clock and counter, and the recommended estimate (a subclass
+    defines ``_recommended``) with its interval, in TSC ticks, ns and core
+    cycles."""
 
     tsc_hz: float
     cycles_per_tick: float
+    tsc_step_ticks: float
+    counter: str
     migrated: np.ndarray
     _recommended: _estimate.Estimate  # each result type says how it estimates
     # The harness's own systematic error and its 95% half-width, core cycles
@@ -34,26 +61,41 @@ class _Estimated:
     # The 95% half-width of cycles_per_tick (0: not known).
     cycles_per_tick_ci95: float = 0.0
 
+    @property
+    def units(self) -> CounterUnits:
+        """What one count of :attr:`counter` was worth: a TSC tick, or one
+        core cycle for a PMU counter (the Hz, the step, core cycles per count)."""
+        return Clock(self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick).units(self.counter)
+
+    @property
+    def step(self) -> float:
+        """The granularity of what was counted, in its counts: ``tsc_step_ticks``
+        for the TSC, 1 for a PMU counter."""
+        return self.units.step
+
     def ticks_to_ns(self, ticks: float) -> float:
-        """Convert TSC ticks to nanoseconds with this result's clock."""
-        return ticks * 1e9 / self.tsc_hz
+        """Convert counts of this result's counter (TSC ticks, or core cycles
+        for a PMU counter) to nanoseconds."""
+        return self.units.to_ns(ticks)
 
     def ticks_to_core_cycles(self, ticks: float) -> float:
-        """Convert TSC ticks to core cycles with this result's clock."""
-        return ticks * self.cycles_per_tick
+        """Convert counts of this result's counter (TSC ticks, or core cycles
+        for a PMU counter) to core cycles."""
+        return self.units.to_core_cycles(ticks)
 
     @property
     def estimate(self) -> float:
         """The cost per copy fastcpu recommends, in TSC ticks (above the empty
         sequence for a BenchResult; core cycles when measured with a PMU
-        clock), with the harness bias (:attr:`harness_bias_core_cycles`)
+        counter), with the harness bias (:attr:`harness_bias_core_cycles`)
         subtracted."""
         return self._recommended.ticks - self.harness_bias_ticks
 
     @property
     def harness_bias_ticks(self) -> float:
-        """:attr:`harness_bias_core_cycles` in TSC ticks per copy (this result's conversion)."""
-        return self.harness_bias_core_cycles / self.cycles_per_tick
+        """:attr:`harness_bias_core_cycles` in counts of this result's counter
+        (TSC ticks) per copy (this result's conversion)."""
+        return self.harness_bias_core_cycles / self.units.cycles_per_count
 
     @property
     def estimate_random_ci95(self) -> float:
@@ -65,7 +107,7 @@ class _Estimated:
     def estimate_systematic_ci95(self) -> float:
         """Half-width of the uncertainty of the harness-bias correction (the
         systematic part), in TSC ticks per copy."""
-        return self.harness_bias_ci95_core_cycles / self.cycles_per_tick
+        return self.harness_bias_ci95_core_cycles / self.units.cycles_per_count
 
     @property
     def estimate_ci95(self) -> float:
@@ -137,20 +179,22 @@ class BenchResult(_Estimated):
             recommended estimate leaves such pairs out; best and median
             keep them.
         best: min(raw) - min(empty), per copy, in TSC ticks (core cycles
-            when ``clock`` is a PMU clock, as for every "ticks" figure).
+            when ``counter`` is a PMU counter, as for every "ticks" figure).
         median: median(raw) - median(empty), per copy, in TSC ticks (core
-            cycles with a PMU clock).
-        tsc_hz: TSC ticks per second of the clock it was measured with.
+            cycles with a PMU counter).
+        tsc_hz: TSC ticks per second of the clock it was measured with
+            (:class:`fastcpu.Clock`), whatever the counter.
         cycles_per_tick: core cycles per TSC tick: for :func:`fastcpu.bench`,
             measured by an add chain just before and just after the runs
             (their mean), not at first use.
-        tsc_step_ticks: the counter's granularity, in TSC ticks.
-        clock: the counter the runs were timed with: ``'tsc'`` (the
-            default), or with ``clock='pmu'`` the PMU's core-cycle counter,
+        tsc_step_ticks: the TSC's granularity, in TSC ticks.
+        counter: the counter the runs were timed with: ``'tsc'`` (the
+            default), or with ``counter='pmu'`` the PMU's core-cycle counter,
             ``'pmu'`` (user and kernel cycles) or ``'pmu_user'`` (user-mode
-            cycles only, as perf_event_paranoid allowed). For the PMU clocks
-            every "tick" is one core cycle: ``cycles_per_tick`` is 1,
-            ``tsc_step_ticks`` 1 and ``tsc_hz`` the core clock in Hz.
+            cycles only, as perf_event_paranoid allowed). With a PMU counter
+            every count is one core cycle: :attr:`units` says what a count
+            is worth, and the conversions use it. Its old name ``clock``
+            still works, deprecated.
         harness_bias_core_cycles: what the harness itself adds to a
             single-copy estimate on this host, in core cycles, as measured by
             :func:`fastcpu.selftest` on the calibration chains; subtracted
@@ -184,10 +228,94 @@ class BenchResult(_Estimated):
     tsc_hz: float
     cycles_per_tick: float
     tsc_step_ticks: float
-    clock: str = "tsc"
+    counter: str = "tsc"
     harness_bias_core_cycles: float = 0.0
     harness_bias_ci95_core_cycles: float = 0.0
     cycles_per_tick_ci95: float = 0.0
+    clock: InitVar[str | None] = None  # deprecated: the old name of counter
+
+    def __post_init__(self, clock: str | None) -> None:
+        _take_old_clock(self, clock)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        method: str,
+        serialize: str,
+        unroll: int,
+        cpu: int | None,
+        raw: np.ndarray,
+        empty: np.ndarray,
+        migrated: np.ndarray,
+        clock: Clock,
+        counter: str = "tsc",
+        best: float | None = None,
+        median: float | None = None,
+        cycles_per_tick: float | None = None,
+        cycles_per_tick_ci95: float = 0.0,
+        harness_bias_core_cycles: float = 0.0,
+        harness_bias_ci95_core_cycles: float = 0.0,
+    ) -> BenchResult:
+        """The one way to build a BenchResult from per-run arrays.
+
+        ``runs`` is their length; ``best`` and ``median`` are computed from
+        them by the C core's formulas unless given (:func:`fastcpu.bench`
+        passes the C core's own, computed without a copy of the arrays).
+
+        Args:
+            raw, empty: counts of `counter` per run (TSC ticks for the
+                TSC; converted to uint64); migrated: one bool per run. All
+                three of the same length, at least 1.
+            clock: the :class:`fastcpu.Clock` of the measurement.
+            counter: ``'tsc'``, ``'pmu'`` or ``'pmu_user'``.
+            cycles_per_tick: core cycles per TSC tick, overriding the
+                clock's, for a result converted with the figure measured
+                around it (with its 95% half-width, `cycles_per_tick_ci95`).
+            harness_bias_core_cycles, harness_bias_ci95_core_cycles: the
+                harness bias applied (core cycles; 0: none).
+
+        Raises:
+            ValueError: the arrays are empty, not one-dimensional or of
+                different lengths.
+        """
+        raw = np.ascontiguousarray(raw, dtype=np.uint64)
+        empty = np.ascontiguousarray(empty, dtype=np.uint64)
+        migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
+        if raw.ndim != 1 or raw.size == 0:
+            raise ValueError(f"raw must be a non-empty 1-D array of TSC ticks, not shape {raw.shape}")
+        if empty.shape != raw.shape or migrated.shape != raw.shape:
+            raise ValueError(
+                f"raw, empty and migrated must have one value per run: lengths "
+                f"{raw.size}, {empty.size} and {migrated.size} differ"
+            )
+        return cls(
+            method=method,
+            runs=int(raw.size),
+            serialize=serialize,
+            unroll=unroll,
+            cpu=cpu,
+            raw=raw,
+            empty=empty,
+            migrated=migrated,
+            best=_estimate.best_ticks(raw, empty, unroll) if best is None else best,
+            median=_estimate.median_ticks(raw, empty, unroll) if median is None else median,
+            tsc_hz=clock.tsc_hz,
+            cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
+            tsc_step_ticks=clock.tsc_step_ticks,
+            counter=counter,
+            harness_bias_core_cycles=harness_bias_core_cycles,
+            harness_bias_ci95_core_cycles=harness_bias_ci95_core_cycles,
+            cycles_per_tick_ci95=cycles_per_tick_ci95,
+        )
+
+    def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
+        """This result with the harness bias (core cycles per copy, and its
+        95% half-width) applied to its estimate: :func:`fastcpu.bench`'s
+        correction, from :func:`fastcpu.selftest`."""
+        return dataclasses.replace(self, harness_bias_core_cycles=bias_core_cycles,
+                                   harness_bias_ci95_core_cycles=ci95_core_cycles,
+                                   clock=None)  # not the deprecated alias's value
 
     @property
     def best_ns(self) -> float:
@@ -213,18 +341,14 @@ class BenchResult(_Estimated):
 
     @functools.cached_property
     def _recommended(self) -> _estimate.Estimate:
-        return _estimate.recommend(
-            self.raw, self.empty, self.tsc_step_ticks, self.unroll, self.migrated
-        )
+        return _estimate.recommend(self.raw, self.empty, self.step, self.unroll, self.migrated)
 
     @property
     def resolution_limited(self) -> bool:
         """True when best or median is within a few clock steps (fewer than
         ``RESOLUTION_STEPS`` = 10 per run): a one-step error is then 10% or
         more, so trust :attr:`estimate` and its interval rather than them."""
-        return _estimate.resolution_limited(
-            self.best, self.median, self.tsc_step_ticks, self.unroll
-        )
+        return _estimate.resolution_limited(self.best, self.median, self.step, self.unroll)
 
     # ---- the stability report ----
 
@@ -233,8 +357,6 @@ class BenchResult(_Estimated):
         """Spread, outliers, migrations and this machine's settings, with
         warnings (see :func:`fastcpu.stability`). The machine checks read
         the machine the result is looked at on."""
-        from ._stability import stability
-
         return stability(self)
 
     @property
@@ -243,7 +365,7 @@ class BenchResult(_Estimated):
         return self.stability.warnings
 
     def __str__(self) -> str:
-        unit = "ticks" if self.clock == "tsc" else "PMU cycles"
+        unit = "ticks" if self.counter == "tsc" else "PMU cycles"
         return (
             f"{self.method}: best {self.best:.1f} {unit} ({self.best_ns:.2f} ns, "
             f"{self.best_core_cycles:.1f} core cycles), median {self.median:.1f} {unit} "
@@ -279,8 +401,9 @@ class DiffResult(_Estimated):
         long: uint64 TSC ticks of each run at 2k copies, harness included.
         short: uint64 TSC ticks of each run at k copies, harness included.
         migrated: bool per pair: the CPU changed across it.
-        tsc_hz, cycles_per_tick, tsc_step_ticks, clock: as for
-            :class:`BenchResult`.
+        tsc_hz, cycles_per_tick, tsc_step_ticks, counter: as for
+            :class:`BenchResult` (``clock``, the old name of ``counter``,
+            still works, deprecated).
     """
 
     method: str
@@ -294,13 +417,15 @@ class DiffResult(_Estimated):
     tsc_hz: float
     cycles_per_tick: float
     tsc_step_ticks: float
-    clock: str = "tsc"
+    counter: str = "tsc"
+    clock: InitVar[str | None] = None  # deprecated: the old name of counter
+
+    def __post_init__(self, clock: str | None) -> None:
+        _take_old_clock(self, clock)
 
     @functools.cached_property
     def _recommended(self) -> _estimate.Estimate:
-        return _estimate.paired_difference(
-            self.long, self.short, self.tsc_step_ticks, self.k, self.migrated
-        )
+        return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)
 
     def __str__(self) -> str:
         return (
@@ -308,3 +433,47 @@ class DiffResult(_Estimated):
             f"({self.estimate_core_cycles:.2f} core cycles) by differencing "
             f"{self.k} and {2 * self.k} copies over {self.runs} interleaved pairs of runs"
         )
+
+
+def _clock_alias(self: Any) -> str:
+    _deprecated_clock(type(self).__name__)
+    return self.counter
+
+
+# The old name of `counter`, read-only, deprecated. Set after the classes are
+# made: the dataclass takes `clock` as a constructor keyword (an InitVar).
+BenchResult.clock = property(_clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]
+DiffResult.clock = property(_clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]
+
+
+def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> Stability:
+    """The stability report of one result. Never raises for a bad measurement:
+    it only says what to distrust.
+
+    Args:
+        result: a :class:`fastcpu.BenchResult`.
+        machine: the machine's settings as a ``machine_info()``-style dict,
+            for a result measured elsewhere; ``None`` reads this machine.
+
+    Raises:
+        TypeError: `result` is not a BenchResult, or `machine` not a dict of
+            facts of the types machine_info() gives.
+    """
+    if not isinstance(result, BenchResult):
+        raise TypeError(f"stability() reports on one fastcpu.BenchResult, not {type(result).__name__}"
+                        + (": pick one, e.g. results['gdt']" if isinstance(result, Mapping) else ""))
+    extra = []
+    # A user function's call and return cost the empty baseline about
+    # -harness_bias core cycles that a longer body hides: a body shorter than
+    # that reads as the overhead, whatever it is (docs/accuracy.md).
+    overhead = -result.harness_bias_core_cycles
+    if result.method.startswith("user:") and overhead > 0 and (
+        result.estimate_core_cycles - result.estimate_ci95_core_cycles < overhead
+    ):
+        extra.append(
+            f"the function may be shorter than its call's own cost (about {overhead:.0f} core "
+            "cycles here), which a body that short does not hide: it then reads as that cost; "
+            "bench_diff() cancels the call"
+        )
+    return assess(result.raw, result.empty, result.migrated, result.step, result.cpu,
+                  result.counter, machine, extra)

@@ -1,4 +1,9 @@
-"""The result file: one JSON document, versioned, with the raw arrays inside.
+"""The result-file codec: a JSON document to and from a file, and the array
+encodings inside it. It knows nothing of Results: :meth:`Results.to_document`
+and :meth:`Results.from_document` say what goes in a document; this module
+writes one atomically (:func:`write_document`, through ``_atomicfile.py``), reads one back within limits
+and checks its format and version (:func:`read_document`), and gives the
+field-by-field reader (:class:`Reader`) and array encodings both sides use.
 
 Layout (format version 1)::
 
@@ -11,9 +16,9 @@ Layout (format version 1)::
      "selftest": {... SelfTest.to_dict() ...},          (optional, fastcpu >= 0.3.0)
      "results": [
        {"method": "gdt", "runs": 1000, "serialize": "lfence", "unroll": 1, "cpu": null,
-        "best_ticks": 52.0, "median_ticks": 52.0,
-        "cycles_per_tick": 1.42, "harness_bias_core_cycles": 0.9,     (optional, >= 0.3.0)
-        "harness_bias_ci95_core_cycles": 1.6,
+        "counter": "tsc", "best_ticks": 52.0, "median_ticks": 52.0,
+        "cycles_per_tick": 1.42, "cycles_per_tick_ci95": 0.01,       (optional, >= 0.3.0)
+        "harness_bias_core_cycles": 0.9, "harness_bias_ci95_core_cycles": 1.6,
         "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
                      "crc32": 2871520013},
         "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
@@ -30,7 +35,9 @@ bytes; load() refuses data that fails it. It is optional, so the format is
 still version 1: files written before it was added load (unchecked), and
 older fastcpu reads new files, ignoring it. ``best_ticks`` and ``median_ticks`` are there for people reading
 the file: load() recomputes them from the arrays and rejects a file whose
-stored figures disagree. A path ending in ``.gz`` is gzip-compressed; load()
+stored figures disagree. ``counter`` says what the runs counted (``'tsc'``,
+``'pmu'``, ``'pmu_user'``; TSC ticks when absent, as in files written before
+it was added; its old name ``"clock"`` is read too). A path ending in ``.gz`` is gzip-compressed; load()
 recognises gzip by its magic bytes whatever the name.
 """
 
@@ -45,29 +52,33 @@ import json
 import math
 import os
 import stat
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ._bench import RUNS_MAX, UNROLL_MAX
-from ._clock import Clock
+from ._atomicfile import check_target, nonempty_path, write_atomic
 from ._core import Error
-from ._from_arrays import bench_result_from_arrays
-from ._methods import canonical_name
-from ._results import Results
-from ._selftest import SelfTest
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ResultFileError", "load", "save"]
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "ResultFileError",
+    "Reader",
+    "encode_ticks",
+    "encode_bools",
+    "read_document",
+    "write_document",
+    "gzip_limit_bytes",
+]
 
 FORMAT_NAME = "fastcpu-results"
 #: The newest format version this fastcpu reads and the one it writes.
 FORMAT_VERSION = 1
 
 #: The coarsest TSC step a file may claim, in ticks (about one step a second at 4 GHz).
-_STEP_MAX = 1 << 32
+STEP_MAX = 1 << 32
 _TICK_DTYPES = ("<u1", "<u2", "<u4", "<u8")
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -80,8 +91,6 @@ _GZIP_FLOOR_BYTES = 32 << 20
 #: compress 8-17 times (base64 of small tick counts); only arrays of one
 #: value repeated compress further, and a gzip bomb does (up to 1032 times).
 _GZIP_RATIO_MAX = 64
-#: Leftover temporary files of save(): ".NAME.fastcpu-save-PID-XXXXXXXX.tmp".
-_TMP_TAG = "fastcpu-save"
 
 
 class ResultFileError(Error, ValueError):
@@ -90,7 +99,9 @@ class ResultFileError(Error, ValueError):
 
 # -- writing -------------------------------------------------------------------
 
-def _encode_ticks(a: np.ndarray) -> dict[str, Any]:
+def encode_ticks(a: np.ndarray) -> dict[str, Any]:
+    """An array of counts as little-endian unsigned integers of the narrowest
+    width that holds its largest value, base64, with its CRC-32."""
     top = int(a.max()) if a.size else 0
     dtype = next(d for d in _TICK_DTYPES if top <= np.iinfo(np.dtype(d)).max)
     data = a.astype(dtype).tobytes()
@@ -98,195 +109,28 @@ def _encode_ticks(a: np.ndarray) -> dict[str, Any]:
             "data": base64.b64encode(data).decode("ascii"), "crc32": zlib.crc32(data)}
 
 
-def _encode_bools(a: np.ndarray) -> dict[str, Any]:
+def encode_bools(a: np.ndarray) -> dict[str, Any]:
+    """An array of bools bit-packed (numpy.packbits), base64, with its CRC-32."""
     data = np.packbits(a.astype(np.bool_)).tobytes()
     return {"dtype": "bool", "length": int(a.size), "encoding": "base64-packbits",
             "data": base64.b64encode(data).decode("ascii"), "crc32": zlib.crc32(data)}
 
 
-def to_document(results: Results) -> dict[str, Any]:
-    """The JSON document for `results` ("format" first, so a reader sees it at once)."""
-    c = results.clock
-    return {
-        "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
-        "fastcpu_version": results.fastcpu_version,
-        "date": results.date,
-        "label": results.label,
-        "serialize": results.serialize,
-        "clock": {"tsc_hz": c.tsc_hz, "tsc_step_ticks": c.tsc_step_ticks,
-                  "cycles_per_tick": c.cycles_per_tick},
-        "machine": dict(results.machine),
-        "unavailable": dict(results.unavailable),
-        **({"selftest": results.selftest.to_dict()} if results.selftest is not None else {}),
-        "results": [
-            {
-                "method": r.method, "runs": r.runs, "serialize": r.serialize,
-                "unroll": r.unroll, "cpu": r.cpu,
-                "best_ticks": r.best, "median_ticks": r.median,
-                "cycles_per_tick": r.cycles_per_tick, "cycles_per_tick_ci95": r.cycles_per_tick_ci95,
-                "harness_bias_core_cycles": r.harness_bias_core_cycles,
-                "harness_bias_ci95_core_cycles": r.harness_bias_ci95_core_cycles,
-                "raw": _encode_ticks(r.raw), "empty": _encode_ticks(r.empty),
-                "migrated": _encode_bools(r.migrated),
-            }
-            for r in results.results.values()
-        ],
-    }
-
-
-def _umask() -> int:
-    """This process's umask, read without changing it (Linux >= 4.7), else 022."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
-
-
-def check_replaceable(path: Path) -> None:
-    """Refuse a name that holds something other than a regular file: the
-    atomic rename would put a new file in place of a device, a FIFO or a
-    symbolic link (not its target).
-
-    Raises:
-        ValueError: `path` is a symbolic link or not a regular file.
-    """
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise ValueError(f"{path} is a symbolic link: give the path of the file itself")
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{path} is not a regular file: give a file name")
-
-
-def save(results: Results, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
-    """Write `results` to `path` atomically (see :meth:`Results.save`)."""
-    if not isinstance(results, Results):
-        raise TypeError(f"save() writes a fastcpu.Results, not {type(results).__name__}")
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    if not isinstance(overwrite, bool):
-        raise TypeError(f"overwrite must be a bool, not {type(overwrite).__name__}")
-    path = _nonempty_path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory: give a file name")
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"cannot write {path}: directory {path.parent} does not exist")
-    check_replaceable(path)
-    if not overwrite and path.exists():
-        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
-
-    text = json.dumps(to_document(results), indent=1, allow_nan=False) + "\n"
+def write_document(doc: dict[str, Any], path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
+    """Write the JSON document `doc` to `path` atomically (gzip when the name
+    ends in ``.gz``): see :meth:`fastcpu.Results.save` for the guarantees and
+    what is raised."""
+    path = check_target(path, overwrite)
+    text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     data = text.encode("utf-8")
     if path.name.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
-
-    directory = path.parent
-    _remove_leftovers(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=tmp_prefix(path) + f"{os.getpid()}-",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it 0600
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            # link() fails if the name exists: no window in which another
-            # writer's file could be replaced.
-            os.link(tmp, path)
-            os.unlink(tmp)
-    except FileExistsError:
-        _remove(tmp)
-        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it") from None
-    except BaseException:
-        _remove(tmp)
-        raise
-    _fsync_dir(directory)
-
-
-def tmp_prefix(path: Path) -> str:
-    """How save()'s temporary files for `path` start: hidden, named after the
-    target and fastcpu, then the writer's pid (``.x.json.fastcpu-save-PID-``)."""
-    return f".{path.name}.{_TMP_TAG}-"
-
-
-def _remove_leftovers(path: Path) -> None:
-    """Remove temporary files a save() to `path` left when its process was
-    killed (SIGKILL, power loss) before it could: ours (same owner, regular
-    files) whose writer pid no longer runs. A live writer's file, this
-    process's included, is left alone; so is anything that fails to parse."""
-    prefix = tmp_prefix(path)
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return
-    for name in names:
-        if not (name.startswith(prefix) and name.endswith(".tmp")):
-            continue
-        pid_text = name[len(prefix):].split("-", 1)[0]
-        if not pid_text.isdigit():
-            continue
-        pid = int(pid_text)
-        if pid == os.getpid() or _running(pid):
-            continue
-        leftover = path.parent / name
-        try:
-            st = os.lstat(leftover)
-            if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid():
-                os.unlink(leftover)
-        except OSError:
-            pass
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True  # someone else's process (or a number we cannot ask about)
-    return True
-
-
-def _nonempty_path(path: str | os.PathLike[str]) -> Path:
-    # Path("") is Path("."): an empty name would silently mean this directory.
-    if not os.fspath(path):
-        raise ValueError("path is empty: give the result file's name")
-    return Path(path)
-
-
-def _remove(tmp: str) -> None:
-    try:
-        os.unlink(tmp)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename itself durable."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    write_atomic(path, data, overwrite=overwrite)
 
 
 # -- reading -------------------------------------------------------------------
 
-class _Reader:
+class Reader:
     """Checks one document field by field; every failure names the field."""
 
     def __init__(self, path: Path) -> None:
@@ -468,122 +312,16 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
     return doc
 
 
-def _close(stored: float, computed: float) -> bool:
-    return math.isclose(stored, computed, rel_tol=1e-9, abs_tol=1e-9)
-
-
-def from_document(doc: dict[str, Any], path: Path) -> Results:
-    """Build Results from a parsed, version-checked document."""
-    rd = _Reader(path)
-    clk = rd.get(doc, "clock", (dict,), "")
-    clock = Clock(
-        tsc_hz=rd.finite(clk, "tsc_hz", "clock."),
-        tsc_step_ticks=rd.finite(clk, "tsc_step_ticks", "clock."),
-        cycles_per_tick=rd.finite(clk, "cycles_per_tick", "clock."),
-    )
-    if not (clock.tsc_hz > 0 and clock.cycles_per_tick > 0 and 1 <= clock.tsc_step_ticks <= _STEP_MAX):
-        raise rd.fail(f"clock values out of range: {clk}")
-    serialize = rd.get(doc, "serialize", (str,), "")
-    entries = rd.get(doc, "results", (list,), "")
-    results = {}
-    for i, entry in enumerate(entries):
-        where = f"results[{i}]."
-        if not isinstance(entry, dict):
-            raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
-        method = canonical_name(rd.get(entry, "method", (str,), where))  # former names
-        where = f"results[{i}] ({method}) "
-        runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
-        unroll = rd.bounded(entry, "unroll", 1, UNROLL_MAX, where)
-        if method in results:
-            raise rd.fail(f"method {method!r} appears twice")
-        r = bench_result_from_arrays(
-            method=method,
-            serialize=rd.get(entry, "serialize", (str,), where),
-            unroll=unroll,
-            cpu=rd.get(entry, "cpu", (int, type(None)), where),
-            raw=rd.array(entry, "raw", runs, where),
-            empty=rd.array(entry, "empty", runs, where),
-            migrated=rd.array(entry, "migrated", runs, where),
-            clock=clock,
-            # optional (fastcpu >= 0.3.0): older files convert with the file's clock, uncorrected
-            cycles_per_tick=rd.finite(entry, "cycles_per_tick", where) if "cycles_per_tick" in entry else None,
-            harness_bias_core_cycles=(rd.finite(entry, "harness_bias_core_cycles", where)
-                                      if "harness_bias_core_cycles" in entry else 0.0),
-            harness_bias_ci95_core_cycles=(rd.finite(entry, "harness_bias_ci95_core_cycles", where)
-                                           if "harness_bias_ci95_core_cycles" in entry else 0.0),
-            cycles_per_tick_ci95=(rd.finite(entry, "cycles_per_tick_ci95", where)
-                                  if "cycles_per_tick_ci95" in entry else 0.0),
-        )
-        if not r.cycles_per_tick > 0:
-            raise rd.fail(f"{where}cycles_per_tick out of range: {r.cycles_per_tick}")
-        for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
-            if key in entry:
-                stored = rd.finite(entry, key, where)
-                if not _close(stored, computed):
-                    raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
-                                  f"({computed}): the file was altered or damaged")
-        results[method] = r
-    label = rd.get(doc, "label", (str, type(None)), "")
-    unavailable = {canonical_name(k): v for k, v in rd.get(doc, "unavailable", (dict,), "").items()}
-    try:
-        return Results(
-            results=results,
-            machine=rd.get(doc, "machine", (dict,), ""),
-            clock=clock,
-            serialize=serialize,
-            date=rd.get(doc, "date", (str,), ""),
-            label=label,
-            fastcpu_version=rd.get(doc, "fastcpu_version", (str,), ""),
-            unavailable=unavailable,
-            selftest=_selftest_from(rd, doc),
-        )
-    except (TypeError, ValueError) as exc:
-        raise rd.fail(f"inconsistent contents: {exc}") from None
-
-
-def _selftest_from(rd: _Reader, doc: dict[str, Any]) -> SelfTest | None:
-    """The stored self-test report (absent before fastcpu 0.3.0)."""
-    if "selftest" not in doc:
-        return None
-    st = rd.get(doc, "selftest", (dict,), "")
-    try:
-        return SelfTest.from_dict(st)
-    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
-        raise rd.fail(f"selftest: unreadable report ({type(exc).__name__}: {exc})") from None
-
-
-def load(path: str | os.PathLike[str]) -> Results:
-    """Read a result file written by :meth:`Results.save` (plain or gzip JSON).
-
-    Returns:
-        Results equal to the saved ones: same metadata, equal arrays (uint64
-        ticks, bool migrations), statistics recomputed from the arrays.
-
-    Limits: only a regular file is read (a FIFO, a device or a socket is
-    refused before anything is read), of at most ``TEXT_MAX_BYTES`` (1 GiB)
-    of JSON text; a gzip file is decompressed as a stream and refused once
-    its text passes 32 MiB plus 64 times its compressed size (result files
-    compress 8-17 times; a decompression bomb up to 1032).
-
-    Raises:
-        TypeError: `path` is not a str or os.PathLike.
-        ValueError: `path` is empty.
-        OSError: the file cannot be read (FileNotFoundError,
-            IsADirectoryError, PermissionError, ...).
-        fastcpu.ResultFileError (a ValueError): the file is not a regular
-            file, too large, empty or truncated, not JSON (or JSON nested
-            too deeply, or with a number too long to read), JSON of another
-            kind, of a newer format version, or inconsistent (an array whose
-            length disagrees with ``runs`` or fails its CRC-32, statistics
-            that disagree with the arrays, a missing or mistyped field); the
-            message names the problem.
-    """
+def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path]:
+    """The document in the result file `path` (plain or gzip JSON), its format
+    and version checked, and the path it was read from (for messages):
+    :func:`fastcpu.load` builds Results from it. See :func:`fastcpu.load` for
+    the limits and what is raised."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    path = _nonempty_path(path)
+    path = nonempty_path(path)
     data = _read_regular_file(path)
-    doc = _parse(path, _decode_text(path, data))
-    return from_document(doc, path)
+    return _parse(path, _decode_text(path, data)), path
 
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),

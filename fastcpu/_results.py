@@ -1,38 +1,48 @@
-"""Results: every method measured on one machine, with that machine's facts.
+"""Results: every method measured on one machine, with that machine's facts,
+and how it becomes a document and is built from one.
 
-:func:`measure` produces one; :meth:`Results.save` and :func:`fastcpu.load`
-move it through a file (see ``_resultfile.py`` for the format).
+:func:`fastcpu.measure` (``_measure.py``) produces one; :meth:`Results.save`
+and :func:`load` move it through a file: :meth:`Results.to_document` and
+:meth:`Results.from_document` say what a document holds, the codec
+(``_resultfile.py``) writes and reads documents without knowing Results.
 """
 
 from __future__ import annotations
 
-import datetime
 import json
+import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
-from . import _core
-from ._affinity import check_cpu
-from ._bench import RUNS_MAX, UNROLL_MAX, _check_int, _check_serialize, bench
-from ._clock import Clock, clock
-from ._machine import machine_info
-from ._methods import MethodInfo, canonical_name, method_info, methods as all_methods
+from ._args import RUNS_MAX, UNROLL_MAX
+from ._clock import Clock
+from ._methods import canonical_name
 from ._result import BenchResult
 from ._selftest import SelfTest
-from ._selftest import selftest as run_selftest
+from ._resultfile import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    STEP_MAX,
+    Reader,
+    encode_bools,
+    encode_ticks,
+    read_document,
+    write_document,
+)
 from ._table import format_clock, format_table
 
-__all__ = ["Results", "measure", "Progress"]
+__all__ = ["Results", "Source", "load", "as_results"]
 
-#: ``progress(done, total, method)``: called before each method is measured
-#: (``done`` methods finished out of ``total``) and once at the end with
-#: ``done == total`` and ``method`` ``None``.
-Progress = Callable[[int, int, Union[str, None]], None]
+#: A Results, or the path of a result file to load one from.
+Source = Union["Results", str, "os.PathLike[str]"]
+#: What a result may have counted (BenchResult.counter).
+_COUNTERS = ("tsc", "pmu", "pmu_user")
 
 
 def _json_normal(value: object, what: str) -> object:
@@ -42,12 +52,6 @@ def _json_normal(value: object, what: str) -> object:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{what} must hold only JSON values (str, int, float, bool, None, "
                          f"lists, dicts): {exc}") from None
-
-
-def utc_now() -> str:
-    """The current UTC time as ISO 8601, to the second (``2025-01-31T12:00:00Z``)."""
-    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _same_arrays(a: BenchResult, b: BenchResult) -> bool:
@@ -60,7 +64,7 @@ def _same_arrays(a: BenchResult, b: BenchResult) -> bool:
 def same_bench_result(a: BenchResult, b: BenchResult) -> bool:
     """Whether two BenchResults hold the same settings, clock and arrays."""
     settings = ("method", "runs", "serialize", "unroll", "cpu", "best", "median",
-                "tsc_hz", "cycles_per_tick", "tsc_step_ticks")
+                "tsc_hz", "cycles_per_tick", "tsc_step_ticks", "counter")
     return all(getattr(a, s) == getattr(b, s) for s in settings) and _same_arrays(a, b)
 
 
@@ -206,106 +210,200 @@ class Results(Mapping[str, BenchResult]):
             FileNotFoundError: its directory does not exist.
             OSError: the directory cannot be written.
         """
-        from ._resultfile import save
+        write_document(self.to_document(), path, overwrite=overwrite)
 
-        save(self, path, overwrite=overwrite)
+    # -- documents -----------------------------------------------------------
+    def to_document(self) -> dict[str, Any]:
+        """The JSON document of these Results ("format" first, so a reader
+        sees it at once; the layout is in ``fastcpu/_resultfile.py``)."""
+        c = self.clock
+        return {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "fastcpu_version": self.fastcpu_version,
+            "date": self.date,
+            "label": self.label,
+            "serialize": self.serialize,
+            "clock": {"tsc_hz": c.tsc_hz, "tsc_step_ticks": c.tsc_step_ticks,
+                      "cycles_per_tick": c.cycles_per_tick},
+            "machine": dict(self.machine),
+            "unavailable": dict(self.unavailable),
+            **({"selftest": self.selftest.to_dict()} if self.selftest is not None else {}),
+            "results": [_entry(r) for r in self.results.values()],
+        }
+
+    @classmethod
+    def from_document(cls, doc: dict[str, Any], source: str | os.PathLike[str] = "<document>") -> Results:
+        """Results from a parsed, version-checked document (what
+        :func:`fastcpu._resultfile.read_document` returns), every field
+        checked; `source` names it in messages.
+
+        Raises:
+            fastcpu.ResultFileError: a field is missing, mistyped or out of
+                range, or the contents disagree (statistics with arrays,
+                results with the clock).
+        """
+        rd = Reader(Path(source))
+        clk = rd.get(doc, "clock", (dict,), "")
+        clock = Clock(
+            tsc_hz=rd.finite(clk, "tsc_hz", "clock."),
+            tsc_step_ticks=rd.finite(clk, "tsc_step_ticks", "clock."),
+            cycles_per_tick=rd.finite(clk, "cycles_per_tick", "clock."),
+        )
+        if not (clock.tsc_hz > 0 and clock.cycles_per_tick > 0 and 1 <= clock.tsc_step_ticks <= STEP_MAX):
+            raise rd.fail(f"clock values out of range: {clk}")
+        serialize = rd.get(doc, "serialize", (str,), "")
+        entries = rd.get(doc, "results", (list,), "")
+        results: dict[str, BenchResult] = {}
+        for i, entry in enumerate(entries):
+            r = _result_from_entry(rd, entry, i, clock)
+            if r.method in results:
+                raise rd.fail(f"method {r.method!r} appears twice")
+            results[r.method] = r
+        label = rd.get(doc, "label", (str, type(None)), "")
+        unavailable = {canonical_name(k): v for k, v in rd.get(doc, "unavailable", (dict,), "").items()}
+        try:
+            return cls(
+                results=results,
+                machine=rd.get(doc, "machine", (dict,), ""),
+                clock=clock,
+                serialize=serialize,
+                date=rd.get(doc, "date", (str,), ""),
+                label=label,
+                fastcpu_version=rd.get(doc, "fastcpu_version", (str,), ""),
+                unavailable=unavailable,
+                selftest=_selftest_from(rd, doc),
+            )
+        except (TypeError, ValueError) as exc:
+            raise rd.fail(f"inconsistent contents: {exc}") from None
 
 
-def _chosen_methods(names: object) -> list[MethodInfo]:
-    if names is None:
-        return [m for m in all_methods() if m.name != "empty"]
-    if isinstance(names, str):
-        names = [names]
-    if not isinstance(names, Iterable):
-        raise TypeError(f"methods must be a list of method names or None, not {type(names).__name__}")
-    chosen = [method_info(n) for n in names]  # TypeError / ValueError with suggestions
-    if not chosen:
-        raise ValueError("methods is empty: name at least one method, or pass None for all")
-    seen: set[str] = set()
-    for m in chosen:
-        if m.name in seen:
-            raise ValueError(f"method {m.name!r} is named twice: name each once")
-        seen.add(m.name)
-    return chosen
+def _entry(r: BenchResult) -> dict[str, Any]:
+    """One result's entry in a document."""
+    return {
+        "method": r.method, "runs": r.runs, "serialize": r.serialize,
+        "unroll": r.unroll, "cpu": r.cpu, "counter": r.counter,
+        "best_ticks": r.best, "median_ticks": r.median,
+        "cycles_per_tick": r.cycles_per_tick, "cycles_per_tick_ci95": r.cycles_per_tick_ci95,
+        "harness_bias_core_cycles": r.harness_bias_core_cycles,
+        "harness_bias_ci95_core_cycles": r.harness_bias_ci95_core_cycles,
+        "raw": encode_ticks(r.raw), "empty": encode_ticks(r.empty),
+        "migrated": encode_bools(r.migrated),
+    }
 
 
-def measure(
-    runs: int = 1000,
-    methods: Iterable[str] | str | None = None,
-    serialize: str = "lfence",
-    *,
-    unroll: int = 1,
-    cpu: int | None = None,
-    progress: Progress | None = None,
-    label: str | None = None,
-    selftest: bool = True,
-) -> Results:
-    """Time every available method (or those named) and record the machine.
+def _close(stored: float, computed: float) -> bool:
+    return math.isclose(stored, computed, rel_tol=1e-9, abs_tol=1e-9)
 
-    Each method is one :func:`fastcpu.bench` call with these settings. A
-    named method this machine cannot run is recorded in
-    ``Results.unavailable`` with the reason instead of raising, so one script
-    serves every machine.
 
-    Args:
-        runs: timed runs per method, 1 to ``RUNS_MAX``.
-        methods: method names, or ``None`` for every method but ``'empty'``.
-        serialize: ``'lfence'``, ``'cpuid'`` or ``'rdtscp'`` (see ``bench``).
-        unroll: back-to-back copies per run, 1 to ``UNROLL_MAX``.
-        cpu: pin the measuring thread to this CPU (restored afterwards).
-        progress: ``progress(done, total, method)``, called before each
-            method and once at the end (``method`` ``None``).
-        label: a free-form name for the machine, kept in the file.
-        selftest: run :func:`fastcpu.selftest` for this mode first (well
-            under a second in 'lfence' mode): its bias corrections go into
-            the estimates and its report into ``Results.selftest``.
+def _counter_of(rd: Reader, entry: dict[str, Any], where: str) -> str:
+    """What the runs counted: ``"counter"``, or its old name ``"clock"``, or
+    (files written before either) the TSC."""
+    key = "counter" if "counter" in entry else "clock" if "clock" in entry else None
+    if key is None:
+        return "tsc"
+    counter = rd.get(entry, key, (str,), where)
+    if counter not in _COUNTERS:
+        raise rd.fail(f"{where}{key} is {counter!r}, must be one of {', '.join(_COUNTERS)}")
+    return counter
+
+
+def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> BenchResult:
+    """The BenchResult of one document entry, its stored statistics checked
+    against its arrays."""
+    if not isinstance(entry, dict):
+        raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
+    method = canonical_name(rd.get(entry, "method", (str,), f"results[{i}]."))  # former names
+    where = f"results[{i}] ({method}) "
+    runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
+    unroll = rd.bounded(entry, "unroll", 1, UNROLL_MAX, where)
+    r = BenchResult.from_arrays(
+        method=method,
+        serialize=rd.get(entry, "serialize", (str,), where),
+        unroll=unroll,
+        cpu=rd.get(entry, "cpu", (int, type(None)), where),
+        raw=rd.array(entry, "raw", runs, where),
+        empty=rd.array(entry, "empty", runs, where),
+        migrated=rd.array(entry, "migrated", runs, where),
+        clock=clock,
+        counter=_counter_of(rd, entry, where),
+        # optional (fastcpu >= 0.3.0): older files convert with the file's clock, uncorrected
+        cycles_per_tick=rd.finite(entry, "cycles_per_tick", where) if "cycles_per_tick" in entry else None,
+        cycles_per_tick_ci95=_optional(rd, entry, "cycles_per_tick_ci95", where),
+        harness_bias_core_cycles=_optional(rd, entry, "harness_bias_core_cycles", where),
+        harness_bias_ci95_core_cycles=_optional(rd, entry, "harness_bias_ci95_core_cycles", where),
+    )
+    if not r.cycles_per_tick > 0:
+        raise rd.fail(f"{where}cycles_per_tick out of range: {r.cycles_per_tick}")
+    for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
+        if key in entry:
+            stored = rd.finite(entry, key, where)
+            if not _close(stored, computed):
+                raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
+                              f"({computed}): the file was altered or damaged")
+    return r
+
+
+def _optional(rd: Reader, entry: dict[str, Any], key: str, where: str) -> float:
+    """A number field that files written before fastcpu 0.3.0 lack (then 0)."""
+    return rd.finite(entry, key, where) if key in entry else 0.0
+
+
+def _selftest_from(rd: Reader, doc: dict[str, Any]) -> SelfTest | None:
+    """The stored self-test report (absent before fastcpu 0.3.0)."""
+    if "selftest" not in doc:
+        return None
+    st = rd.get(doc, "selftest", (dict,), "")
+    try:
+        report = SelfTest.from_dict(st)
+        report.lines()  # every figure can be shown (a number too large for a float cannot)
+        return report
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
+        raise rd.fail(f"selftest: unreadable report ({type(exc).__name__}: {exc})") from None
+
+
+def load(path: str | os.PathLike[str]) -> Results:
+    """Read a result file written by :meth:`Results.save` (plain or gzip JSON).
+
+    Returns:
+        Results equal to the saved ones: same metadata, equal arrays (uint64
+        ticks, bool migrations), statistics recomputed from the arrays.
+
+    Limits: only a regular file is read (a FIFO, a device or a socket is
+    refused before anything is read), of at most ``TEXT_MAX_BYTES`` (1 GiB)
+    of JSON text; a gzip file is decompressed as a stream and refused once
+    its text passes 32 MiB plus 64 times its compressed size (result files
+    compress 8-17 times; a decompression bomb up to 1032).
 
     Raises:
-        TypeError, ValueError: a bad argument (checked before measuring).
-        fastcpu.Unsupported: no method at all can run here.
-        fastcpu.Error: `cpu` was given but this thread may not be pinned to
-            it (sched_setaffinity denied); the message says why.
+        TypeError: `path` is not a str or os.PathLike.
+        ValueError: `path` is empty.
+        OSError: the file cannot be read (FileNotFoundError,
+            IsADirectoryError, PermissionError, ...).
+        fastcpu.ResultFileError (a ValueError): the file is not a regular
+            file, too large, empty or truncated, not JSON (or JSON nested
+            too deeply, or with a number too long to read), JSON of another
+            kind, of a newer format version, or inconsistent (an array whose
+            length disagrees with ``runs`` or fails its CRC-32, statistics
+            that disagree with the arrays, a missing or mistyped field); the
+            message names the problem.
     """
-    runs = _check_int("runs", runs, 1, RUNS_MAX)
-    unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
-    serialize = _check_serialize(serialize)
-    if cpu is not None:
-        check_cpu(cpu)
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be callable or None, not {type(progress).__name__}")
-    if label is not None and not isinstance(label, str):
-        raise TypeError(f"label must be a str or None, not {type(label).__name__}")
-    chosen = _chosen_methods(methods)
-    todo = [m for m in chosen if m.available]
-    if not todo:
-        raise _core.Unsupported(
-            "none of the methods can run here: "
-            + "; ".join(f"{m.name}: {m.reason}" for m in chosen)
-        )
+    doc, where = read_document(path)
+    return Results.from_document(doc, where)
 
-    clk = clock()
-    date = utc_now()
-    machine = machine_info()
-    if not isinstance(selftest, bool):
-        raise TypeError(f"selftest must be a bool, not {type(selftest).__name__}")
-    report = run_selftest(serialize=serialize, cpu=cpu) if selftest and unroll == 1 else None
-    results = {}
-    for done, m in enumerate(todo):
-        if progress is not None:
-            progress(done, len(todo), m.name)
-        results[m.name] = bench(m.name, runs, serialize=serialize, unroll=unroll, cpu=cpu)
-    if progress is not None:
-        progress(len(todo), len(todo), None)
-    from . import __version__
 
-    return Results(
-        results=results,
-        machine=machine,
-        clock=clk,
-        serialize=serialize,
-        date=date,
-        label=label,
-        fastcpu_version=__version__,
-        unavailable={m.name: m.reason or "not available" for m in chosen if not m.available},
-        selftest=report,
-    )
+def as_results(
+    source: object, error: str = "expected fastcpu.Results or a result file path, not {type}"
+) -> Results:
+    """`source` if it is Results, else the result file it names, loaded: how
+    compare() and the plots take either.
+
+    Raises:
+        TypeError: neither Results nor a path (`error`, its ``{type}`` filled in).
+        As :func:`load` for a path.
+    """
+    if isinstance(source, Results):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        return load(source)
+    raise TypeError(error.format(type=type(source).__name__))

@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
 
 from ._methods import methods
-from ._resultfile import load
-from ._results import Results
+from ._results import Results, Source, as_results
 
 __all__ = ["seed_table", "SeedRow", "SeedTable", "SEED_COLUMNS", "reports_cpu_there"]
 
@@ -143,7 +140,7 @@ def _published_rows(path: Path) -> list[SeedRow]:
     return out
 
 
-def seed_table(*sources: Union[Results, str, "os.PathLike[str]"], published: bool = True) -> SeedTable:
+def seed_table(*sources: Source, published: bool = True) -> SeedTable:
     """The seed's table: one row per machine, BEST and MEDIAN blocks (GDT,
     TSCP, SIDT, RDPID, vDSO, rseq; core cycles) and the cheapest way that
     reports the CPU there.
@@ -163,12 +160,8 @@ def seed_table(*sources: Union[Results, str, "os.PathLike[str]"], published: boo
         raise TypeError(f"published must be a bool, not {type(published).__name__}")
     rows = []
     for i, s in enumerate(sources):
-        if isinstance(s, (str, os.PathLike)):
-            s = load(s)
-        if not isinstance(s, Results):
-            raise TypeError(f"seed_table() takes fastcpu.Results or result file paths, "
-                            f"not {type(s).__name__} (argument {i})")
-        rows.append(_measured_row(s))
+        rows.append(_measured_row(as_results(s, "seed_table() takes fastcpu.Results or result file "
+                                                f"paths, not {{type}} (argument {i})")))
     if published:
         rows += _published_rows(_PUBLISHED_CSV)
     if not rows:

@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
+from ._timing import timed
 
 __all__ = [
     "ChainCheck",
@@ -273,9 +275,7 @@ def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
 def _measure(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float, float]:
     """(estimate, random 95% half-width) in TSC ticks, uncorrected, and the
     core cycles per tick measured around the runs with its 95% half-width."""
-    from ._bench import _bench
-
-    r = _bench(target, runs, serialize=serialize, unroll=1, cpu=cpu, clock="tsc", correct=False)
+    r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
     return r.estimate, r.estimate_ci95, r.cycles_per_tick, r.cycles_per_tick_ci95
 
 
@@ -377,17 +377,14 @@ def selftest(
         corrections it measured are used by :func:`fastcpu.bench` from then
         on in this process.
     """
-    from ._affinity import check_cpu
-    from ._bench import SERIALIZE_MODES, _check_int, _check_serialize
-
-    runs = _check_int("runs", runs, 10, 10**6)
-    rounds = _check_int("rounds", rounds, 1, 1000)
+    runs = check_int("runs", runs, 10, 10**6)
+    rounds = check_int("rounds", rounds, 1, 1000)
     if serialize is None:
         modes = SERIALIZE_MODES
     elif isinstance(serialize, str):
-        modes = (_check_serialize(serialize),)
+        modes = (check_serialize(serialize),)
     elif isinstance(serialize, (tuple, list)):
-        modes = tuple(_check_serialize(m) for m in serialize)
+        modes = tuple(check_serialize(m) for m in serialize)
     else:
         raise TypeError(f"serialize must be a str, a tuple of them or None, not {type(serialize).__name__}")
     if not isinstance(paths, (tuple, list)):

@@ -18,11 +18,10 @@ import numpy as np
 
 from . import _core, _estimate
 from ._machine import boost_enabled, cpu_governors, isolated_cpus
-from ._result import BenchResult
 
 __all__ = [
     "Stability",
-    "stability",
+    "assess",
     "machine_warnings",
     "MDAPE_WARN_PERCENT",
     "MIGRATED_WARN_FRACTION",
@@ -149,38 +148,49 @@ def machine_warnings(cpu: int | None, machine: Mapping[str, Any] | None = None) 
     return tuple(out)
 
 
-def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> Stability:
-    """The stability report of one result. Never raises for a bad measurement:
-    it only says what to distrust.
+def assess(
+    raw: np.ndarray,
+    empty: np.ndarray,
+    migrated: np.ndarray,
+    step: float,
+    cpu: int | None,
+    counter: str = "tsc",
+    machine: Mapping[str, Any] | None = None,
+    extra: list[str] | tuple[str, ...] = (),
+) -> Stability:
+    """The stability report of one measurement's runs. Never raises for a bad
+    measurement: it only says what to distrust.
 
     Args:
-        result: a :class:`fastcpu.BenchResult`.
+        raw, empty, migrated: the runs of the method and of the empty
+            sequence, in counts of the counter, and the migration flags.
+        step: the counter's granularity, in the same counts.
+        cpu: the CPU the thread was pinned to, or ``None``.
+        counter: what counted (``'tsc'``, ``'pmu'``, ``'pmu_user'``).
         machine: the machine's settings as a ``machine_info()``-style dict,
-            for a result measured elsewhere; ``None`` reads this machine.
+            for runs measured elsewhere; ``None`` reads this machine.
+        extra: warnings about the runs that their caller found (the result's
+            own, e.g. a user function shorter than its call).
 
-    Raises:
-        TypeError: `result` is not a BenchResult, or `machine` not a dict of
-            facts of the types machine_info() gives.
+    :func:`fastcpu.stability` and ``BenchResult.stability`` call this.
     """
-    if not isinstance(result, BenchResult):
-        raise TypeError(f"stability() reports on one fastcpu.BenchResult, not {type(result).__name__}"
-                        + (": pick one, e.g. results['gdt']" if isinstance(result, Mapping) else ""))
-    step = result.tsc_step_ticks
-    mdape = _estimate.mdape_percent(result.raw)
-    outliers = _estimate.outlier_fraction(result.raw, result.empty, step)
-    migrated = result.migrations / result.runs
+    runs_n = int(raw.size)
+    mdape = _estimate.mdape_percent(raw)
+    outliers = _estimate.outlier_fraction(raw, empty, step)
+    migrations = int(np.count_nonzero(migrated))
+    migrated_fraction = migrations / runs_n
     runs: list[str] = []
     # With a coarse clock a run a few steps long spreads by one step without
     # being unsteady: that is resolution (resolution_limited, the interval).
-    one_step = 100.0 * step / max(float(np.median(result.raw)), 1.0)
+    one_step = 100.0 * step / max(float(np.median(raw)), 1.0)
     if mdape >= MDAPE_WARN_PERCENT and mdape > one_step:
         runs.append(
             f"high spread: the raw runs' median absolute percentage error is "
             f"{mdape:.1f}% (warned at {MDAPE_WARN_PERCENT:g}%)"
         )
-    if migrated >= MIGRATED_WARN_FRACTION:
+    if migrated_fraction >= MIGRATED_WARN_FRACTION:
         runs.append(
-            f"{result.migrations} of {result.runs} runs migrated to another CPU "
+            f"{migrations} of {runs_n} runs migrated to another CPU "
             "(pin with cpu=N)"
         )
     if outliers >= OUTLIER_WARN_FRACTION:
@@ -188,27 +198,16 @@ def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> 
             f"{outliers:.1%} of the runs hit an outlier (an interrupt, a trap or a "
             "migration: raw - empty far from its median)"
         )
-    # A user function's call and return cost the empty baseline about
-    # -harness_bias core cycles that a longer body hides: a body shorter than
-    # that reads as the overhead, whatever it is (docs/accuracy.md).
-    overhead = -result.harness_bias_core_cycles
-    if result.method.startswith("user:") and overhead > 0 and (
-        result.estimate_core_cycles - result.estimate_ci95_core_cycles < overhead
-    ):
+    runs.extend(extra)
+    if counter == "pmu_user":
         runs.append(
-            f"the function may be shorter than its call's own cost (about {overhead:.0f} core "
-            "cycles here), which a body that short does not hide: it then reads as that cost; "
-            "bench_diff() cancels the call"
-        )
-    if result.clock == "pmu_user":
-        runs.append(
-            "clock='pmu' counted user-mode cycles only (perf_event_paranoid): "
+            "counter='pmu' counted user-mode cycles only (perf_event_paranoid): "
             "time spent in the kernel is missing"
         )
     return Stability(
         mdape_percent=mdape,
         outlier_fraction=outliers,
-        migrated_fraction=migrated,
-        machine_warnings=machine_warnings(result.cpu, machine),
+        migrated_fraction=migrated_fraction,
+        machine_warnings=machine_warnings(cpu, machine),
         run_warnings=tuple(runs),
     )

@@ -53,25 +53,25 @@ SIDT/SGDT/SLDT 15 or less).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
-from ._bench import RUNS_MAX, UNROLL_MAX, _check_int
+from ._args import RUNS_MAX, UNROLL_MAX, check_int
 from ._clock import Clock
 from ._estimate import paired_mean
-from ._from_arrays import bench_result_from_arrays
 from ._result import BenchResult
 
 __all__ = [
     "NoiseModel",
     "REGIMES",
-    "ESTIMATORS",
+    "RECOVERY_ESTIMATORS",
     "estimates",
     "mean_ticks",
-    "clean_mean_ticks",
+    "paired_mean_ticks",
     "unroll_difference",
     "recovery",
     "P4Figure",
@@ -172,8 +172,8 @@ class NoiseModel:
             raise TypeError(f"true_ticks must be a number, not {type(true_ticks).__name__}")
         if not (math.isfinite(true_ticks) and true_ticks >= 0):
             raise ValueError(f"true_ticks must be a finite number >= 0, not {true_ticks}")
-        runs = _check_int("runs", runs, 1, RUNS_MAX)
-        unroll = _check_int("unroll", unroll, 1, UNROLL_MAX)
+        runs = check_int("runs", runs, 1, RUNS_MAX)
+        unroll = check_int("unroll", unroll, 1, UNROLL_MAX)
         if self.overhead_ticks + unroll * true_ticks + self.step_ticks >= 2.0**62:
             raise ValueError(f"a run of {unroll} x {true_ticks} ticks overflows the simulated "
                              "64-bit counter: give a smaller true_ticks or unroll")
@@ -184,7 +184,7 @@ class NoiseModel:
         rng = np.random.default_rng(seed)
         raw = self.observe(self.durations(unroll * true_ticks, runs, rng), rng)
         empty = self.observe(self.durations(0.0, runs, rng), rng)
-        return bench_result_from_arrays(
+        return BenchResult.from_arrays(
             method=method,
             serialize="model",
             unroll=unroll,
@@ -199,7 +199,7 @@ class NoiseModel:
     def fit(cls, result: BenchResult) -> NoiseModel:
         """A model of the harness fitted to the empty-sequence runs of a real result.
 
-        step: the result's ``tsc_step_ticks``. Runs longer than the median
+        step: the result's ``step`` (its counter's; ``tsc_step_ticks`` for the TSC). Runs longer than the median
         plus ``max(2 * step, 5 * 1.4826 * MAD)`` (two steps, or five robust
         standard deviations) count as interrupted: their share is the
         interrupt rate, their mean excess the interrupt length. The rest
@@ -210,7 +210,7 @@ class NoiseModel:
         it is 0.
         """
         empty = _check_result("result", result).empty.astype(np.float64)
-        step = float(result.tsc_step_ticks)
+        step = float(result.step)
         median = float(np.median(empty))
         mad = float(np.median(np.abs(empty - median)))
         cut = median + max(2.0 * step, 5 * 1.4826 * mad)
@@ -391,8 +391,14 @@ REGIMES: dict[str, NoiseModel] = {
                                   interrupt_rate=0.05, interrupt_ticks=3000.0),
 }
 
-#: The estimators :func:`recovery` compares, in TSC ticks per copy.
-ESTIMATORS = ("best", "median", "mean", "clean_mean", "unroll")
+#: The estimators :func:`recovery` compares, in TSC ticks per copy: the
+#: seed's ``best`` and ``median`` (``median`` is also the estimator
+#: ``'median'`` of ``BenchResult.estimate``), the plain ``mean`` of the paired
+#: differences, the estimator ``'paired_mean'`` (the same fenced mean as
+#: ``BenchResult.estimate``; it was called ``clean_mean`` here) and
+#: ``unroll``, the difference of two unroll counts. ``fastcpu._estimate.ESTIMATORS``
+#: lists what ``BenchResult.estimator`` can be.
+RECOVERY_ESTIMATORS = ("best", "median", "mean", "paired_mean", "unroll")
 
 
 def mean_ticks(result: BenchResult) -> float:
@@ -401,10 +407,10 @@ def mean_ticks(result: BenchResult) -> float:
     return float((result.raw.astype(np.float64) - result.empty.astype(np.float64)).mean()) / result.unroll
 
 
-def clean_mean_ticks(result: BenchResult) -> float:
+def paired_mean_ticks(result: BenchResult) -> float:
     """:func:`mean_ticks` over the runs no interrupt hit, TSC ticks per copy above the empty.
 
-    The same fenced paired mean as ``BenchResult.estimate`` uses
+    The estimator ``'paired_mean'`` of ``BenchResult.estimate``
     (:func:`fastcpu._estimate.paired_mean`): pairs whose difference lies
     outside a fence around the median difference (8 clock steps, 5 robust
     sigmas or 5% of the median, whichever is widest) are dropped, and so are
@@ -412,15 +418,27 @@ def clean_mean_ticks(result: BenchResult) -> float:
     the interrupts' variance.
     """
     _check_result("result", result)
-    return paired_mean(result.raw, result.empty, result.tsc_step_ticks, result.unroll,
+    return paired_mean(result.raw, result.empty, result.step, result.unroll,
                        result.migrated).ticks
 
 
+class _Estimates(dict):  # type: ignore[type-arg]
+    """Estimator -> TSC ticks per copy; still answers to ``'clean_mean'``, the
+    old name of ``'paired_mean'`` (deprecated)."""
+
+    def __missing__(self, key: str) -> float:
+        if key == "clean_mean":
+            warnings.warn("the estimator 'clean_mean' is now 'paired_mean'; the old name will be "
+                          "removed", DeprecationWarning, stacklevel=2)
+            return self["paired_mean"]
+        raise KeyError(key)
+
+
 def estimates(result: BenchResult) -> dict[str, float]:
-    """best, median, mean and clean_mean of one result, TSC ticks per copy above the empty."""
+    """best, median, mean and paired_mean of one result, TSC ticks per copy above the empty."""
     _check_result("result", result)
-    return {"best": result.best, "median": result.median, "mean": mean_ticks(result),
-            "clean_mean": clean_mean_ticks(result)}
+    return _Estimates(best=result.best, median=result.median, mean=mean_ticks(result),
+                      paired_mean=paired_mean_ticks(result))
 
 
 _STATISTICS: dict[str, Callable[[np.ndarray], Any]] = {
@@ -457,7 +475,7 @@ def recovery(
 ) -> list[dict[str, float]]:
     """What each estimator reports for each known true cost under `model`.
 
-    For every true cost: ``best``, ``median``, ``mean`` and ``clean_mean``
+    For every true cost: ``best``, ``median``, ``mean`` and ``paired_mean``
     of single-copy runs, and ``unroll``: the median difference between `unroll` and
     ``2 * unroll`` copies. One row per true cost, TSC ticks per copy.
 
@@ -474,13 +492,32 @@ def recovery(
     true_ticks = list(true_ticks)
     if not true_ticks:
         raise ValueError("true_ticks is empty: give at least one true cost in TSC ticks")
-    _check_int("runs", runs, 1, RUNS_MAX)
-    _check_int("unroll", unroll, 1, UNROLL_MAX // 2)  # 2 * unroll copies are simulated too
+    check_int("runs", runs, 1, RUNS_MAX)
+    check_int("unroll", unroll, 1, UNROLL_MAX // 2)  # 2 * unroll copies are simulated too
     rng = np.random.default_rng(seed)
     rows = []
     for c in true_ticks:
         single = model.simulate(c, runs, seed=rng)
         k1 = model.simulate(c, runs, unroll=unroll, seed=rng)
         k2 = model.simulate(c, runs, unroll=2 * unroll, seed=rng)
-        rows.append({"true": float(c), **estimates(single), "unroll": unroll_difference(k1, k2)})
+        rows.append(_Estimates(true=float(c), **estimates(single), unroll=unroll_difference(k1, k2)))
     return rows
+
+
+#: Deprecated names -> (today's name, its value's getter).
+_OLD_NAMES: dict[str, tuple[str, Callable[[], Any]]] = {
+    "ESTIMATORS": ("RECOVERY_ESTIMATORS", lambda: RECOVERY_ESTIMATORS),
+    "clean_mean_ticks": ("paired_mean_ticks", lambda: paired_mean_ticks),
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The old names, deprecated: the fenced paired mean is 'paired_mean'
+    # everywhere, and ESTIMATORS is fastcpu._estimate's (what
+    # BenchResult.estimator can be).
+    if name in _OLD_NAMES:
+        new, value = _OLD_NAMES[name]
+        warnings.warn(f"fastcpu.noise.{name} is now fastcpu.noise.{new}; the old name will be "
+                      "removed", DeprecationWarning, stacklevel=2)
+        return value()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

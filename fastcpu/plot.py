@@ -29,7 +29,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -38,11 +38,11 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MultipleLocator, NullFormatter, NullLocator
 
+from ._args import check_method_names, check_unit
 from ._calibration import calibration_info
 from ._methods import method_info
 from ._result import BenchResult
-from ._resultfile import load
-from ._results import Results
+from ._results import Results, Source, as_results
 
 __all__ = ["counts", "distributions", "ecdf", "ecdf_groups", "ecdf_machines", "machines", "published",
            "method_group", "is_slow", "GROUPS", "UNITS"]
@@ -53,18 +53,7 @@ UNITS = {
     "ns": "ns per run (harness included)",
     "core_cycles": "core cycles per run (harness included)",
 }
-_UNIT_ALIASES = {"ticks": "ticks", "ns": "ns", "cycles": "core_cycles", "core_cycles": "core_cycles"}
 _SLOW_RATIO = 5.0
-
-Source = Union[Results, str, "os.PathLike[str]"]
-
-
-def _unit(unit: str) -> str:
-    if not isinstance(unit, str):
-        raise TypeError(f"unit must be a str (ticks, ns or cycles), not {type(unit).__name__}")
-    if unit not in _UNIT_ALIASES:
-        raise ValueError(f"unknown unit {unit!r}: use one of ticks, ns, cycles")
-    return _UNIT_ALIASES[unit]
 
 
 def _check_number(name: str, value: object) -> float:
@@ -89,17 +78,9 @@ def _check_ncols(ncols: object) -> int:
 
 
 def _check_methods(methods: object) -> list[str] | None:
-    if methods is None:
-        return None
-    if isinstance(methods, str):
-        raise TypeError(f"methods must be a list of method names, not one str: pass [{methods!r}]")
-    if not isinstance(methods, Iterable):
-        raise TypeError(f"methods must be a list of method names or None, not {type(methods).__name__}")
-    names = list(methods)
-    for m in names:
-        if not isinstance(m, str):
-            raise TypeError(f"methods must hold method names (str), not {type(m).__name__}")
-    return names
+    # Names are not looked up in the catalog: a file may come from another
+    # fastcpu, with other methods. An empty list draws nothing (said later).
+    return None if methods is None else check_method_names(methods, allow_empty=True)
 
 
 def _check_sources(sources: object) -> list[Results]:
@@ -109,19 +90,14 @@ def _check_sources(sources: object) -> list[Results]:
     if not isinstance(sources, Iterable):
         raise TypeError(f"sources must be a list of fastcpu.Results or result file paths, "
                         f"not {type(sources).__name__}")
-    loaded = [_as_results(s) for s in sources]
+    loaded = [as_results(s) for s in sources]
     if not loaded:
         raise ValueError("give at least one Results or result file")
     return loaded
 
 
 def _convert(r: BenchResult, ticks: np.ndarray, unit: str) -> np.ndarray:
-    x = ticks.astype(np.float64)
-    if unit == "ns":
-        return x * 1e9 / r.tsc_hz
-    if unit == "core_cycles":
-        return x * r.cycles_per_tick
-    return x
+    return r.units.convert(ticks.astype(np.float64), unit)
 
 
 def _log_x(ax: Axes, low: float, high: float) -> None:
@@ -139,14 +115,6 @@ def is_slow(r: BenchResult) -> bool:
     if not isinstance(r, BenchResult):
         raise TypeError(f"is_slow() takes one BenchResult, not {type(r).__name__}")
     return float(np.median(r.raw)) >= _SLOW_RATIO * max(1.0, float(np.median(r.empty)))
-
-
-def _as_results(source: object) -> Results:
-    if isinstance(source, Results):
-        return source
-    if isinstance(source, (str, os.PathLike)):
-        return load(source)
-    raise TypeError(f"expected fastcpu.Results or a result file path, not {type(source).__name__}")
 
 
 def _bench_results(
@@ -233,17 +201,13 @@ _UNIT_SHORT = {"ticks": "ticks", "ns": "ns", "core_cycles": "core cycles"}
 
 
 def _scale(r: BenchResult, unit: str) -> float:
-    """How many of `unit` one TSC tick of `r` is."""
-    if unit == "ns":
-        return 1e9 / r.tsc_hz
-    if unit == "core_cycles":
-        return r.cycles_per_tick
-    return 1.0
+    """How many of `unit` one count (TSC tick) of `r` is."""
+    return float(r.units.convert(1.0, unit))
 
 
 def _step(results: Sequence[BenchResult], unit: str) -> float:
     """The counter's step in `unit`: the coarsest of `results` (0 where none is known)."""
-    return max((r.tsc_step_ticks * _scale(r, unit) for r in results), default=0.0)
+    return max((r.step * _scale(r, unit) for r in results), default=0.0)
 
 
 def _decimals(x: float) -> int:
@@ -282,7 +246,7 @@ def _estimate_text(r: BenchResult, unit: str) -> str:
     elif unit == "core_cycles":
         value, half, name = r.estimate_core_cycles, r.estimate_ci95_core_cycles, "core cycles"
     else:
-        value, half, name = r.estimate, r.estimate_ci95, "ticks" if r.clock == "tsc" else "PMU cycles"
+        value, half, name = r.estimate, r.estimate_ci95, "ticks" if r.counter == "tsc" else "PMU cycles"
     if not math.isfinite(half):
         return f"estimate {value:.3g} {name} (no interval: too few runs)"
     d = max(0, min(3, 1 - math.floor(math.log10(half)))) if half > 0 else 1
@@ -338,7 +302,7 @@ def counts(
     """
     if not isinstance(result, BenchResult):
         raise TypeError(f"counts() draws one BenchResult, not {type(result).__name__}")
-    unit = _unit(unit)
+    unit = check_unit(unit)
     _check_options(ax, log_x)
     _check_tail(tail)
     if ax is None:
@@ -364,9 +328,9 @@ def counts(
     if log:
         _log_x(ax, low_x, high_x)
     else:
-        step = max(1.0, result.tsc_step_ticks) * scale
+        step = max(1.0, result.step) * scale
         ax.set_xlim(low_x - step, high_x + step)
-        _step_grid(ax, result.tsc_step_ticks * scale, low_x - step, high_x + step, most=6)
+        _step_grid(ax, result.step * scale, low_x - step, high_x + step, most=6)
     ax.set_xlabel(UNITS[unit] + (", log scale" if log else ""))
     ax.set_ylabel("runs (count)")
     title = f"{result.method}: {_estimate_text(result, unit)}"
@@ -408,7 +372,7 @@ def distributions(
     tail: float = 0.001,
 ) -> Figure:
     """A grid of :func:`counts` in `unit`, one panel per method (all measured ones by default)."""
-    unit = _unit(unit)
+    unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     _check_tail(tail)
     chosen = _bench_results(results, methods)
@@ -484,7 +448,7 @@ def ecdf(
     ``.figure`` is the whole figure. Name the methods, or pass `ax`, for
     one panel.
     """
-    unit = _unit(unit)
+    unit = check_unit(unit)
     _check_options(ax, log_x)
     _check_upto(upto)
     chosen = _bench_results(results, methods)
@@ -532,7 +496,7 @@ def ecdf_groups(
     library calls, models, kernel entries and comparison costs, then any others), at most
     10 methods to a panel so that each curve has its own colour; each panel has the pooled
     empty sequence dashed, its own x axis, and its legend to its right."""
-    unit = _unit(unit)
+    unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     _check_options(None, log_x)
     _check_upto(upto)
@@ -610,7 +574,7 @@ def ecdf_machines(
     on the counter's step (the coarsest of the machines', in `unit`).
     ``legend=False`` leaves the legend to the caller (labels stay on the lines).
     """
-    unit = _unit(unit)
+    unit = check_unit(unit)
     if not isinstance(method, str):
         raise TypeError(f"method must be a method name (str), not {type(method).__name__}")
     _check_options(ax, log_x)
@@ -650,7 +614,7 @@ def machines(
 ) -> Figure:
     """A grid of :func:`ecdf_machines`, one panel per method measured on any of the sources,
     with one legend at the top."""
-    unit = _unit(unit)
+    unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     methods = _check_methods(methods)
     loaded = _check_sources(sources)

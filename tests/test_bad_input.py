@@ -396,7 +396,7 @@ NOISE = [
     row(lambda c: noise.NoiseModel.fit(None), TypeError, "result must be a fastcpu.BenchResult", "fit(None)"),
     *(row(lambda c, f=f: f(c.res), TypeError, "result must be a fastcpu.BenchResult, not Results",
           f"{f.__name__}(res)")
-      for f in (noise.estimates, noise.mean_ticks, noise.clean_mean_ticks)),
+      for f in (noise.estimates, noise.mean_ticks, noise.paired_mean_ticks)),
     row(lambda c: noise.unroll_difference(None, c.r), TypeError, "short must be a fastcpu.BenchResult",
         "unroll_difference(None)"),
     row(lambda c: noise.unroll_difference(c.r, c.r), ValueError, r"long.unroll \(1\) must exceed",
@@ -518,7 +518,7 @@ MEASURING = [  # the options shared by table and run, with the error each bad va
     (["--methods", ""], "argument --methods: name at least one method"),
     (["--methods", ","], "argument --methods: name at least one method"),
     (["--methods", "rdpidd"], DID_YOU_MEAN),
-    (["--methods", "gdt,gdt"], "'gdt' twice"),
+    (["--methods", "gdt,gdt"], "'gdt' is named twice in --methods"),
     (["--serialize", "mfence"], "argument --serialize: invalid choice: 'mfence'"),
     (["--serialize", ""], "argument --serialize: invalid choice"),
     (["--cpu", "zero"], "argument --cpu: not a CPU number: 'zero'"),
@@ -533,6 +533,9 @@ CLI = [
     *(pytest.param(args, match, id="table " + " ".join(args)) for args, match in MEASURING),
     *(pytest.param(["run", "--out", "x.json", *args], match, id="run " + " ".join(args))
       for args, match in MEASURING),
+    pytest.param(["--counter", "hpet"], "argument --counter: invalid choice: 'hpet'", id="table --counter hpet"),
+    pytest.param(["--counter", "pmu", "--serialize", "rdtscp"], "with counter='pmu' use 'lfence' or 'cpuid'",
+                 id="table --counter pmu --serialize rdtscp"),
     pytest.param(["--clock", "hpet"], "argument --clock: invalid choice: 'hpet'", id="table --clock hpet"),
     pytest.param(["--clock", "pmu", "--serialize", "rdtscp"], "with clock='pmu' use 'lfence' or 'cpuid'",
                  id="table --clock pmu --serialize rdtscp"),

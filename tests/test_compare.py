@@ -136,7 +136,7 @@ def test_format_comparison_shows_one_unit(measured):
     assert table.format("ns") == text
     assert table.format().startswith("core cycles per copy")
     assert text.splitlines()[0].startswith("ns per copy")
-    assert "95% CI OF MEAN" in text and "gdt" in text and "syscall" in text
+    assert "95% CI OF PAIRED MEAN" in text and "gdt" in text and "syscall" in text
     with pytest.raises(ValueError, match="use one of ticks, ns, cycles"):
         format_comparison(table, "parsecs")
 

@@ -7,13 +7,13 @@ import pytest
 
 import fastcpu
 from fastcpu.noise import (
-    ESTIMATORS,
+    RECOVERY_ESTIMATORS,
     P4_FIT_FIGURES,
     P4_HELD_OUT_FIGURES,
     REGIMES,
     NoiseModel,
     P4Figure,
-    clean_mean_ticks,
+    paired_mean_ticks,
     estimates,
     fit_p4_regime,
     mean_ticks,
@@ -61,11 +61,11 @@ def test_a_slow_timer_read_hides_short_sequences_and_unrolling_recovers_them():
     assert unroll_difference(k1, k2, "min") == pytest.approx(12.0, abs=0.5)
 
 
-def test_interrupts_spoil_the_mean_but_not_the_clean_mean_or_median():
+def test_interrupts_spoil_the_mean_but_not_the_paired_mean_or_median():
     noisy = NoiseModel(step_ticks=1, overhead_ticks=40, jitter_ticks=1.0,
                        interrupt_rate=0.05, interrupt_ticks=5000)
     r = noisy.simulate(10.0, 4000, seed=7)
-    assert clean_mean_ticks(r) == pytest.approx(10.0, abs=0.3)
+    assert paired_mean_ticks(r) == pytest.approx(10.0, abs=0.3)
     assert r.median == pytest.approx(10.0, abs=1)
     d = r.raw.astype(float) - r.empty.astype(float)
     assert d.std() > 500  # the interrupts' variance the plain mean carries
@@ -108,10 +108,10 @@ def test_recovery_reports_every_estimator_for_every_true_cost():
     rows = recovery(REGIMES["fine counter"], [0.0, 20.0], runs=300, unroll=8)
     assert [r["true"] for r in rows] == [0.0, 20.0]
     for row in rows:
-        assert set(row) == {"true", *ESTIMATORS}
+        assert set(row) == {"true", *RECOVERY_ESTIMATORS}
     assert rows[1]["unroll"] == pytest.approx(20.0, abs=0.5)
     assert set(estimates(REGIMES["fine counter"].simulate(1.0, 50, seed=0))) == {
-        "best", "median", "mean", "clean_mean"}
+        "best", "median", "mean", "paired_mean"}
 
 
 @pytest.mark.parametrize(

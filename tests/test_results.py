@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _resultfile, _results
-from fastcpu._from_arrays import bench_result_from_arrays
+from fastcpu import _measure, _resultfile
+from fastcpu import BenchResult
 from fastcpu._methods import MethodInfo
 
 
@@ -87,8 +87,8 @@ def test_measure_reports_progress_in_order():
 
 def test_measure_records_unavailable_methods_instead_of_raising(monkeypatch):
     fake = MethodInfo("nope_insn", "a method this machine lacks", "none", False, "no such insn", False, "no such insn")
-    real = _results.all_methods()
-    monkeypatch.setattr(_results, "all_methods", lambda: real + [fake])
+    real = _measure.all_methods()
+    monkeypatch.setattr(_measure, "all_methods", lambda: real + [fake])
     res = fastcpu.measure(10)
     assert "nope_insn" not in res
     assert res.unavailable["nope_insn"] == "no such insn"
@@ -97,7 +97,7 @@ def test_measure_records_unavailable_methods_instead_of_raising(monkeypatch):
 
 def test_measure_raises_unsupported_when_nothing_can_run(monkeypatch):
     fake = MethodInfo("nope_insn", "", "none", False, "no such insn", False, "no such insn")
-    monkeypatch.setattr(_results, "all_methods", lambda: [fake])
+    monkeypatch.setattr(_measure, "all_methods", lambda: [fake])
     with pytest.raises(fastcpu.Unsupported, match="no such insn"):
         fastcpu.measure(10)
 
@@ -120,7 +120,7 @@ def test_measure_raises_unsupported_when_nothing_can_run(monkeypatch):
     ],
 )
 def test_measure_rejects_bad_arguments_before_measuring(kwargs, exc, match, monkeypatch):
-    monkeypatch.setattr(_results, "bench", lambda *a, **k: pytest.fail("measured anyway"))
+    monkeypatch.setattr(_measure, "bench", lambda *a, **k: pytest.fail("measured anyway"))
     with pytest.raises(exc, match=match):
         fastcpu.measure(**{"runs": 10, **kwargs})
 
@@ -168,7 +168,7 @@ def test_the_factory_reproduces_the_c_statistics():
     # numpy oracle for the C core's best and median, through the one factory
     for method, unroll in (("gdt", 1), ("syscall", 4)):
         r = fastcpu.bench(method, 101, unroll=unroll)
-        again = bench_result_from_arrays(
+        again = BenchResult.from_arrays(
             method=r.method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu,
             raw=r.raw, empty=r.empty, migrated=r.migrated, clock=fastcpu.clock())
         assert (again.best, again.median, again.runs) == (r.best, r.median, r.runs)
@@ -177,7 +177,7 @@ def test_the_factory_reproduces_the_c_statistics():
 def test_the_factory_rejects_arrays_of_different_lengths(small):
     r = small["gdt"]
     with pytest.raises(ValueError, match="one value per run"):
-        bench_result_from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
+        BenchResult.from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
                                  raw=r.raw, empty=r.empty[:-1], migrated=r.migrated,
                                  clock=small.clock)
 
@@ -219,7 +219,7 @@ def test_arrays_with_large_values_survive(small, tmp_path):
     r = small["gdt"]
     raw = r.raw.copy()
     raw[0] = 2**63 + 12345
-    big = bench_result_from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
+    big = BenchResult.from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
                                    raw=raw, empty=r.empty, migrated=~r.migrated, clock=small.clock)
     res = fastcpu.Results({"gdt": big}, small.machine, small.clock, "lfence", small.date)
     res.save(tmp_path / "big.json")

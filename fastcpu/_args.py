@@ -1,0 +1,173 @@
+"""Argument checks and the constants they check against: one home for every
+module that takes runs, unroll, a serialization mode, a counter, a CPU, a
+list of method names or a unit.
+
+This module sits at the bottom of the import graph (it imports only the C
+core, for its limits): bench(), measure(), check(), the plots, the noise
+model and the CLI all check their arguments here, with the same messages.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from . import _core
+
+__all__ = [
+    "RUNS_MAX",
+    "UNROLL_MAX",
+    "SERIALIZE_MODES",
+    "COUNTERS",
+    "CLOCKS",
+    "UNITS",
+    "check_int",
+    "check_serialize",
+    "check_counter",
+    "check_cpu",
+    "check_cpus",
+    "check_method_names",
+    "check_unit",
+]
+
+#: The most timed runs one measurement takes.
+RUNS_MAX: int = _core.RUNS_MAX
+#: The most back-to-back copies of a sequence one run times.
+UNROLL_MAX: int = _core.UNROLL_MAX
+#: How a run is fenced: ``'lfence'`` (the default), ``'cpuid'``, ``'rdtscp'``.
+SERIALIZE_MODES: tuple[str, ...] = _core.SERIALIZE_MODES
+#: What a run can be timed with (``bench(counter=)``): the TSC, or the PMU's
+#: core-cycle counter. A result says which in :attr:`BenchResult.counter`
+#: (``'pmu_user'`` when only user-mode cycles could be counted).
+COUNTERS: tuple[str, ...] = ("tsc", "pmu")
+#: The old name of COUNTERS (from when ``bench(counter=)`` was ``clock=``).
+CLOCKS: tuple[str, ...] = COUNTERS
+#: The units a figure can be shown in: TSC ticks (the counter's own units
+#: for a PMU result), nanoseconds, core cycles.
+UNITS: tuple[str, ...] = ("ticks", "ns", "core_cycles")
+#: What a caller may write for each unit (``'cycles'`` is short for core cycles).
+_UNIT_ALIASES = {"ticks": "ticks", "ns": "ns", "cycles": "core_cycles", "core_cycles": "core_cycles"}
+
+
+def check_int(name: str, value: object, low: int, high: int) -> int:
+    """`value` if it is an int (not a bool) within low..high.
+
+    Raises:
+        TypeError: not an int.
+        ValueError: outside low..high.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+def check_serialize(serialize: object) -> str:
+    """`serialize` if it names one of ``SERIALIZE_MODES``."""
+    if not isinstance(serialize, str):
+        raise TypeError(f"serialize must be a str, not {type(serialize).__name__}")
+    if serialize not in SERIALIZE_MODES:
+        raise ValueError(
+            f"unknown serialize mode {serialize!r}: use one of {', '.join(SERIALIZE_MODES)}"
+        )
+    return serialize
+
+
+def check_counter(counter: object, serialize: str, name: str = "counter") -> str:
+    """`counter` if it names one of ``COUNTERS`` and can be read with
+    `serialize` (``'rdtscp'`` fences read the TSC itself). `name` is the
+    argument's name in messages (``'clock'`` for the old keyword)."""
+    if not isinstance(counter, str):
+        raise TypeError(f"{name} must be a str, not {type(counter).__name__}")
+    if counter not in COUNTERS:
+        raise ValueError(f"unknown {name} {counter!r}: use 'tsc' or 'pmu'")
+    if counter == "pmu" and serialize == "rdtscp":
+        raise ValueError(f"serialize='rdtscp' reads the TSC: with {name}='pmu' use 'lfence' or 'cpuid'")
+    return counter
+
+
+def check_cpu(cpu: object, name: str = "cpu") -> int:
+    """`cpu` if it is an int in this thread's affinity mask. `name` is the
+    argument's name in messages (``'--cpu'`` for the CLI).
+
+    Raises:
+        TypeError: `cpu` is not an int.
+        ValueError: `cpu` is negative or outside the mask.
+    """
+    if isinstance(cpu, bool) or not isinstance(cpu, int):
+        raise TypeError(f"{name} must be an int or None, not {type(cpu).__name__}")
+    allowed = os.sched_getaffinity(0)
+    if cpu not in allowed:
+        instead = f"leave {name} out" if name.startswith("--") else "None to stay unpinned"
+        raise ValueError(
+            f"{name} {cpu} is not in this thread's affinity mask {sorted(allowed)}: "
+            f"pass one of those, or {instead}"
+        )
+    return cpu
+
+
+def check_cpus(cpus: object, possible: int | None, name: str = "cpus") -> list[int]:
+    """A list of distinct CPU numbers, each 0 or more and below `possible`
+    (the kernel's possible CPUs; ``None``: unknown). A CPU that exists but
+    cannot be pinned to is the caller's to skip: only impossible ones raise."""
+    if isinstance(cpus, (str, bytes)) or not isinstance(cpus, Iterable):
+        raise TypeError(f"{name} must be a list of CPU numbers (ints) or None, not {type(cpus).__name__}")
+    out: list[int] = []
+    for c in cpus:
+        if isinstance(c, bool) or not isinstance(c, int):
+            raise TypeError(f"{name} must hold ints, not {type(c).__name__}")
+        if c < 0:
+            raise ValueError(f"{name} holds {c}: CPU numbers are 0 or more")
+        if possible is not None and c >= possible:
+            raise ValueError(f"{name} holds {c}, but this kernel has CPUs 0 to {possible - 1} only")
+        if c in out:
+            raise ValueError(f"{name} names CPU {c} twice: name each once")
+        out.append(c)
+    if not out:
+        raise ValueError(f"{name} is empty: name at least one CPU, or pass None for the affinity mask")
+    return out
+
+
+def check_method_names(
+    names: object, name: str = "methods", *, one_str: bool = False, allow_empty: bool = False
+) -> list[str]:
+    """A list of method names, each a str and named once (whether each names
+    a method is the catalog's to say: :func:`fastcpu._methods.methods_named`).
+
+    Args:
+        names: a list (any iterable) of str.
+        name: the argument's name in messages.
+        one_str: accept one str as a list of one name.
+        allow_empty: accept an empty list (the caller says what nothing means).
+
+    Raises:
+        TypeError: not a list of str (or one str where `one_str` is false).
+        ValueError: empty (unless allowed), or a name given twice.
+    """
+    if isinstance(names, str):
+        if not one_str:
+            raise TypeError(f"{name} must be a list of method names, not one str: pass [{names!r}]")
+        names = [names]
+    if not isinstance(names, Iterable):
+        raise TypeError(f"{name} must be a list of method names or None, not {type(names).__name__}")
+    out = list(names)
+    for n in out:
+        if not isinstance(n, str):
+            raise TypeError(f"{name} must hold method names: a method must be a str naming "
+                            f"a method, not {type(n).__name__}")
+    if not out and not allow_empty:
+        raise ValueError(f"{name} is empty: name at least one method, or pass None for all")
+    twice = [n for i, n in enumerate(out) if n in out[:i]]
+    if twice:
+        raise ValueError(f"method {twice[0]!r} is named twice in {name}: name each once")
+    return out
+
+
+def check_unit(unit: object) -> str:
+    """The unit `unit` names, as one of ``UNITS`` (``'cycles'`` is ``'core_cycles'``)."""
+    if not isinstance(unit, str):
+        raise TypeError(f"unit must be a str (ticks, ns or cycles), not {type(unit).__name__}")
+    if unit not in _UNIT_ALIASES:
+        raise ValueError(f"unknown unit {unit!r}: use one of ticks, ns, cycles")
+    return _UNIT_ALIASES[unit]

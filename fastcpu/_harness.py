@@ -1,0 +1,111 @@
+"""The Python side of the harness: resolve what to time (a method's name, or
+a user's C function by its address), pin the thread, open the PMU counter
+when asked, and call the C harness for raw per-run counts. bench(),
+bench_diff() and the self-test build on it; it builds no result."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Union
+
+from . import _core, _norseq
+from ._affinity import pinned
+from ._args import check_cpu
+from ._clock import Clock
+from ._clock import clock as clock_facts
+from ._methods import method_info
+
+__all__ = ["Method", "resolve", "run_pinned", "core_bench", "core_bench_diff"]
+
+#: A method name, a ctypes function pointer or the integer address of a C
+#: function ``unsigned fn(void)``.
+Method = Union[str, "ctypes._CFuncPtr", int]
+
+
+def _check_signature(fn: object) -> None:
+    """Refuse ctypes prototypes that cannot be ``unsigned fn(void)``.
+
+    Calling a function that takes arguments without them, or one that returns
+    a structure (through a hidden pointer argument), would read or write
+    through garbage: refuse them rather than crash.
+    """
+    argtypes = getattr(fn, "argtypes", None)
+    if argtypes:
+        raise TypeError(
+            f"a user function must take no arguments (unsigned fn(void)); this one "
+            f"declares argtypes {argtypes!r}"
+        )
+    restype = getattr(fn, "restype", None)
+    if isinstance(restype, type) and issubclass(restype, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+        raise TypeError(
+            f"a user function must return an integer (unsigned fn(void)), not {restype.__name__}"
+        )
+
+
+def _user_address(fn: object) -> tuple[int, str]:
+    """The address and display name of a user function."""
+    if isinstance(fn, ctypes._CFuncPtr):  # type: ignore[attr-defined]
+        _check_signature(fn)
+        address = ctypes.cast(fn, ctypes.c_void_p).value or 0
+        name = getattr(fn, "__name__", None) or f"0x{address:x}"
+    else:
+        address = fn  # type: ignore[assignment]
+        if not 0 < address < 1 << 64:
+            raise ValueError(f"a function address must be in 1..2**64-1, not {address}")
+        name = f"0x{address:x}"
+    if address == 0:
+        raise ValueError("the ctypes function pointer is NULL")
+    return address, f"user:{name}"
+
+
+def resolve(method: object) -> tuple[str, str | int]:
+    """(display name, what _core takes: a method's name or a function address)."""
+    if isinstance(method, str):
+        info = method_info(method)
+        if not info.available:
+            raise _core.Unsupported(f"{info.name}: {info.reason}")
+        return info.name, info.name
+    if isinstance(method, (int, ctypes._CFuncPtr)) and not isinstance(method, bool):  # type: ignore[attr-defined]
+        address, name = _user_address(method)
+        return name, address
+    raise TypeError(
+        "method must be a method name (str), a ctypes function pointer or an "
+        f"int address, not {type(method).__name__}"
+    )
+
+
+def run_pinned(
+    method: Method, cpu: int | None, counter: str, run: Callable[[str | int], tuple]
+) -> tuple[str, tuple, Clock, str]:
+    """Resolve `method`, pin to `cpu` (restored afterwards), open the PMU
+    counter when asked, and call `run` with the method's name or address:
+    (display name, what `run` returned, the clock, the counter that counted:
+    ``'tsc'``, ``'pmu'`` or, user-mode cycles only, ``'pmu_user'``)."""
+    if cpu is not None:
+        check_cpu(cpu)
+    name, target = resolve(method)
+    clk = clock_facts()
+    with pinned(cpu):
+        scope = _core.pmu_open() if counter == "pmu" else None
+        arrays = run(target)
+    if scope is not None:
+        counter = "pmu" if scope == "all" else "pmu_user"
+    return name, arrays, clk, counter
+
+
+def core_bench(target: str | int, runs: int, serialize: str, unroll: int, counter: str) -> tuple:
+    """The C harness's bench of `target` (what :func:`resolve` gave): a method
+    by name, a user function by address; ``sched_getcpu_norseq`` from a child
+    without rseq (``_norseq.py``). (raw, empty, migrated, best, median)."""
+    if target == _norseq.NAME:
+        return _norseq.run("bench", (runs, serialize, unroll, counter), counter)
+    return _core.bench(target, runs, serialize, unroll, counter)
+
+
+def core_bench_diff(target: str | int, runs: int, serialize: str, k: int, counter: str) -> tuple:
+    """The C harness's interleaved runs of `target` at 2k and k copies, as
+    :func:`core_bench` dispatches. (long, short, migrated)."""
+    if target == _norseq.NAME:
+        return _norseq.run("bench_diff", (runs, serialize, k, counter), counter)
+    return _core.bench_diff(target, runs, serialize, k, counter)

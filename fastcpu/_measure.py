@@ -1,0 +1,133 @@
+"""fastcpu.measure(): time every available method (or those named) with one
+set of settings and record the machine: the driver that fills a Results."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable
+from typing import Union
+
+from . import _core
+from ._args import (
+    RUNS_MAX,
+    UNROLL_MAX,
+    check_counter,
+    check_cpu,
+    check_int,
+    check_method_names,
+    check_serialize,
+)
+from ._bench import bench
+from ._clock import clock
+from ._machine import machine_info
+from ._methods import MethodInfo, methods_named
+from ._methods import methods as all_methods
+from ._results import Results
+from ._selftest import selftest as run_selftest
+from ._version import __version__
+
+__all__ = ["measure", "Progress", "chosen_methods", "utc_now"]
+
+#: ``progress(done, total, method)``: called before each method is measured
+#: (``done`` methods finished out of ``total``) and once at the end with
+#: ``done == total`` and ``method`` ``None``.
+Progress = Callable[[int, int, Union[str, None]], None]
+
+
+def utc_now() -> str:
+    """The current UTC time as ISO 8601, to the second (``2025-01-31T12:00:00Z``)."""
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def chosen_methods(names: object, name: str = "methods") -> list[MethodInfo]:
+    """The catalog entries of `names` (one str is a list of one), or of every
+    method but ``'empty'`` for ``None``; `name` names the argument in messages."""
+    if names is None:
+        return [m for m in all_methods() if m.name != "empty"]
+    return methods_named(check_method_names(names, name, one_str=True))
+
+
+def measure(
+    runs: int = 1000,
+    methods: Iterable[str] | str | None = None,
+    serialize: str = "lfence",
+    *,
+    unroll: int = 1,
+    cpu: int | None = None,
+    progress: Progress | None = None,
+    label: str | None = None,
+    selftest: bool = True,
+    counter: str = "tsc",
+) -> Results:
+    """Time every available method (or those named) and record the machine.
+
+    Each method is one :func:`fastcpu.bench` call with these settings. A
+    named method this machine cannot run is recorded in
+    ``Results.unavailable`` with the reason instead of raising, so one script
+    serves every machine.
+
+    Args:
+        runs: timed runs per method, 1 to ``RUNS_MAX``.
+        methods: method names, or ``None`` for every method but ``'empty'``.
+        serialize: ``'lfence'``, ``'cpuid'`` or ``'rdtscp'`` (see ``bench``).
+        unroll: back-to-back copies per run, 1 to ``UNROLL_MAX``.
+        cpu: pin the measuring thread to this CPU (restored afterwards).
+        progress: ``progress(done, total, method)``, called before each
+            method and once at the end (``method`` ``None``).
+        label: a free-form name for the machine, kept in the file.
+        selftest: run :func:`fastcpu.selftest` for this mode first (well
+            under a second in 'lfence' mode): its bias corrections go into
+            the estimates and its report into ``Results.selftest`` (single
+            copies on the TSC only: the self-test's corrections are for those).
+        counter: ``'tsc'`` (the default) or ``'pmu'`` (see ``bench``).
+
+    Raises:
+        TypeError, ValueError: a bad argument (checked before measuring).
+        fastcpu.Unsupported: no method at all can run here, or
+            ``counter='pmu'`` cannot.
+        fastcpu.Error: `cpu` was given but this thread may not be pinned to
+            it (sched_setaffinity denied); the message says why.
+    """
+    runs = check_int("runs", runs, 1, RUNS_MAX)
+    unroll = check_int("unroll", unroll, 1, UNROLL_MAX)
+    serialize = check_serialize(serialize)
+    counter = check_counter(counter, serialize)
+    if cpu is not None:
+        check_cpu(cpu)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable or None, not {type(progress).__name__}")
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"label must be a str or None, not {type(label).__name__}")
+    if not isinstance(selftest, bool):
+        raise TypeError(f"selftest must be a bool, not {type(selftest).__name__}")
+    chosen = chosen_methods(methods)
+    todo = [m for m in chosen if m.available]
+    if not todo:
+        raise _core.Unsupported(
+            "none of the methods can run here: "
+            + "; ".join(f"{m.name}: {m.reason}" for m in chosen)
+        )
+
+    clk = clock()
+    date = utc_now()
+    machine = machine_info()
+    report = run_selftest(serialize=serialize, cpu=cpu) if selftest and unroll == 1 and counter == "tsc" else None
+    results = {}
+    for done, m in enumerate(todo):
+        if progress is not None:
+            progress(done, len(todo), m.name)
+        results[m.name] = bench(m.name, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter)
+    if progress is not None:
+        progress(len(todo), len(todo), None)
+    return Results(
+        results=results,
+        machine=machine,
+        clock=clk,
+        serialize=serialize,
+        date=date,
+        label=label,
+        fastcpu_version=__version__,
+        unavailable={m.name: m.reason or "not available" for m in chosen if not m.available},
+        selftest=report,
+    )

@@ -1,0 +1,55 @@
+"""One measurement into a BenchResult, before any harness-bias correction:
+what :func:`fastcpu.bench` corrects and what the self-test calibrates on.
+
+The runs come from the C harness (``_harness.py``); on the TSC, add chains
+just before and just after them (``_bracket.py``) give the core cycles per
+tick at the moment of measurement, which the result converts with.
+Arguments are not checked here: bench() checks them, the self-test passes
+its own.
+"""
+
+from __future__ import annotations
+
+from . import _norseq
+from ._bracket import bracket_cycles_per_tick, closing_samples, opening_samples
+from ._harness import Method, core_bench, run_pinned
+from ._result import BenchResult
+
+__all__ = ["timed"]
+
+
+def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
+          counter: str) -> BenchResult:
+    """`runs` runs of `method` (a name or a user function) against the empty
+    sequence, uncorrected, converted with the core cycles per tick measured
+    around them (TSC; a PMU counter counts core cycles itself)."""
+    brackets: list[list[float]] = []
+
+    def run(target: str | int) -> tuple:
+        if counter != "tsc" or target == _norseq.NAME:  # no bracket for another process's runs
+            return core_bench(target, runs, serialize, unroll, counter)
+        # the core clock at the moment of measurement: one add chain on each side
+        brackets.append(opening_samples())
+        arrays = core_bench(target, runs, serialize, unroll, counter)
+        brackets.append(closing_samples())
+        return arrays
+
+    name, (raw, empty, migrated, best, median), clk, counted = run_pinned(method, cpu, counter, run)
+    cycles_per_tick, cycles_per_tick_ci95 = None, 0.0
+    if brackets:
+        cycles_per_tick, cycles_per_tick_ci95 = bracket_cycles_per_tick(*brackets)
+    return BenchResult.from_arrays(
+        method=name,
+        serialize=serialize,
+        unroll=unroll,
+        cpu=cpu,
+        raw=raw,
+        empty=empty,
+        migrated=migrated,
+        clock=clk,
+        counter=counted,
+        best=best,  # the C core's, computed without copying the arrays
+        median=median,
+        cycles_per_tick=cycles_per_tick,
+        cycles_per_tick_ci95=cycles_per_tick_ci95,
+    )

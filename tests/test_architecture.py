@@ -1,0 +1,134 @@
+"""The package's import graph runs one way (docs/architecture.md).
+
+Every fastcpu/*.py is parsed with ast, imports inside functions included, in
+every spelling (``from . import x``, ``from .x import y``, ``from fastcpu.x
+import y``, ``import fastcpu.x``). The graph must have no cycle, and each
+module may import only modules below it in LAYERS.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "fastcpu"
+
+#: The rooms, bottom first; inside a room, modules bottom first. A module may
+#: import only the modules listed before it. ``_core`` (the C extension) is
+#: under everything. A new module takes its place here.
+LAYERS: list[tuple[str, list[str]]] = [
+    ("arguments and constants", ["_version", "_args"]),
+    ("core wrapper", ["_affinity", "_machine", "_calibration", "_norseq", "_methods", "_clock", "_bracket", "_harness", "_read",
+                      "_getcpu", "_elf", "_show", "_check"]),
+    ("file codec", ["_atomicfile", "_resultfile"]),
+    ("results", ["_estimate", "_stability", "_result", "_timing", "_selftest", "_bench", "_table",
+                 "_results", "_measure"]),
+    ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "plot"]),
+    ("CLI and front door", ["_cli", "__main__", "__init__"]),
+]
+ORDER = [m for _, modules in LAYERS for m in modules]
+#: Under every module: the C extension.
+BOTTOM = {"_core"}
+
+
+def _imports(path: Path) -> set[str]:
+    """The fastcpu modules `path` imports, anywhere in it."""
+    tree = ast.parse(path.read_text(), str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1:
+                base = node.module
+            elif node.level == 0 and node.module and node.module.split(".")[0] == "fastcpu":
+                base = node.module.partition(".")[2] or None
+            else:
+                continue  # another package (or a level no module here uses)
+            if base:
+                found.add(base.split(".")[0])
+            else:  # from . import x, y: each a submodule (or a name of __init__)
+                for alias in node.names:
+                    found.add(alias.name if (PACKAGE / f"{alias.name}.py").exists()
+                              or alias.name in BOTTOM else "__init__")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "fastcpu":
+                    found.add(parts[1] if len(parts) > 1 else "__init__")
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    """module -> the fastcpu modules it imports (the C extension left out)."""
+    return {p.stem: _imports(p) - BOTTOM - {p.stem} for p in sorted(PACKAGE.glob("*.py"))}
+
+
+def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of `edges` as a path (first == last), or None."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        path.append(m)
+        for n in sorted(edges.get(m, ())):
+            if state.get(n) == 1:
+                return path[path.index(n):] + [n]
+            if n not in state:
+                found = visit(n)
+                if found:
+                    return found
+        path.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(edges):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_the_parser_sees_every_spelling(tmp_path):
+    src = tmp_path / "x.py"
+    src.write_text("from . import _core, noise\nfrom ._args import check_int\n"
+                   "def f():\n    from .plot import ecdf\n    import fastcpu._results\n"
+                   "    from fastcpu._measure import measure\n    from fastcpu import __version__\n"
+                   "import numpy\nfrom collections import abc\n")
+    assert _imports(src) == {"_core", "noise", "_args", "plot", "_results", "_measure", "__init__"}
+
+
+def test_the_cycle_finder_finds_a_lazy_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_the_import_graph_has_no_cycle():
+    assert _cycle(graph()) is None, f"import cycle: {' -> '.join(_cycle(graph()) or [])}"
+
+
+def test_every_module_has_a_place_in_the_layers():
+    modules = set(graph())
+    assert modules - set(ORDER) == set(), "give each new module its place in LAYERS"
+    assert set(ORDER) - modules == set(), "LAYERS names a module that is gone"
+    assert len(ORDER) == len(set(ORDER))
+
+
+@pytest.mark.parametrize("module", ORDER)
+def test_a_module_imports_only_from_below(module):
+    rank = {m: i for i, m in enumerate(ORDER)}
+    above = sorted(m for m in graph()[module] if rank[m] >= rank[module])
+    assert not above, f"{module} imports {above}, which are not below it in LAYERS"
+
+
+def test_no_module_takes_a_private_name_from_a_sibling():
+    """``from ._x import _name``: a sibling's internals (the tests may; modules may not)."""
+    offenders = []
+    for path in sorted(PACKAGE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                offenders += [f"{path.stem}: {node.module}.{a.name}" for a in node.names
+                              if a.name.startswith("_") and a.name != "__version__"]
+    assert offenders == []
