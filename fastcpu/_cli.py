@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 import tempfile
@@ -155,6 +156,10 @@ def _table_run(args: argparse.Namespace) -> int:
     print(format_table(results, measured.unavailable.items()))
     if any(r.resolution_limited for r in results):
         print("* best/median within a few clock steps: trust ESTIMATE and its interval")
+    no_interval = [r.method for r in results if not math.isfinite(r.estimate_ci95)]
+    if no_interval:
+        print(f"+-95% inf: {args.runs} run(s) per method leave too few undisturbed pairs for an "
+              f"interval ({', '.join(no_interval)}); take more runs (--runs 100 or more)")
     warnings = format_warnings(results)
     if warnings:
         print()
@@ -303,7 +308,7 @@ def _plot_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--methods", type=_method_list,
                    help="comma-separated method names (default: all measured)")
     p.add_argument("--unit", choices=_UNITS, default=None,
-                   help="x unit of ECDFs (default ticks for one file, ns across machines)")
+                   help="x unit (default ticks for one file, ns across machines)")
     p.add_argument("--dpi", type=_dpi, default=110, help=f"resolution, 1 to {DPI_MAX} (default 110)")
 
 
@@ -328,7 +333,7 @@ def _plot_run(args: argparse.Namespace) -> int:
 
     fig: Any
     if kind == "counts":
-        fig = plot.distributions(loaded[0], args.methods)
+        fig = plot.distributions(loaded[0], args.methods, unit=args.unit or "ticks")
     elif kind == "ecdf":
         fig = plot.ecdf(loaded[0], args.methods, unit=args.unit or "ticks").figure
     else:
@@ -359,6 +364,11 @@ def _check_args(p: argparse.ArgumentParser) -> None:
 def _check_run(args: argparse.Namespace) -> int:
     table = check(args.methods, args.cpus)
     print(table)
+    if args.methods and all(m in table.not_checked for m in args.methods):
+        # getcpu()'s own rows always run: "all agree" would speak of nothing asked for
+        print(f"fastcpu check: nothing asked for was checked: "
+              + "; ".join(f"{m}: {table.not_checked[m]}" for m in args.methods), file=sys.stderr)
+        return 1
     # A CPU named with --cpus that could not be checked is a failure too; a
     # gap in the default sweep (the whole affinity mask) is not.
     return 0 if table.all_agree and not (args.cpus and table.skipped) else 1
@@ -377,7 +387,9 @@ def _show_run(args: argparse.Namespace) -> int:
 
 #: name -> (add arguments, run, one-line help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {
-    "table": (_table_args, _table_run, "time every available method and print BEST/MEDIAN (the default)"),
+    "table": (_table_args, _table_run,
+              "time every available method and print BEST, MEDIAN and the recommended ESTIMATE with its "
+              "interval (the default command)"),
     "run": (_run_args, _run_run,
             "time every available method and save the raw runs and machine facts to a file"),
     "compare": (_compare_args, _compare_run,
@@ -395,10 +407,12 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
 
 def _parser(command: str) -> argparse.ArgumentParser:
     add, _, help_text = COMMANDS[command]
-    others = ", ".join(c for c in COMMANDS if c != "table")
+    others = "\n".join(f"  {c:9} {COMMANDS[c][2]}" for c in COMMANDS if c != "table")
     p = _Parser(
         prog="fastcpu" if command == "table" else f"fastcpu {command}",
-        description=help_text + (f". Other commands: {others}." if command == "table" and others else "."),
+        description=help_text + ".",
+        epilog=f"commands (fastcpu COMMAND --help for each):\n{others}" if command == "table" else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"fastcpu {__version__}")
     add(p)
@@ -437,6 +451,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv.pop(0) if argv and argv[0] in COMMANDS else "table"
+    if command == "table" and argv and not argv[0].startswith("-"):
+        import difflib
+
+        near = difflib.get_close_matches(argv[0], list(COMMANDS), n=1)
+        hint = f": did you mean '{near[0]}'?" if near else f"; commands: {', '.join(COMMANDS)}"
+        print(f"fastcpu: error: unknown command {argv[0]!r}{hint}", file=sys.stderr)
+        return 2
     try:
         args = _parser(command).parse_args(argv)
         return COMMANDS[command][1](args)

@@ -99,3 +99,51 @@ def test_compare_seed_table_and_ab_from_the_shell(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "ns per call" in p.stdout and "VERDICT" in p.stdout
     assert any(v in p.stdout for v in ("faster", "slower", "no detectable difference"))
+
+
+def _cli(*args, timeout=180):
+    return subprocess.run([sys.executable, "-m", "fastcpu", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_help_says_what_each_command_does_and_names_the_estimate():
+    p = _cli("--help")
+    assert p.returncode == 0
+    assert "ESTIMATE" in p.stdout
+    for command in ("run", "compare", "plot", "check", "selftest", "show"):
+        line = next(l for l in p.stdout.splitlines() if l.strip().startswith(command + " "))
+        assert len(line.split()) > 3, line  # a description follows the name
+
+
+def test_a_mistyped_command_is_named_with_the_nearest_one():
+    p = _cli("compar", "x.json")
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip() == "fastcpu: error: unknown command 'compar': did you mean 'compare'?"
+
+
+def test_check_of_only_methods_that_report_no_cpu_checks_nothing_and_fails():
+    quiet = [m.name for m in fastcpu.methods() if m.available and not m.reports_cpu]
+    if not quiet:
+        pytest.skip("every available method reports the CPU on this machine")
+    p = _cli("check", "--methods", quiet[0])
+    assert p.returncode == 1
+    assert "nothing asked for was checked" in p.stderr and quiet[0] in p.stderr
+
+
+def test_a_single_run_says_why_the_interval_is_missing():
+    p = _cli("--runs", "1", "--methods", "gdt")
+    assert p.returncode == 0, p.stderr
+    assert "too few undisturbed pairs for an interval (gdt)" in p.stdout
+
+
+def test_plot_counts_in_ns_draws_ns(tmp_path):
+    res = fastcpu.measure(50, ["gdt"])
+    res.save(tmp_path / "r.json")
+    p = _cli("plot", str(tmp_path / "r.json"), "--kind", "counts", "--unit", "ns", "--out", str(tmp_path / "r.png"))
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "r.png").stat().st_size > 0
+    import matplotlib
+    matplotlib.use("Agg")
+    from fastcpu import plot
+    ax = plot.distributions(res, unit="ns").axes[0]
+    assert "ns" in ax.get_xlabel()
