@@ -191,14 +191,14 @@ def test_result_files_keep_the_report_and_the_corrections(tmp_path):
 
 
 def test_old_result_files_load_uncorrected():
-    for path in sorted((REPO / "data").glob("*.json*")):
-        res = fastcpu.load(path)
+    old = [res for res in map(fastcpu.load, sorted((REPO / "data").glob("*.json*")))
+           if res.fastcpu_version in ("0.1.0", "0.2.0")]
+    if not old:
+        pytest.skip("no result file of fastcpu 0.2.0 or older in data/")
+    for res in old:
         assert res.selftest is None
         for r in res.values():
             assert r.harness_bias_core_cycles == 0 and r.cycles_per_tick == res.clock.cycles_per_tick
-        break
-    else:
-        pytest.skip("no result file in data/")
 
 
 # ---- the calibration chains as a user's shared library ----
