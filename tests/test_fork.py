@@ -88,6 +88,21 @@ def test_forked_child_reads_the_right_cpu_every_way(chosen_before):
 
 # -- fork while another thread is inside a first use (issue 10, item 4) --------------
 
+# How each parent script below ends: wait up to 60 s for its forked child and
+# say how it ended ("child 0"), or kill it and say it deadlocked.
+WAIT_FOR_CHILD = r"""
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("child", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    print("child deadlocked")
+"""
+
 FORK_DURING_FIRST_CLOCK = r"""
 import os, sys, threading, time
 import fastcpu
@@ -110,17 +125,7 @@ if pid == 0:
     os._exit(0 if c.tsc_hz > 0 and r.raw.shape == (20,) else 3)
 release.set()
 t.join()
-deadline = time.monotonic() + 60
-while time.monotonic() < deadline:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done:
-        print("child", os.waitstatus_to_exitcode(status))
-        break
-    time.sleep(0.05)
-else:
-    os.kill(pid, 9)
-    print("child deadlocked")
-"""
+""" + WAIT_FOR_CHILD
 
 
 def test_fork_while_another_thread_is_inside_the_first_clock():
@@ -146,17 +151,7 @@ if pid == 0:
     fastcpu.bench("gdt", 10)
     os._exit(0 if ok else 3)
 t.join()
-deadline = time.monotonic() + 60
-while time.monotonic() < deadline:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done:
-        print("child", os.waitstatus_to_exitcode(status))
-        break
-    time.sleep(0.05)
-else:
-    os.kill(pid, 9)
-    print("child deadlocked")
-"""
+""" + WAIT_FOR_CHILD
 
 
 @pytest.mark.parametrize("delay_s", [0.0, 0.0005, 0.001, 0.002, 0.004])
