@@ -13,7 +13,11 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "fastcpu"
+import fastcpu
+
+# The package as imported: the checkout's fastcpu/ from a checkout, the
+# installed one where the tests run from a copy (CI's unprivileged pass).
+PACKAGE = Path(fastcpu.__file__).resolve().parent
 
 #: The rooms, bottom first; inside a room, modules bottom first. A module may
 #: import only the modules listed before it. ``_core`` (the C extension) is
