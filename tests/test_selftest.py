@@ -217,6 +217,7 @@ def user_chains(tmp_path_factory):
     return ctypes.CDLL(str(so))
 
 
+@pytest.mark.skipif(bool(_core.SANITIZED), reason="a sanitizer build instruments the harness: its accuracy is not the product's")
 @pytest.mark.parametrize("op,length,latency", [("add", 32, 1), ("add", 128, 1), ("imul", 16, 3), ("imul", 64, 3)])
 def test_user_function_chains_read_their_latency(user_chains, op, length, latency):
     fn = getattr(user_chains, f"user_{op}_chain_{length}")
