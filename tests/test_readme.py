@@ -34,3 +34,49 @@ def test_the_section_names_the_host_and_flags_best_above_median(tmp_path):
         for n in flagged:
             assert re.search(rf"\(`{n}`\) \|.*\(a\)", text), n
         assert ("(a) BEST above MEDIAN" in text) == bool(flagged)
+
+
+def _figures_module():
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import figures
+    finally:
+        sys.path.pop(0)
+    return figures
+
+
+def test_every_image_the_readme_shows_is_drawn_by_docs_figures():
+    figures = _figures_module()
+    shown = re.findall(r"!\[([^\]]*)\]\((docs/images/[^)]+)\)", README.read_text())
+    assert sorted(Path(path).name for _, path in shown) == sorted(figures.FIGURES)
+    for alt, path in shown:
+        assert (ROOT / path).stat().st_size > 10_000, f"{path}: run python docs/figures.py"
+        assert alt == figures.FIGURES[Path(path).name]
+
+
+def test_the_figures_draw_what_the_readme_says():
+    import matplotlib.pyplot as plt
+
+    figures = _figures_module()
+    drawn = figures.draw()
+    try:
+        assert set(drawn) == set(figures.FIGURES)
+        here = __import__("fastcpu").load(figures.HOST_FILE)
+        counts = [ax for ax in drawn["counts.png"].axes if ax.get_title()]
+        assert [ax.get_title().split(":")[0] for ax in counts] == figures.COUNT_METHODS
+        assert all("estimate" in ax.get_title() for ax in counts)
+        # a panel per kind of method present, titled by kind
+        titles = {ax.get_title().split(",")[0] for ax in drawn["ecdf.png"].axes if ax.get_title()}
+        kinds = {__import__("fastcpu").plot.method_group(m) for m in here}
+        assert titles == kinds
+        machines = [ax.get_title() for ax in drawn["machines.png"].axes if ax.get_title()]
+        assert machines == figures.MACHINE_METHODS
+    finally:
+        for fig in drawn.values():
+            plt.close(fig)
+
+
+def test_the_extras_the_readme_names_exist():
+    text = (ROOT / "pyproject.toml").read_text()
+    for extra in re.findall(r"pip install '\.\[([a-z-]+)\]'", README.read_text()):
+        assert re.search(rf"^{extra} = \[", text, re.M), extra
