@@ -116,11 +116,54 @@ def test_bench_applies_the_selftest_correction():
     st = fastcpu.selftest(runs=200, rounds=1, serialize="rdtscp", cpu=CPU)
     inline = st.checks[0]
     r = fastcpu.bench("add_chain_32", 300, serialize="rdtscp", cpu=CPU)
-    assert r.harness_bias_core_cycles == inline.bias_core_cycles
-    assert r.harness_bias_ci95_core_cycles == inline.bias_ci95_core_cycles
+    # the self-test's correction, or one measured again since because the
+    # core clock around the runs moved: what bench() applied is the latest
+    latest = _selftest._corrections[("inline", "rdtscp")]
+    assert r.harness_bias_core_cycles == latest.bias_core_cycles
+    assert r.harness_bias_ci95_core_cycles == latest.ci95_core_cycles
+    # and it holds for the runs it was applied to
+    assert latest.holds_for(r.cycles_per_tick, r.cycles_per_tick_ci95, latest.measured_at)
     # unrolled runs and bench_diff are not single copies: no correction
     assert fastcpu.bench("add_chain_32", 50, serialize="rdtscp", unroll=2).harness_bias_core_cycles == 0
     assert fastcpu.bench_diff("add_chain_32", 50, k=2).harness_bias_core_cycles == 0
+
+
+def _correction(bias, cpt=1.3, cpt_ci=0.01, at=100.0):
+    return _selftest.Correction(bias, 1.0, {"add": bias + 1, "imul": bias - 1}, cpt, cpt_ci, at)
+
+
+def test_a_correction_holds_until_it_is_old_or_the_core_clock_moved():
+    c = _correction(1.0)
+    assert c.holds_for(1.3, 0.01, 100.0)
+    assert c.holds_for(1.3 + 0.019, 0.01, 100.0)  # within both half-widths
+    assert not c.holds_for(1.3 + 0.021, 0.01, 100.0)
+    assert not c.holds_for(1.3 - 0.021, 0.01, 100.0)
+    assert c.holds_for(1.3, 0.01, 100.0 + _selftest.CORRECTION_MAX_AGE_S)
+    assert not c.holds_for(1.3, 0.01, 100.0 + _selftest.CORRECTION_MAX_AGE_S + 0.1)
+    assert c.holds_for(math.nan, math.nan, 101.0)  # no clock to compare with
+
+
+def test_harness_bias_measures_again_when_the_clock_moved(monkeypatch):
+    made = []
+
+    def calibrate(path, serialize, runs, repeats, cpu):
+        made.append((path, serialize, repeats))
+        return _correction(float(len(made)), at=_selftest.time.monotonic())
+
+    monkeypatch.setattr(_selftest, "_calibrate", calibrate)
+    monkeypatch.setattr(_selftest, "_corrections", {})
+    assert _selftest.harness_bias("inline", "lfence", None, 1.3, 0.01) == (1.0, 1.0)
+    assert _selftest.harness_bias("inline", "lfence", None, 1.31, 0.01) == (1.0, 1.0)
+    assert _selftest.harness_bias("inline", "lfence", None, 1.25, 0.01) == (2.0, 1.0)  # moved
+    assert _selftest.harness_bias("user", "lfence", None, 1.25, 0.01) == (3.0, 1.0)  # its own
+    assert made == [("inline", "lfence", _selftest.CALIBRATION_REPEATS)] * 2 + [
+        ("user", "lfence", _selftest.CALIBRATION_REPEATS)]
+
+
+def test_one_thrown_pass_does_not_decide_the_correction():
+    mid, se = _selftest._median_and_se([2.0, 2.1, 1.9, 9.0, 2.05], fallback_se=0.1)
+    assert mid == 2.05 and se < 0.2
+    assert _selftest._median_and_se([2.0], fallback_se=0.3) == (2.0, 0.3)
 
 
 def test_bench_converts_with_cycles_per_tick_measured_around_it():
