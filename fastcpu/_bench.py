@@ -115,8 +115,8 @@ def bench(
         :func:`fastcpu.selftest` measures it on the calibration chains
         (inline chains for a method, out-of-line chain functions for a user
         function; measured on first use per mode and path, about 30 ms,
-        and again when it is over 30 s old or the core clock around the runs
-        has moved away from the one it was measured at), and
+        and again when it is over 30 s old; kept in TSC ticks and converted
+        at the core clock measured around the runs), and
         its interval includes the correction's uncertainty (see
         :attr:`BenchResult.harness_bias_core_cycles`). best and median are
         never corrected. Core cycles are converted with a cycles-per-tick
@@ -147,11 +147,9 @@ def bench(
     # the self-test measures single copies on the TSC: its correction is for those
     if counter != "tsc" or unroll != 1:
         return result
-    # measured again when the core clock around these runs moved away from
-    # the one the correction was measured at
+    # the correction is kept in ticks: converted at the clock around these runs
     return result.with_harness_bias(*harness_bias("inline" if isinstance(method, str) else "user",
-                                                  serialize, cpu, result.cycles_per_tick,
-                                                  result.cycles_per_tick_ci95))
+                                                  serialize, cpu, result.cycles_per_tick))
 
 
 def bench_diff(

@@ -15,6 +15,16 @@ cost (the fences around it) is measured once per process from chains of N
 and 2N blocks and subtracted. Nothing here assumes a clock step or a core:
 the fixed cost is a mean over random phases of whatever step the counter
 has, measured on the host at hand.
+
+A chain can only be slowed (an interrupt, the host's other work on the
+core), never sped up. Now and then both chains of a bracket read slow
+together: on the Zen 3 guest 2.3% of brackets read 3-13% below the
+brackets around them, while imul chains timed at the same moments kept
+their tick counts exactly (the core clock had not moved). So each
+measurement's brackets are also held against the chains of the last
+RECENT_NS on the same thread and CPU: a side that reads slower than those
+by more than the disturbance tolerance is left out, and when both are,
+the recent chains give the figure, with an interval widened by the gap.
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ __all__ = [
     "closing_samples",
     "bracket_cycles_per_tick",
     "fixed_cost_ticks",
+    "recent_samples",
+    "RECENT_NS",
 ]
 
 #: 100 dependent adds per block: 4,000 adds, about 1.3 us at 3.2 GHz, about
@@ -92,6 +104,29 @@ REUSE_NS = 2_000_000
 _last = threading.local()
 
 
+#: How far back a measurement's brackets are compared with earlier ones:
+#: long enough to hold dozens of back-to-back bench() calls' brackets, short
+#: against the minutes over which the host moves the guest's core clock.
+RECENT_NS = 50_000_000
+_RECENT_MAX = 64
+
+
+def _remember(samples: list[float]) -> None:
+    entries = getattr(_last, "recent", None)
+    if entries is None:
+        entries = _last.recent = []
+    entries.append((time.monotonic_ns(), _core.current_cpu(), samples))
+    del entries[:-_RECENT_MAX]
+
+
+def recent_samples() -> list[float]:
+    """The bracket samples this thread took on its current CPU in the last
+    RECENT_NS (core cycles per tick)."""
+    cpu, now = _core.current_cpu(), time.monotonic_ns()
+    return [v for t, c, samples in getattr(_last, "recent", ()) if c == cpu and now - t <= RECENT_NS
+            for v in samples]
+
+
 def opening_samples() -> list[float]:
     """The opening bracket: the previous closing one when it is recent (REUSE_NS)
     and was taken on this thread and CPU, else fresh samples."""
@@ -99,13 +134,16 @@ def opening_samples() -> list[float]:
     last = getattr(_last, "value", None)
     if last is not None and last[1] == cpu and time.monotonic_ns() - last[0] <= REUSE_NS:
         return last[2]
-    return bracket_samples()
+    samples = bracket_samples()
+    _remember(samples)
+    return samples
 
 
 def closing_samples() -> list[float]:
     """The closing bracket, kept for the next measurement's opening one."""
     samples = bracket_samples()
     _last.value = (time.monotonic_ns(), _core.current_cpu(), samples)
+    _remember(samples)
     return samples
 
 
@@ -135,22 +173,41 @@ def _undisturbed(samples: list[float], tolerance: float) -> list[float]:
 
 
 def bracket_cycles_per_tick(
-    before: list[float], after: list[float], tolerance: float | None = None
+    before: list[float], after: list[float], tolerance: float | None = None,
+    recent: list[float] | tuple[float, ...] = (),
 ) -> tuple[float, float]:
     """(core cycles per TSC tick, its 95% half-width) for a measurement
     bracketed by the samples `before` and `after` (BRACKET_CHAINS each).
+
     Each side keeps its samples within `tolerance` (a fraction; default
     :func:`disturbance_tolerance`) of its fastest: with two chains a side a
     median is their mean, and one interrupted chain (on a Zen 3 guest, once
-    in a few dozen brackets, reading 0.99 for 1.31) moved it by 12%. The
-    figure is the mean of the two sides' medians, its half-width half the
-    gap between them (how far the core clock moved across the measurement)
-    plus two median absolute deviations of the kept samples (their scatter,
-    the clock's step included)."""
+    in a few dozen brackets, reading 0.99 for 1.31) moved it by 12%. A side
+    whose median reads slower than the fastest of `recent` (the samples of
+    earlier brackets, :func:`recent_samples`) by more than `tolerance` is
+    left out as disturbed too; when both are, the recent samples within
+    `tolerance` of their fastest give the figure. The figure is the mean of
+    the kept sides' medians, its half-width half the gap between the two
+    sides (how far the core clock may have moved across the measurement)
+    plus two median absolute deviations of the kept samples (their
+    scatter, the clock's step included)."""
     tol = disturbance_tolerance() if tolerance is None else tolerance
     before, after = _undisturbed(before, tol), _undisturbed(after, tol)
     mb, ma = _mid(before), _mid(after)
-    everything = before + after
+    gap = abs(ma - mb) / 2
+    if recent:
+        floor = max(recent) * (1 - tol)
+        sides = [side for side, m in ((before, mb), (after, ma)) if m >= floor]
+        if len(sides) == 1:  # the other one was disturbed: no gap to speak of
+            before = after = sides[0]
+            mb = ma = _mid(sides[0])
+            gap = 0.0
+        elif not sides:
+            kept = _undisturbed(list(recent), tol)
+            center = _mid(kept)
+            mad = _mid([abs(v - center) for v in kept])
+            return center, gap + abs(center - (mb + ma) / 2) / 2 + 2 * mad
+    everything = before + after if before is not after else list(before)
     center = _mid(everything)
     mad = _mid([abs(v - center) for v in everything])
-    return (mb + ma) / 2, abs(ma - mb) / 2 + 2 * mad
+    return (mb + ma) / 2, gap + 2 * mad

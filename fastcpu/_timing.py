@@ -11,7 +11,7 @@ its own.
 from __future__ import annotations
 
 from . import _norseq
-from ._bracket import bracket_cycles_per_tick, closing_samples, opening_samples
+from ._bracket import bracket_cycles_per_tick, closing_samples, opening_samples, recent_samples
 from ._harness import Method, core_bench, run_pinned
 from ._result import BenchResult
 
@@ -24,11 +24,14 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
     sequence, uncorrected, converted with the core cycles per tick measured
     around them (TSC; a PMU counter counts core cycles itself)."""
     brackets: list[list[float]] = []
+    recent: list[float] = []
 
     def run(target: str | int) -> tuple:
         if counter != "tsc" or target == _norseq.NAME:  # no bracket for another process's runs
             return core_bench(target, runs, serialize, unroll, counter)
-        # the core clock at the moment of measurement: one add chain on each side
+        # the core clock at the moment of measurement: add chains on each
+        # side, held against those of the measurements just before
+        recent.extend(recent_samples())
         brackets.append(opening_samples())
         arrays = core_bench(target, runs, serialize, unroll, counter)
         brackets.append(closing_samples())
@@ -37,7 +40,7 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
     name, (raw, empty, migrated, best, median), clk, counted = run_pinned(method, cpu, counter, run)
     cycles_per_tick, cycles_per_tick_ci95 = None, 0.0
     if brackets:
-        cycles_per_tick, cycles_per_tick_ci95 = bracket_cycles_per_tick(*brackets)
+        cycles_per_tick, cycles_per_tick_ci95 = bracket_cycles_per_tick(*brackets, recent=recent)
     return BenchResult.from_arrays(
         method=name,
         serialize=serialize,

@@ -96,6 +96,36 @@ def test_bracket_interval_shrugs_off_one_interrupted_chain():
     assert 0.01 <= _bracket.disturbance_tolerance() < 0.2
 
 
+def test_brackets_both_slower_than_the_recent_ones_are_left_out():
+    recent = [1.32, 1.33, 1.32, 1.31]
+    # both chains of both sides slowed together (seen: 2% of brackets on a
+    # Zen 3 guest, while imul chains kept their tick counts): the recent
+    # chains give the figure, the interval widened by the gap
+    value, ci = _bracket.bracket_cycles_per_tick([1.18, 1.19], [1.17, 1.18], tolerance=0.024, recent=recent)
+    assert value == pytest.approx(1.32, abs=0.006) and ci >= (1.32 - 1.18) / 2
+    # one slow side: the other one
+    value, ci = _bracket.bracket_cycles_per_tick([1.32, 1.33], [1.20, 1.21], tolerance=0.024, recent=recent)
+    assert value == pytest.approx(1.325) and ci < 0.03
+    # sides that agree with the recent ones: as without them
+    assert _bracket.bracket_cycles_per_tick([1.31, 1.32], [1.32, 1.31], tolerance=0.024, recent=recent) == (
+        _bracket.bracket_cycles_per_tick([1.31, 1.32], [1.32, 1.31], tolerance=0.024))
+
+
+def test_recent_samples_are_this_threads_on_this_cpu_and_recent(monkeypatch):
+    now = [10**12]
+    monkeypatch.setattr(_bracket.time, "monotonic_ns", lambda: now[0])
+    monkeypatch.setattr(_bracket._core, "current_cpu", lambda: 0)
+    monkeypatch.setattr(_bracket._last, "recent", [], raising=False)
+    _bracket._remember([1.30, 1.31])
+    now[0] += _bracket.RECENT_NS // 2
+    _bracket._remember([1.32])
+    assert _bracket.recent_samples() == [1.30, 1.31, 1.32]
+    now[0] += _bracket.RECENT_NS // 2 + 1
+    assert _bracket.recent_samples() == [1.32]  # the first is too old
+    monkeypatch.setattr(_bracket._core, "current_cpu", lambda: 1)
+    assert _bracket.recent_samples() == []  # taken on another CPU
+
+
 # ---- on this machine ----
 
 
@@ -116,46 +146,52 @@ def test_bench_applies_the_selftest_correction():
     st = fastcpu.selftest(runs=200, rounds=1, serialize="rdtscp", cpu=CPU)
     inline = st.checks[0]
     r = fastcpu.bench("add_chain_32", 300, serialize="rdtscp", cpu=CPU)
-    # the self-test's correction, or one measured again since because the
-    # core clock around the runs moved: what bench() applied is the latest
-    latest = _selftest._corrections[("inline", "rdtscp")]
-    assert r.harness_bias_core_cycles == latest.bias_core_cycles
-    assert r.harness_bias_ci95_core_cycles == latest.ci95_core_cycles
-    # and it holds for the runs it was applied to
-    assert latest.holds_for(r.cycles_per_tick, r.cycles_per_tick_ci95, latest.measured_at)
+    # the self-test's correction (kept in ticks), at the clock around the runs
+    assert _selftest._corrections[("inline", "rdtscp")].measured_at <= _selftest.time.monotonic()
+    assert r.harness_bias_core_cycles / r.cycles_per_tick == pytest.approx(
+        inline.bias_core_cycles / _selftest._corrections[("inline", "rdtscp")].cycles_per_tick)
+    assert r.harness_bias_ci95_core_cycles / r.cycles_per_tick == pytest.approx(
+        inline.bias_ci95_core_cycles / _selftest._corrections[("inline", "rdtscp")].cycles_per_tick)
     # unrolled runs and bench_diff are not single copies: no correction
     assert fastcpu.bench("add_chain_32", 50, serialize="rdtscp", unroll=2).harness_bias_core_cycles == 0
     assert fastcpu.bench_diff("add_chain_32", 50, k=2).harness_bias_core_cycles == 0
 
 
-def _correction(bias, cpt=1.3, cpt_ci=0.01, at=100.0):
-    return _selftest.Correction(bias, 1.0, {"add": bias + 1, "imul": bias - 1}, cpt, cpt_ci, at)
+def _correction(bias_ticks, cpt=1.3, at=100.0):
+    return _selftest.Correction(bias_ticks, 1.0, {"add": bias_ticks + 1, "imul": bias_ticks - 1}, cpt, at)
 
 
-def test_a_correction_holds_until_it_is_old_or_the_core_clock_moved():
+def test_a_correction_is_kept_in_ticks_and_converted_at_the_clock_of_each_measurement():
+    c = _correction(2.0, cpt=1.3)
+    assert c.core_cycles(1.25) == pytest.approx((2.5, 1.25))
+    assert c.core_cycles(1.33) == pytest.approx((2.66, 1.33))
+    assert c.core_cycles() == pytest.approx((2.6, 1.3))  # unknown clock: the calibration's
+    assert c.core_cycles(math.nan) == c.core_cycles(0.0) == c.core_cycles()
+
+
+def test_a_correction_holds_until_it_is_old():
     c = _correction(1.0)
-    assert c.holds_for(1.3, 0.01, 100.0)
-    assert c.holds_for(1.3 + 0.019, 0.01, 100.0)  # within both half-widths
-    assert not c.holds_for(1.3 + 0.021, 0.01, 100.0)
-    assert not c.holds_for(1.3 - 0.021, 0.01, 100.0)
-    assert c.holds_for(1.3, 0.01, 100.0 + _selftest.CORRECTION_MAX_AGE_S)
-    assert not c.holds_for(1.3, 0.01, 100.0 + _selftest.CORRECTION_MAX_AGE_S + 0.1)
-    assert c.holds_for(math.nan, math.nan, 101.0)  # no clock to compare with
+    assert c.holds_at(100.0) and c.holds_at(100.0 + _selftest.CORRECTION_MAX_AGE_S)
+    assert not c.holds_at(100.0 + _selftest.CORRECTION_MAX_AGE_S + 0.1)
 
 
-def test_harness_bias_measures_again_when_the_clock_moved(monkeypatch):
+def test_harness_bias_measures_again_when_old(monkeypatch):
     made = []
+    now = [1000.0]
 
     def calibrate(path, serialize, runs, repeats, cpu):
         made.append((path, serialize, repeats))
-        return _correction(float(len(made)), at=_selftest.time.monotonic())
+        return _correction(float(len(made)), at=now[0])
 
     monkeypatch.setattr(_selftest, "_calibrate", calibrate)
     monkeypatch.setattr(_selftest, "_corrections", {})
-    assert _selftest.harness_bias("inline", "lfence", None, 1.3, 0.01) == (1.0, 1.0)
-    assert _selftest.harness_bias("inline", "lfence", None, 1.31, 0.01) == (1.0, 1.0)
-    assert _selftest.harness_bias("inline", "lfence", None, 1.25, 0.01) == (2.0, 1.0)  # moved
-    assert _selftest.harness_bias("user", "lfence", None, 1.25, 0.01) == (3.0, 1.0)  # its own
+    monkeypatch.setattr(_selftest.time, "monotonic", lambda: now[0])
+    assert _selftest.harness_bias("inline", "lfence", None, 1.5) == pytest.approx((1.5, 1.5))
+    now[0] += _selftest.CORRECTION_MAX_AGE_S / 2
+    assert _selftest.harness_bias("inline", "lfence", None, 1.2) == pytest.approx((1.2, 1.2))
+    now[0] += _selftest.CORRECTION_MAX_AGE_S
+    assert _selftest.harness_bias("inline", "lfence", None, 1.0) == pytest.approx((2.0, 1.0))  # old
+    assert _selftest.harness_bias("user", "lfence", None, 1.0) == pytest.approx((3.0, 1.0))  # its own
     assert made == [("inline", "lfence", _selftest.CALIBRATION_REPEATS)] * 2 + [
         ("user", "lfence", _selftest.CALIBRATION_REPEATS)]
 
