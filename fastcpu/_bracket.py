@@ -29,11 +29,13 @@ the recent chains give the figure, with an interval widened by the gap.
 
 from __future__ import annotations
 
+import collections
 import statistics
 import threading
 import time
 
 from . import _core
+from ._clock import clock
 
 __all__ = [
     "BRACKET_BLOCKS",
@@ -104,27 +106,35 @@ REUSE_NS = 2_000_000
 _last = threading.local()
 
 
-#: How far back a measurement's brackets are compared with earlier ones:
-#: long enough to hold dozens of back-to-back bench() calls' brackets, short
-#: against the minutes over which the host moves the guest's core clock.
+#: How far back a measurement's brackets are compared with earlier ones,
+#: and how many earlier brackets at most: enough to hold a run of
+#: back-to-back bench() calls' brackets, short against the minutes over
+#: which the host moves the guest's core clock.
 RECENT_NS = 50_000_000
-_RECENT_MAX = 64
+RECENT_BRACKETS = 16
 
 
 def _remember(samples: list[float]) -> None:
     entries = getattr(_last, "recent", None)
     if entries is None:
-        entries = _last.recent = []
+        entries = _last.recent = collections.deque(maxlen=RECENT_BRACKETS)
     entries.append((time.monotonic_ns(), _core.current_cpu(), samples))
-    del entries[:-_RECENT_MAX]
 
 
 def recent_samples() -> list[float]:
     """The bracket samples this thread took on its current CPU in the last
-    RECENT_NS (core cycles per tick)."""
-    cpu, now = _core.current_cpu(), time.monotonic_ns()
-    return [v for t, c, samples in getattr(_last, "recent", ()) if c == cpu and now - t <= RECENT_NS
-            for v in samples]
+    RECENT_NS (core cycles per tick), from at most RECENT_BRACKETS brackets."""
+    entries = getattr(_last, "recent", None)
+    if not entries:
+        return []
+    cpu, oldest = _core.current_cpu(), time.monotonic_ns() - RECENT_NS
+    found: list[float] = []
+    for t, c, samples in reversed(entries):
+        if t < oldest:
+            break
+        if c == cpu:
+            found.extend(samples)
+    return found
 
 
 def opening_samples() -> list[float]:
@@ -160,11 +170,17 @@ def disturbance_tolerance() -> float:
     lengthens a chain): three clock steps' worth of a chain, at least 1%.
     On a counter moving in 24.5-tick steps a 4,000-add chain spans about 125
     steps: 2.4%."""
-    from ._clock import clock
-
     clk = clock()
-    chain_ticks = 100 * BRACKET_BLOCKS / clk.cycles_per_tick
-    return max(0.01, 3 * clk.tsc_step_ticks / chain_ticks)
+    known = _tolerance.get(id(clk))
+    if known is None or known[0] is not clk:  # once per clock: bench() asks every call
+        chain_ticks = 100 * BRACKET_BLOCKS / clk.cycles_per_tick
+        known = (clk, max(0.01, 3 * clk.tsc_step_ticks / chain_ticks))
+        _tolerance.clear()
+        _tolerance[id(clk)] = known
+    return known[1]
+
+
+_tolerance: dict[int, tuple[object, float]] = {}
 
 
 def _undisturbed(samples: list[float], tolerance: float) -> list[float]:
