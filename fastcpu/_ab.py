@@ -79,7 +79,8 @@ def _row(method: str, ra: BenchResult, rb: BenchResult, unit: str) -> ABRow:
 
 
 class ABComparison(Sequence[ABRow]):
-    """The rows of :func:`compare_ab`, in A's order, and how to print them."""
+    """The rows of :func:`compare_ab`, in A's order, and how to print them
+    (``str()``; an HTML table in Jupyter)."""
 
     def __init__(self, a_name: str, b_name: str, unit: str, rows: list[ABRow],
                  only_a: list[str], only_b: list[str]) -> None:

@@ -72,7 +72,8 @@ class ComparisonTable(Sequence[dict]):
 
     ``table[i]`` is a row (a dict), ``table["best_ns"]`` a column (a list);
     ``to_string()`` prints every column, ``format(unit)`` the figures of one
-    unit, ``to_csv()`` writes every column.
+    unit, ``to_csv()`` writes every column; in Jupyter it shows as an HTML
+    table under a header row naming each column's unit.
     """
 
     def __init__(self, rows: list[dict[str, Any]], columns: Sequence[str] = COLUMNS) -> None:

@@ -264,7 +264,8 @@ class BenchResult(_Estimated):
     are too close to the clock's step to be trusted alone
     (:attr:`resolution_limited`), and a stability report (:attr:`warnings`).
     These are computed from the arrays on first access, so a result rebuilt
-    from saved constructor fields has them too.
+    from saved constructor fields has them too. ``repr()`` is one line with
+    the estimate; in Jupyter the result shows as an HTML table.
     """
 
     method: str

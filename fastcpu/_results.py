@@ -76,6 +76,7 @@ class Results(Mapping[str, BenchResult]):
 
     A read-only mapping from method name to :class:`BenchResult`, in the order
     measured. Two Results are equal when their metadata and every array are.
+    In Jupyter they show as an HTML table, one row per method.
 
     Attributes:
         results: method name -> BenchResult (raw per-run TSC ticks).
