@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from . import _display
 from ._result import BenchResult
 from ._results import Results, Source, as_results
 
@@ -78,7 +79,8 @@ def _row(method: str, ra: BenchResult, rb: BenchResult, unit: str) -> ABRow:
 
 
 class ABComparison(Sequence[ABRow]):
-    """The rows of :func:`compare_ab`, in A's order, and how to print them."""
+    """The rows of :func:`compare_ab`, in A's order, and how to print them
+    (``str()``; an HTML table in Jupyter)."""
 
     def __init__(self, a_name: str, b_name: str, unit: str, rows: list[ABRow],
                  only_a: list[str], only_b: list[str]) -> None:
@@ -123,8 +125,44 @@ class ABComparison(Sequence[ABRow]):
                 lines.append(f"only in {name}: {', '.join(only)}")
         return "\n".join(lines)
 
+    def _verdict_counts(self) -> str:
+        verdicts = [r.verdict for r in self.rows]
+        return ", ".join(f"{verdicts.count(v)} {v}" for v in ("slower", "faster", "no detectable difference")
+                         if v in verdicts)
+
     def __repr__(self) -> str:
-        return f"<fastcpu.ABComparison: {len(self)} methods, {self.unit}, B={self.b_name!r} vs A={self.a_name!r}>"
+        """One line: how many methods, the unit, the verdicts, B and A."""
+        one = _display.one_line
+        return (f"<fastcpu.ABComparison: {len(self)} methods in {AB_UNITS[self.unit][0]} "
+                f"({self._verdict_counts()}), B={one(repr(self.b_name), 60)} "
+                f"vs A={one(repr(self.a_name), 60)}>")
+
+    def _repr_html_(self) -> str:
+        """The comparison as an HTML table, for Jupyter: A's and B's estimates,
+        B - A and B / A with their 95% half-widths, and the verdict."""
+        d = _display
+        what = AB_UNITS[self.unit][0]
+        rows = [
+            [r.method, d.plus_minus(r.a, r.a_ci95), d.plus_minus(r.b, r.b_ci95),
+             d.plus_minus(r.difference, r.difference_ci95),
+             d.plus_minus(r.ratio, r.ratio_ci95, digits=3), r.verdict]
+            for r in self.rows
+        ]
+        columns = ["method", f"A ({what})", f"B ({what})", f"B - A ({what})", "B / A", "verdict"]
+        notes = []
+        if any(math.isnan(r.ratio) for r in self.rows):
+            notes.append(d.paragraph("B / A left out where A's interval reaches 0: a ratio to a "
+                                     "cost that may be nothing says nothing."))
+        for name, only in (("A", self.only_a), ("B", self.only_b)):
+            if only:
+                notes.append(d.paragraph(", ".join(only), bold=f"only in {name}:"))
+        return d.block(
+            d.paragraph(self.a_name, bold="A (baseline):"),
+            d.paragraph(self.b_name, bold="B:"),
+            d.table(columns, rows, caption=f"{what} per call above the empty sequence "
+                                           f"(estimate \u00b1 95%): {self._verdict_counts()}"),
+            *notes,
+        )
 
 
 def _resolve(source: object, which: str) -> Results:

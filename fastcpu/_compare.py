@@ -32,6 +32,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from . import _display
 from ._args import check_unit
 from ._estimate import paired_mean
 from ._result import BenchResult
@@ -71,7 +72,8 @@ class ComparisonTable(Sequence[dict]):
 
     ``table[i]`` is a row (a dict), ``table["best_ns"]`` a column (a list);
     ``to_string()`` prints every column, ``format(unit)`` the figures of one
-    unit, ``to_csv()`` writes every column.
+    unit, ``to_csv()`` writes every column; in Jupyter it shows as an HTML
+    table under a header row naming each column's unit.
     """
 
     def __init__(self, rows: list[dict[str, Any]], columns: Sequence[str] = COLUMNS) -> None:
@@ -119,7 +121,30 @@ class ComparisonTable(Sequence[dict]):
         return self.to_string()
 
     def __repr__(self) -> str:
-        return f"<fastcpu.ComparisonTable: {len(self)} rows x {len(self.columns)} columns>"
+        """One line: rows, machines and methods, columns."""
+        what = [f"{len({row[key] for row in self.rows})} {key}s" for key in ("machine", "method")
+                if key in self.columns]
+        within = f" ({', '.join(what)})" if what else ""
+        return f"<fastcpu.ComparisonTable: {len(self)} rows{within} x {len(self.columns)} columns>"
+
+    def _repr_html_(self) -> str:
+        """The table as HTML, for Jupyter: every column, under a header row
+        naming the unit of each (TSC ticks, ns, core cycles)."""
+        def unit_of(column: str) -> str:
+            for suffix, words in UNITS.items():
+                if column.endswith(f"_{suffix}"):
+                    return f"{words} per copy above the empty sequence"
+            return ""
+
+        groups: list[tuple[str, int]] = []
+        for column in self.columns:
+            unit = unit_of(column)
+            if groups and groups[-1][0] == unit:
+                groups[-1] = (unit, groups[-1][1] + 1)
+            else:
+                groups.append((unit, 1))
+        rows = [[_cell(row.get(c)) for c in self.columns] for row in self.rows]
+        return _display.block(_display.table(self.columns, rows, groups=groups))
 
 
 def _cell(value: object) -> str:

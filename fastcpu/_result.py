@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _estimate
+from . import _display, _estimate
 from ._clock import Clock, CounterUnits
 from ._stability import Stability, assess
 
@@ -154,6 +154,58 @@ class _Estimated:
         clock's movement across the measurement) does to the estimate."""
         return self.ticks_to_core_cycles(self.estimate_ci95) + abs(self.estimate) * self.cycles_per_tick_ci95
 
+    # ---- how a result shows itself (repr, and HTML in a notebook) ----
+
+    @property
+    def _counts_unit(self) -> str:
+        """What one count of the counter is, in words."""
+        return "TSC ticks" if self.counter == "tsc" else "core cycles"
+
+    def _estimate_words(self) -> str:
+        """The estimate for a repr(): core cycles, then TSC ticks (for the
+        TSC; a PMU count is a core cycle) and ns."""
+        fig = _display.figure
+        others = [f"{fig(self.estimate_ns, self.estimate_ci95_ns)} ns"]
+        if self.counter == "tsc":
+            others.insert(0, f"{fig(self.estimate, self.estimate_ci95)} TSC ticks")
+        return (f"estimate {fig(self.estimate_core_cycles, self.estimate_ci95_core_cycles)} "
+                f"core cycles ({', '.join(others)})")
+
+    def _units_columns(self) -> list[str]:
+        """The unit columns of the HTML table: the counter's counts (TSC
+        ticks; none apart for a PMU counter, whose count is a core cycle),
+        ns, core cycles."""
+        return (["TSC ticks"] if self.counter == "tsc" else []) + ["ns", "core cycles"]
+
+    def _in_units(self, counts: float, ns: float, core_cycles: float) -> list[float]:
+        return ([counts] if self.counter == "tsc" else []) + [ns, core_cycles]
+
+    def _estimate_rows(self) -> list[list[object]]:
+        """The HTML rows of the estimate: value +- 95% and the interval, in every unit."""
+        value = self._in_units(self.estimate, self.estimate_ns, self.estimate_core_cycles)
+        half = self._in_units(self.estimate_ci95, self.estimate_ci95_ns, self.estimate_ci95_core_cycles)
+        return [
+            [f"estimate ({self.estimator}) \u00b1 95%",
+             *(_display.plus_minus(v, h) for v, h in zip(value, half))],
+            ["95% interval", *(_display.interval(v, h) for v, h in zip(value, half))],
+        ]
+
+    def _correction_words(self) -> str:
+        """The harness-bias correction, and the interval's two parts."""
+        unit = self._counts_unit
+        if self.harness_bias_core_cycles == 0 and self.harness_bias_ci95_core_cycles == 0:
+            return (f"no harness-bias correction applied; the 95% interval is the runs' scatter, "
+                    f"\u00b1 {self.estimate_random_ci95:.2f} {unit}")
+        return (f"harness bias {self.harness_bias_core_cycles:.2f} \u00b1 "
+                f"{self.harness_bias_ci95_core_cycles:.2f} core cycles per copy subtracted "
+                f"(fastcpu.selftest's, from the calibration chains on the measuring host); the "
+                f"95% interval adds its \u00b1 {self.estimate_systematic_ci95:.2f} {unit} "
+                f"(systematic) to the runs' \u00b1 {self.estimate_random_ci95:.2f} {unit} (random)")
+
+    def _clock_words(self) -> str:
+        return (f"clock: TSC {self.tsc_hz / 1e6:.2f} MHz, step {self.tsc_step_ticks:.4g} TSC ticks, "
+                f"{self.cycles_per_tick:.3f} core cycles per TSC tick; counter={self.counter!r}")
+
 
 @dataclass(frozen=True, eq=False)
 class BenchResult(_Estimated):
@@ -212,7 +264,8 @@ class BenchResult(_Estimated):
     are too close to the clock's step to be trusted alone
     (:attr:`resolution_limited`), and a stability report (:attr:`warnings`).
     These are computed from the arrays on first access, so a result rebuilt
-    from saved constructor fields has them too.
+    from saved constructor fields has them too. ``repr()`` is one line with
+    the estimate; in Jupyter the result shows as an HTML table.
     """
 
     method: str
@@ -364,6 +417,41 @@ class BenchResult(_Estimated):
         """Why this result may be less trustworthy than it looks (never raises)."""
         return self.stability.warnings
 
+    def __repr__(self) -> str:
+        """One line: the method, its estimate in core cycles (and TSC ticks,
+        ns) with the 95% half-width, the runs and the settings."""
+        settings = f"serialize={self.serialize!r}"
+        if self.unroll != 1:
+            settings += f", unroll={self.unroll}"
+        if self.counter != "tsc":
+            settings += f", counter={self.counter!r}"
+        return (f"<fastcpu.BenchResult {_display.one_line(self.method)}: {self._estimate_words()}, "
+                f"{self.runs} runs, {settings}>")
+
+    def _repr_html_(self) -> str:
+        """The result as an HTML table, for Jupyter: the estimate with its
+        95% interval, best and median, in TSC ticks, ns and core cycles; the
+        harness-bias correction; the warnings."""
+        d = _display
+        rows = self._estimate_rows() + [
+            ["best (above empty)", *self._in_units(self.best, self.best_ns, self.best_core_cycles)],
+            ["median (above empty)", *self._in_units(self.median, self.median_ns, self.median_core_cycles)],
+        ]
+        rows[2:] = [[r[0], *(f"{v:.2f}" for v in r[1:])] for r in rows[2:]]
+        where = f"pinned to CPU {self.cpu}" if self.cpu is not None else "not pinned"
+        facts = (f"{self.runs} runs ({self.runs_used} used by the estimate, {self.migrations} "
+                 f"migrated), serialize={self.serialize!r}, unroll={self.unroll}, {where}")
+        notes = [d.paragraph(facts), d.paragraph(self._correction_words()), d.paragraph(self._clock_words())]
+        if self.resolution_limited:
+            notes.append(d.paragraph("best and median sit within a few clock steps (resolution "
+                                     "limited): trust the estimate and its interval rather than them"))
+        return d.block(
+            d.table(["", *self._units_columns()], rows,
+                    caption=f"fastcpu.BenchResult {self.method}: cost per copy above the empty sequence"),
+            *notes,
+            d.bullets(self.warnings, "warnings (the figures stand; these say what may skew them)"),
+        )
+
     def __str__(self) -> str:
         unit = "ticks" if self.counter == "tsc" else "PMU cycles"
         return (
@@ -426,6 +514,31 @@ class DiffResult(_Estimated):
     @functools.cached_property
     def _recommended(self) -> _estimate.Estimate:
         return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)
+
+    def __repr__(self) -> str:
+        """One line: the method, its estimate per copy in core cycles (and TSC
+        ticks, ns) with the 95% half-width, k and the pairs of runs."""
+        counter = f", counter={self.counter!r}" if self.counter != "tsc" else ""
+        return (f"<fastcpu.DiffResult {_display.one_line(self.method)}: {self._estimate_words()} "
+                f"per copy by differencing {self.k} and {2 * self.k} copies, {self.runs} pairs, "
+                f"serialize={self.serialize!r}{counter}>")
+
+    def _repr_html_(self) -> str:
+        """The result as an HTML table, for Jupyter: the differencing estimate
+        with its 95% interval in TSC ticks, ns and core cycles."""
+        d = _display
+        where = f"pinned to CPU {self.cpu}" if self.cpu is not None else "not pinned"
+        facts = (f"{self.runs} interleaved pairs of runs at {self.k} and {2 * self.k} copies "
+                 f"({self.runs_used} used, {self.migrations} migrated), "
+                 f"serialize={self.serialize!r}, {where}")
+        return d.block(
+            d.table(["", *self._units_columns()], self._estimate_rows(),
+                    caption=f"fastcpu.DiffResult {self.method}: cost per copy by differencing"),
+            d.paragraph(facts),
+            d.paragraph("no harness-bias correction: differencing cancels what the harness adds "
+                        "once per run; below about 2 core cycles per copy it reads the copy loop"),
+            d.paragraph(self._clock_words()),
+        )
 
     def __str__(self) -> str:
         return (

@@ -20,10 +20,12 @@ from typing import Any, Union
 
 import numpy as np
 
+from . import _display
 from ._args import RUNS_MAX, UNROLL_MAX
 from ._clock import Clock
 from ._methods import canonical_name
-from ._result import BenchResult
+from ._result import BenchResult, stability
+from ._stability import Stability
 from ._selftest import SelfTest
 from ._resultfile import (
     FORMAT_NAME,
@@ -74,6 +76,7 @@ class Results(Mapping[str, BenchResult]):
 
     A read-only mapping from method name to :class:`BenchResult`, in the order
     measured. Two Results are equal when their metadata and every array are.
+    In Jupyter they show as an HTML table, one row per method.
 
     Attributes:
         results: method name -> BenchResult (raw per-run TSC ticks).
@@ -176,8 +179,69 @@ class Results(Mapping[str, BenchResult]):
         return format_table(self.results.values(), self.unavailable.items())
 
     def __repr__(self) -> str:
-        return (f"<fastcpu.Results {self.name!r}: {len(self)} methods, "
-                f"serialize={self.serialize}, {self.date}>")
+        """One line: the machine, how many methods (and how many could not
+        run), the serialization mode and the date."""
+        one = _display.one_line
+        missing = f" ({len(self.unavailable)} unavailable)" if self.unavailable else ""
+        return (f"<fastcpu.Results {one(repr(self.name), 80)}: {len(self)} methods{missing}, "
+                f"serialize={one(self.serialize, 16)}, {one(self.date, 32)}>")
+
+    def _stability(self, r: BenchResult) -> Stability:
+        """r's stability report against the facts of the machine it ran on
+        (not the one looking at it)."""
+        try:
+            return stability(r, self.machine)
+        except TypeError:  # facts of the wrong types (an edited file): judge the runs alone
+            return stability(r, {})
+
+    def _repr_html_(self) -> str:
+        """The results as an HTML table, for Jupyter: each method's estimate
+        with its 95% interval (core cycles, ns, TSC ticks), best, median, the
+        harness-bias correction applied and its warnings; then the machine's
+        warnings, what could not run and the self-test."""
+        d = _display
+        rows = []
+        machine_warnings: list[str] = []
+        for r in self.results.values():
+            report = self._stability(r)
+            machine_warnings.extend(w for w in report.machine_warnings if w not in machine_warnings)
+            notes = list(report.run_warnings)
+            if r.resolution_limited:
+                notes.insert(0, "best and median resolution limited: trust the estimate")
+            bias = ("none" if r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
+                    else d.plus_minus(r.harness_bias_core_cycles, r.harness_bias_ci95_core_cycles))
+            rows.append([
+                r.method,
+                d.plus_minus(r.estimate_core_cycles, r.estimate_ci95_core_cycles),
+                d.interval(r.estimate_core_cycles, r.estimate_ci95_core_cycles),
+                d.plus_minus(r.estimate_ns, r.estimate_ci95_ns),
+                d.plus_minus(r.estimate, r.estimate_ci95) if r.counter == "tsc" else d.DASH,
+                f"{r.best_core_cycles:.2f}", f"{r.median_core_cycles:.2f}",
+                r.estimator, f"{r.runs_used} of {r.runs}", r.migrations, bias,
+                "; ".join(notes) or d.DASH,
+            ])
+        runs = "/".join(map(str, sorted({r.runs for r in self.results.values()}))) or "0"
+        columns = ["method", "core cycles", "95% interval (core cycles)", "ns", "TSC ticks",
+                   "best (core cycles)", "median (core cycles)", "estimator", "runs used",
+                   "migrated", "harness bias subtracted (core cycles)", "notes"]
+        groups = [("", 1), ("estimate \u00b1 95%, per copy above the empty sequence", 4),
+                  ("above the empty sequence", 2), ("", 5)]
+        parts = [
+            d.paragraph(f"measured {self.date} with fastcpu {self.fastcpu_version}: {len(self)} "
+                        f"methods, {runs} runs per method, serialize={self.serialize}",
+                        bold=f"fastcpu.Results {self.name}"),
+            d.paragraph(format_clock(self.clock)),
+            d.table(columns, rows, groups=groups),
+            d.bullets(machine_warnings, "machine warnings (from the facts saved with the results)"),
+            d.bullets((f"{name}: {reason}" for name, reason in self.unavailable.items()),
+                      "not available there"),
+        ]
+        if self.selftest is not None:
+            st = self.selftest
+            parts.append(d.details(
+                f"self-test: {'PASS' if st.passed else 'FAIL'} (its harness-bias corrections are "
+                "subtracted from the estimates above)", st.lines()))
+        return d.block(*parts)
 
     def __str__(self) -> str:
         runs = sorted({r.runs for r in self.results.values()})

@@ -1,0 +1,311 @@
+"""How results show themselves: a one-line repr() with the estimate, and in
+Jupyter (``_repr_html_``) a well-formed HTML table with the estimate, its 95%
+interval, the units, the harness-bias correction and the warnings, every
+string from a file escaped."""
+
+import dataclasses
+import html
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fastcpu
+from fastcpu import _core
+from conftest import AVAILABLE
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+ZEN3 = DATA / "amd-epyc-family25-model1-kvm-guest.json"
+ZEN5 = DATA / "amd-epyc-family26-model2-kvm-guest.json"
+HOSTILE = '<script>alert("x")</script>'
+REPR_MAX = 300  # characters: a repr fits a line or two of a terminal, whatever the names
+
+
+class _Tags(HTMLParser):
+    """The tags of an HTML text, checked to open and close in order."""
+
+    VOID = {"br", "hr", "img", "meta", "link", "input", "col", "wbr"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.seen, self.problems, self.text = [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.seen.append(tag)
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+        else:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(text):
+    """The HTML's tags and text, after checking it is well-formed and runs no script."""
+    p = _Tags()
+    p.feed(text)
+    p.close()
+    assert p.problems == [] and p.stack == [], (p.problems, p.stack)
+    assert "script" not in p.seen and "style" not in p.seen
+    assert "<script" not in text.lower()
+    return p
+
+
+def shown(obj):
+    """The text a notebook reader sees in obj's HTML (entities decoded)."""
+    return "".join(parse(obj._repr_html_()).text)
+
+
+def check_repr(obj, *must_contain):
+    text = repr(obj)
+    assert "\n" not in text and "\r" not in text and len(text) <= REPR_MAX, text
+    assert re.match(rf"<fastcpu\.{type(obj).__name__}[ :]", text) and text.endswith(">"), text
+    for piece in must_contain:
+        assert piece in text, (piece, text)
+    return text
+
+
+def fig(value, half):
+    """The repr's figures: two decimals below 10, one above."""
+    d = 2 if max(abs(value), abs(half)) < 10 else 1
+    return f"{value:.{d}f} +-{half:.{d}f}"
+
+
+def pm(value, half, digits=2):
+    return f"{value:.{digits}f} \u00b1 {half:.{digits}f}"
+
+
+@pytest.fixture(scope="module")
+def zen3():
+    return fastcpu.load(ZEN3)
+
+
+@pytest.fixture(scope="module")
+def live():
+    """A real small measurement on this machine."""
+    name = next((m for m in ("rdpid", "tscp", "vdso", "sched_getcpu") if m in AVAILABLE), None)
+    if name is None:
+        pytest.skip("none of rdpid, tscp, vdso, sched_getcpu runs here")
+    return fastcpu.bench(name, 100)
+
+
+def renamed(r, method):
+    return fastcpu.BenchResult.from_arrays(
+        method=method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu, raw=r.raw, empty=r.empty,
+        migrated=r.migrated, clock=fastcpu.Clock(r.tsc_hz, r.tsc_step_ticks, r.cycles_per_tick),
+        counter=r.counter, harness_bias_core_cycles=r.harness_bias_core_cycles,
+        harness_bias_ci95_core_cycles=r.harness_bias_ci95_core_cycles)
+
+
+# ---- BenchResult -----------------------------------------------------------
+
+@pytest.mark.parametrize("which", ["live", "loaded"])
+def test_bench_result_html_shows_the_estimate_interval_and_units(which, live, zen3):
+    r = live if which == "live" else zen3["rdpid"]
+    text = shown(r)
+    for value, half in ((r.estimate, r.estimate_ci95), (r.estimate_ns, r.estimate_ci95_ns),
+                        (r.estimate_core_cycles, r.estimate_ci95_core_cycles)):
+        assert pm(value, half) in text
+        assert f"[{value - half:.2f}, {value + half:.2f}]" in text
+    tags = parse(r._repr_html_())
+    headers = [t for t in tags.seen if t == "th"]
+    assert headers and "95% interval" in text
+    for unit in ("TSC ticks", "ns", "core cycles"):
+        assert f"<th>{unit}</th>" in r._repr_html_()
+    assert f"estimate ({r.estimator})" in text
+    assert f"{r.runs} runs ({r.runs_used} used by the estimate" in text
+    for w in r.warnings:
+        assert w in text
+
+
+def test_bench_result_html_says_whether_the_harness_bias_was_subtracted(zen3):
+    corrected = zen3["rdpid"]
+    assert corrected.harness_bias_core_cycles != 0  # the 0.3.0 file carries its self-test's
+    text = shown(corrected)
+    assert (f"harness bias {corrected.harness_bias_core_cycles:.2f} \u00b1 "
+            f"{corrected.harness_bias_ci95_core_cycles:.2f} core cycles per copy subtracted") in text
+    assert f"\u00b1 {corrected.estimate_systematic_ci95:.2f} TSC ticks (systematic)" in text
+    plain = corrected.with_harness_bias(0.0, 0.0)
+    assert "no harness-bias correction applied" in shown(plain)
+    assert pm(plain.estimate, plain.estimate_ci95) in shown(plain)
+
+
+def test_bench_result_html_shows_warnings_when_there_are_some(zen3):
+    r = zen3["sidt"]  # 28% of its runs hit an outlier on that guest
+    assert any("outlier" in w for w in r.warnings)
+    text = shown(r)
+    assert "warnings" in text
+    for w in r.warnings:
+        assert w in text
+
+
+def test_a_pmu_result_has_no_tsc_tick_column():
+    rng = np.random.default_rng(0)
+    empty = rng.integers(100, 104, 400).astype(np.uint64)
+    r = fastcpu.BenchResult.from_arrays(
+        method="gdt", serialize="lfence", unroll=1, cpu=None, raw=empty + 40, empty=empty,
+        migrated=np.zeros(400, bool), clock=fastcpu.Clock(2.6e9, 26, 1.5), counter="pmu")
+    page = r._repr_html_()
+    parse(page)
+    assert "<th>TSC ticks</th>" not in page and "<th>core cycles</th>" in page
+    text = check_repr(r, f"{fig(r.estimate_core_cycles, r.estimate_ci95_core_cycles)} core cycles",
+                      "counter='pmu'")
+    assert "TSC ticks" not in text  # a PMU count is a core cycle
+
+
+@pytest.mark.parametrize("which", ["live", "loaded"])
+def test_bench_result_repr_is_one_short_line_with_the_estimate(which, live, zen3):
+    r = live if which == "live" else zen3["rdpid"]
+    check_repr(r, r.method, f"estimate {fig(r.estimate_core_cycles, r.estimate_ci95_core_cycles)} core cycles",
+               f"{fig(r.estimate, r.estimate_ci95)} TSC ticks", f"{fig(r.estimate_ns, r.estimate_ci95_ns)} ns",
+               f"{r.runs} runs", f"serialize={r.serialize!r}")
+    assert "array" not in repr(r)  # not the dataclass's dump
+
+
+def test_a_hostile_method_name_is_escaped_and_cut(zen3):
+    r = renamed(zen3["rdpid"], HOSTILE + "\n" + "x" * 500)
+    page = r._repr_html_()
+    parse(page)
+    assert html.escape(HOSTILE) in page
+    check_repr(r)
+
+
+# ---- DiffResult ------------------------------------------------------------
+
+def test_diff_result_repr_and_html(live):
+    d = fastcpu.bench_diff(live.method, 100, k=4)
+    check_repr(d, d.method, f"estimate {fig(d.estimate_core_cycles, d.estimate_ci95_core_cycles)} core cycles",
+               f"{fig(d.estimate, d.estimate_ci95)} TSC ticks", "4 and 8 copies", "100 pairs")
+    text = shown(d)
+    for value, half in ((d.estimate, d.estimate_ci95), (d.estimate_ns, d.estimate_ci95_ns),
+                        (d.estimate_core_cycles, d.estimate_ci95_core_cycles)):
+        assert pm(value, half) in text
+        assert f"[{value - half:.2f}, {value + half:.2f}]" in text
+    assert "estimate (diff)" in text and "no harness-bias correction" in text
+    hostile = dataclasses.replace(d, method=HOSTILE, clock=None)
+    assert html.escape(HOSTILE) in hostile._repr_html_()
+    parse(hostile._repr_html_())
+
+
+# ---- Results ---------------------------------------------------------------
+
+def test_results_html_has_a_row_per_method_with_its_estimate(zen3):
+    page = zen3._repr_html_()
+    tags = parse(page)
+    text = "".join(tags.text)
+    assert tags.seen.count("tr") == len(zen3) + 2  # two header rows
+    for r in zen3.values():
+        assert f">{r.method}</th>" in page
+        assert pm(r.estimate_core_cycles, r.estimate_ci95_core_cycles) in text
+        assert f"[{r.estimate_core_cycles - r.estimate_ci95_core_cycles:.2f}, " in text
+        assert pm(r.estimate, r.estimate_ci95) in text
+    for unit in ("core cycles", "ns", "TSC ticks"):
+        assert f"<th>{unit}</th>" in page
+    assert zen3.name in text and "self-test: FAIL" in text  # that guest's self-test failed a goal
+    bias = zen3["rdpid"]
+    assert pm(bias.harness_bias_core_cycles, bias.harness_bias_ci95_core_cycles) in text
+
+
+def test_results_html_warns_from_the_machine_that_measured_them(zen3):
+    text = shown(zen3)
+    assert "running under a hypervisor (KVMKVMKVM)" in text  # the file's facts
+    assert "28.0% of the runs hit an outlier" in text          # sidt's own warning
+    elsewhere = dataclasses.replace(zen3, machine={**zen3.machine, "hypervisor": "Xen" + HOSTILE})
+    page = elsewhere._repr_html_()
+    parse(page)
+    assert "running under a hypervisor (Xen" + html.escape(HOSTILE) in page
+    broken = dataclasses.replace(zen3, machine={"governors": 5})  # an edited file: still shown
+    assert "KVMKVMKVM" not in shown(broken) and "outlier" in shown(broken)
+
+
+def test_results_html_escapes_labels_and_lists_what_could_not_run(zen3):
+    bad = dataclasses.replace(zen3, label=HOSTILE, unavailable={"<b>gone": "needs <i>a CPU</i>"})
+    page = bad._repr_html_()
+    text = "".join(parse(page).text)
+    assert html.escape(HOSTILE) in page and HOSTILE in text
+    assert "not available there" in text and "<b>gone: needs <i>a CPU</i>" in text
+    check_repr(bad, "37 methods (1 unavailable)")
+
+
+def test_results_repr_names_the_machine_and_counts_methods(zen3):
+    check_repr(zen3, repr(zen3.name), f"{len(zen3)} methods", "serialize=lfence", zen3.date)
+    long = dataclasses.replace(zen3, label="very long\nlabel " * 40)
+    check_repr(long, f"{len(zen3)} methods")
+
+
+# ---- compare() and compare_ab() --------------------------------------------
+
+def test_comparison_table_html_labels_units_and_escapes(zen3):
+    bad = dataclasses.replace(zen3, label=HOSTILE)
+    table = fastcpu.compare(bad, ZEN5, dataframe=False)
+    page = table._repr_html_()
+    tags = parse(page)
+    text = "".join(tags.text)
+    assert tags.seen.count("tr") == len(table) + 2
+    for unit in ("TSC ticks", "ns", "core cycles"):
+        assert f'<th colspan="5">{unit} per copy above the empty sequence</th>' in page
+    for column in table.columns:
+        assert f"<th>{column}</th>" in page
+    first = table[0]
+    assert f"{first['paired_mean_core_cycles']:.3f}" in text and f"{first['best_ticks']:.3f}" in text
+    assert html.escape(HOSTILE) in page
+    check_repr(table, f"{len(table)} rows", "2 machines", f"{len(set(table['method']))} methods",
+               f"{len(table.columns)} columns")
+
+
+def test_the_pandas_comparison_escapes_labels_too(zen3):
+    pytest.importorskip("pandas")
+    frame = fastcpu.compare(dataclasses.replace(zen3, label=HOSTILE))
+    page = frame._repr_html_()
+    assert html.escape(HOSTILE, quote=False) in page and "<script" not in page
+    assert "paired_mean_core_cycles" in page or "..." in page  # pandas may fold wide frames
+
+
+@pytest.mark.parametrize("unit, words", [("ns", "ns"), ("cycles", "core cycles")])
+def test_ab_comparison_html_and_repr(zen3, unit, words):
+    ab = fastcpu.compare_ab(dataclasses.replace(zen3, label=HOSTILE), ZEN5, unit=unit)
+    page = ab._repr_html_()
+    tags = parse(page)
+    text = "".join(tags.text)
+    assert tags.seen.count("tr") == len(ab) + 1
+    assert f"<th>A ({words})</th>" in page and f"<th>B - A ({words})</th>" in page
+    for row in ab:
+        assert re.search(rf">{row.method}</th><td>{re.escape(pm(row.a, row.a_ci95))}</td>"
+                         rf"<td>{re.escape(pm(row.b, row.b_ci95))}</td>"
+                         rf"<td>{re.escape(pm(row.difference, row.difference_ci95))}</td>.*?"
+                         rf"<td>{row.verdict}</td>", page)
+    assert html.escape(HOSTILE) in page and HOSTILE in text
+    assert "only in A:" in text and ", ".join(ab.only_a) in text
+    verdicts = [r.verdict for r in ab]
+    check_repr(ab, f"{len(ab)} methods in {words}",
+               *(f"{verdicts.count(v)} {v}" for v in set(verdicts)))
+
+
+# ---- cheap, and what a notebook shows ---------------------------------------
+
+def test_showing_measures_nothing(zen3, monkeypatch):
+    for name in ("bench", "bench_address", "bench_diff", "add_chain_ticks", "add_chain_samples",
+                 "tsc_step", "tsc_ns_pair", "user_chains"):
+        monkeypatch.setattr(_core, name, lambda *a, **k: pytest.fail("showing a result measured"))
+    r = zen3["gdt"]
+    d = fastcpu.DiffResult(method="gdt", runs=r.runs, serialize="lfence", k=1, cpu=None, long=r.raw,
+                           short=r.empty, migrated=r.migrated, tsc_hz=r.tsc_hz,
+                           cycles_per_tick=r.cycles_per_tick, tsc_step_ticks=r.tsc_step_ticks)
+    for obj in (r, d, zen3, fastcpu.compare(zen3, dataframe=False), fastcpu.compare_ab(zen3, zen3)):
+        parse(obj._repr_html_())
+        check_repr(obj)
+
+
+def test_a_notebook_shows_the_html(zen3):
+    formatter = pytest.importorskip("IPython.core.formatters").DisplayFormatter()
+    for obj in (zen3["rdpid"], zen3, fastcpu.compare(zen3, dataframe=False), fastcpu.compare_ab(zen3, ZEN5)):
+        data, _ = formatter.format(obj)
+        assert data["text/html"] == obj._repr_html_()
+        assert data["text/plain"] == repr(obj)
