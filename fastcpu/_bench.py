@@ -4,6 +4,7 @@ measurement at 2k and k copies."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -143,13 +144,17 @@ def bench(
     serialize = check_serialize(serialize)
     counter = _counter_argument(counter, clock, serialize)
 
-    result = timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter)
-    # the self-test measures single copies on the TSC: its correction is for those
-    if counter != "tsc" or unroll != 1:
-        return result
-    # the correction is kept in ticks: converted at the clock around these runs
-    return result.with_harness_bias(*harness_bias("inline" if isinstance(method, str) else "user",
-                                                  serialize, cpu, result.cycles_per_tick))
+    correction = None
+    # the self-test measures single copies on the TSC: its correction is for
+    # those. It is kept in ticks: converted at the clock around these runs.
+    if counter == "tsc" and unroll == 1:
+        path = "inline" if isinstance(method, str) else "user"
+
+        def correction(cycles_per_tick: float | None) -> tuple[float, float]:
+            return harness_bias(path, serialize, cpu, math.nan if cycles_per_tick is None else cycles_per_tick)
+
+    return timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
+                 correction=correction)
 
 
 def bench_diff(

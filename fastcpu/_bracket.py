@@ -111,7 +111,7 @@ _last = threading.local()
 #: back-to-back bench() calls' brackets, short against the minutes over
 #: which the host moves the guest's core clock.
 RECENT_NS = 50_000_000
-RECENT_BRACKETS = 16
+RECENT_BRACKETS = 8
 
 
 def _remember(samples: list[float]) -> None:

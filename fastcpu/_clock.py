@@ -161,8 +161,8 @@ def add_chain_cycles_per_tick(blocks: int, repeats: int) -> float:
     """Core cycles per TSC tick: 100 * N dependent adds (N = `blocks`) over
     median t(2N) - median t(N) in TSC ticks, over timings that were neither
     migrated nor disturbed (:func:`clean_samples`). Takes `repeats` pairs,
-    and more rounds of them (up to ``_CHAIN_ROUNDS``) until half a round of
-    each size is clean; warns with :class:`CalibrationWarning` when fewer
+    and more rounds of them (up to ``_CHAIN_ROUNDS``) until more than half a
+    round, and at least ``_CHAIN_CLEAN_MIN``, of each size are clean; warns with :class:`CalibrationWarning` when fewer
     than ``_CHAIN_CLEAN_MIN`` of either are (a signal storm, a busy host)."""
     pairs: list[tuple[int, int, bool]] = []
     singles: list[int] = []
@@ -170,7 +170,10 @@ def add_chain_cycles_per_tick(blocks: int, repeats: int) -> float:
     for _ in range(_CHAIN_ROUNDS):
         pairs.extend(_chain_pair(blocks) for _ in range(repeats))
         singles, doubles = clean_samples(pairs)
-        if min(len(singles), len(doubles)) * 2 > repeats:
+        # enough for a figure without a warning: more than half a round,
+        # and never fewer than the warning asks for (7 repeats stopped at 4
+        # clean and then warned that 4 were too few)
+        if min(len(singles), len(doubles)) >= max(repeats // 2 + 1, _CHAIN_CLEAN_MIN):
             break
     clean = min(len(singles), len(doubles))
     if not clean:  # every pair migrated: use them all, and say so

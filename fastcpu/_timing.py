@@ -10,6 +10,8 @@ its own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import _norseq
 from ._bracket import bracket_cycles_per_tick, closing_samples, opening_samples, recent_samples
 from ._harness import Method, core_bench, run_pinned
@@ -19,10 +21,13 @@ __all__ = ["timed"]
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
-          counter: str) -> BenchResult:
+          counter: str,
+          correction: Callable[[float | None], tuple[float, float]] | None = None) -> BenchResult:
     """`runs` runs of `method` (a name or a user function) against the empty
-    sequence, uncorrected, converted with the core cycles per tick measured
-    around them (TSC; a PMU counter counts core cycles itself)."""
+    sequence, converted with the core cycles per tick measured around them
+    (TSC; a PMU counter counts core cycles itself). `correction`, given that
+    figure, returns the harness bias and its 95% half-width (core cycles)
+    to apply; without it the result is uncorrected."""
     brackets: list[list[float]] = []
     recent: list[float] = []
 
@@ -41,6 +46,7 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
     cycles_per_tick, cycles_per_tick_ci95 = None, 0.0
     if brackets:
         cycles_per_tick, cycles_per_tick_ci95 = bracket_cycles_per_tick(*brackets, recent=recent)
+    bias, bias_ci = correction(cycles_per_tick) if correction is not None else (0.0, 0.0)
     return BenchResult.from_arrays(
         method=name,
         serialize=serialize,
@@ -55,4 +61,6 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
         median=median,
         cycles_per_tick=cycles_per_tick,
         cycles_per_tick_ci95=cycles_per_tick_ci95,
+        harness_bias_core_cycles=bias,
+        harness_bias_ci95_core_cycles=bias_ci,
     )

@@ -126,3 +126,23 @@ def test_a_signal_storm_during_calibration_is_rejected_or_warned():
     out = json.loads(p.stdout)
     calm = statistics.median(out["calm"])
     assert out["warned"] or out["stormy"] == pytest.approx(calm, rel=0.05), out
+
+
+def test_a_calibration_takes_another_round_rather_than_warn_of_too_few(monkeypatch):
+    import warnings
+
+    from fastcpu import _clock
+
+    # three of each seven pairs disturbed: one round leaves 4 clean, fewer
+    # than the warning's minimum; a second round makes 8
+    calls = []
+
+    def pair(blocks):
+        calls.append(blocks)
+        return (1000, 2000, False) if len(calls) % 7 not in (1, 2, 3) else (1100, 2200, False)
+
+    monkeypatch.setattr(_clock, "_chain_pair", pair)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _clock.add_chain_cycles_per_tick(10, 7) == pytest.approx(1.0)
+    assert len(calls) == 14
