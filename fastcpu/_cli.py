@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
+import json
 import math
 import os
 import sys
@@ -17,16 +19,17 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _core
+from . import _core, export
 from ._ab import compare_ab
 from ._args import COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int
-from ._atomicfile import check_replaceable, tmp_prefix
+from ._atomicfile import check_replaceable, tmp_prefix, write_atomic
 from ._check import check
 from ._clock import clock
 from ._compare import compare, format_comparison
 from ._core import Error
 from ._measure import chosen_methods, measure
 from ._methods import MethodInfo
+from ._resultfile import encode_document
 from ._results import Results, load
 from ._seed_table import seed_table
 from ._selftest import selftest
@@ -88,9 +91,16 @@ def check_measure_options(args: argparse.Namespace) -> list[MethodInfo]:
     return chosen_methods(args.methods or None, "--methods")
 
 
-def check_out(text: str, option: str = "--out") -> Path:
-    """The file `option` names, if it can be written there; checked before
-    any work, so that no measurement is thrown away."""
+#: --out names meaning standard output: "-" by convention, and the names
+#: Linux gives it (a file named "-" is still written as ./-).
+STDOUT_NAMES = ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+
+
+def check_out(text: str, option: str = "--out", *, overwrite: bool = False) -> Path:
+    """The file `option` names, if it can be written there: one policy for
+    every command's output, an existing file is refused unless `overwrite`.
+    Checked before any work, so that no measurement or drawing is thrown
+    away."""
     if not text:
         raise ValueError(f"{option} is empty: give a file name")
     out = Path(text)
@@ -100,6 +110,8 @@ def check_out(text: str, option: str = "--out") -> Path:
     if not parent.is_dir():
         raise ValueError(f"cannot write {out}: directory {parent} does not exist")
     check_replaceable(out)
+    if out.exists() and not overwrite:
+        raise ValueError(f"{out} exists: pass --overwrite to replace it, or choose another {option}")
     # Try, rather than ask os.access(): root passes access() where the file
     # system still refuses (/proc, /sys).
     try:
@@ -112,22 +124,31 @@ def check_out(text: str, option: str = "--out") -> Path:
     return out
 
 
+def add_counter_options(p: argparse.ArgumentParser) -> None:
+    """--counter, and --clock, its old name (deprecated, hidden from --help)."""
+    p.add_argument("--counter", choices=COUNTERS, default="tsc",
+                   help="time with the TSC (default) or the PMU's core-cycle counter")
+    p.add_argument("--clock", dest="old_clock", choices=COUNTERS, help=argparse.SUPPRESS)
+
+
+def check_counter_options(args: argparse.Namespace) -> str:
+    """The counter asked for (by either name), checked against --serialize;
+    whether this machine has it is asked separately (_core.pmu_open())."""
+    option = "counter"
+    if args.old_clock is not None:  # the old name, hidden from --help, still works
+        args.counter, option = args.old_clock, "clock"
+    return check_counter(args.counter, args.serialize, option)
+
+
 def _table_args(p: argparse.ArgumentParser) -> None:
     add_measure_options(p)
     p.add_argument("--unroll", type=_positive_int, default=1, help="copies per run (a throughput figure)")
-    p.add_argument("--counter", choices=COUNTERS, default="tsc",
-                   help="time with the TSC (default) or the PMU's core-cycle counter")
-    # the old name of --counter, deprecated
-    p.add_argument("--clock", dest="old_clock", choices=COUNTERS, help=argparse.SUPPRESS)
+    add_counter_options(p)
 
 
 def _table_run(args: argparse.Namespace) -> int:
     chosen = check_measure_options(args)
-    option = "counter"
-    if args.old_clock is not None:  # the old name, hidden from --help, still works
-        args.counter, option = args.old_clock, "clock"
-    if args.counter == "pmu":  # say why not before printing anything
-        check_counter(args.counter, args.serialize, option)
+    if check_counter_options(args) == "pmu":  # say why not before printing anything
         _core.pmu_open()
     clk = clock()
     pin = "unpinned" if args.cpu is None else f"pinned to CPU {args.cpu}"
@@ -167,33 +188,84 @@ def _table_run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: run --format: what --out receives.
+RUN_FORMATS = ("json", "gbench", "csv")
+
+
 def _run_args(p: argparse.ArgumentParser) -> None:
     add_measure_options(p)
     p.add_argument("--unroll", type=_positive_int, default=1, help="copies per run (a throughput figure)")
-    p.add_argument("--out", required=True, help="result file to write (JSON; gzip if it ends in .gz)")
+    add_counter_options(p)
+    p.add_argument("--out", required=True,
+                   help="file to write, or - (or /dev/stdout) for standard output, which then gets the "
+                        "document alone and the table goes to stderr; a file named - is ./-")
+    p.add_argument("--format", choices=RUN_FORMATS, default="json",
+                   help="json (default): fastcpu's result file (gzip if --out ends in .gz), which "
+                        "fastcpu.load() and the compare and plot commands read; gbench: Google "
+                        "Benchmark's JSON, real_time and cpu_time the ESTIMATE in ns, for its "
+                        "compare.py; csv: one row per method, units in the column names. gbench "
+                        "and csv are exports: fastcpu cannot load them back")
     p.add_argument("--label", help="a name for this machine, kept in the file")
-    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace --out if it exists (without it, an existing file is refused before measuring)")
+
+
+def _run_document(results: Results, fmt: str) -> bytes:
+    """What run --format `fmt` writes, uncompressed."""
+    if fmt == "gbench":
+        # NaN and Infinity (an interval of too few runs) as Google Benchmark writes them
+        return (json.dumps(export.to_gbench(results), indent=2) + "\n").encode("utf-8")
+    if fmt == "csv":
+        text = io.StringIO()
+        export.write_csv(results, text)
+        return text.getvalue().encode("utf-8")
+    return encode_document(results.to_document())
+
+
+def _write_stdout(data: bytes) -> None:
+    """`data` on standard output as it would be in a file: bytes, not
+    re-encoded for the terminal."""
+    sys.stdout.flush()
+    raw = getattr(sys.stdout, "buffer", None)
+    if raw is None:  # replaced by a text-only stream (tests, IDEs)
+        sys.stdout.write(data.decode("utf-8"))
+    else:
+        raw.write(data)
+        raw.flush()
 
 
 def _run_run(args: argparse.Namespace) -> int:
     check_measure_options(args)
+    counter = check_counter_options(args)
     # Refuse before measuring, not after: a measurement is never thrown away.
-    out = check_out(args.out)
-    if out.exists() and not args.overwrite:
-        raise ValueError(f"{out} exists: pass --overwrite to replace it, or choose another --out")
+    out = None if args.out in STDOUT_NAMES else check_out(args.out, overwrite=args.overwrite)
+    if out is not None and args.format != "json" and out.name.endswith(".gz"):
+        raise ValueError(f"--format {args.format} writes plain text, as its readers expect: "
+                         f"drop .gz from --out, or use --format json")
+    if counter == "pmu":  # say why not before measuring
+        _core.pmu_open()
 
     def progress(done: int, total: int, name: str | None) -> None:
         if name is not None:
             print(f"[{done + 1}/{total}] measuring {name}...", file=sys.stderr, flush=True)
 
     results = measure(args.runs, args.methods, args.serialize, unroll=args.unroll, cpu=args.cpu,
-                      progress=progress, label=args.label)
+                      progress=progress, label=args.label, counter=counter)
+    if out is None:  # standard output holds the document alone: the table goes to stderr
+        _write_stdout(_run_document(results, args.format))
+        print(results, file=sys.stderr)
+        return 0
     try:
-        results.save(out, overwrite=args.overwrite)
+        if args.format == "json":
+            results.save(out, overwrite=args.overwrite)
+        else:
+            write_atomic(out, _run_document(results, args.format), overwrite=args.overwrite)
     except FileExistsError:
         raise ValueError(f"{out} appeared while measuring: pass --overwrite to replace it") from None
     print(results)
-    print(f"wrote {out}", file=sys.stderr)
+    shown = f"./{out}" if str(out) == "-" else str(out)  # not standard output
+    print(f"wrote {shown}" + ("" if args.format == "json" else f" ({args.format}: an export, not a result file)"),
+          file=sys.stderr)
     return 0
 
 
@@ -302,6 +374,8 @@ def _dpi(text: str) -> int:
 def _plot_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="result files written by 'fastcpu run'")
     p.add_argument("--out", required=True, help="image to write (PNG; .svg and .pdf work too)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace --out if it exists (without it, an existing file is refused before drawing)")
     p.add_argument("--kind", choices=("auto", "counts", "ecdf", "machines"), default="auto",
                    help="counts: exact counts per method; ecdf: methods overlaid; machines: each "
                         "method across the files (default: counts for one file, machines for several)")
@@ -313,7 +387,11 @@ def _plot_args(p: argparse.ArgumentParser) -> None:
 
 
 def _plot_run(args: argparse.Namespace) -> int:
-    out = check_out(args.out)
+    if args.out in STDOUT_NAMES:
+        raise ValueError(f"--out {args.out}: plot writes an image file, not standard output: "
+                         f"give its name (.png, .svg, .pdf)")
+    # Refuse before drawing, as run refuses before measuring.
+    out = check_out(args.out, overwrite=args.overwrite)
     loaded = _load_all(args.files)
     kind = args.kind if args.kind != "auto" else ("counts" if len(loaded) == 1 else "machines")
     if kind in ("counts", "ecdf") and len(loaded) != 1:
@@ -338,10 +416,15 @@ def _plot_run(args: argparse.Namespace) -> int:
         fig = plot.ecdf(loaded[0], args.methods, unit=args.unit or "ticks").figure
     else:
         fig = plot.machines(loaded, args.methods, unit=args.unit or "ns")
+    image = io.BytesIO()
     try:
-        fig.savefig(out, dpi=args.dpi)
+        fig.savefig(image, format=out.suffix[1:].lower(), dpi=args.dpi)
     finally:
         plt.close(fig)
+    try:  # as save() writes: an interrupted plot leaves the old image or none, never half of one
+        write_atomic(out, image.getvalue(), overwrite=args.overwrite)
+    except FileExistsError:
+        raise ValueError(f"{out} appeared while drawing: pass --overwrite to replace it") from None
     print(f"wrote {out}", file=sys.stderr)
     return 0
 
@@ -391,7 +474,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
               "time every available method and print BEST, MEDIAN and the recommended ESTIMATE with its "
               "interval (the default command)"),
     "run": (_run_args, _run_run,
-            "time every available method and save the raw runs and machine facts to a file"),
+            "time every available method and save the raw runs and machine facts to a file or standard output "
+            "(or export the estimates as Google Benchmark JSON or CSV)"),
     "compare": (_compare_args, _compare_run,
                 "one table of best, median and the paired mean with its 95% interval across result files"),
     "plot": (_plot_args, _plot_run,

@@ -69,6 +69,7 @@ __all__ = [
     "encode_ticks",
     "encode_bools",
     "read_document",
+    "encode_document",
     "write_document",
     "gzip_limit_bytes",
 ]
@@ -121,11 +122,15 @@ def write_document(doc: dict[str, Any], path: str | os.PathLike[str], *, overwri
     ends in ``.gz``): see :meth:`fastcpu.Results.save` for the guarantees and
     what is raised."""
     path = check_target(path, overwrite)
-    text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
-    data = text.encode("utf-8")
-    if path.name.endswith(".gz"):
-        data = gzip.compress(data, mtime=0)
-    write_atomic(path, data, overwrite=overwrite)
+    write_atomic(path, encode_document(doc, compress=path.name.endswith(".gz")), overwrite=overwrite)
+
+
+def encode_document(doc: dict[str, Any], *, compress: bool = False) -> bytes:
+    """The bytes of a result file holding `doc`: JSON text, gzip-compressed
+    when `compress` (what write_document() writes, for writers of other kinds
+    of file: standard output)."""
+    data = (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode("utf-8")
+    return gzip.compress(data, mtime=0) if compress else data
 
 
 # -- reading -------------------------------------------------------------------

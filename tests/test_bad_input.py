@@ -552,6 +552,18 @@ CLI = [
                  id="run --label"),
     pytest.param(["run", "--out", "x.json", "--overwrite=yes"], "argument --overwrite: ignored explicit argument",
                  id="run --overwrite=yes"),
+    *(pytest.param(["run", "--out", "x.json", opt, *args], match.replace("OPT", opt[2:]), id=f"run {opt} {' '.join(args)}")
+      for opt in ("--counter", "--clock")
+      for args, match in [(["hpet"], "argument --OPT: invalid choice: 'hpet'"),
+                          (["pmu", "--serialize", "rdtscp"], "with OPT='pmu' use 'lfence' or 'cpuid'")]),
+    pytest.param(["run", "--out", "x.json", "--format", "xml"], "argument --format: invalid choice: 'xml'",
+                 id="run --format xml"),
+    pytest.param(["run", "--out", "-", "--format", ""], "argument --format: invalid choice: ''",
+                 id="run --format ''"),
+    *(pytest.param(["run", "--out", "x.gz", "--format", f], f"--format {f} writes plain text, as its readers "
+                   "expect: drop .gz from --out", id=f"run --format {f} --out x.gz") for f in ("gbench", "csv")),
+    pytest.param(["run", "--out", "good.json", "--format", "csv"], "good.json exists: pass --overwrite",
+                 id="run --format csv --out exists"),
     pytest.param(["compare"], "the following arguments are required: FILE", id="compare no file"),
     pytest.param(["compare", "missing.json"], "cannot read missing.json: No such file", id="compare missing"),
     pytest.param(["compare", ""], "path is empty", id="compare ''"),
@@ -587,6 +599,12 @@ CLI = [
     pytest.param(["plot", "good.json", "--out", "nodir/x.png"], "directory nodir does not exist",
                  id="plot --out nodir/x"),
     pytest.param(["plot", "good.json", "--out", "/proc/x.png"], "cannot write /proc/x.png", id="plot --out /proc"),
+    pytest.param(["plot", "good.json", "--out", "good.json"],
+                 "good.json exists: pass --overwrite to replace it, or choose another --out", id="plot --out exists"),
+    pytest.param(["plot", "good.json", "--out", "x.png", "--overwrite=yes"],
+                 "argument --overwrite: ignored explicit argument", id="plot --overwrite=yes"),
+    *(pytest.param(["plot", "good.json", "--out", o], f"--out {o}: plot writes an image file, not standard output",
+                   id=f"plot --out {o}") for o in ("-", "/dev/stdout")),
     *(pytest.param(["plot", "good.json", "--out", "x.png", "--dpi", d], m, id=f"plot --dpi {'huge' if d == str(HUGE) else d}")
       for d, m in [("0", "must be 1 or more"), ("x", "not an integer"), ("601", "must be 600 or less"),
                    (str(HUGE), "must be 600 or less")]),

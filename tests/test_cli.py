@@ -1,5 +1,6 @@
 """python -m fastcpu: the table, its options, and bad options."""
 
+import json
 import os
 import subprocess
 import sys
@@ -147,3 +148,101 @@ def test_plot_counts_in_ns_draws_ns(tmp_path):
     from fastcpu import plot
     ax = plot.distributions(res, unit="ns").axes[0]
     assert "ns" in ax.get_xlabel()
+
+
+# -- run's outputs: standard output, formats, the counter; one overwrite policy ----------
+
+def _measured(names):
+    """Those of `names` this machine can time (the others are recorded as unavailable)."""
+    available = {m.name for m in fastcpu.methods() if m.available}
+    return [n for n in names if n in available]
+
+
+def test_run_out_dash_prints_the_result_document_alone_and_load_reads_it(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "run", "--out", "-", "--runs", "50",
+                        "--methods", "rdpid,gdt"], cwd=tmp_path, capture_output=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert os.listdir(tmp_path) == []  # no file named "-"
+    doc = json.loads(p.stdout)  # the document alone: no table, no "wrote" line
+    assert doc["format"] == "fastcpu-results"
+    assert not p.stdout.startswith(b"\x1f\x8b")  # plain JSON, not gzip
+    (tmp_path / "r.json").write_bytes(p.stdout)
+    res = fastcpu.load(tmp_path / "r.json")
+    assert list(res) == _measured(["rdpid", "gdt"])
+    assert set(res.unavailable) == {"rdpid", "gdt"} - set(res)
+    err = p.stderr.decode()
+    assert "BEST" in err and "measuring gdt" in err  # the people's part went to stderr
+
+
+def test_run_out_dev_stdout_writes_where_stdout_points(tmp_path):
+    with open(tmp_path / "r.json", "wb") as f:  # as `> r.json` in a shell
+        p = subprocess.run([sys.executable, "-m", "fastcpu", "run", "--out", "/dev/stdout", "--runs", "50",
+                            "--methods", "gdt"], cwd=tmp_path, stdout=f, stderr=subprocess.PIPE, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert list(fastcpu.load(tmp_path / "r.json")) == ["gdt"]
+    assert b"BEST" in p.stderr
+
+
+def test_a_file_named_dash_is_written_as_dot_slash_dash(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "run", "--out", "./-", "--runs", "20",
+                        "--methods", "gdt"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "BEST" in p.stdout and "wrote ./-" in p.stderr
+    assert list(fastcpu.load(tmp_path / "-")) == ["gdt"]
+
+
+def test_run_format_gbench_is_google_benchmarks_schema_with_every_method(tmp_path):
+    from test_export import check_gbench_schema
+
+    p = _cli("run", "--out", str(tmp_path / "g.json"), "--format", "gbench", "--runs", "50",
+             "--methods", "rdpid,gdt,syscall")
+    assert p.returncode == 0, p.stderr
+    assert "an export, not a result file" in p.stderr
+    doc = json.loads((tmp_path / "g.json").read_text())
+    check_gbench_schema(doc)
+    assert [b["name"] for b in doc["benchmarks"]] == _measured(["rdpid", "gdt", "syscall"])
+    assert all(b["time_unit"] == "ns" and b["real_time"] == b["cpu_time"] for b in doc["benchmarks"])
+    with pytest.raises(fastcpu.ResultFileError):  # an export: fastcpu does not read it back
+        fastcpu.load(tmp_path / "g.json")
+
+
+def test_run_format_csv_on_stdout_has_the_header_and_a_row_per_method():
+    from fastcpu import export
+
+    p = _cli("run", "--out", "-", "--format", "csv", "--runs", "50", "--methods", "gdt,syscall")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == ",".join(export.CSV_COLUMNS)
+    assert [line.split(",")[1] for line in lines[1:]] == _measured(["gdt", "syscall"])
+
+
+def test_run_counter_pmu_measures_core_cycles_or_says_why_not(tmp_path):
+    try:
+        fastcpu.bench("gdt", 10, counter="pmu")
+    except fastcpu.Unsupported as exc:
+        reason = str(exc)
+    else:
+        reason = None
+    p = _cli("run", "--out", str(tmp_path / "r.json"), "--counter", "pmu", "--runs", "50", "--methods", "gdt")
+    if reason is None:  # this machine has a usable PMU
+        assert p.returncode == 0, p.stderr
+        assert fastcpu.load(tmp_path / "r.json")["gdt"].counter in ("pmu", "pmu_user")
+    else:
+        assert p.returncode == 1
+        assert p.stderr.splitlines() == [f"fastcpu: {reason}"]  # before measuring: no progress
+        assert p.stdout == "" and not (tmp_path / "r.json").exists()
+
+
+def test_plot_refuses_an_existing_image_unless_overwrite(tmp_path):
+    fastcpu.measure(50, ["gdt"]).save(tmp_path / "r.json")
+    image = tmp_path / "r.png"
+    image.write_bytes(b"old")
+    p = _cli("plot", str(tmp_path / "r.json"), "--out", str(image))
+    assert p.returncode == 2
+    assert p.stderr.splitlines() == [f"fastcpu: error: {image} exists: pass --overwrite to replace it, "
+                                     f"or choose another --out"]
+    assert image.read_bytes() == b"old"
+    p = _cli("plot", str(tmp_path / "r.json"), "--out", str(image), "--overwrite")
+    assert p.returncode == 0, p.stderr
+    assert image.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert sorted(os.listdir(tmp_path)) == ["r.json", "r.png"]  # no temporary file left

@@ -34,7 +34,10 @@ codes = [
     main(["--runs", "10", "--methods", "gdt"]),
     main(["run", "--out", "run.json", "--runs", "10", "--methods", "gdt,syscall"]),
     main(["run", "--out", "run.json", "--runs", "10", "--methods", "gdt"]),  # refused: exists
+    main(["run", "--out", "run.csv", "--format", "csv", "--runs", "10", "--methods", "gdt"]),
     main(["plot", "run.json", "--out", "cli.png"]),
+    main(["plot", "run.json", "--out", "cli.png"]),  # refused: exists
+    main(["plot", "run.json", "--out", "cli.png", "--overwrite"]),  # through a temporary file
     main(["plot", "run.json", "--out", "nodir/x.png"]),  # refused: no such directory
     main(["compare", "run.json", "r.json"]),
     main(["check"]),
@@ -43,7 +46,7 @@ codes = [
 print(json.dumps(codes))
 """
 
-ASKED_FOR = {"r.json", "r.json.gz", "plot.png", "run.json", "cli.png"}
+ASKED_FOR = {"r.json", "r.json.gz", "plot.png", "run.json", "run.csv", "cli.png"}
 
 
 def _tree(root):
@@ -64,7 +67,7 @@ def test_nothing_is_written_outside_the_paths_given(tmp_path):
     code = f"import os; os.chdir({str(cwd)!r}); exec({SCRIPT!r})"
     p = run_python(code, **env)
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout.splitlines()[-1]) == [0, 0, 2, 0, 2, 0, 0, 0]
+    assert json.loads(p.stdout.splitlines()[-1]) == [0, 0, 2, 0, 0, 2, 0, 2, 0, 0, 0]
     assert _tree(home) == []
     assert _tree(tmp) == []
     assert _tree(cwd) == sorted(ASKED_FOR)  # no temporary file left either
