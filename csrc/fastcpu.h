@@ -45,7 +45,7 @@ enum fc_serialize {
 
 extern const char *const fc_serialize_names[FC_SER_COUNT];
 
-/* With clock='pmu' (pmu.c): the same modes reading the core-cycle counter.
+/* With counter='pmu' (pmu.c): the same modes reading the core-cycle counter.
  * 'rdtscp' has no counterpart (it reads the TSC). */
 enum fc_pmu_serialize {
     FC_PMU_SER_LFENCE = 0, /* start lfence;rdpmc;lfence   end lfence;rdpmc;lfence */

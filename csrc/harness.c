@@ -208,7 +208,7 @@ enum fc_step fc_session_step(struct fc_session *s)
     if (s->done < s->runs) {
         const char *why;
         if (p->pmu && fc_pmu_refresh(&why) < 0) {
-            snprintf(s->why, sizeof s->why, "clock='pmu': %s", why);
+            snprintf(s->why, sizeof s->why, "counter='pmu': %s", why);
             return FC_STEP_UNSUPPORTED;
         }
         size_t n = fc_measure(p, &s->bufs, s->done, s->runs - s->done, FC_CHUNK_TICKS);
@@ -216,7 +216,7 @@ enum fc_step fc_session_step(struct fc_session *s)
             /* some deltas of this chunk may come from another counter: redo it */
             if (++s->moved == FC_PMU_TRIES) {
                 snprintf(s->why, sizeof s->why,
-                         "clock='pmu': %s, in %d chunks of runs in a row; the counts "
+                         "counter='pmu': %s, in %d chunks of runs in a row; the counts "
                          "cannot be trusted",
                          why, FC_PMU_TRIES);
                 return FC_STEP_FAILED;

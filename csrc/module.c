@@ -171,19 +171,19 @@ static int parse_clock(core_state *st, const char *clock, struct fc_pair *pair)
     if (strcmp(clock, "tsc") == 0)
         return 0;
     if (strcmp(clock, "pmu") != 0) {
-        PyErr_Format(PyExc_ValueError, "unknown clock '%s': use 'tsc' or 'pmu'", clock);
+        PyErr_Format(PyExc_ValueError, "unknown counter '%s': use 'tsc' or 'pmu'", clock);
         return -1;
     }
     if (pair->serialize == FC_SER_RDTSCP) {
         PyErr_SetString(PyExc_ValueError,
-                        "serialize='rdtscp' reads the TSC: with clock='pmu' use "
+                        "serialize='rdtscp' reads the TSC: with counter='pmu' use "
                         "'lfence' or 'cpuid'");
         return -1;
     }
     enum fc_pmu_scope scope;
     const char *why;
     if (fc_pmu_open(&scope, &why) < 0) {
-        PyErr_Format(st->unsupported, "clock='pmu': %s", why);
+        PyErr_Format(st->unsupported, "counter='pmu': %s", why);
         return -1;
     }
     pair->pmu = true;
@@ -279,7 +279,7 @@ PyDoc_STRVAR(bench_doc,
 "Returns (raw, empty, migrated, best, median): two uint64 arrays of TSC\n"
 "ticks per run (harness included), a bool array of migrations, and\n"
 "min(raw) - min(empty) and median(raw) - median(empty) per copy, in TSC\n"
-"ticks. With clock='pmu' every figure is in core cycles of the PMU\n"
+"ticks. With counter='pmu' every figure is in core cycles of the PMU\n"
 "counter instead. Raises fastcpu.Unsupported when the method (or the\n"
 "clock) cannot run here; ValueError unless an address lies in an\n"
 "executable mapping of this process.");
@@ -334,7 +334,7 @@ PyDoc_STRVAR(bench_diff_doc,
 "k copies, k >= 2 (both through the copy loop). `method` is a built-in\n"
 "method's name or the address of a user function `unsigned fn(void)`.\n\n"
 "Returns (long, short, migrated): uint64 arrays of TSC ticks (core cycles\n"
-"with clock='pmu') per run at 2k and at k copies, and a bool array: the CPU\n"
+"with counter='pmu') per run at 2k and at k copies, and a bool array: the CPU\n"
 "changed across the pair.");
 
 static PyObject *core_bench_diff(PyObject *module, PyObject *args)
@@ -370,7 +370,7 @@ static PyObject *core_bench_diff(PyObject *module, PyObject *args)
 
 PyDoc_STRVAR(pmu_open_doc,
 "pmu_open($module, /)\n--\n\n"
-"Open this thread's core-cycle counter for clock='pmu': 'all' when it counts\n"
+"Open this thread's core-cycle counter for counter='pmu': 'all' when it counts\n"
 "user and kernel cycles, 'user' when perf_event_paranoid allowed user mode\n"
 "only. Raises fastcpu.Unsupported saying why it cannot be used here.");
 
@@ -379,7 +379,7 @@ static PyObject *core_pmu_open(PyObject *module, PyObject *Py_UNUSED(ignored))
     enum fc_pmu_scope scope;
     const char *why;
     if (fc_pmu_open(&scope, &why) < 0) {
-        PyErr_Format(get_state(module)->unsupported, "clock='pmu': %s", why);
+        PyErr_Format(get_state(module)->unsupported, "counter='pmu': %s", why);
         return NULL;
     }
     return PyUnicode_FromString(scope == FC_PMU_USER_ONLY ? "user" : "all");

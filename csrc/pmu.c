@@ -1,5 +1,5 @@
 /*
- * pmu.c: the core-cycle counter behind clock='pmu'. Where the kernel and the
+ * pmu.c: the core-cycle counter behind counter='pmu'. Where the kernel and the
  * CPU allow it, a perf event counting CPU cycles for the calling thread is
  * opened and its mmap page read, so the timers of timing.h can read the
  * counter with rdpmc from user space, as they read the TSC with rdtsc.

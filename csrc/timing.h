@@ -108,7 +108,7 @@ static inline __attribute__((always_inline)) uint64_t fc_start_rdtscp(uint32_t c
 #endif
 
 /*
- * clock='pmu': the same fencing around rdpmc of this thread's core-cycle
+ * counter='pmu': the same fencing around rdpmc of this thread's core-cycle
  * counter (pmu.c opens it and sets fc_pmu_counter, rdpmc's ECX). rdpmc does
  * not wait for earlier instructions the way rdtscp does, so the closing read
  * gets an lfence in front of it. There is no 'rdtscp' mode for this clock.

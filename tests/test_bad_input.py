@@ -495,7 +495,7 @@ def test_an_unavailable_clock_is_unsupported_with_the_reason():
     try:
         fastcpu.bench("gdt", 10, clock="pmu")
     except fastcpu.Unsupported as exc:
-        assert str(exc).startswith("clock='pmu': ")
+        assert str(exc).startswith("counter='pmu': ")
     else:
         pytest.skip("this machine has a usable PMU")
 

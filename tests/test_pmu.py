@@ -1,4 +1,4 @@
-"""clock='pmu': core cycles from the PMU where perf_event_open and user-space
+"""counter='pmu': core cycles from the PMU where perf_event_open and user-space
 rdpmc work; fastcpu.Unsupported with the reason where they do not."""
 
 import ctypes
@@ -22,33 +22,33 @@ REASON = pmu_reason()
 needs_pmu = pytest.mark.skipif(REASON is not None, reason=f"no usable PMU here: {REASON}")
 
 
-@pytest.mark.parametrize("clock, error", [("bogus", ValueError), (1, TypeError)])
-def test_clock_is_checked(clock, error):
-    with pytest.raises(error, match="clock"):
-        fastcpu.bench("gdt", 10, clock=clock)
+@pytest.mark.parametrize("counter, error", [("bogus", ValueError), (1, TypeError)])
+def test_counter_is_checked(counter, error):
+    with pytest.raises(error, match="counter"):
+        fastcpu.bench("gdt", 10, counter=counter)
 
 
 def test_the_rdtscp_mode_has_no_pmu_counterpart():
-    with pytest.raises(ValueError, match="with clock='pmu' use 'lfence' or 'cpuid'"):
-        fastcpu.bench("gdt", 10, serialize="rdtscp", clock="pmu")
-    with pytest.raises(ValueError, match="with clock='pmu'"):
+    with pytest.raises(ValueError, match="with counter='pmu' use 'lfence' or 'cpuid'"):
+        fastcpu.bench("gdt", 10, serialize="rdtscp", counter="pmu")
+    with pytest.raises(ValueError, match="with counter='pmu'"):
         _core.bench("gdt", 10, "rdtscp", 1, "pmu")
-    with pytest.raises(ValueError, match="unknown clock"):
+    with pytest.raises(ValueError, match="unknown counter"):
         _core.bench("gdt", 10, "lfence", 1, "hpet")
 
 
 @pytest.mark.skipif(REASON is None, reason="this machine has a usable PMU")
 def test_without_a_pmu_bench_says_why():
-    assert REASON.startswith("clock='pmu': ")
+    assert REASON.startswith("counter='pmu': ")
     assert "perf_event_open" in REASON or "rdpmc" in REASON or "counter" in REASON
     with pytest.raises(fastcpu.Unsupported) as info:
-        fastcpu.bench("add_chain_100", 10, clock="pmu")
+        fastcpu.bench("add_chain_100", 10, counter="pmu")
     assert str(info.value) == REASON
     libc = ctypes.CDLL(None)
-    with pytest.raises(fastcpu.Unsupported, match="clock='pmu'"):
-        fastcpu.bench(libc.getpid, 10, clock="pmu")
-    with pytest.raises(fastcpu.Unsupported, match="clock='pmu'"):
-        fastcpu.bench_diff("add_chain_1", 10, clock="pmu")
+    with pytest.raises(fastcpu.Unsupported, match="counter='pmu'"):
+        fastcpu.bench(libc.getpid, 10, counter="pmu")
+    with pytest.raises(fastcpu.Unsupported, match="counter='pmu'"):
+        fastcpu.bench_diff("add_chain_1", 10, counter="pmu")
 
 
 @needs_pmu
@@ -62,7 +62,7 @@ def test_pmu_counts_the_core_cycles_of_a_chain(serialize):
     assert r.estimate_core_cycles == r.estimate
     # 3072 cycles of dependent imuls, counted by the core itself
     assert r.estimate == pytest.approx(3072, rel=0.05)
-    add = fastcpu.bench("add_chain_1024", 500, serialize=serialize, clock="pmu")
+    add = fastcpu.bench("add_chain_1024", 500, serialize=serialize, counter="pmu")
     assert add.estimate == pytest.approx(1024, rel=0.05)
 
 
@@ -71,10 +71,10 @@ def test_pmu_times_user_functions_and_other_threads():
     import threading
 
     libc = ctypes.CDLL(None)
-    r = fastcpu.bench(libc.getpid, 200, clock="pmu")
+    r = fastcpu.bench(libc.getpid, 200, counter="pmu")
     assert r.method == "user:getpid" and r.raw.shape == (200,)
     out = {}
-    t = threading.Thread(target=lambda: out.setdefault("r", fastcpu.bench("add_chain_256", 200, clock="pmu")))
+    t = threading.Thread(target=lambda: out.setdefault("r", fastcpu.bench("add_chain_256", 200, counter="pmu")))
     t.start()
     t.join()
     assert out["r"].estimate == pytest.approx(256, rel=0.10)
@@ -84,11 +84,11 @@ def test_pmu_times_user_functions_and_other_threads():
 def test_the_cli_says_why_before_measuring(capsys):
     from fastcpu._cli import main
 
-    assert main(["--clock", "pmu", "--methods", "gdt"]) == 1
+    assert main(["--counter", "pmu", "--methods", "gdt"]) == 1
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err.strip() == f"fastcpu: {REASON}"
-    assert main(["--clock", "pmu", "--serialize", "rdtscp"]) == 2
+    assert main(["--counter", "pmu", "--serialize", "rdtscp"]) == 2
 
 
 FORK_SCRIPT = r"""
