@@ -171,3 +171,17 @@ def check_unit(unit: object) -> str:
     if unit not in _UNIT_ALIASES:
         raise ValueError(f"unknown unit {unit!r}: use one of ticks, ns, cycles")
     return _UNIT_ALIASES[unit]
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    """`value` if it is one of `choices` (strs).
+
+    Raises:
+        TypeError: not a str.
+        ValueError: not one of `choices`.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str ({', '.join(choices)}), not {type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"unknown {name} {value!r}: use one of {', '.join(choices)}")
+    return value

@@ -25,10 +25,11 @@ from ._args import COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check
 from ._atomicfile import check_replaceable, tmp_prefix, write_atomic
 from ._check import check
 from ._clock import clock
-from ._compare import compare, format_comparison
+from ._compare import format_comparison, tidy_table
 from ._core import Error
 from ._measure import chosen_methods, measure
 from ._methods import MethodInfo
+from ._progress import ProgressLine
 from ._resultfile import encode_document
 from ._results import Results, load
 from ._seed_table import seed_table
@@ -157,22 +158,21 @@ def _table_run(args: argparse.Namespace) -> int:
     print(format_clock(clk))
     if args.counter == "tsc" and args.unroll == 1:
         # the harness checked here, now: its corrections go into ESTIMATE
-        print("\n".join(selftest(serialize=args.serialize, cpu=args.cpu).lines()))
+        with ProgressLine("self-testing") as progress:
+            report = selftest(serialize=args.serialize, cpu=args.cpu, progress=progress)
+        print("\n".join(report.lines()))
     if args.counter == "pmu":
         print("counter=pmu: every 'ticks' figure below is core cycles counted by the PMU")
     print("BEST, MEDIAN and ESTIMATE: cost above the empty sequence, per copy")
     print()
 
-    def progress(done: int, total: int, name: str | None) -> None:
-        if name is not None:
-            print(f"measuring {name}...", file=sys.stderr, flush=True)
-
     if not any(m.available for m in chosen):  # measure() would refuse: show why each cannot run
         print(format_table([], [(m.name, m.reason) for m in chosen]))
         return 0
-    measured = measure(args.runs, [m.name for m in chosen], args.serialize, unroll=args.unroll,
-                       cpu=args.cpu, progress=progress, counter=args.counter,
-                       selftest=False)  # printed above; bench() applies its corrections
+    with ProgressLine("measuring") as progress:  # on a terminal only
+        measured = measure(args.runs, [m.name for m in chosen], args.serialize, unroll=args.unroll,
+                           cpu=args.cpu, progress=progress, counter=args.counter,
+                           selftest=False)  # printed above; bench() applies its corrections
     results = list(measured.values())
     print(format_table(results, measured.unavailable.items()))
     if any(r.resolution_limited for r in results):
@@ -245,12 +245,9 @@ def _run_run(args: argparse.Namespace) -> int:
     if counter == "pmu":  # say why not before measuring
         _core.pmu_open()
 
-    def progress(done: int, total: int, name: str | None) -> None:
-        if name is not None:
-            print(f"[{done + 1}/{total}] measuring {name}...", file=sys.stderr, flush=True)
-
-    results = measure(args.runs, args.methods, args.serialize, unroll=args.unroll, cpu=args.cpu,
-                      progress=progress, label=args.label, counter=counter)
+    with ProgressLine("measuring") as progress:  # on a terminal only
+        results = measure(args.runs, args.methods, args.serialize, unroll=args.unroll, cpu=args.cpu,
+                          progress=progress, label=args.label, counter=counter)
     if out is None:  # standard output holds the document alone: the table goes to stderr
         _write_stdout(_run_document(results, args.format))
         print(results, file=sys.stderr)
@@ -269,25 +266,50 @@ def _run_run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: A single result file smaller than this loads in well under a second: no
+#: progress line for it.
+BIG_FILE_BYTES = 16 << 20
+
+
+def _worth_a_progress_line(paths: Sequence[str]) -> bool:
+    if len(paths) > 1:
+        return True
+    try:
+        return os.stat(paths[0]).st_size >= BIG_FILE_BYTES
+    except (OSError, ValueError, IndexError):  # load() says what is wrong with it
+        return False
+
+
 def _load_all(paths: Sequence[str]) -> list[Results]:
+    """The result files, loaded in order; on a terminal, a progress line
+    while several (or one big one) load."""
     loaded = []
-    for path in paths:
-        try:
-            loaded.append(load(path))
-        except OSError as exc:
-            raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with ProgressLine("reading", enabled=None if _worth_a_progress_line(paths) else False) as progress:
+        for i, path in enumerate(paths):
+            progress(i, len(paths), path)
+            try:
+                loaded.append(load(path))
+            except OSError as exc:
+                raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
     return loaded
 
 
 #: --unit choices: the units, with core cycles written "cycles".
 _UNITS = tuple("cycles" if u == "core_cycles" else u for u in UNITS)
+#: compare --format choices.
+COMPARE_FORMATS = ("table", "json", "csv")
 
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="result files written by 'fastcpu run'")
     p.add_argument("--unit", choices=_UNITS, default=None,
                    help="unit of the table (default cycles; ns with --ab)")
-    p.add_argument("--csv", action="store_true", help="print every column, every unit, as CSV")
+    p.add_argument("--format", choices=COMPARE_FORMATS, default=None,
+                   help="table (default): a row per method, a column per machine with the paired "
+                        "mean +- its 95%% interval in --unit and its ratio to the first file's "
+                        "machine; csv: every column, every unit, one row per machine and method; "
+                        "json: those rows as a JSON array (null where a figure is NaN)")
+    p.add_argument("--csv", action="store_true", help="the same as --format csv")
     view = p.add_mutually_exclusive_group()
     view.add_argument("--seed-table", action="store_true",
                       help="the seed's layout: one row per machine, BEST and MEDIAN blocks (GDT, TSCP, "
@@ -299,22 +321,30 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                            "difference); --unit ns (default) or cycles")
 
 
+def _compare_format(args: argparse.Namespace) -> str:
+    """compare's output format: --format, or --csv (its old spelling)."""
+    if args.csv and args.format not in (None, "csv"):
+        raise ValueError(f"--csv is --format csv: give one of --csv and --format {args.format}")
+    fmt = "csv" if args.csv else args.format or "table"
+    if fmt != "table" and (args.seed_table or args.ab):
+        given = "--csv" if args.csv else f"--format {fmt}"
+        raise ValueError(f"{given} prints the full comparison: leave out --seed-table and --ab")
+    return fmt
+
+
 def _compare_run(args: argparse.Namespace) -> int:
+    fmt = _compare_format(args)
     if args.seed_table or args.ab:
-        if args.csv:
-            raise ValueError("--csv prints the full comparison: leave out --seed-table and --ab")
         return _compare_views(args)
-    try:
-        table = compare(*args.files, dataframe=False)
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise ValueError(f"cannot read {exc.filename}: {exc.strerror or exc}") from None
-    if args.csv:
+    loaded = _load_all(args.files)
+    table = tidy_table(list(zip(loaded, args.files)))
+    if fmt == "csv":
         sys.stdout.write(table.to_csv())
+    elif fmt == "json":
+        sys.stdout.write(table.to_json())
     else:
         print(format_comparison(table, args.unit or "cycles"))
-        for results in _load_all(args.files):
+        for results in loaded:
             if results.selftest is not None:
                 print()
                 print(f"{results.name}:")
@@ -324,20 +354,15 @@ def _compare_run(args: argparse.Namespace) -> int:
 
 def _compare_views(args: argparse.Namespace) -> int:
     """compare --seed-table and compare --ab."""
-    try:
-        if args.seed_table:
-            print(seed_table(*args.files))
-            return 0
-        if len(args.files) != 2:
-            raise ValueError(f"--ab compares two files, A then B, not {len(args.files)}")
-        unit = args.unit or "ns"
-        if unit == "ticks":
-            raise ValueError("--ab compares in ns or cycles: TSC ticks differ between hosts")
-        print(compare_ab(*args.files, unit=unit))
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        raise ValueError(f"cannot read {exc.filename}: {exc.strerror or exc}") from None
+    if args.seed_table:
+        print(seed_table(*_load_all(args.files)))
+        return 0
+    if len(args.files) != 2:
+        raise ValueError(f"--ab compares two files, A then B, not {len(args.files)}")
+    unit = args.unit or "ns"
+    if unit == "ticks":
+        raise ValueError("--ab compares in ns or cycles: TSC ticks differ between hosts")
+    print(compare_ab(*_load_all(args.files), unit=unit))
     return 0
 
 
@@ -352,8 +377,9 @@ def _selftest_args(p: argparse.ArgumentParser) -> None:
 def _selftest_run(args: argparse.Namespace) -> int:
     if args.cpu is not None:
         check_cpu(args.cpu, "--cpu")
-    report = selftest(runs=args.runs, rounds=args.rounds,
-                      serialize=tuple(args.serialize) if args.serialize else None, cpu=args.cpu)
+    with ProgressLine("self-testing") as progress:  # on a terminal only
+        report = selftest(runs=args.runs, rounds=args.rounds, progress=progress,
+                          serialize=tuple(args.serialize) if args.serialize else None, cpu=args.cpu)
     print(f"fastcpu {__version__}")
     print(format_clock(clock()))
     print("\n".join(report.lines()))
@@ -477,7 +503,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
             "time every available method and save the raw runs and machine facts to a file or standard output "
             "(or export the estimates as Google Benchmark JSON or CSV)"),
     "compare": (_compare_args, _compare_run,
-                "one table of best, median and the paired mean with its 95% interval across result files"),
+                "the methods side by side across result files: per machine the paired mean with its 95% "
+                "interval and its ratio to the first file's (--format csv or json: every figure)"),
     "plot": (_plot_args, _plot_run,
              "draw result files: exact counts per method, or ECDFs across methods or machines"),
     "check": (_check_args, _check_run,

@@ -25,20 +25,23 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import json
 import math
 import os
 import statistics
+import textwrap
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from . import _display
-from ._args import check_unit
+from ._args import check_choice, check_unit
 from ._estimate import paired_mean
 from ._result import BenchResult
 from ._results import Results, Source, as_results
 
-__all__ = ["compare", "ComparisonTable", "COLUMNS", "STAT_NAMES", "UNITS", "format_comparison"]
+__all__ = ["compare", "ComparisonTable", "COLUMNS", "STAT_NAMES", "UNITS", "LAYOUTS", "format_comparison",
+           "tidy_table"]
 
 #: The statistics of each row, each in every unit of UNITS.
 STAT_NAMES = ("best", "median", "paired_mean", "paired_mean_ci_low", "paired_mean_ci_high")
@@ -71,8 +74,9 @@ class ComparisonTable(Sequence[dict]):
     """The comparison without pandas: a list of row dicts, in COLUMNS order.
 
     ``table[i]`` is a row (a dict), ``table["best_ns"]`` a column (a list);
-    ``to_string()`` prints every column, ``format(unit)`` the figures of one
-    unit, ``to_csv()`` writes every column; in Jupyter it shows as an HTML
+    ``to_string()`` prints every column, ``format(unit)`` the methods side by
+    side per machine in one unit, ``to_csv()`` and ``to_json()`` write every
+    column; in Jupyter it shows as an HTML
     table under a header row naming each column's unit.
     """
 
@@ -105,6 +109,17 @@ class ComparisonTable(Sequence[dict]):
             file.write(out.getvalue())
         return out.getvalue()
 
+    def to_json(self, file: io.TextIOBase | None = None) -> str:
+        """The rows as a JSON array of objects, one row a line (also written
+        to `file` when given). A figure that is not a number (NaN: an
+        interval of too few runs) is ``null``, as JSON has no NaN."""
+        lines = [json.dumps({c: _plain(row.get(c)) for c in self.columns}, allow_nan=False)
+                 for row in self.rows]
+        text = "[\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
+        if file is not None:
+            file.write(text)
+        return text
+
     def to_string(self) -> str:
         """Every column, aligned (wide: one line per row)."""
         cells = [[_cell(row[c]) for c in self.columns] for row in self.rows]
@@ -113,9 +128,12 @@ class ComparisonTable(Sequence[dict]):
         lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
         return "\n".join(lines)
 
-    def format(self, unit: str = "cycles", confidence: float = 0.95) -> str:
-        """A narrow terminal table in one unit (``'ticks'``, ``'ns'`` or ``'cycles'``)."""
-        return format_comparison(self, unit, confidence)
+    def format(self, unit: str = "cycles", confidence: float = 0.95, layout: str = "machines") -> str:
+        """A terminal table in one unit (``'ticks'``, ``'ns'`` or ``'cycles'``):
+        a row per method and a column per machine with ratios to the first
+        (``layout='machines'``), or a row per machine and method
+        (``'rows'``); see :func:`format_comparison`."""
+        return format_comparison(self, unit, confidence, layout)
 
     def __str__(self) -> str:
         return self.to_string()
@@ -145,6 +163,16 @@ class ComparisonTable(Sequence[dict]):
                 groups.append((unit, 1))
         rows = [[_cell(row.get(c)) for c in self.columns] for row in self.rows]
         return _display.block(_display.table(self.columns, rows, groups=groups))
+
+
+def _plain(value: object) -> object:
+    """`value` as JSON has it: a numpy scalar as its Python value, NaN and
+    infinities as None."""
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _cell(value: object) -> str:
@@ -233,14 +261,8 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
         raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
     if dataframe is not None and not isinstance(dataframe, bool):
         raise TypeError(f"dataframe must be None, True or False, not {dataframe!r}")
-    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
     resolved = [_resolve(item, i) for i, item in enumerate(results_or_paths)]
-    names = _unique_names([r for r, _ in resolved])
-    rows = []
-    for (results, source), name in zip(resolved, names):
-        for row in _rows(results, z, source):
-            row["machine"] = name
-            rows.append(row)
+    rows = _tidy_rows(resolved, confidence)
 
     if dataframe is not False:
         try:
@@ -252,6 +274,24 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
         else:
             return _frame_class(pd)(rows, columns=list(COLUMNS))
     return ComparisonTable(rows)
+
+
+def _tidy_rows(resolved: Sequence[tuple[Results, str]], confidence: float) -> list[dict[str, Any]]:
+    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
+    names = _unique_names([r for r, _ in resolved])
+    rows = []
+    for (results, source), name in zip(resolved, names):
+        for row in _rows(results, z, source):
+            row["machine"] = name
+            rows.append(row)
+    return rows
+
+
+def tidy_table(loaded: Sequence[tuple[Results, str]], confidence: float = 0.95) -> ComparisonTable:
+    """compare()'s ComparisonTable of Results already loaded, each with the
+    source its rows name (the path it was read from): for a caller that
+    loaded the files itself (the CLI, to show its progress)."""
+    return ComparisonTable(_tidy_rows(loaded, confidence))
 
 
 @functools.lru_cache(maxsize=1)
@@ -271,13 +311,108 @@ def _frame_class(pd: Any) -> type:
     return ComparisonFrame
 
 
-def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95) -> str:
-    """A terminal table of one unit: machine, method, runs, best, median, the paired mean and its interval.
+#: format_comparison's layouts: a column per machine (with ratios to the
+#: first), or a row per machine and method.
+LAYOUTS = ("machines", "rows")
+#: The most header lines a machine's name takes in the 'machines' layout.
+NAME_LINES_MAX = 3
 
-    `table` is what :func:`compare` returns (DataFrame or ComparisonTable).
+
+def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95,
+                      layout: str = "machines") -> str:
+    """A terminal table of one unit, per copy above the empty sequence.
+
+    ``layout='machines'`` (the default, what ``fastcpu compare`` prints): a
+    row per method and, per machine (in the order of the table, its name
+    above), a column with the recommended estimate (the paired mean) +- the
+    half-width of its interval, and a RATIO column, that estimate over the
+    first machine's (the baseline: ``1.00x`` in its own column); a method a
+    machine lacks shows ``-``, as does a ratio against a baseline estimate
+    that is not above 0. With one machine, no ratios. ``layout='rows'``: a row per machine and method with
+    runs, unroll, best, median, the paired mean and its interval.
+
+    Args:
+        table: what :func:`compare` returns (DataFrame or ComparisonTable).
+        unit: ``'ticks'`` (TSC ticks), ``'ns'`` or ``'cycles'`` (core cycles).
+        confidence: the confidence of the table's intervals, for the header
+            (the intervals are computed by :func:`compare`, at its `confidence`).
+        layout: ``'machines'`` or ``'rows'``.
+
+    Raises:
+        TypeError, ValueError: an unknown unit or layout.
     """
     suffix = check_unit(unit)
+    layout = check_choice("layout", layout, LAYOUTS)
     rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)
+    if layout == "rows":
+        return _format_rows(rows, suffix, confidence)
+    return _format_machines(rows, suffix, confidence)
+
+
+def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
+    machines = list(dict.fromkeys(str(r["machine"]) for r in rows))
+    methods = list(dict.fromkeys(str(r["method"]) for r in rows))
+    by = {(str(r["machine"]), str(r["method"])): r for r in rows}
+    ratios = len(machines) > 1
+    pct = round(confidence * 100)
+
+    def estimate(machine: str, method: str) -> float:
+        r = by.get((machine, method))
+        return math.nan if r is None else float(r[f"paired_mean_{suffix}"])
+
+    def cell(machine: str, method: str) -> str:
+        r = by.get((machine, method))
+        if r is None:
+            return "-"
+        mean, low, high = (float(r[f"paired_mean{part}_{suffix}"]) for part in ("", "_ci_low", "_ci_high"))
+        if math.isnan(mean):
+            return "nan"
+        # compare()'s interval is the mean +- a half-width: the narrower way to write it
+        return f"{mean:.2f}" if math.isnan(low) else f"{mean:.2f} +- {(high - low) / 2:.2f}"
+
+    def ratio(machine: str, method: str) -> str:
+        base, value = estimate(machines[0], method), estimate(machine, method)
+        # a ratio to nothing, or to an estimate at or below 0, says nothing
+        if not (math.isfinite(base) and math.isfinite(value)) or base <= 0:
+            return "-"
+        return f"{value / base:.2f}x"
+
+    est_head, ratio_head = f"PAIRED MEAN +-{pct}%", "RATIO"
+    cells = [[cell(m, t) for m in machines] for t in methods]
+    ratio_cells = [[ratio(m, t) for m in machines] for t in methods] if ratios else []
+    est_w = max([len(est_head)] + [len(c[i]) for c in cells for i in range(len(machines))])
+    ratio_w = max([len(ratio_head)] + [len(c) for r in ratio_cells for c in r])
+    group_w = est_w + (2 + ratio_w if ratios else 0)
+    method_w = max([len("METHOD")] + [len(t) for t in methods])
+
+    names = [textwrap.wrap(m + (" (baseline)" if ratios and i == 0 else ""), group_w,
+                           max_lines=NAME_LINES_MAX, placeholder=" ...") or [""]
+             for i, m in enumerate(machines)]
+    depth = max((len(n) for n in names), default=0)
+    names = [[""] * (depth - len(n)) + n for n in names]  # bottom-aligned: each name sits on its column
+
+    title = (f"{UNITS[suffix]} per copy above the empty sequence; PAIRED MEAN: the recommended "
+             f"estimate +- its {pct}% interval")
+    if ratios:
+        title += "\nRATIO: a machine's paired mean over the baseline's (the first machine's)"
+    gap = "   "
+    lines = [title, ""]
+    for k in range(depth):
+        lines.append((" " * method_w + gap + gap.join(n[k].ljust(group_w) for n in names)).rstrip())
+
+    def group(est: str, rat: str | None) -> str:
+        return est.rjust(est_w) + ("" if rat is None else "  " + rat.rjust(ratio_w))
+
+    lines.append(f"{'METHOD':{method_w}}" + gap
+                 + gap.join(group(est_head, ratio_head if ratios else None) for _ in machines))
+    for k, method in enumerate(methods):
+        lines.append(f"{method:{method_w}}" + gap + gap.join(
+            group(cells[k][i], ratio_cells[k][i] if ratios else None) for i in range(len(machines))))
+    return "\n".join(lines)
+
+
+def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
+    """A row per machine and method: runs, unroll, best, median, the paired mean and its interval."""
     mw = max([len("MACHINE")] + [len(str(r["machine"])) for r in rows])
     tw = max([len("METHOD")] + [len(str(r["method"])) for r in rows])
     ci = f"{round(confidence * 100)}% CI OF PAIRED MEAN"

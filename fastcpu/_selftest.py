@@ -34,7 +34,7 @@ import math
 import statistics
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -432,6 +432,7 @@ def selftest(
     serialize: tuple[str, ...] | str | None = None,
     paths: tuple[str, ...] = PATHS,
     cpu: int | None = None,
+    progress: Callable[[int, int, str | None], None] | None = None,
 ) -> SelfTest:
     """Measure the harness's bias on this host and check the accuracy goals.
 
@@ -441,6 +442,10 @@ def selftest(
         serialize: the modes to test (default: all of ``SERIALIZE_MODES``).
         paths: ``'inline'``, ``'user'`` or both.
         cpu: pin to this CPU while measuring.
+        progress: ``progress(done, total, step)``, as :func:`fastcpu.measure`
+            calls it: before each step (a path's calibration in one mode, or
+            the rounds of one chain; ``done`` steps finished out of
+            ``total``) and once at the end with ``step`` ``None``.
 
     Returns:
         A :class:`SelfTest`; its ``passed`` says whether every goal held. The
@@ -464,10 +469,22 @@ def selftest(
             raise ValueError(f"unknown path {p!r}: use 'inline' or 'user'")
     if cpu is not None:
         check_cpu(cpu)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable or None, not {type(progress).__name__}")
+    total = sum(1 + len(_chains(path)) for _ in modes for path in paths)
+    done = 0
+
+    def step(name: str | None) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done, total, name)
+        done += 1
+
     t0 = time.monotonic()
     checks = []
     for mode in modes:
         for path in paths:
+            step(f"{mode} {path} calibration")
             known = _calibrate(path, mode, CALIBRATION_RUNS, CALIBRATION_REPEATS, cpu)
             with _lock:
                 _corrections[(path, mode)] = known
@@ -475,6 +492,7 @@ def selftest(
             op_bias = {op: b * known.cycles_per_tick for op, b in known.op_bias_ticks.items()}
             rows = []
             for name, _op, truth, target in _chains(path):
+                step(f"{mode} {path} {name}")
                 errors, covered = [], 0
                 for _ in range(rounds):
                     est_ticks, ci_ticks, cpt, cpt_ci = _measure(target, runs, mode, cpu)
@@ -490,4 +508,5 @@ def selftest(
                 mid = statistics.median(errors)
                 rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered))
             checks.append(PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows)))
+    step(None)
     return SelfTest(tuple(checks), runs, rounds, time.monotonic() - t0)

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("results", ["_display", "_estimate", "_stability", "_result", "_timing", "_selftest", "_bench",
                  "_table", "_results", "_measure"]),
     ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "plot"]),
-    ("CLI and front door", ["_cli", "__main__", "__init__"]),
+    ("CLI and front door", ["_progress", "_cli", "__main__", "__init__"]),
 ]
 ORDER = [m for _, modules in LAYERS for m in modules]
 #: Under every module: the C extension.

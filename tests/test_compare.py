@@ -2,9 +2,12 @@
 
 import csv
 import io
+import json
 import math
+import re
 import statistics
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -132,13 +135,94 @@ def test_the_plain_table_prints_and_writes_csv(measured):
 
 def test_format_comparison_shows_one_unit(measured):
     table = fastcpu.compare(measured, dataframe=False)
-    text = format_comparison(table, "ns")
-    assert table.format("ns") == text
-    assert table.format().startswith("core cycles per copy")
+    text = format_comparison(table, "ns", layout="rows")
+    assert table.format("ns", layout="rows") == text
+    assert table.format(layout="rows").startswith("core cycles per copy")
     assert text.splitlines()[0].startswith("ns per copy")
     assert "95% CI OF PAIRED MEAN" in text and "gdt" in text and "syscall" in text
+    assert table.format("ns") == format_comparison(table, "ns", layout="machines")
     with pytest.raises(ValueError, match="use one of ticks, ns, cycles"):
         format_comparison(table, "parsecs")
+    with pytest.raises(ValueError, match="unknown layout 'wide': use one of machines, rows"):
+        format_comparison(table, layout="wide")
+
+
+DATA = sorted((Path(__file__).resolve().parent.parent / "data").glob("*.json"))
+
+
+def side_by_side(text):
+    """The 'machines' layout read back: (machine names, {method: [(estimate
+    cell, ratio cell or None) per machine]}), each name from the header
+    lines over its columns."""
+    lines = text.splitlines()
+    head = lines.index(next(line for line in lines if line.startswith("METHOD")))
+    names_at = lines[lines.index("") + 1:head]
+    header = lines[head]
+    n = header.count("PAIRED MEAN")
+    first = min(len(line) - len(line.lstrip()) for line in names_at)  # names start on their columns
+    width = (len(header) - first - 3 * (n - 1)) // n
+    spans = [(first + k * (width + 3), first + k * (width + 3) + width) for k in range(n)]
+    names = [" ".join(line[a:b].strip() for line in names_at if line[a:b].strip()) for a, b in spans]
+    rows = {}
+    for line in lines[head + 1:]:
+        cells = [line[a:b].strip() for a, b in spans]
+        rows[line.split()[0]] = [tuple(c.rsplit(None, 1)) if "RATIO" in header else (c, None) for c in cells]
+    return names, rows
+
+
+def test_compare_lays_methods_out_side_by_side_with_ratios():
+    table = fastcpu.compare(*DATA, dataframe=False)
+    text = table.format("cycles")
+    assert text.startswith("core cycles per copy above the empty sequence")
+    machines = list(dict.fromkeys(table["machine"]))
+    names, rows = side_by_side(text)
+    assert len(machines) == 3
+    assert names == [machines[0] + " (baseline)", *machines[1:]]  # the header names each machine
+    by = {(r["machine"], r["method"]): r for r in table}
+    methods = list(dict.fromkeys(table["method"]))
+    assert list(rows) == methods
+    rows = {m: [(e.rstrip(), r) for e, r in cells] for m, cells in rows.items()}
+    checked = 0
+    for method, cells in rows.items():
+        base = by.get((machines[0], method))
+        for machine, (cell, ratio) in zip(machines, cells):
+            r = by.get((machine, method))
+            if r is None:  # not measured there
+                assert (cell, ratio) == ("-", "-")
+                continue
+            mean = r["paired_mean_core_cycles"]
+            half = (r["paired_mean_ci_high_core_cycles"] - r["paired_mean_ci_low_core_cycles"]) / 2
+            assert cell == f"{mean:.2f} +- {half:.2f}"
+            if machine == machines[0]:
+                assert ratio == "1.00x"
+            elif base is not None and base["paired_mean_core_cycles"] > 0:
+                assert ratio == f"{mean / base['paired_mean_core_cycles']:.2f}x"
+                checked += 1
+    assert checked > 20
+    # one method by hand: the Zen 5 file's syscall over the Zen 3 file's
+    a, b = by[(machines[0], "syscall")], by[(machines[1], "syscall")]
+    ratio = rows["syscall"][1][1]
+    assert float(ratio[:-1]) == pytest.approx(b["paired_mean_core_cycles"] / a["paired_mean_core_cycles"], abs=0.005)
+    assert any(c == ("-", "-") for cells in rows.values() for c in cells)  # sldt: only on Zen 3
+
+
+def test_one_machine_shows_its_estimates_and_no_ratios(measured):
+    table = fastcpu.compare(measured, dataframe=False)
+    text = table.format("ns")
+    assert "RATIO" not in text and "baseline" not in text and "x" not in text.split("METHOD")[1]
+    names, rows = side_by_side(text)
+    assert names == ["here"]
+    assert list(rows) == ["gdt", "syscall"]
+    assert rows["gdt"][0][0] == f"{table[0]['paired_mean_ns']:.2f} +- " \
+        f"{(table[0]['paired_mean_ci_high_ns'] - table[0]['paired_mean_ci_low_ns']) / 2:.2f}"
+
+
+def test_ratios_say_nothing_against_a_baseline_at_or_below_zero():
+    rows = [dict(machine=m, method="x", **{f"paired_mean{p}_core_cycles": v for p in ("", "_ci_low", "_ci_high")})
+            for m, v in (("A", -1.0), ("B", 2.0))]
+    text = format_comparison(fastcpu.ComparisonTable(rows, columns=list(rows[0])))
+    assert text.splitlines()[-1].split()[-1] == "-"
+    assert "1.00x" not in text
 
 
 @pytest.mark.parametrize(
@@ -183,3 +267,46 @@ def test_cli_compare_bad_files_exit_2_with_one_line(tmp_path, capsys, monkeypatc
     assert main(["compare", *files]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("fastcpu: error:") and len(err.splitlines()) == 1
+
+
+def test_cli_compare_formats(tmp_path):
+    import subprocess
+
+    def cli(*args):
+        p = subprocess.run([sys.executable, "-m", "fastcpu", "compare", *map(str, args)],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert p.stderr == ""  # piped: no progress
+        return p.stdout
+
+    table = fastcpu.compare(*DATA, dataframe=False)
+    text = cli(*DATA)
+    shown = table.format("cycles")
+    assert text.startswith(shown + "\n")  # then each file's self-test, where it has one
+    names, rows = side_by_side(shown)
+    assert names[0] == f"{table[0]['machine']} (baseline)" and len(names) == 3
+    assert all(cells[0][1] == "1.00x" for cells in rows.values())
+    assert "\nRATIO" in text.split("METHOD")[0]
+
+    doc = json.loads(cli(*DATA, "--format", "json"))
+    assert isinstance(doc, list) and len(doc) == len(table)
+    assert list(doc[0]) == list(COLUMNS)
+    assert [r["source"] for r in doc] == [str(d) for d in DATA for _ in range(len(fastcpu.load(d)))]
+    for got, want in zip(doc, table):
+        assert got["machine"] == want["machine"] and got["method"] == want["method"]
+        assert got["paired_mean_ns"] == pytest.approx(want["paired_mean_ns"], rel=1e-12)
+
+    csv_text = cli(*DATA, "--format", "csv")
+    assert csv_text == cli(*DATA, "--csv") == table.to_csv()  # --csv is its synonym
+    assert csv_text.splitlines()[0] == ",".join(COLUMNS)
+
+
+def test_to_json_writes_null_for_nan(measured):
+    one = fastcpu.measure(1, ["gdt"])  # one run: no interval
+    table = fastcpu.compare(one, dataframe=False)
+    out = io.StringIO()
+    text = table.to_json(out)
+    assert out.getvalue() == text and "NaN" not in text
+    rows = json.loads(text)
+    assert rows[0]["paired_mean_ci_low_ticks"] is None and rows[0]["runs"] == 1
+    assert fastcpu.ComparisonTable([]).to_json() == "[\n]\n" and json.loads("[\n]\n") == []
