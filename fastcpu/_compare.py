@@ -326,7 +326,8 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
     row per method and, per machine (in the order of the table, its name
     above), a column with the recommended estimate (the paired mean) +- the
     half-width of its interval, and a RATIO column, that estimate over the
-    first machine's (the baseline: ``1.00x`` in its own column); a method a
+    first machine's (the baseline: ``1.00x`` in its own column; taken in ns
+    when `unit` is ticks, which differ between hosts); a method a
     machine lacks shows ``-``, as does a ratio against a baseline estimate
     that is not above 0. With one machine, no ratios. ``layout='rows'``: a row per machine and method with
     runs, unroll, best, median, the paired mean and its interval.
@@ -356,9 +357,13 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     ratios = len(machines) > 1
     pct = round(confidence * 100)
 
+    # TSC ticks differ between hosts (their TSCs tick at different rates):
+    # a ratio of ticks across machines would mix that in, so take it in ns
+    ratio_suffix = "ns" if suffix == "ticks" else suffix
+
     def estimate(machine: str, method: str) -> float:
         r = by.get((machine, method))
-        return math.nan if r is None else float(r[f"paired_mean_{suffix}"])
+        return math.nan if r is None else float(r[f"paired_mean_{ratio_suffix}"])
 
     def cell(machine: str, method: str) -> str:
         r = by.get((machine, method))
@@ -391,10 +396,12 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     depth = max((len(n) for n in names), default=0)
     names = [[""] * (depth - len(n)) + n for n in names]  # bottom-aligned: each name sits on its column
 
-    title = (f"{UNITS[suffix]} per copy above the empty sequence; PAIRED MEAN: the recommended "
-             f"estimate +- its {pct}% interval")
+    title = (f"{UNITS[suffix]} per copy above the empty sequence; PAIRED MEAN: the fenced mean of "
+             f"the paired differences +- its {pct}% interval")
     if ratios:
         title += "\nRATIO: a machine's paired mean over the baseline's (the first machine's)"
+        if ratio_suffix != suffix:
+            title += ", in ns: TSC ticks differ between hosts"
     gap = "   "
     lines = [title, ""]
     for k in range(depth):
