@@ -11,7 +11,7 @@ from fastcpu._stability import machine_warnings
 QUIET = {"governors": {}, "boost": None, "hypervisor": None, "isolated_cpus": [0]}
 
 
-def synthetic(raw, empty, migrated=None, cpu=0, clock="tsc"):
+def synthetic(raw, empty, migrated=None, cpu=0, counter="tsc"):
     raw = np.asarray(raw, np.uint64)
     empty = np.asarray(empty, np.uint64)
     return fastcpu.BenchResult(
@@ -20,7 +20,7 @@ def synthetic(raw, empty, migrated=None, cpu=0, clock="tsc"):
         migrated=np.zeros(raw.size, bool) if migrated is None else np.asarray(migrated, bool),
         best=float(raw.min()) - float(empty.min()),
         median=float(np.median(raw)) - float(np.median(empty)),
-        tsc_hz=2.6e9, cycles_per_tick=1.5, tsc_step_ticks=26, clock=clock,
+        tsc_hz=2.6e9, cycles_per_tick=1.5, tsc_step_ticks=26, counter=counter,
     )  # fmt: skip
 
 
@@ -94,7 +94,7 @@ def test_migrations_and_outliers_warn():
 
 
 def test_user_mode_only_pmu_cycles_warn():
-    s = fastcpu.stability(synthetic([78] * 10, [52] * 10, clock="pmu_user"), QUIET)
+    s = fastcpu.stability(synthetic([78] * 10, [52] * 10, counter="pmu_user"), QUIET)
     assert any("user-mode cycles only" in w for w in s.run_warnings)
 
 
