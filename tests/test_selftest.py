@@ -75,6 +75,33 @@ def test_report_round_trips_and_says_pass_or_fail():
         assert "inline lfence" in text and "+1.20" in text
 
 
+def test_the_modes_judged_decide_pass_and_the_others_are_reported():
+    good = (ChainCheck("add_chain_16", 16.0, 0.3, 4, True, 4),)
+    bad = (ChainCheck("add_chain_16", 16.0, 30.0, 4, False, 1),)
+    checks = (PathCheck("inline", "lfence", 1.2, 1.4, {"add": 2.2}, good),
+              PathCheck("inline", "cpuid", -4.0, 1.4, {"add": -4.0}, bad))
+    judged = SelfTest(checks, judged=("lfence",))
+    assert judged.passed
+    lines = judged.lines()
+    assert "PASS (judged on serialize=lfence; the other modes are reported)" in lines[0]
+    assert lines[2].endswith("GOAL FAILS (reported, not judged)") and "not judged" not in lines[1]
+    assert SelfTest.from_dict(judged.to_dict()) == judged
+    assert not SelfTest(checks).passed  # nothing named: every mode judged (files before 'judged')
+    assert not SelfTest(checks, judged=("lfence", "cpuid")).passed
+    with pytest.raises(ValueError, match="judged must be a list of serialization modes"):
+        SelfTest.from_dict({**judged.to_dict(), "judged": ["fence"]})
+
+
+def test_selftest_judges_what_it_was_asked_for(monkeypatch):
+    monkeypatch.setattr(_selftest, "_calibrate", lambda *a: _selftest.Correction(0.0, 0.5, {"add": 0.0}, 1.3, 0.0))
+    monkeypatch.setattr(_selftest, "_chains", lambda path: [])
+    assert fastcpu.selftest(serialize="rdtscp").judged == ("rdtscp",)
+    assert fastcpu.selftest(serialize=("cpuid", "lfence")).judged == ("cpuid", "lfence")
+    everything = fastcpu.selftest()
+    assert everything.judged == ("lfence",)
+    assert {c.serialize for c in everything.checks} == set(fastcpu.SERIALIZE_MODES)
+
+
 def test_coverage_counts_measurements():
     chains = (ChainCheck("a", 16, 0.0, 4, True, 4), ChainCheck("b", 48, 0.0, 6, True, 3))
     check = PathCheck("inline", "lfence", 0.0, 1.0, {"add": 0.0}, chains)
