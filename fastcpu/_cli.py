@@ -511,7 +511,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
               "read every CPU-reporting method on each CPU and compare with sched_getcpu() and the getcpu system call"),
     "selftest": (_selftest_args, _selftest_run,
                  "time the calibration chains through the harness, report its bias on this host "
-                 "and whether the accuracy goals hold (exit status 1 when one fails)"),
+                 "and whether the accuracy goals hold (exit status 1 when one fails in a judged mode: "
+                 "those named with --serialize, else lfence, bench()'s default)"),
     "show": (_show_args, _show_run, "print the machine code a method times, disassembled when objdump or capstone is installed"),
 }
 
