@@ -51,6 +51,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _blocks
+
 __all__ = [
     "Estimate",
     "ESTIMATORS",
@@ -61,6 +63,7 @@ __all__ = [
     "RESOLUTION_STEPS",
     "best_ticks",
     "median_ticks",
+    "median_per_run",
     "paired_differences",
     "robust_sigma",
     "fence",
@@ -139,13 +142,23 @@ def best_ticks(raw: np.ndarray, empty: np.ndarray, unroll: int) -> float:
     return (float(raw.min()) - float(empty.min())) / unroll
 
 
+def median_per_run(values: np.ndarray) -> float:
+    """numpy's median of `values` (TSC ticks or counts per run); integer
+    counts are read in blocks, not copied."""
+    if values.dtype.kind in "iu":
+        return _blocks.median(_blocks.counts(values))
+    return float(np.median(values))
+
+
 def median_ticks(raw: np.ndarray, empty: np.ndarray, unroll: int) -> float:
     """``(median(raw) - median(empty)) / unroll``: the seed's MEDIAN, TSC ticks per copy above the empty sequence."""
-    return (float(np.median(raw)) - float(np.median(empty))) / unroll
+    return (median_per_run(raw) - median_per_run(empty)) / unroll
 
 
 def paired_differences(raw: np.ndarray, empty: np.ndarray) -> np.ndarray:
-    """raw[i] - empty[i] as int64 TSC ticks per run (both come from one interleaved pair)."""
+    """raw[i] - empty[i] as int64 TSC ticks per run (both come from one interleaved pair).
+
+    A whole array: the estimates below read the differences in blocks instead."""
     return np.subtract(raw, empty, dtype=np.int64, casting="unsafe")
 
 
@@ -161,84 +174,89 @@ def _median_inplace(x: np.ndarray) -> float:
 
 
 def _center_and_sigma(x: np.ndarray) -> tuple[float, float]:
-    """(median, robust sigma) of `x`, an int64 or float64 array the caller
-    owns: it is reordered and overwritten (only the multiset matters)."""
+    """(median, robust sigma) of `x`, a float64 array the caller owns: it is
+    reordered and overwritten (only the multiset matters)."""
     if x.size == 0:
         return 0.0, 0.0
     center = _median_inplace(x)
-    if x.dtype.kind == "i":
-        # twice the median is an integer: deviations stay exact int64
-        np.multiply(x, 2, out=x)
-        np.subtract(x, round(2 * center), out=x)
-        np.abs(x, out=x)
-        return center, _MAD_SIGMA * _median_inplace(x) / 2
     np.subtract(x, center, out=x)
     np.abs(x, out=x)
     return center, _MAD_SIGMA * _median_inplace(x)
 
 
-def _owned_copy(values: np.ndarray) -> np.ndarray:
-    return values.astype(np.int64 if values.dtype.kind in "iu" else np.float64)
+def _counts_center_and_sigma(v: _blocks.Counts) -> tuple[float, float]:
+    """(median, robust sigma) of integer counts, read in blocks."""
+    center = _blocks.median(v)
+    if math.isnan(center):  # no values
+        return 0.0, 0.0
+    twice = round(2 * center)  # twice the median is an integer: deviations stay exact int64
+
+    def deviations(x: np.ndarray) -> np.ndarray:
+        y = x.astype(np.int64)  # a copy: `x` may be the caller's array
+        np.multiply(y, 2, out=y)
+        np.subtract(y, twice, out=y)
+        np.abs(y, out=y)
+        return y
+
+    return center, _MAD_SIGMA * _blocks.median(v.map(deviations)) / 2
+
+
+def _center_and_sigma_of(values: np.ndarray) -> tuple[float, float]:
+    if values.dtype.kind in "iu":
+        return _counts_center_and_sigma(_blocks.counts(values))
+    return _center_and_sigma(values.astype(np.float64))
 
 
 def robust_sigma(values: np.ndarray) -> float:
     """1.4826 x the median absolute deviation: the standard deviation a normal
     sample with the same MAD would have, in the units of `values`."""
-    return _center_and_sigma(_owned_copy(values))[1]
+    return _center_and_sigma_of(values)[1]
 
 
-def _fence_inplace(d: np.ndarray, step: int) -> tuple[float, float]:
-    center, sigma = _center_and_sigma(d)
-    return center, max(FENCE_STEPS * step + 2.0, FENCE_SIGMAS * sigma, FENCE_RELATIVE * abs(center))
+def _half_width(center: float, sigma: float, step: int) -> float:
+    return max(FENCE_STEPS * step + 2.0, FENCE_SIGMAS * sigma, FENCE_RELATIVE * abs(center))
+
+
+def _counts_fence(v: _blocks.Counts, step: int) -> tuple[float, float]:
+    center, sigma = _counts_center_and_sigma(v)
+    return center, _half_width(center, sigma, step)
 
 
 def fence(d: np.ndarray, step: int) -> tuple[float, float]:
     """(center, half-width) of the outlier fence for paired differences `d`, in ticks per run."""
-    return _fence_inplace(_owned_copy(d), step)
+    center, sigma = _center_and_sigma_of(d)
+    return center, _half_width(center, sigma, step)
 
 
-def _inside(x: np.ndarray, center: float, half: float) -> np.ndarray:
-    """Mask of the values within the fence (no float copy of `x`)."""
-    inside = x >= center - half
-    inside &= x <= center + half
-    return inside
-
-
-def _fenced_summary(x: np.ndarray, inside: np.ndarray) -> tuple[float, float, int]:
-    """(mean, half-width of its 95% t interval, count) of x[inside]."""
-    n = int(np.count_nonzero(inside))
-    mean = float(x.mean(where=inside, dtype=np.float64))
+def _counts_fenced_summary(v: _blocks.Counts, center: float, half: float) -> tuple[float, float, int]:
+    """(mean, half-width of its 95% t interval, count) of the values within
+    the fence, in blocks: numpy's mean and std(ddof=1) within rounding."""
+    n, total, squares = _blocks.fenced_sums(v, center - half, center + half)
+    mean = total / n if n else math.nan
     if n < 2:
         return mean, math.inf, n
-    sd = float(x.std(ddof=1, where=inside, dtype=np.float64))
+    sd = math.sqrt(squares(mean) / (n - 1))
     return mean, t95(n - 1) * sd / math.sqrt(n), n
 
 
-def _kept(migrated: np.ndarray | None) -> np.ndarray | None:
-    """The pairs to keep: those that did not migrate, or ``None`` for all of
+def _dropped(migrated: np.ndarray | None) -> np.ndarray | None:
+    """The pairs to leave out: those that migrated, or ``None`` for none of
     them (none migrated, or every one did and there is nothing else)."""
     if migrated is None:
         return None
     moved = np.asarray(migrated, dtype=bool)
     if not moved.any() or moved.all():
         return None
-    return ~moved
-
-
-def _differences(raw: np.ndarray, empty: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
-    d = paired_differences(raw, empty)
-    return d if keep is None else d[keep]
+    return moved
 
 
 def _paired(raw: np.ndarray, empty: np.ndarray, step: int, per: int, estimator: str,
             migrated: np.ndarray | None) -> Estimate:
-    keep = _kept(migrated)
-    # the fence consumes one copy of the differences, the mean reads a second:
-    # never more than one int64 array of the run count alive at a time (two,
-    # briefly, while migrated pairs are dropped)
-    center, half = _fence_inplace(_differences(raw, empty, keep), step)
-    d = _differences(raw, empty, keep)
-    mean, ci, n = _fenced_summary(d, _inside(d, center, half))
+    # the differences are read in blocks, twice for the fence's median and
+    # MAD and twice for the mean and its interval, and never held whole
+    d = _blocks.counts(raw, empty, _dropped(migrated))
+    center, half = _counts_fence(d, step)
+    mean, ci, n = _counts_fenced_summary(d, center, half)
     return Estimate(mean / per, ci / per, estimator, n)
 
 
@@ -260,19 +278,47 @@ def paired_difference(long: np.ndarray, short: np.ndarray, step: int, k: int,
 
 def fenced_mean(values: np.ndarray, step: int) -> Estimate:
     """Mean of `values` (ticks per run) inside the outlier fence around their median, with a t interval."""
+    if values.dtype.kind in "iu":
+        v = _blocks.counts(values)
+        center, half = _counts_fence(v, step)
+        mean, ci, n = _counts_fenced_summary(v, center, half)
+        return Estimate(mean, ci, "fenced_mean", n)
     center, half = fence(values, step)
-    mean, ci, n = _fenced_summary(values, _inside(values, center, half))
+    inside = values >= center - half
+    inside &= values <= center + half
+    n = int(np.count_nonzero(inside))
+    mean = float(values.mean(where=inside, dtype=np.float64))
+    ci = math.inf
+    if n >= 2:
+        ci = t95(n - 1) * float(values.std(ddof=1, where=inside, dtype=np.float64)) / math.sqrt(n)
     return Estimate(mean, ci, "fenced_mean", n)
+
+
+def _median_ranks(n: int) -> tuple[int, int]:
+    """The order statistics bounding the distribution-free 95% interval of the median of n values."""
+    half_rank = _Z975 * math.sqrt(n) / 2
+    return max(math.floor(n / 2 - half_rank), 0), min(math.ceil(n / 2 + half_rank), n - 1)
+
+
+def _counts_median_ci(v: _blocks.Counts) -> float:
+    lo, hi = _blocks.kth(v, _median_ranks)
+    return (float(hi) - float(lo)) / 2
 
 
 def _median_ci(values: np.ndarray) -> float:
     """Half-width of the distribution-free 95% interval of the median (order statistics)."""
-    n = values.size
-    half_rank = _Z975 * math.sqrt(n) / 2
-    lo = max(math.floor(n / 2 - half_rank), 0)
-    hi = min(math.ceil(n / 2 + half_rank), n - 1)
+    if values.dtype.kind in "iu":
+        return _counts_median_ci(_blocks.counts(values))
+    lo, hi = _median_ranks(values.size)
     part = np.partition(values, (lo, hi))
     return (float(part[hi]) - float(part[lo])) / 2
+
+
+def _counts_median_difference(raw: _blocks.Counts, empty: _blocks.Counts, step: int, unroll: int) -> Estimate:
+    value = (_blocks.median(raw) - _blocks.median(empty)) / unroll
+    rounding = _Z975 * step / math.sqrt(6)  # sum of two uniform(+-step/2) errors
+    ci = math.sqrt(_counts_median_ci(raw) ** 2 + _counts_median_ci(empty) ** 2 + rounding**2)
+    return Estimate(value, ci / unroll, "median", _blocks.size(raw))
 
 
 def median_difference(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1) -> Estimate:
@@ -281,10 +327,7 @@ def median_difference(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int
     The interval combines each median's order-statistic interval with its
     rounding to the clock's grid (up to half a step each, taken as uniform).
     """
-    value = (float(np.median(raw)) - float(np.median(empty))) / unroll
-    rounding = _Z975 * step / math.sqrt(6)  # sum of two uniform(+-step/2) errors
-    ci = math.sqrt(_median_ci(raw) ** 2 + _median_ci(empty) ** 2 + rounding**2)
-    return Estimate(value, ci / unroll, "median", int(raw.size))
+    return _counts_median_difference(_blocks.counts(raw), _blocks.counts(empty), step, unroll)
 
 
 def recommend(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1,
@@ -292,12 +335,11 @@ def recommend(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1,
     """The estimate fastcpu recommends for one result: the median when the raw
     runs spread over several clock steps, else the paired mean; either from
     the pairs not flagged in `migrated` (all of them when every one is)."""
-    keep = _kept(migrated)
-    if keep is not None:
-        raw, empty = raw[keep], empty[keep]
-    if robust_sigma(raw) >= MEDIAN_SPREAD_STEPS * step:
-        return median_difference(raw, empty, step, unroll)
-    return paired_mean(raw, empty, step, unroll)
+    drop = _dropped(migrated)
+    kept_raw = _blocks.counts(raw, drop=drop)
+    if _counts_center_and_sigma(kept_raw)[1] >= MEDIAN_SPREAD_STEPS * step:
+        return _counts_median_difference(kept_raw, _blocks.counts(empty, drop=drop), step, unroll)
+    return _paired(raw, empty, step, unroll, "paired_mean", migrated)
 
 
 def resolution_limited(best: float, median: float, step: int, unroll: int = 1) -> bool:
@@ -307,18 +349,28 @@ def resolution_limited(best: float, median: float, step: int, unroll: int = 1) -
 
 def mdape_percent(raw: np.ndarray) -> float:
     """nanobench's err%: the median of |raw - median(raw)| / raw, in percent."""
-    x = raw.astype(np.float64)
-    center = _median_inplace(x)  # only the multiset matters from here on
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.divide(center, x, out=x)  # |x - c| / x = |1 - c / x|, in place
-    np.subtract(1.0, x, out=x)
-    np.abs(x, out=x)
-    x[~np.isfinite(x)] = 0.0
-    return 100.0 * _median_inplace(x)
+    v = _blocks.counts(raw) if raw.dtype.kind in "iu" else _blocks.Counts(
+        lambda s: raw[s].astype(np.float64), int(raw.size))
+    center = median_per_run(raw)
+
+    def errors(x: np.ndarray) -> np.ndarray:
+        y = x.astype(np.float64)  # a copy: `x` may be the caller's array
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(center, y, out=y)  # |x - c| / x = |1 - c / x|
+        np.subtract(1.0, y, out=y)
+        np.abs(y, out=y)
+        y[~np.isfinite(y)] = 0.0
+        # non-negative floats order as their bit patterns read as int64
+        return y.view(np.int64)
+
+    middle = _blocks.kth(v.map(errors), _blocks.middle_ranks)
+    as_float = [float(np.int64(m).view(np.float64)) for m in middle]
+    return 100.0 * (as_float[0] if len(as_float) == 1 else (as_float[0] + as_float[1]) / 2)
 
 
 def outlier_fraction(raw: np.ndarray, empty: np.ndarray, step: int) -> float:
     """Share of runs whose paired difference falls outside the outlier fence."""
-    center, half = _fence_inplace(paired_differences(raw, empty), step)
-    d = paired_differences(raw, empty)
-    return float(d.size - np.count_nonzero(_inside(d, center, half))) / d.size
+    d = _blocks.counts(raw, empty)
+    center, half = _counts_fence(d, step)
+    inside, _, _ = _blocks.fenced_sums(d, center - half, center + half)
+    return float(raw.size - inside) / raw.size

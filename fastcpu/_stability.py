@@ -182,7 +182,7 @@ def assess(
     runs: list[str] = []
     # With a coarse clock a run a few steps long spreads by one step without
     # being unsteady: that is resolution (resolution_limited, the interval).
-    one_step = 100.0 * step / max(float(np.median(raw)), 1.0)
+    one_step = 100.0 * step / max(_estimate.median_per_run(raw), 1.0)
     if mdape >= MDAPE_WARN_PERCENT and mdape > one_step:
         runs.append(
             f"high spread: the raw runs' median absolute percentage error is "
