@@ -18,7 +18,7 @@ has, measured on the host at hand.
 
 A chain can only be slowed (an interrupt, the host's other work on the
 core), never sped up. Now and then both chains of a bracket read slow
-together: on the Zen 3 guest 2.3% of brackets read 3-13% below the
+together: on the AuthenticAMD family 25 model 1 (Zen 3) guest 2.3% of brackets read 3-13% below the
 brackets around them, while imul chains timed at the same moments kept
 their tick counts exactly (the core clock had not moved). So each
 measurement's brackets are also held against the chains of the last
@@ -91,7 +91,7 @@ def bracket_samples() -> list[float]:
     warm-up chain (the first after other work runs slow now and then: about
     1%, one time in three here), all in one C call. On a guest one chain
     alone scatters by a few percent (the host's other work on the core,
-    interrupts): on an AMD Zen 3 guest, 10,000 adds read 7595-8134 ticks,
+    interrupts): on an AuthenticAMD family 25 model 1 (Zen 3) guest, 10,000 adds read 7595-8134 ticks,
     5th-95th percentile 1.27-1.33 core cycles per tick around 1.317."""
     fixed = fixed_cost_ticks()
     adds = 100 * BRACKET_BLOCKS
@@ -197,7 +197,7 @@ def bracket_cycles_per_tick(
 
     Each side keeps its samples within `tolerance` (a fraction; default
     :func:`disturbance_tolerance`) of its fastest: with two chains a side a
-    median is their mean, and one interrupted chain (on a Zen 3 guest, once
+    median is their mean, and one interrupted chain (on an AuthenticAMD family 25 model 1 (Zen 3) guest, once
     in a few dozen brackets, reading 0.99 for 1.31) moved it by 12%. A side
     whose median reads slower than the fastest of `recent` (the samples of
     earlier brackets, :func:`recent_samples`) by more than `tolerance` is

@@ -4,7 +4,7 @@ A single-copy estimate (``bench(m)``, the default) is the method's runs
 minus the empty sequence's. What the harness itself adds or hides there
 depends on the core: on an AMD Zen 5 guest every calibration chain read
 about +3 core cycles high with fastcpu 0.2.0, on Zen 4 imul chains read
-about 2 short, on Zen 3 add chains read about +2 and imul chains about 0
+about 2 short, on Zen 3 (AuthenticAMD family 25 model 1) add chains read about +2 and imul chains about 0
 (docs/accuracy.md). No constant holds everywhere, so the bias is measured
 here, on the host at hand:
 
@@ -75,7 +75,7 @@ GOAL_COVERAGE = 0.90
 #: gives a bias per instruction; the correction takes their median over the
 #: passes, so one pass that an interrupt storm, a cold start or a move of
 #: the core clock threw off (a first pass in a fresh process read add
-#: chains +4 to +9 where later ones read +2 on the Zen 3 host) does not
+#: chains +4 to +9 where later ones read +2 on the AuthenticAMD family 25 model 1 (Zen 3) host) does not
 #: decide it.
 CALIBRATION_RUNS = 2000
 CALIBRATION_REPEATS = 5
@@ -358,7 +358,7 @@ class Correction:
     measured.
 
     It is kept in TSC ticks and converted with the core clock of each
-    measurement it corrects: on the Zen 3 host the guest's core clock flips
+    measurement it corrects: on the AuthenticAMD family 25 model 1 (Zen 3) host the guest's core clock flips
     between about 1.25 and 1.33 core cycles per tick several times a second,
     and across such a flip the biases stayed put in ticks (user path, add
     chains: -7.49 and -7.58 ticks) while in core cycles they moved by 0.5 to

@@ -126,7 +126,7 @@ def test_bracket_interval_shrugs_off_one_interrupted_chain():
 def test_brackets_both_slower_than_the_recent_ones_are_left_out():
     recent = [1.32, 1.33, 1.32, 1.31]
     # both chains of both sides slowed together (seen: 2% of brackets on a
-    # Zen 3 guest, while imul chains kept their tick counts): the recent
+    # AuthenticAMD family 25 model 1 (Zen 3) guest, while imul chains kept their tick counts): the recent
     # chains give the figure, the interval widened by the gap
     value, ci = _bracket.bracket_cycles_per_tick([1.18, 1.19], [1.17, 1.18], tolerance=0.024, recent=recent)
     assert value == pytest.approx(1.32, abs=0.006) and ci >= (1.32 - 1.18) / 2
