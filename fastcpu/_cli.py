@@ -149,19 +149,20 @@ def _table_args(p: argparse.ArgumentParser) -> None:
 
 def _table_run(args: argparse.Namespace) -> int:
     chosen = check_measure_options(args)
-    if check_counter_options(args) == "pmu":  # say why not before printing anything
+    counter = check_counter_options(args)
+    if counter == "pmu":  # say why not before printing anything
         _core.pmu_open()
     clk = clock()
     pin = "unpinned" if args.cpu is None else f"pinned to CPU {args.cpu}"
     print(f"fastcpu {__version__}: {args.runs} runs per method, serialize={args.serialize}, "
           f"unroll={args.unroll}, {pin}")
     print(format_clock(clk))
-    if args.counter == "tsc" and args.unroll == 1:
+    if counter == "tsc" and args.unroll == 1:
         # the harness checked here, now: its corrections go into ESTIMATE
         with ProgressLine("self-testing") as progress:
             report = selftest(serialize=args.serialize, cpu=args.cpu, progress=progress)
         print("\n".join(report.lines()))
-    if args.counter == "pmu":
+    if counter == "pmu":
         print("counter=pmu: every 'ticks' figure below is core cycles counted by the PMU")
     print("BEST, MEDIAN and ESTIMATE: cost above the empty sequence, per copy")
     print()
@@ -171,7 +172,7 @@ def _table_run(args: argparse.Namespace) -> int:
         return 0
     with ProgressLine("measuring") as progress:  # on a terminal only
         measured = measure(args.runs, [m.name for m in chosen], args.serialize, unroll=args.unroll,
-                           cpu=args.cpu, progress=progress, counter=args.counter,
+                           cpu=args.cpu, progress=progress, counter=counter,
                            selftest=False)  # printed above; bench() applies its corrections
     results = list(measured.values())
     print(format_table(results, measured.unavailable.items()))

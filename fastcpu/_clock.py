@@ -183,7 +183,7 @@ def add_chain_cycles_per_tick(blocks: int, repeats: int) -> float:
         warnings.warn(
             f"cycles_per_tick could not be calibrated cleanly: {clean} of {len(pairs)} "
             f"add-chain samples were undisturbed (the rest interrupted, preempted or migrated); "
-            f"core-cycle figures use {value:.3f} cycles per tick and may be off. Calibrate "
+            f"core-cycle figures use {value:.3f} core cycles per TSC tick and may be off. Calibrate "
             "again on a quieter machine with fastcpu.clock(refresh=True)",
             CalibrationWarning, stacklevel=3)
     return value

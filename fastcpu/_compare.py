@@ -324,8 +324,9 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
 
     ``layout='machines'`` (the default, what ``fastcpu compare`` prints): a
     row per method and, per machine (in the order of the table, its name
-    above), a column with the recommended estimate (the paired mean) +- the
-    half-width of its interval, and a RATIO column, that estimate over the
+    above), a column with the paired mean (uncorrected: not
+    ``BenchResult.estimate``) +- the half-width of its interval, and a RATIO
+    column, that mean over the
     first machine's (the baseline: ``1.00x`` in its own column; taken in ns
     when `unit` is ticks, which differ between hosts); a method a
     machine lacks shows ``-``, as does a ratio against a baseline estimate

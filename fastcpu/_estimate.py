@@ -31,7 +31,7 @@ therefore recommends, per result:
     :func:`fastcpu.bench_diff`: nanoBench's and uarch-bench's differencing,
     which cancels whatever the harness adds or hides once per run. The
     empty sequence is not involved: both sides run the same copy loop, whose
-    own cost (about a cycle per copy, which a latency-bound body hides)
+    own cost (about a core cycle per copy, which a latency-bound body hides)
     therefore remains in the figure where the body is faster than the loop.
 
 The recommended estimate (``'median'`` or ``'paired_mean'``) and ``'diff'``
@@ -64,12 +64,10 @@ __all__ = [
     "best_ticks",
     "median_ticks",
     "median_per_run",
-    "paired_differences",
     "robust_sigma",
     "fence",
     "paired_mean",
     "paired_difference",
-    "fenced_mean",
     "median_difference",
     "recommend",
     "resolution_limited",
@@ -153,13 +151,6 @@ def median_per_run(values: np.ndarray) -> float:
 def median_ticks(raw: np.ndarray, empty: np.ndarray, unroll: int) -> float:
     """``(median(raw) - median(empty)) / unroll``: the seed's MEDIAN, TSC ticks per copy above the empty sequence."""
     return (median_per_run(raw) - median_per_run(empty)) / unroll
-
-
-def paired_differences(raw: np.ndarray, empty: np.ndarray) -> np.ndarray:
-    """raw[i] - empty[i] as int64 TSC ticks per run (both come from one interleaved pair).
-
-    A whole array: the estimates below read the differences in blocks instead."""
-    return np.subtract(raw, empty, dtype=np.int64, casting="unsafe")
 
 
 def _median_inplace(x: np.ndarray) -> float:
@@ -274,24 +265,6 @@ def paired_difference(long: np.ndarray, short: np.ndarray, step: int, k: int,
     the same sequence at 2k (`long`) and k (`short`) copies; TSC ticks per
     copy. Pairs flagged in `migrated` are left out (unless all are)."""
     return _paired(long, short, step, k, "diff", migrated)
-
-
-def fenced_mean(values: np.ndarray, step: int) -> Estimate:
-    """Mean of `values` (ticks per run) inside the outlier fence around their median, with a t interval."""
-    if values.dtype.kind in "iu":
-        v = _blocks.counts(values)
-        center, half = _counts_fence(v, step)
-        mean, ci, n = _counts_fenced_summary(v, center, half)
-        return Estimate(mean, ci, "fenced_mean", n)
-    center, half = fence(values, step)
-    inside = values >= center - half
-    inside &= values <= center + half
-    n = int(np.count_nonzero(inside))
-    mean = float(values.mean(where=inside, dtype=np.float64))
-    ci = math.inf
-    if n >= 2:
-        ci = t95(n - 1) * float(values.std(ddof=1, where=inside, dtype=np.float64)) / math.sqrt(n)
-    return Estimate(mean, ci, "fenced_mean", n)
 
 
 def _median_ranks(n: int) -> tuple[int, int]:

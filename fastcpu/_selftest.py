@@ -21,7 +21,7 @@ here, on the host at hand:
 2. Verification, on measurements the correction was not made from: each
    chain is timed again `rounds` times at `runs` runs, corrected, and
    checked against the goals: the median error over the rounds within +-1.5 core cycles (1%
-   from 100 cycles on; for the user path +-2 cycles, 2% from 100 cycles)
+   from 100 core cycles on; for the user path +-2 core cycles, 2% from 100)
    and the printed 95% interval (random, conversion and correction)
    covering the truth in at least 90% of the measurements.
 
@@ -35,7 +35,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,7 +60,7 @@ __all__ = [
 #: The two ways fastcpu times a body: inlined in the timer, or a user
 #: function called through a function pointer.
 PATHS = ("inline", "user")
-#: Goals (issue 9), per path: a chain's mean error within GOAL_CYCLES core
+#: Goals (issue 9), per path: a chain's median error (over the rounds) within GOAL_CYCLES core
 #: cycles, or (from GOAL_PERCENT_FROM_CYCLES on, where it is the wider)
 #: within GOAL_PERCENT of the truth; the
 #: printed intervals covering the truth in GOAL_COVERAGE of the measurements.
@@ -95,7 +95,7 @@ class ChainCheck:
             host moved the core clock misses by percent, and shows in
             ``covered`` when its interval did not hold it.
         rounds: measurements made.
-        within_goal: whether the mean error meets the goal.
+        within_goal: whether the median error meets the goal.
         covered: measurements whose printed 95% interval held the truth.
     """
 
@@ -239,7 +239,6 @@ class SelfTest:
     runs: int = 1000
     rounds: int = 6
     seconds: float = 0.0
-    extra: Mapping[str, Any] = field(default_factory=dict)
     judged: tuple[str, ...] = ()
 
     def is_judged(self, check: PathCheck) -> bool:
