@@ -164,7 +164,7 @@ static const struct fc_method *lookup(core_state *st, const char *name)
     return m;
 }
 
-/* clock='tsc' (the default) or 'pmu': the core-cycle counter via rdpmc,
+/* counter='tsc' (the default) or 'pmu': the core-cycle counter via rdpmc,
  * opened for this thread here. */
 static int parse_clock(core_state *st, const char *clock, struct fc_pair *pair)
 {
@@ -272,7 +272,7 @@ static int pair_refused(core_state *st, const struct fc_method *m, const char *w
 }
 
 PyDoc_STRVAR(bench_doc,
-"bench($module, method, runs, serialize, unroll, clock='tsc', /)\n--\n\n"
+"bench($module, method, runs, serialize, unroll, counter='tsc', /)\n--\n\n"
 "Time `runs` runs of a built-in method (its name) against the empty\n"
 "sequence, or of a user function `unsigned fn(void)` (its int address)\n"
 "against an empty function called the same way (an indirect call).\n\n"
@@ -313,7 +313,7 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(bench_address_doc,
-"bench_address($module, address, runs, serialize, unroll, clock='tsc', /)\n--\n\n"
+"bench_address($module, address, runs, serialize, unroll, counter='tsc', /)\n--\n\n"
 "bench() of a user function `unsigned fn(void)` at the int `address`\n"
 "(kept for callers of the time when bench() took names only).");
 
@@ -329,7 +329,7 @@ static PyObject *core_bench_address(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(bench_diff_doc,
-"bench_diff($module, method, runs, serialize, k, clock='tsc', /)\n--\n\n"
+"bench_diff($module, method, runs, serialize, k, counter='tsc', /)\n--\n\n"
 "Time `runs` interleaved pairs of runs of one sequence, 2k copies against\n"
 "k copies, k >= 2 (both through the copy loop). `method` is a built-in\n"
 "method's name or the address of a user function `unsigned fn(void)`.\n\n"
@@ -952,23 +952,23 @@ PyDoc_STRVAR(add_chain_samples_doc,
 
 static PyObject *core_add_chain_samples(PyObject *module, PyObject *args)
 {
-    unsigned int blocks, count;
-    if (!PyArg_ParseTuple(args, "II:add_chain_samples", &blocks, &count) ||
+    /* bounded like add_chain_ticks: "I" would wrap -1 into 2**32 - 1 blocks,
+     * minutes of adds with the GIL released */
+    PyObject *blocks_obj, *count_obj;
+    long blocks, count;
+    if (!PyArg_ParseTuple(args, "OO:add_chain_samples", &blocks_obj, &count_obj) ||
+        parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
+        parse_bounded(count_obj, "count", 1, FC_CHAIN_SAMPLES_MAX, &count) < 0 ||
         check_timer(get_state(module)) < 0)
         return NULL;
-    if (count < 1 || count > FC_CHAIN_SAMPLES_MAX) {
-        PyErr_Format(PyExc_ValueError, "count must be between 1 and %d, not %u",
-                     FC_CHAIN_SAMPLES_MAX, count);
-        return NULL;
-    }
     uint64_t ticks[FC_CHAIN_SAMPLES_MAX];
     Py_BEGIN_ALLOW_THREADS
-    fc_add_chain_samples(blocks, count, ticks);
+    fc_add_chain_samples((uint32_t)blocks, (uint32_t)count, ticks);
     Py_END_ALLOW_THREADS
     PyObject *out = PyTuple_New((Py_ssize_t)count);
     if (!out)
         return NULL;
-    for (unsigned i = 0; i < count; i++) {
+    for (long i = 0; i < count; i++) {
         PyObject *v = PyLong_FromUnsignedLongLong(ticks[i]);
         if (!v) {
             Py_DECREF(out);

@@ -173,7 +173,11 @@ def test_addresses_outside_executable_mappings_are_refused():
     (lambda c: c.add_chain_ticks(10**30), "blocks must be between 1 and 1048576"),
     (lambda c: c.tsc_step(-1), "reads must be between 2 and 4096, not -1"),
     (lambda c: c.tsc_step(1 << 32), "reads must be between 2 and 4096"),
-], ids=["chain -1", "chain 0", "chain 2**32", "chain huge", "step -1", "step 2**32"])
+    (lambda c: c.add_chain_samples(-1, 2), "blocks must be between 1 and 1048576, not -1"),
+    (lambda c: c.add_chain_samples(40, 0), "count must be between 1 and 16, not 0"),
+    (lambda c: c.add_chain_samples(40, 1 << 32), "count must be between 1 and 16"),
+], ids=["chain -1", "chain 0", "chain 2**32", "chain huge", "step -1", "step 2**32",
+        "samples -1", "samples count 0", "samples count 2**32"])
 def test_private_entry_points_validate_counts(call, match):
     # add_chain_ticks(-1) used to wrap round to 2**32 - 1 blocks: 100 s, uninterruptible
     from fastcpu import _core
