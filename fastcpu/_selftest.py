@@ -302,11 +302,11 @@ def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
     ]
 
 
-def _measure(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float, float]:
+def _measure(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float]:
     """(estimate, random 95% half-width) in TSC ticks, uncorrected, and the
-    core cycles per tick measured around the runs with its 95% half-width."""
+    core cycles per TSC tick measured around the runs."""
     r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
-    return r.estimate, r.estimate_ci95, r.cycles_per_tick, r.cycles_per_tick_ci95
+    return r.estimate, r.estimate_ci95, r.cycles_per_tick
 
 
 def within_goal(error_core_cycles: float, truth_core_cycles: float, path: str = "inline") -> bool:
@@ -412,7 +412,7 @@ def _calibrate(path: str, serialize: str, runs: int, repeats: int, cpu: int | No
     for _ in range(repeats):
         points: dict[str, list[tuple[float, float, float]]] = {}
         for _name, op, truth, target in _chains(path):
-            est, ci, cpt, _ = _measure(target, runs, serialize, cpu)
+            est, ci, cpt = _measure(target, runs, serialize, cpu)
             points.setdefault(op, []).append((truth, est, ci))
             cpts.append(cpt)
         for op, pts in points.items():
@@ -521,16 +521,16 @@ def selftest(
                 step(f"{mode} {path} {name}")
                 errors, covered = [], 0
                 for _ in range(rounds):
-                    est_ticks, ci_ticks, cpt, cpt_ci = _measure(target, runs, mode, cpu)
-                    # bench()'s own correction for this measurement: the one
-                    # above (or, past its age, measured again) at this clock
-                    now_bias, now_ci = harness_bias(path, mode, cpu, cpt)
-                    # the interval bench() prints in core cycles: random,
-                    # conversion, and the correction's own half-width
-                    est, ci = est_ticks * cpt, ci_ticks * cpt + abs(est_ticks) * cpt_ci
-                    err = est - now_bias - truth
+                    # what bench() prints: corrected as it corrects (the
+                    # correction above or, past its age, measured again, at
+                    # this measurement's clock), with its interval (random,
+                    # conversion and correction)
+                    r = timed(target, runs, serialize=mode, unroll=1, cpu=cpu, counter="tsc",
+                              correction=lambda cpt, p=path, m=mode: harness_bias(
+                                  p, m, cpu, math.nan if cpt is None else cpt))
+                    err = r.estimate_core_cycles - truth
                     errors.append(err)
-                    covered += abs(err) <= ci + now_ci
+                    covered += abs(err) <= r.estimate_ci95_core_cycles
                 mid = statistics.median(errors)
                 rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered))
             checks.append(PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows)))
