@@ -2,7 +2,7 @@
  * clock.c: the raw readings behind fastcpu.clock(). The TSC runs at a
  * constant rate, not at the core clock, so a tick is not a cycle: these
  * readings let Python work out TSC Hz, the counter's step and core cycles per
- * tick (without a PMU, from a dependent chain of 1-cycle adds).
+ * tick (without a PMU, from a dependent chain of 1-core-cycle adds).
  */
 #define _GNU_SOURCE
 #include <math.h>

@@ -574,7 +574,7 @@ uint64_t fc_rdtsc(void);
 double fc_tsc_step(uint32_t reads);
 /* A (CLOCK_MONOTONIC_RAW ns, TSC) pair read as close together as possible. */
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);
-/* Ticks for `blocks` blocks of 100 dependent 1-cycle adds, fenced. */
+/* TSC ticks for `blocks` blocks of 100 dependent 1-core-cycle adds, fenced. */
 uint64_t fc_add_chain_ticks(uint32_t blocks);
 /* A short warm-up chain, then `count` chains of `blocks` blocks into
  * ticks[0 .. count): the samples bench() brackets a measurement with. */

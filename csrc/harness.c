@@ -24,7 +24,7 @@ const char *const fc_serialize_names[FC_SER_COUNT] = {"lfence", "cpuid", "rdtscp
  * timer (SIDE = method, empty), i.e. from two call sites: from one site
  * whose target alternated between them, the branch predictor missed inside
  * the timed region, and the empty baseline read ~12 core cycles dearer than
- * an 8-add function (AuthenticAMD family 25 model 1, Zen 3 guest; ~9 ticks dearer than a plain
+ * an 8-add function (AuthenticAMD family 25 model 1, Zen 3 guest; ~9 TSC ticks dearer than a plain
  * C loop on family 26 model 2, Zen 5). */
 #define FC_USER_TIMER(side, mode)                                            \
     FC_TIMER_FN(time_user_##side##_##mode, mode, (fc_user_fn fn, uint32_t copies), ,  \

@@ -923,7 +923,7 @@ static PyObject *core_tsc_ns_pair(PyObject *module, PyObject *Py_UNUSED(ignored)
 
 PyDoc_STRVAR(add_chain_ticks_doc,
 "add_chain_ticks($module, blocks, /)\n--\n\n"
-"TSC ticks for `blocks` blocks of 100 dependent 1-cycle adds, fenced;\n"
+"TSC ticks for `blocks` blocks of 100 dependent 1-core-cycle adds, fenced;\n"
 "blocks from 1 to 2**20 (10^8 adds, some 30 ms).");
 
 #define FC_CHAIN_BLOCKS_MAX (1L << 20)

@@ -26,7 +26,7 @@
  * core cycles on: a call and return cost about 10 core cycles more than the
  * harness's empty sequence, and a body hides them only once it is longer
  * than that (measured on an AuthenticAMD family 25 model 1 (Zen 3) guest: a function of 8 adds reads
- * about 2 cycles above the trend of longer ones, 1-4 adds read as ~10). */
+ * about 2 core cycles above the trend of longer ones, 1-4 adds read as ~10). */
 FC_USER_ADD(16)
 FC_USER_ADD(32)
 FC_USER_ADD(128)
