@@ -282,7 +282,7 @@ void fc_models_init(void);
 /* ---- calibration sequences (calibration.c) ------------------------------ */
 
 /* The chains the catalog lists as calibration rows: each op at each length
- * (powers of two from 1 to 1024, and 100 and 300 for the "100 cycles and
+ * (powers of two from 1 to 1024, and 100 and 300 for the "100 core cycles and
  * more" checks), with what it is made of and what each link costs. */
 #define FC_CHAIN_LENGTHS(X, op)                                              \
     X(op, 1) X(op, 2) X(op, 4) X(op, 8) X(op, 16) X(op, 32) X(op, 64)        \

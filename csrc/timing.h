@@ -41,7 +41,7 @@
  * a 1024-add chain reads ~40 core cycles short on this AMD guest). The two
  * halves are joined before the second lfence: joined after it, the shl/or
  * ran inside the timed region, on the empty sequence's critical path but in
- * the shadow of any longer-latency body, which then read ~2 cycles short. */
+ * the shadow of any longer-latency body, which then read ~2 core cycles short. */
 static inline __attribute__((always_inline)) uint64_t fc_start_lfence(uint32_t counter)
 {
     (void)counter;
