@@ -23,6 +23,7 @@
 #ifndef FASTCPU_H
 #define FASTCPU_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,14 @@ typedef unsigned (*fc_user_fn)(void);
 /* ---- instructions shared by sequences.c, models.c and getcpu.c ------------ */
 
 #define FC_INLINE static inline __attribute__((always_inline))
+/* Keeps GCC's identical-code folding from merging two timers whose code is
+ * the same into one function; clang does no such folding (and has no such
+ * attribute). */
+#if defined(__clang__)
+#define FC_NO_ICF
+#else
+#define FC_NO_ICF __attribute__((no_icf))
+#endif
 
 /* The per-CPU GDT entry: GDT_ENTRY_CPUNODE (15) << 3 | RPL 3. Its limit is
  * cpu | node << 12 (Linux arch/x86/include/asm/segment.h). */
@@ -84,6 +93,13 @@ FC_INLINE long fc_syscall3(long nr, long a, long b, long c)
                      : "a"(nr), "D"(a), "S"(b), "d"(c)
                      : "rcx", "r11", "memory");
     return ret;
+}
+
+/* The errno a raw system call returned (-errno in -4095..-1), EIO for any
+ * other failure. */
+FC_INLINE int fc_syscall_errno(long rc)
+{
+    return rc < 0 && rc > -4096 ? (int)-rc : EIO;
 }
 
 /* ---- the method catalog (sequences.c) ------------------------------------ */

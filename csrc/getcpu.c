@@ -76,7 +76,7 @@ int fc_getcpu_by(enum fc_getcpu_way way, unsigned *node)
     case FC_GETCPU_SYSCALL: {
         long rc = fc_syscall3(SYS_getcpu, (long)&cpu, (long)&n, 0);
         if (rc != 0)
-            return rc < 0 && rc > -4096 ? (int)rc : -EIO;
+            return -fc_syscall_errno(rc);
         break;
     }
     default: /* FC_GETCPU_NONE (UNCHOSEN never gets here) */
@@ -176,7 +176,7 @@ static void *sweep_main(void *arg)
                 continue; /* pinning did not take: no evidence either way */
             node = (int)ref_node;
         } else {
-            s->syscall_errno = rc < 0 && rc > -4096 ? (int)-rc : EIO;
+            s->syscall_errno = fc_syscall_errno(rc);
             node = sysfs_node(cpu);
         }
         s->cpus_checked++;
@@ -284,7 +284,7 @@ static void choose(void)
         if (rc == 0)
             way = node_way = fallback = FC_GETCPU_SYSCALL;
         else
-            s.syscall_errno = rc < 0 && rc > -4096 ? (int)-rc : EIO;
+            s.syscall_errno = fc_syscall_errno(rc);
     }
     if (way == FC_GETCPU_NONE)
         explain(&s, create_err, false);

@@ -14,7 +14,7 @@
  * are identical code, and GCC's identical-code folding (-O2) would merge them
  * back into one function, one call site: the very thing the two sides exist
  * to avoid (below). */
-#define FC_TIMER_LINKAGE static __attribute__((no_icf))
+#define FC_TIMER_LINKAGE static FC_NO_ICF
 #include "timing.h"
 
 const char *const fc_serialize_names[FC_SER_COUNT] = {"lfence", "cpuid", "rdtscp"};

@@ -46,11 +46,7 @@
 /* no_icf: timers that call the same model (getcpu_lsl_norz_nofp and
  * getcpu_lsl, the controls) stay functions of their own, not a jump into
  * one another, so each shows and times its own code. */
-#if defined(__clang__)
-#define FC_TIMER_LINKAGE FC_HIDDEN
-#else
-#define FC_TIMER_LINKAGE FC_HIDDEN __attribute__((no_icf))
-#endif
+#define FC_TIMER_LINKAGE FC_HIDDEN FC_NO_ICF
 #include "timing.h"
 
 #if defined(__clang__)

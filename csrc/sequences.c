@@ -105,7 +105,7 @@ static uint32_t read_syscall(bool *valid)
     unsigned cpu = 0, node = 0;
     long rc = fc_syscall3(SYS_getcpu, (long)&cpu, (long)&node, 0);
     *valid = rc == 0;
-    return rc == 0 ? cpu | node << 12 : (uint32_t)(rc < 0 && rc > -4096 ? -rc : EIO);
+    return rc == 0 ? cpu | node << 12 : (uint32_t)fc_syscall_errno(rc);
 }
 
 FC_INLINE uint32_t seq_sched_getcpu(void) { return (uint32_t)sched_getcpu(); }
