@@ -114,11 +114,14 @@ RECENT_NS = 50_000_000
 RECENT_BRACKETS = 8
 
 
-def _remember(samples: list[float]) -> None:
+def _remember(samples: list[float]) -> tuple[int, int, list[float]]:
+    """Keep `samples` among the recent ones: (when in ns, on which CPU, the samples)."""
     entries = getattr(_last, "recent", None)
     if entries is None:
         entries = _last.recent = collections.deque(maxlen=RECENT_BRACKETS)
-    entries.append((time.monotonic_ns(), _core.current_cpu(), samples))
+    entry = (time.monotonic_ns(), _core.current_cpu(), samples)
+    entries.append(entry)
+    return entry
 
 
 def recent_samples() -> list[float]:
@@ -152,8 +155,7 @@ def opening_samples() -> list[float]:
 def closing_samples() -> list[float]:
     """The closing bracket, kept for the next measurement's opening one."""
     samples = bracket_samples()
-    _last.value = (time.monotonic_ns(), _core.current_cpu(), samples)
-    _remember(samples)
+    _last.value = _remember(samples)
     return samples
 
 
