@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,19 @@ _CPU_ENCODINGS = {"cpunode", "cpu"}
 #: The published figures ship inside the package (data/published_figures.csv
 #: in the source tree is a link to it).
 _PUBLISHED_CSV = Path(__file__).resolve().parent / "published_figures.csv"
+
+
+def read_published(path: str | os.PathLike[str] = _PUBLISHED_CSV) -> list[dict[str, str]]:
+    """The rows of a published-figures CSV (default: the one fastcpu ships),
+    as dicts; the columns the seed table and the plots read must be there."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    need = {"fastcpu_method", "value", "unit", "machine"}
+    missing = need - set(rows[0] if rows else ())
+    if missing:
+        raise ValueError(f"{os.fspath(path)} is not a published-figures CSV: no column "
+                         f"{', '.join(sorted(missing))}")
+    return rows
 
 
 def reports_cpu_there(method: str) -> bool:
@@ -119,8 +133,7 @@ def _measured_row(res: Results) -> SeedRow:
 
 
 def _published_rows(path: Path) -> list[SeedRow]:
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_published(path)
     out = [SeedRow(
         "the seed's 7 machines (2008, range)", "published",
         best={"gdt": "30-100", "tscp": "30-100", "sidt": "4-21"},

@@ -24,11 +24,9 @@ Axes where that makes sense. fastcpu never selects a matplotlib backend.
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -43,6 +41,7 @@ from ._calibration import calibration_info
 from ._methods import method_info
 from ._result import BenchResult
 from ._results import Results, Source, as_results
+from ._seed_table import read_published
 
 __all__ = ["counts", "distributions", "ecdf", "ecdf_groups", "ecdf_machines", "machines", "published",
            "method_group", "is_slow", "GROUPS", "UNITS"]
@@ -650,20 +649,8 @@ def machines(
 
 # -- published figures against measured ones --------------------------------------------
 
-_PUBLISHED_CSV = Path(__file__).resolve().parent / "published_figures.csv"
 _PUBLISHED_UNITS = {"core cycles": ("core_cycles", 1.0), "ns": ("ns", 1.0), "us": ("ns", 1000.0)}
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
-
-
-def _read_published(path: str | os.PathLike[str]) -> list[dict[str, str]]:
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    need = {"fastcpu_method", "value", "unit", "machine"}
-    missing = need - set(rows[0] if rows else ())
-    if missing:
-        raise ValueError(f"{os.fspath(path)} is not a published-figures CSV: no column "
-                         f"{', '.join(sorted(missing))}")
-    return rows
 
 
 def published(
@@ -689,7 +676,7 @@ def published(
     methods = _check_methods(methods)
     if figures is not None and not isinstance(figures, (str, os.PathLike)):
         raise TypeError(f"figures must be a CSV path or None, not {type(figures).__name__}")
-    rows = _read_published(_PUBLISHED_CSV if figures is None else figures)
+    rows = read_published() if figures is None else read_published(figures)
     matched = [row for row in rows if row["fastcpu_method"] and row["unit"] in _PUBLISHED_UNITS]
     order = list(dict.fromkeys(row["fastcpu_method"] for row in matched))
     if methods is not None:
