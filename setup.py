@@ -52,6 +52,7 @@ setup(
                 "csrc/getcpu.c",
                 "csrc/features.c",
                 "csrc/clock.c",
+                "csrc/bracket.c",
                 "csrc/calibration.c",
                 "csrc/userchains.c",
                 "csrc/pmu.c",

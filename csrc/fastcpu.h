@@ -596,6 +596,45 @@ uint64_t fc_add_chain_ticks(uint32_t blocks);
  * ticks[0 .. count): the samples bench() brackets a measurement with. */
 void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks);
 
+/* ---- core cycles per tick around a measurement (bracket.c) -------------- */
+
+/* Chains a bracket times at most; brackets kept per thread, how long they
+ * count as recent, and how soon a closing one may open the next
+ * measurement (fastcpu/_bracket.py reads these through _core). */
+#define FC_BRACKET_CHAINS_MAX 16
+#define FC_BRACKET_RECENT 8
+#define FC_BRACKET_RECENT_NS 50000000u
+#define FC_BRACKET_REUSE_NS 2000000u
+/* The most samples a side (before, after, recent) may hold. */
+#define FC_BRACKET_SAMPLES_MAX (FC_BRACKET_RECENT * FC_BRACKET_CHAINS_MAX)
+/* Core cycles per TSC tick (*value) and its 95% half-width (*ci95) for a
+ * measurement bracketed by the add-chain samples before[] and after[] (each
+ * 1 .. FC_BRACKET_SAMPLES_MAX, core cycles per tick), held against those of
+ * recent measurements (0 .. FC_BRACKET_SAMPLES_MAX), with the disturbance
+ * tolerance `tol` (a fraction): fastcpu/_bracket.py's rules. */
+void fc_bracket_figure(const double *before, size_t n_before, const double *after,
+                       size_t n_after, const double *recent, size_t n_recent, double tol,
+                       double *value, double *ci95);
+/* CLOCK_MONOTONIC in ns (Python's time.monotonic_ns). */
+uint64_t fc_monotonic_ns(void);
+/* Keep a bracket's samples (at most FC_BRACKET_CHAINS_MAX) among this
+ * thread's recent ones; a closing one may open the next measurement. */
+void fc_bracket_remember(const double *samples, uint32_t n, uint64_t ns, int cpu, bool closing);
+/* This thread's samples taken on `cpu` within FC_BRACKET_RECENT_NS of
+ * `now_ns`, newest first, into out[0 .. FC_BRACKET_SAMPLES_MAX); how many. */
+size_t fc_bracket_recent(uint64_t now_ns, int cpu, double *out);
+/* The last closing bracket's samples into out[] when it was taken on `cpu`
+ * within FC_BRACKET_REUSE_NS of `now_ns`; how many (0: time a fresh one). */
+uint32_t fc_bracket_reusable(uint64_t now_ns, int cpu, double *out);
+/* Forget this thread's brackets. */
+void fc_bracket_forget(void);
+/* Time a bracket: `chains` (1 .. FC_BRACKET_CHAINS_MAX) chains of `blocks`
+ * blocks into core cycles per tick, less the timer's `fixed_ticks`. */
+void fc_bracket_chains(uint32_t blocks, uint32_t chains, double fixed_ticks, double *samples);
+/* The same from chains already timed (their TSC ticks). */
+void fc_bracket_samples(const uint64_t *ticks, uint32_t chains, uint32_t blocks,
+                        double fixed_ticks, double *samples);
+
 /* ---- the PMU core-cycle counter (pmu.c) ---------------------------------- */
 
 enum fc_pmu_scope {

@@ -13,6 +13,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -284,14 +285,41 @@ PyDoc_STRVAR(bench_doc,
 "clock) cannot run here; ValueError unless an address lies in an\n"
 "executable mapping of this process.");
 
-static PyObject *core_bench(PyObject *module, PyObject *args)
+/* Chains a bracket may time: bounded so that a wrong argument cannot spin
+ * for minutes with the GIL released. */
+#define FC_CHAIN_BLOCKS_MAX (1L << 20)
+
+static PyObject *ticks_tuple(const uint64_t *ticks, long count)
 {
-    PyObject *target;
-    const char *ser_name, *clock = "tsc";
-    Py_ssize_t runs;
-    long unroll;
-    if (!PyArg_ParseTuple(args, "Onsl|s:bench", &target, &runs, &ser_name, &unroll, &clock))
+    PyObject *out = PyTuple_New((Py_ssize_t)count);
+    if (!out)
         return NULL;
+    for (long i = 0; i < count; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(ticks[i]);
+        if (!v) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)i, v);
+    }
+    return out;
+}
+
+/* How bench_bracketed() times its brackets (0 chains: bench(), none). */
+struct bracket_args {
+    uint32_t blocks, chains;
+    double fixed_ticks, tolerance;
+};
+
+/* bench() and bench_bracketed(). With brackets: the opening one (the last
+ * closing one when it is recent, else timed now), the runs, the closing
+ * one straight after them in the same GIL release as best and median, and
+ * the core cycles per tick from both, held against this thread's recent
+ * brackets (bracket.c). */
+static PyObject *bench_pair(PyObject *module, PyObject *target, Py_ssize_t runs,
+                            const char *ser_name, long unroll, const char *clock,
+                            const struct bracket_args *br)
+{
     core_state *st = get_state(module);
     struct fc_pair pair = {0};
     const struct fc_method *m;
@@ -301,15 +329,94 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
         parse_clock(st, clock, &pair) < 0 ||
         pair_refused(st, m, fc_pair_against_empty(&pair, m, user, (uint32_t)unroll)) < 0)
         return NULL;
+    double recent[FC_BRACKET_SAMPLES_MAX], before[FC_BRACKET_CHAINS_MAX],
+        after[FC_BRACKET_CHAINS_MAX];
+    size_t n_recent = 0;
+    uint32_t n_before = 0;
+    if (br->chains) {
+        uint64_t now = fc_monotonic_ns();
+        int cpu = fc_current_cpu();
+        n_recent = fc_bracket_recent(now, cpu, recent);
+        n_before = fc_bracket_reusable(now, cpu, before);
+        if (!n_before) {
+            Py_BEGIN_ALLOW_THREADS
+            fc_bracket_chains(br->blocks, br->chains, br->fixed_ticks, before);
+            Py_END_ALLOW_THREADS
+            n_before = br->chains;
+            fc_bracket_remember(before, n_before, fc_monotonic_ns(), fc_current_cpu(), false);
+        }
+    }
     struct run_arrays a = {0};
     if (measure_pair(st, &pair, runs, &a) < 0)
         return NULL;
     struct fc_run_buffers bufs = {PyArray_DATA(a.raw), PyArray_DATA(a.empty), NULL};
     double best, median;
     Py_BEGIN_ALLOW_THREADS
+    if (br->chains)
+        fc_bracket_chains(br->blocks, br->chains, br->fixed_ticks, after);
     fc_best_median(&bufs, (size_t)runs, pair.method_copies, &best, &median);
     Py_END_ALLOW_THREADS
-    return Py_BuildValue("NNNdd", a.raw, a.empty, a.migrated, best, median);
+    if (!br->chains)
+        return Py_BuildValue("NNNdd", a.raw, a.empty, a.migrated, best, median);
+    fc_bracket_remember(after, br->chains, fc_monotonic_ns(), fc_current_cpu(), true);
+    double cycles_per_tick, ci95;
+    fc_bracket_figure(before, n_before, after, br->chains, recent, n_recent, br->tolerance,
+                      &cycles_per_tick, &ci95);
+    return Py_BuildValue("NNNdddd", a.raw, a.empty, a.migrated, best, median, cycles_per_tick,
+                         ci95);
+}
+
+static PyObject *core_bench(PyObject *module, PyObject *args)
+{
+    PyObject *target;
+    const char *ser_name, *clock = "tsc";
+    Py_ssize_t runs;
+    long unroll;
+    if (!PyArg_ParseTuple(args, "Onsl|s:bench", &target, &runs, &ser_name, &unroll, &clock))
+        return NULL;
+    const struct bracket_args none = {0};
+    return bench_pair(module, target, runs, ser_name, unroll, clock, &none);
+}
+
+PyDoc_STRVAR(bench_bracketed_doc,
+"bench_bracketed($module, method, runs, serialize, unroll, blocks, chains,\n"
+"                fixed_ticks, tolerance, /)\n--\n\n"
+"bench() on the TSC between two brackets of `chains` chains of `blocks` x 100\n"
+"dependent adds (a short warm-up chain first), the timer's `fixed_ticks`\n"
+"taken off each. The opening bracket is this thread's last closing one when\n"
+"that was taken on this CPU within BRACKET_REUSE_NS, else timed now; the\n"
+"closing one is timed straight after the runs. Both are kept among this\n"
+"thread's recent brackets, which the figure is held against with the\n"
+"disturbance tolerance `tolerance` (as bracket_figure).\n\n"
+"Returns (raw, empty, migrated, best, median, cycles_per_tick, ci95):\n"
+"bench()'s five, then core cycles per TSC tick at the moment of the runs\n"
+"and its 95% half-width.");
+
+static PyObject *core_bench_bracketed(PyObject *module, PyObject *args)
+{
+    PyObject *target, *blocks_obj, *chains_obj;
+    const char *ser_name;
+    Py_ssize_t runs;
+    long unroll, blocks, chains;
+    struct bracket_args br;
+    if (!PyArg_ParseTuple(args, "OnslOOdd:bench_bracketed", &target, &runs, &ser_name, &unroll,
+                          &blocks_obj, &chains_obj, &br.fixed_ticks, &br.tolerance) ||
+        parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
+        parse_bounded(chains_obj, "chains", 1, FC_BRACKET_CHAINS_MAX, &chains) < 0)
+        return NULL;
+    if (!(br.fixed_ticks >= 0 && isfinite(br.fixed_ticks))) {
+        PyErr_Format(PyExc_ValueError, "fixed_ticks must be finite and >= 0, not %g",
+                     br.fixed_ticks);
+        return NULL;
+    }
+    if (!(br.tolerance >= 0 && br.tolerance < 1)) {
+        PyErr_Format(PyExc_ValueError, "tolerance must be a fraction in [0, 1), not %g",
+                     br.tolerance);
+        return NULL;
+    }
+    br.blocks = (uint32_t)blocks;
+    br.chains = (uint32_t)chains;
+    return bench_pair(module, target, runs, ser_name, unroll, "tsc", &br);
 }
 
 PyDoc_STRVAR(bench_address_doc,
@@ -926,8 +1033,6 @@ PyDoc_STRVAR(add_chain_ticks_doc,
 "TSC ticks for `blocks` blocks of 100 dependent 1-core-cycle adds, fenced;\n"
 "blocks from 1 to 2**20 (10^8 adds, some 30 ms).");
 
-#define FC_CHAIN_BLOCKS_MAX (1L << 20)
-
 static PyObject *core_add_chain_ticks(PyObject *module, PyObject *args)
 {
     PyObject *blocks_obj;
@@ -948,8 +1053,6 @@ PyDoc_STRVAR(add_chain_samples_doc,
 "A short warm-up chain, then `count` chains of `blocks` x 100 dependent adds,\n"
 "in one call: a tuple of their `count` TSC tick counts (bench()'s brackets).");
 
-#define FC_CHAIN_SAMPLES_MAX 16
-
 static PyObject *core_add_chain_samples(PyObject *module, PyObject *args)
 {
     /* bounded like add_chain_ticks: "I" would wrap -1 into 2**32 - 1 blocks,
@@ -958,29 +1061,149 @@ static PyObject *core_add_chain_samples(PyObject *module, PyObject *args)
     long blocks, count;
     if (!PyArg_ParseTuple(args, "OO:add_chain_samples", &blocks_obj, &count_obj) ||
         parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
-        parse_bounded(count_obj, "count", 1, FC_CHAIN_SAMPLES_MAX, &count) < 0 ||
+        parse_bounded(count_obj, "count", 1, FC_BRACKET_CHAINS_MAX, &count) < 0 ||
         check_timer(get_state(module)) < 0)
         return NULL;
-    uint64_t ticks[FC_CHAIN_SAMPLES_MAX];
+    uint64_t ticks[FC_BRACKET_CHAINS_MAX];
     Py_BEGIN_ALLOW_THREADS
     fc_add_chain_samples((uint32_t)blocks, (uint32_t)count, ticks);
     Py_END_ALLOW_THREADS
-    PyObject *out = PyTuple_New((Py_ssize_t)count);
-    if (!out)
-        return NULL;
-    for (long i = 0; i < count; i++) {
-        PyObject *v = PyLong_FromUnsignedLongLong(ticks[i]);
-        if (!v) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(out, (Py_ssize_t)i, v);
+    return ticks_tuple(ticks, count);
+}
+
+/* A sequence of 0 .. FC_BRACKET_SAMPLES_MAX floats (at least `low`) into
+ * out[], its length into *n; -1 with TypeError/ValueError set. */
+static int parse_samples(PyObject *obj, const char *name, Py_ssize_t low, double *out,
+                         size_t *n)
+{
+    PyObject *seq = PySequence_Fast(obj, "");
+    if (!seq) {
+        PyErr_Format(PyExc_TypeError, "%s must be a sequence of floats, not %s", name,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
     }
-    return out;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    if (len < low || len > FC_BRACKET_SAMPLES_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s must hold %zd to %d samples, not %zd", name, low,
+                     FC_BRACKET_SAMPLES_MAX, len);
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        double v = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (v == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (!(v > 0) || !isfinite(v)) { /* a rate of core cycles per tick */
+            PyErr_Format(PyExc_ValueError, "%s must hold positive finite samples, not %R",
+                         name, PySequence_Fast_GET_ITEM(seq, i));
+            Py_DECREF(seq);
+            return -1;
+        }
+        out[i] = v;
+    }
+    *n = (size_t)len;
+    Py_DECREF(seq);
+    return 0;
+}
+
+PyDoc_STRVAR(bracket_figure_doc,
+"bracket_figure($module, before, after, recent, tolerance, /)\n--\n\n"
+"(core cycles per TSC tick, its 95% half-width) for a measurement\n"
+"bracketed by the add-chain samples `before` and `after` (core cycles per\n"
+"tick, 1 to 128 each), held against `recent` (0 to 128), with the\n"
+"disturbance tolerance `tolerance` (a fraction in [0, 1)).");
+
+static PyObject *core_bracket_figure(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *before_obj, *after_obj, *recent_obj;
+    double tol;
+    if (!PyArg_ParseTuple(args, "OOOd:bracket_figure", &before_obj, &after_obj, &recent_obj, &tol))
+        return NULL;
+    if (!(tol >= 0 && tol < 1)) {
+        PyErr_Format(PyExc_ValueError, "tolerance must be a fraction in [0, 1), not %g", tol);
+        return NULL;
+    }
+    double before[FC_BRACKET_SAMPLES_MAX], after[FC_BRACKET_SAMPLES_MAX],
+        recent[FC_BRACKET_SAMPLES_MAX];
+    size_t nb, na, nr;
+    if (parse_samples(before_obj, "before", 1, before, &nb) < 0 ||
+        parse_samples(after_obj, "after", 1, after, &na) < 0 ||
+        parse_samples(recent_obj, "recent", 0, recent, &nr) < 0)
+        return NULL;
+    double value, ci95;
+    fc_bracket_figure(before, nb, after, na, recent, nr, tol, &value, &ci95);
+    return Py_BuildValue("dd", value, ci95);
+}
+
+PyDoc_STRVAR(bracket_recent_doc,
+"bracket_recent($module, now_ns, cpu, /)\n--\n\n"
+"The samples of this thread's brackets taken on `cpu` within\n"
+"BRACKET_RECENT_NS before `now_ns` (time.monotonic_ns()), newest first.");
+
+static PyObject *core_bracket_recent(PyObject *module, PyObject *args)
+{
+    (void)module;
+    unsigned long long now;
+    int cpu;
+    if (!PyArg_ParseTuple(args, "Ki:bracket_recent", &now, &cpu))
+        return NULL;
+    double out[FC_BRACKET_SAMPLES_MAX];
+    size_t n = fc_bracket_recent((uint64_t)now, cpu, out);
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; t && i < n; i++) {
+        PyObject *v = PyFloat_FromDouble(out[i]);
+        if (!v) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
+    }
+    return t;
+}
+
+PyDoc_STRVAR(bracket_remember_doc,
+"bracket_remember($module, samples, now_ns, cpu, /)\n--\n\n"
+"Keep `samples` (1 to 16, core cycles per tick) among this thread's recent\n"
+"brackets as an opening bracket taken at `now_ns` on `cpu` (for tests).");
+
+static PyObject *core_bracket_remember(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *samples_obj;
+    unsigned long long now;
+    int cpu;
+    if (!PyArg_ParseTuple(args, "OKi:bracket_remember", &samples_obj, &now, &cpu))
+        return NULL;
+    double samples[FC_BRACKET_SAMPLES_MAX];
+    size_t n;
+    if (parse_samples(samples_obj, "samples", 1, samples, &n) < 0)
+        return NULL;
+    if (n > FC_BRACKET_CHAINS_MAX) {
+        PyErr_Format(PyExc_ValueError, "a bracket holds 1 to %d samples, not %zu",
+                     FC_BRACKET_CHAINS_MAX, n);
+        return NULL;
+    }
+    fc_bracket_remember(samples, (uint32_t)n, (uint64_t)now, cpu, false);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(bracket_forget_doc,
+"bracket_forget($module, /)\n--\n\n"
+"Forget this thread's brackets: the next bench_bracketed() times both.");
+
+static PyObject *core_bracket_forget(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    fc_bracket_forget();
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef core_functions[] = {
     {"bench", core_bench, METH_VARARGS, bench_doc},
+    {"bench_bracketed", core_bench_bracketed, METH_VARARGS, bench_bracketed_doc},
     {"bench_address", core_bench_address, METH_VARARGS, bench_address_doc},
     {"bench_diff", core_bench_diff, METH_VARARGS, bench_diff_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
@@ -1004,6 +1227,10 @@ static PyMethodDef core_functions[] = {
     {"tsc_ns_pair", core_tsc_ns_pair, METH_NOARGS, tsc_ns_pair_doc},
     {"add_chain_ticks", core_add_chain_ticks, METH_VARARGS, add_chain_ticks_doc},
     {"add_chain_samples", core_add_chain_samples, METH_VARARGS, add_chain_samples_doc},
+    {"bracket_figure", core_bracket_figure, METH_VARARGS, bracket_figure_doc},
+    {"bracket_recent", core_bracket_recent, METH_VARARGS, bracket_recent_doc},
+    {"bracket_remember", core_bracket_remember, METH_VARARGS, bracket_remember_doc},
+    {"bracket_forget", core_bracket_forget, METH_NOARGS, bracket_forget_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1027,7 +1254,11 @@ static int core_exec(PyObject *module)
     if (!st->unsupported || PyModule_AddObjectRef(module, "Unsupported", st->unsupported) < 0)
         return -1;
     if (PyModule_AddIntConstant(module, "RUNS_MAX", FC_RUNS_MAX) < 0 ||
-        PyModule_AddIntConstant(module, "UNROLL_MAX", FC_UNROLL_MAX) < 0)
+        PyModule_AddIntConstant(module, "UNROLL_MAX", FC_UNROLL_MAX) < 0 ||
+        PyModule_AddIntConstant(module, "BRACKET_CHAINS_MAX", FC_BRACKET_CHAINS_MAX) < 0 ||
+        PyModule_AddIntConstant(module, "BRACKET_RECENT", FC_BRACKET_RECENT) < 0 ||
+        PyModule_AddIntConstant(module, "BRACKET_RECENT_NS", FC_BRACKET_RECENT_NS) < 0 ||
+        PyModule_AddIntConstant(module, "BRACKET_REUSE_NS", FC_BRACKET_REUSE_NS) < 0)
         return -1;
     /* A sanitizer build instruments the timed code: its shape and timings
      * are not the real ones (tests of instruction shapes skip). */

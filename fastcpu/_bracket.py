@@ -8,9 +8,13 @@ add chains just before and just after each measurement and converts with
 the mean of the two brackets.
 
 Each bracket is a short warm-up chain and two measured chains of 4,000 adds
-(about 1.3 us each) in one C call; a closing bracket serves as the next
-measurement's opening one when that starts within 2 ms on the same thread
-and CPU, so back-to-back calls pay about 3 us each. The chain timer's fixed
+(about 1.3 us each); a closing bracket serves as the next measurement's
+opening one when that starts within 2 ms on the same thread and CPU, so
+back-to-back calls pay about 3 us each. The brackets, the runs between them
+and the figure are one C call (:func:`bracketed`, csrc/bracket.c, which
+keeps each thread's recent brackets): in Python the same steps cost a
+bench(m, 1000) about 30 us on the AuthenticAMD family 25 model 1 (Zen 3)
+guest, a fifth of the runs' own time. The chain timer's fixed
 cost (the fences around it) is measured once per process from chains of N
 and 2N blocks and subtracted. Nothing here assumes a clock step or a core:
 the fixed cost is a mean over random phases of whatever step the counter
@@ -29,7 +33,6 @@ the recent chains give the figure, with an interval widened by the gap.
 
 from __future__ import annotations
 
-import collections
 import statistics
 import threading
 import time
@@ -41,9 +44,8 @@ __all__ = [
     "BRACKET_BLOCKS",
     "BRACKET_CHAINS",
     "REUSE_NS",
+    "bracketed",
     "bracket_samples",
-    "opening_samples",
-    "closing_samples",
     "bracket_cycles_per_tick",
     "fixed_cost_ticks",
     "recent_samples",
@@ -71,6 +73,8 @@ def fixed_cost_ticks() -> float:
     phases lands between them (a median was a whole step, 0.3% of the
     chain, off from one process to the next)."""
     global _fixed
+    if _fixed is not None:  # bench() asks on every call: no lock once known
+        return _fixed
     with _lock:
         if _fixed is None:
             _core.add_chain_ticks(BRACKET_BLOCKS)  # warm up
@@ -92,7 +96,8 @@ def bracket_samples() -> list[float]:
     1%, one time in three here), all in one C call. On a guest one chain
     alone scatters by a few percent (the host's other work on the core,
     interrupts): on an AuthenticAMD family 25 model 1 (Zen 3) guest, 10,000 adds read 7595-8134 ticks,
-    5th-95th percentile 1.27-1.33 core cycles per tick around 1.317."""
+    5th-95th percentile 1.27-1.33 core cycles per tick around 1.317.
+    bench() times the same chains inside its own C call (:func:`bracketed`)."""
     fixed = fixed_cost_ticks()
     adds = 100 * BRACKET_BLOCKS
     return [adds / max(t - fixed, 1.0) for t in _core.add_chain_samples(BRACKET_BLOCKS, BRACKET_CHAINS)]
@@ -101,69 +106,37 @@ def bracket_samples() -> list[float]:
 #: A bracket taken after one measurement serves as the next one's opening
 #: bracket when the next starts within this many ns, on the same thread and
 #: CPU: back-to-back bench() calls (a table, measure()) pay one bracket each.
-REUSE_NS = 2_000_000
-
-_last = threading.local()
-
+#: (The C core keeps the brackets: csrc/fastcpu.h.)
+REUSE_NS: int = _core.BRACKET_REUSE_NS
 
 #: How far back a measurement's brackets are compared with earlier ones,
 #: and how many earlier brackets at most: enough to hold a run of
 #: back-to-back bench() calls' brackets, short against the minutes over
 #: which the host moves the guest's core clock.
-RECENT_NS = 50_000_000
-RECENT_BRACKETS = 8
-
-
-def _remember(samples: list[float]) -> tuple[int, int, list[float]]:
-    """Keep `samples` among the recent ones: (when in ns, on which CPU, the samples)."""
-    entries = getattr(_last, "recent", None)
-    if entries is None:
-        entries = _last.recent = collections.deque(maxlen=RECENT_BRACKETS)
-    entry = (time.monotonic_ns(), _core.current_cpu(), samples)
-    entries.append(entry)
-    return entry
+RECENT_NS: int = _core.BRACKET_RECENT_NS
+RECENT_BRACKETS: int = _core.BRACKET_RECENT
 
 
 def recent_samples() -> list[float]:
     """The bracket samples this thread took on its current CPU in the last
-    RECENT_NS (core cycles per tick), from at most RECENT_BRACKETS brackets."""
-    entries = getattr(_last, "recent", None)
-    if not entries:
-        return []
-    cpu, oldest = _core.current_cpu(), time.monotonic_ns() - RECENT_NS
-    found: list[float] = []
-    for t, c, samples in reversed(entries):
-        if t < oldest:
-            break
-        if c == cpu:
-            found.extend(samples)
-    return found
+    RECENT_NS (core cycles per tick), from at most RECENT_BRACKETS brackets,
+    newest first."""
+    return list(_core.bracket_recent(time.monotonic_ns(), _core.current_cpu()))
 
 
-def opening_samples() -> list[float]:
-    """The opening bracket: the previous closing one when it is recent (REUSE_NS)
-    and was taken on this thread and CPU, else fresh samples."""
-    cpu = _core.current_cpu()
-    last = getattr(_last, "value", None)
-    if last is not None and last[1] == cpu and time.monotonic_ns() - last[0] <= REUSE_NS:
-        return last[2]
-    samples = bracket_samples()
-    _remember(samples)
-    return samples
-
-
-def closing_samples() -> list[float]:
-    """The closing bracket, kept for the next measurement's opening one."""
-    samples = bracket_samples()
-    _last.value = _remember(samples)
-    return samples
-
-
-def _mid(values: list[float]) -> float:
-    """The median of a handful of values (statistics.median costs a microsecond here)."""
-    s = sorted(values)
-    h = len(s) // 2
-    return s[h] if len(s) % 2 else (s[h - 1] + s[h]) * 0.5
+def bracketed(target: str | int, runs: int, serialize: str,
+              unroll: int) -> tuple[tuple, float, float]:
+    """Time `target` (a method's name or a function's address) on the TSC
+    between its brackets, in one C call: the opening one (the last closing
+    one when recent, else timed now), the runs, the closing one straight
+    after them, and the figure from both held against this thread's recent
+    brackets (:func:`bracket_cycles_per_tick`'s rules, in csrc/bracket.c:
+    bench() pays them on every call). ((raw, empty, migrated, best,
+    median), core cycles per tick at the moment, its 95% half-width)."""
+    raw, empty, migrated, best, median, value, ci95 = _core.bench_bracketed(
+        target, runs, serialize, unroll, BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(),
+        disturbance_tolerance())
+    return (raw, empty, migrated, best, median), value, ci95
 
 
 def disturbance_tolerance() -> float:
@@ -183,11 +156,6 @@ def disturbance_tolerance() -> float:
 
 
 _tolerance: dict[int, tuple[object, float]] = {}
-
-
-def _undisturbed(samples: list[float], tolerance: float) -> list[float]:
-    top = max(samples)
-    return [v for v in samples if v >= top * (1 - tolerance)]
 
 
 def bracket_cycles_per_tick(
@@ -210,22 +178,4 @@ def bracket_cycles_per_tick(
     plus two median absolute deviations of the kept samples (their
     scatter, the clock's step included)."""
     tol = disturbance_tolerance() if tolerance is None else tolerance
-    before, after = _undisturbed(before, tol), _undisturbed(after, tol)
-    mb, ma = _mid(before), _mid(after)
-    gap = abs(ma - mb) / 2
-    if recent:
-        floor = max(recent) * (1 - tol)
-        sides = [side for side, m in ((before, mb), (after, ma)) if m >= floor]
-        if len(sides) == 1:  # the other one was disturbed: no gap to speak of
-            before = after = sides[0]
-            mb = ma = _mid(sides[0])
-            gap = 0.0
-        elif not sides:
-            kept = _undisturbed(list(recent), tol)
-            center = _mid(kept)
-            mad = _mid([abs(v - center) for v in kept])
-            return center, gap + abs(center - (mb + ma) / 2) / 2 + 2 * mad
-    everything = before + after if before is not after else list(before)
-    center = _mid(everything)
-    mad = _mid([abs(v - center) for v in everything])
-    return (mb + ma) / 2, gap + 2 * mad
+    return _core.bracket_figure(before, after, recent, tol)  # csrc/bracket.c: bench() pays it every call

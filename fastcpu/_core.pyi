@@ -1,5 +1,7 @@
 """Type declarations of fastcpu._core, the C timing core (for editors and mypy)."""
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -10,6 +12,10 @@ RUNS_MAX: int
 UNROLL_MAX: int
 SANITIZED: int  # 1 in a FASTCPU_SANITIZE=1 build, whose timed code is instrumented
 SERIALIZE_MODES: tuple[str, str, str]
+BRACKET_CHAINS_MAX: int  # chains a bracket may time
+BRACKET_RECENT: int  # brackets kept per thread
+BRACKET_RECENT_NS: int  # how long a bracket counts as recent
+BRACKET_REUSE_NS: int  # how soon a closing bracket may open the next measurement
 
 _Bench = tuple[
     npt.NDArray[np.uint64],  # raw TSC ticks per run
@@ -23,6 +29,17 @@ def bench(
     method: str | int,  # a name, or a user function's address in an executable mapping
     runs: int, serialize: str, unroll: int, clock: str = ..., /
 ) -> _Bench: ...
+def bench_bracketed(
+    method: str | int, runs: int, serialize: str, unroll: int,
+    blocks: int, chains: int,  # each bracket: `chains` (1-16) chains of `blocks` x 100 adds
+    fixed_ticks: float,  # the chain timer's own cost, TSC ticks, taken off each chain
+    tolerance: float,  # the disturbance tolerance, a fraction in [0, 1)
+    /,
+) -> tuple[
+    npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_], float, float,
+    float,  # core cycles per TSC tick around the runs
+    float,  # its 95% half-width
+]: ...
 def bench_address(  # bench() of an address, kept for older callers
     address: int, runs: int, serialize: str, unroll: int, clock: str = ..., /
 ) -> _Bench: ...
@@ -69,6 +86,17 @@ def add_chain_ticks(blocks: int, /) -> int: ...  # blocks: 1 to 2**20
 def add_chain_samples(blocks: int, count: int, /) -> tuple[int, ...]:
     """TSC ticks of `count` chains of `blocks` x 100 dependent adds, after a warm-up chain."""
     ...
+def bracket_figure(
+    before: Sequence[float], after: Sequence[float], recent: Sequence[float], tolerance: float, /
+) -> tuple[float, float]:
+    """(core cycles per TSC tick, 95% half-width) from bracket samples (core
+    cycles per tick; before and after 1-128 each, recent 0-128)."""
+    ...
+def bracket_recent(now_ns: int, cpu: int, /) -> tuple[float, ...]:
+    """This thread's bracket samples taken on `cpu` in BRACKET_RECENT_NS before `now_ns`, newest first."""
+    ...
+def bracket_remember(samples: Sequence[float], now_ns: int, cpu: int, /) -> None: ...  # for tests
+def bracket_forget() -> None: ...  # forget this thread's brackets
 def user_chains() -> list[tuple[str, str, int, int, int]]:
     """(name, op, length, latency core cycles, address) of the calibration
     chains compiled as out-of-line functions ``unsigned fn(void)``."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import _norseq
-from ._bracket import bracket_cycles_per_tick, closing_samples, opening_samples, recent_samples
+from ._bracket import bracketed
 from ._harness import Method, core_bench, run_pinned
 from ._result import BenchResult
 
@@ -28,24 +28,16 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
     (TSC; a PMU counter counts core cycles itself). `correction`, given that
     figure, returns the harness bias and its 95% half-width (core cycles)
     to apply; without it the result is uncorrected."""
-    brackets: list[list[float]] = []
-    recent: list[float] = []
 
     def run(target: str | int) -> tuple:
         if counter != "tsc" or target == _norseq.NAME:  # no bracket for another process's runs
-            return core_bench(target, runs, serialize, unroll, counter)
+            return core_bench(target, runs, serialize, unroll, counter), None, 0.0
         # the core clock at the moment of measurement: add chains on each
         # side, held against those of the measurements just before
-        recent.extend(recent_samples())
-        brackets.append(opening_samples())
-        arrays = core_bench(target, runs, serialize, unroll, counter)
-        brackets.append(closing_samples())
-        return arrays
+        return bracketed(target, runs, serialize, unroll)
 
-    name, (raw, empty, migrated, best, median), clk, counted = run_pinned(method, cpu, counter, run)
-    cycles_per_tick, cycles_per_tick_ci95 = None, 0.0
-    if brackets:
-        cycles_per_tick, cycles_per_tick_ci95 = bracket_cycles_per_tick(*brackets, recent=recent)
+    name, measured, clk, counted = run_pinned(method, cpu, counter, run)
+    (raw, empty, migrated, best, median), cycles_per_tick, cycles_per_tick_ci95 = measured
     bias, bias_ci = correction(cycles_per_tick) if correction is not None else (0.0, 0.0)
     return BenchResult.from_arrays(
         method=name,

@@ -136,3 +136,19 @@ def test_no_module_takes_a_private_name_from_a_sibling():
                 offenders += [f"{path.stem}: {node.module}.{a.name}" for a in node.names
                               if a.name.startswith("_") and a.name != "__version__"]
     assert offenders == []
+
+
+def test_the_extensions_stub_declares_everything_it_has():
+    # fastcpu/_core.pyi is how editors and mypy see the C extension
+    from fastcpu import _core
+
+    tree = ast.parse((PACKAGE / "_core.pyi").read_text())
+    declared = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            declared.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared.add(node.target.id)
+    public = {name for name in dir(_core) if not name.startswith("_")}
+    assert public - declared == set(), "in _core, missing from _core.pyi"
+    assert {d for d in declared if not d.startswith("_")} - public == set(), "in _core.pyi, not in _core"

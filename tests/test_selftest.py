@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -139,19 +140,67 @@ def test_brackets_both_slower_than_the_recent_ones_are_left_out():
         _bracket.bracket_cycles_per_tick([1.31, 1.32], [1.32, 1.31], tolerance=0.024))
 
 
-def test_recent_samples_are_this_threads_on_this_cpu_and_recent(monkeypatch):
-    now = [10**12]
-    monkeypatch.setattr(_bracket.time, "monotonic_ns", lambda: now[0])
-    monkeypatch.setattr(_bracket._core, "current_cpu", lambda: 0)
-    monkeypatch.setattr(_bracket._last, "recent", None, raising=False)
-    _bracket._remember([1.30, 1.31])
-    now[0] += _bracket.RECENT_NS // 2
-    _bracket._remember([1.32])
-    assert sorted(_bracket.recent_samples()) == [1.30, 1.31, 1.32]
-    now[0] += _bracket.RECENT_NS // 2 + 1
-    assert _bracket.recent_samples() == [1.32]  # the first is too old
-    monkeypatch.setattr(_bracket._core, "current_cpu", lambda: 1)
-    assert _bracket.recent_samples() == []  # taken on another CPU
+def test_recent_samples_are_this_threads_on_this_cpu_and_recent():
+    now = 10**15
+    _core.bracket_forget()
+    _core.bracket_remember([1.30, 1.31], now, 0)
+    now += _bracket.RECENT_NS // 2
+    _core.bracket_remember([1.32], now, 0)
+    assert _core.bracket_recent(now, 0) == (1.32, 1.30, 1.31)  # newest first
+    now += _bracket.RECENT_NS // 2 + 1
+    assert _core.bracket_recent(now, 0) == (1.32,)  # the first is too old
+    assert _core.bracket_recent(now, 1) == ()  # taken on another CPU
+    # another thread has brackets of its own
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(_core.bracket_recent(now, 0)))
+    t.start()
+    t.join()
+    assert seen == [()]
+    # at most RECENT_BRACKETS are kept
+    for i in range(_bracket.RECENT_BRACKETS + 3):
+        _core.bracket_remember([1.0 + i / 100], now, 0)
+    assert len(_core.bracket_recent(now, 0)) == _bracket.RECENT_BRACKETS
+    _core.bracket_forget()
+    assert _core.bracket_recent(now, 0) == ()
+
+
+def test_bench_keeps_its_brackets_and_reuses_the_closing_one():
+    fastcpu.bench("gdt", 50, cpu=CPU)  # the self-test's correction, and its brackets, out of the way
+    _core.bracket_forget()
+    fastcpu.bench("gdt", 50, cpu=CPU)
+    with_opening = _bracket.recent_samples()
+    assert len(with_opening) == 2 * _bracket.BRACKET_CHAINS  # opening and closing
+    fastcpu.bench("gdt", 50, cpu=CPU)
+    # within REUSE_NS the closing bracket opened the next run: one bracket more
+    assert len(_bracket.recent_samples()) == 3 * _bracket.BRACKET_CHAINS
+    assert all(0.2 < v < 10 for v in _bracket.recent_samples())
+
+
+@pytest.mark.parametrize("args,error,match", [
+    (([], [1.3], [], 0.02), ValueError, "before must hold 1 to"),
+    (([1.3], [1.3] * 200, [], 0.02), ValueError, "after must hold 1 to 128"),
+    (([1.3], [1.3], [0.0], 0.02), ValueError, "positive finite"),
+    (([1.3], [1.3], [float("nan")], 0.02), ValueError, "positive finite"),
+    (([1.3], [1.3], [], 1.0), ValueError, "tolerance"),
+    ((1.3, [1.3], [], 0.02), TypeError, "sequence of floats"),
+    ((["x"], [1.3], [], 0.02), TypeError, "must be real number"),
+])
+def test_bracket_figure_refuses_bad_samples(args, error, match):
+    with pytest.raises(error, match=match):
+        _core.bracket_figure(*args)
+
+
+@pytest.mark.parametrize("blocks,chains,fixed,tol,match", [
+    (0, 2, 10.0, 0.02, "blocks must be between"),
+    (40, 0, 10.0, 0.02, "chains must be between"),
+    (40, 17, 10.0, 0.02, "chains must be between"),
+    (40, 2, -1.0, 0.02, "fixed_ticks"),
+    (40, 2, float("inf"), 0.02, "fixed_ticks"),
+    (40, 2, 10.0, -0.1, "tolerance"),
+])
+def test_bench_bracketed_refuses_bad_brackets(blocks, chains, fixed, tol, match):
+    with pytest.raises(ValueError, match=match):
+        _core.bench_bracketed("gdt", 10, "lfence", 1, blocks, chains, fixed, tol)
 
 
 # ---- on this machine ----
