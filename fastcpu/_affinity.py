@@ -12,16 +12,21 @@ from ._core import Error
 __all__ = ["pinned", "set_affinity"]
 
 
-@contextlib.contextmanager
-def pinned(cpu: int | None) -> Iterator[None]:
+def pinned(cpu: int | None) -> contextlib.AbstractContextManager[None]:
     """Run the body on `cpu` only (this thread), then restore the old mask.
 
     On Linux, sched_setaffinity(0, ...) applies to the calling thread alone,
-    so other Python threads are unaffected. ``None`` leaves the mask alone.
+    so other Python threads are unaffected. ``None`` leaves the mask alone
+    (a shared do-nothing context: bench() enters one on every call).
     """
-    if cpu is None:
-        yield
-        return
+    return _UNPINNED if cpu is None else _pinned_to(cpu)
+
+
+_UNPINNED = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _pinned_to(cpu: int) -> Iterator[None]:
     check_cpu(cpu)
     before = os.sched_getaffinity(0)
     set_affinity({cpu}, f"pin this thread to CPU {cpu}")

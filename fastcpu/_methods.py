@@ -64,6 +64,18 @@ def _catalog() -> tuple[MethodInfo, ...]:
     return tuple(infos[:at] + [norseq] + infos[at:])
 
 
+@functools.lru_cache(maxsize=1)
+def _by_name() -> dict[str, MethodInfo]:
+    """Every name bench() takes: the methods, then the calibration chains
+    (their rows of the C catalog, kind 'calibration'). bench() looks a name
+    up on every call: a dict, not a walk of the catalog."""
+    found = {info.name: info for info in _catalog()}
+    for row in _core.catalog():
+        if row[0] not in found and calibration_info(row[0]) is not None:
+            found[row[0]] = MethodInfo(row[0], row[2], row[3], *row[5:9])
+    return found
+
+
 def methods() -> list[MethodInfo]:
     """Every built-in method, available or not, in catalog order.
 
@@ -89,13 +101,9 @@ def method_info(name: str) -> MethodInfo:
     if not isinstance(name, str):
         raise TypeError(f"method must be a str naming a method, not {type(name).__name__}")
     name = canonical_name(name)
-    for info in _catalog():
-        if info.name == name:
-            return info
-    if calibration_info(name) is not None:
-        # a calibration chain: its row of the C catalog (kind 'calibration')
-        row = next(r for r in _core.catalog() if r[0] == name)
-        return MethodInfo(row[0], row[2], row[3], *row[5:9])
+    info = _by_name().get(name)
+    if info is not None:
+        return info
     names = method_names()
     chains = [c.name for c in calibration_methods()]
     near = difflib.get_close_matches(name, names + chains, n=3)

@@ -342,7 +342,13 @@ class BenchResult(_Estimated):
                 f"raw, empty and migrated must have one value per run: lengths "
                 f"{raw.size}, {empty.size} and {migrated.size} differ"
             )
-        return cls(
+        # Every field at once, not through the dataclass's generated __init__:
+        # a frozen class sets each of its 18 fields with object.__setattr__,
+        # about 6 us a result on the Zen 3 guest (AuthenticAMD family 25
+        # model 1), bench(m, 1000)'s largest Python cost. __post_init__ only
+        # takes the deprecated keyword `clock`, which is not given here.
+        result = object.__new__(cls)
+        result.__dict__.update(
             method=method,
             runs=int(raw.size),
             serialize=serialize,
@@ -361,6 +367,7 @@ class BenchResult(_Estimated):
             harness_bias_ci95_core_cycles=harness_bias_ci95_core_cycles,
             cycles_per_tick_ci95=cycles_per_tick_ci95,
         )
+        return result
 
     def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
         """This result with the harness bias (core cycles per copy, and its

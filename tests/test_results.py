@@ -174,6 +174,22 @@ def test_the_factory_reproduces_the_c_statistics():
         assert (again.best, again.median, again.runs) == (r.best, r.median, r.runs)
 
 
+def test_the_factory_builds_what_the_dataclass_constructor_builds(small):
+    # from_arrays sets the fields at once, not through the generated __init__
+    import dataclasses
+
+    r = small["gdt"]
+    fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(BenchResult)}
+    through_init = BenchResult(**fields)
+    assert set(vars(r)) >= set(fields)  # every field set, none left to a class default
+    for name, value in fields.items():
+        other = getattr(through_init, name)
+        assert (value == other).all() if isinstance(value, np.ndarray) else value == other, name
+    assert r.estimate == through_init.estimate and repr(r) == repr(through_init)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.best = 0.0
+
+
 def test_the_factory_rejects_arrays_of_different_lengths(small):
     r = small["gdt"]
     with pytest.raises(ValueError, match="one value per run"):
