@@ -13,6 +13,8 @@
  *                function, warm-up, interleaved runs in chunks, the PMU
  *                counter's retries and width, statistics
  *   clock.c      what a TSC tick is worth: step, frequency samples, add chains
+ *   bracket.c    core cycles per tick around one measurement, from the add
+ *                chains before and after it and the thread's recent ones
  *   calibration.c  sequences of known cost: dependent add and imul chains
  *   userchains.c   the same chains as out-of-line user functions, for the
  *                  self-test of the user-function path
