@@ -198,12 +198,6 @@ void fc_bracket_chains(uint32_t blocks, uint32_t chains, double fixed_ticks, dou
 {
     uint64_t ticks[FC_BRACKET_CHAINS_MAX];
     fc_add_chain_samples(blocks, chains, ticks);
-    fc_bracket_samples(ticks, chains, blocks, fixed_ticks, samples);
-}
-
-void fc_bracket_samples(const uint64_t *ticks, uint32_t chains, uint32_t blocks,
-                        double fixed_ticks, double *samples)
-{
     for (uint32_t i = 0; i < chains; i++) {
         double t = (double)ticks[i] - fixed_ticks;
         samples[i] = 100.0 * blocks / (t > 1.0 ? t : 1.0);

@@ -633,9 +633,6 @@ void fc_bracket_forget(void);
 /* Time a bracket: `chains` (1 .. FC_BRACKET_CHAINS_MAX) chains of `blocks`
  * blocks into core cycles per tick, less the timer's `fixed_ticks`. */
 void fc_bracket_chains(uint32_t blocks, uint32_t chains, double fixed_ticks, double *samples);
-/* The same from chains already timed (their TSC ticks). */
-void fc_bracket_samples(const uint64_t *ticks, uint32_t chains, uint32_t blocks,
-                        double fixed_ticks, double *samples);
 
 /* ---- the PMU core-cycle counter (pmu.c) ---------------------------------- */
 

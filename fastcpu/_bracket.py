@@ -45,7 +45,6 @@ __all__ = [
     "BRACKET_CHAINS",
     "REUSE_NS",
     "bracketed",
-    "bracket_samples",
     "bracket_cycles_per_tick",
     "fixed_cost_ticks",
     "recent_samples",
@@ -89,20 +88,6 @@ def fixed_cost_ticks() -> float:
         return _fixed
 
 
-def bracket_samples() -> list[float]:
-    """Core cycles per TSC tick now, BRACKET_CHAINS times: chains of
-    BRACKET_BLOCKS x 100 adds less the timer's fixed cost, after a short
-    warm-up chain (the first after other work runs slow now and then: about
-    1%, one time in three here), all in one C call. On a guest one chain
-    alone scatters by a few percent (the host's other work on the core,
-    interrupts): on an AuthenticAMD family 25 model 1 (Zen 3) guest, 10,000 adds read 7595-8134 ticks,
-    5th-95th percentile 1.27-1.33 core cycles per tick around 1.317.
-    bench() times the same chains inside its own C call (:func:`bracketed`)."""
-    fixed = fixed_cost_ticks()
-    adds = 100 * BRACKET_BLOCKS
-    return [adds / max(t - fixed, 1.0) for t in _core.add_chain_samples(BRACKET_BLOCKS, BRACKET_CHAINS)]
-
-
 #: A bracket taken after one measurement serves as the next one's opening
 #: bracket when the next starts within this many ns, on the same thread and
 #: CPU: back-to-back bench() calls (a table, measure()) pay one bracket each.
@@ -131,8 +116,14 @@ def bracketed(target: str | int, runs: int, serialize: str,
     one when recent, else timed now), the runs, the closing one straight
     after them, and the figure from both held against this thread's recent
     brackets (:func:`bracket_cycles_per_tick`'s rules, in csrc/bracket.c:
-    bench() pays them on every call). ((raw, empty, migrated, best,
-    median), core cycles per tick at the moment, its 95% half-width)."""
+    bench() pays them on every call). Each bracket is a short warm-up chain
+    (the first after other work runs slow now and then: about 1%, one time
+    in three) and BRACKET_CHAINS chains of BRACKET_BLOCKS x 100 adds less
+    the timer's fixed cost; one chain alone scatters by a few percent on a
+    guest (on an AuthenticAMD family 25 model 1 (Zen 3) guest, 10,000 adds
+    read 7595-8134 TSC ticks, 5th-95th percentile 1.27-1.33 core cycles per
+    tick around 1.317). ((raw, empty, migrated, best, median), core cycles
+    per TSC tick at the moment, its 95% half-width)."""
     raw, empty, migrated, best, median, value, ci95 = _core.bench_bracketed(
         target, runs, serialize, unroll, BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(),
         disturbance_tolerance())

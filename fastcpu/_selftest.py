@@ -441,7 +441,7 @@ def harness_bias(
     passes: about 30 ms on ``'lfence'``)."""
     key = (path, serialize)
     known = _corrections.get(key)  # bench() asks on every call: no lock while it holds
-    if known is None or time.monotonic() - known.measured_at > CORRECTION_MAX_AGE_S:
+    if known is None or not known.holds_at(time.monotonic()):
         with _lock:
             known = _corrections.get(key)
             if known is None or not known.holds_at(time.monotonic()):

@@ -1,9 +1,10 @@
 """Accuracy checks against real timings, on a host that disturbs them.
 
 The project's machines are KVM guests with 2 vCPUs. The host slows the
-guest's core for a second or more at a time (add chains 1-10% slow while
-imul chains keep their tick counts, a calibration reading 1.23 core cycles
-per TSC tick among readings of 1.33), so one measurement, or the median of
+guest's core for a second or more at a time (on the AuthenticAMD family 25
+model 1 (Zen 3) guest: add chains 1-10% slow while imul chains keep their
+TSC tick counts, a calibration reading 1.23 core cycles per TSC tick among
+readings of 1.33), so one measurement, or the median of
 three taken back to back, can fall outside any tolerance that still means
 something. ``on_some_try`` runs the whole check again after a pause, up to
 ``tries`` times: a fault in fastcpu (a wrong baseline, a wrong conversion)
