@@ -66,6 +66,15 @@ static size_t undisturbed(const double *v, size_t n, double tol, double *out)
     return kept;
 }
 
+double fc_bracket_tolerance(double step_ticks, double cycles_per_tick, uint32_t blocks)
+{
+    /* an interrupt only ever lengthens a chain; a chain read a few clock
+     * steps long is the clock's granularity, not a disturbance */
+    double chain_ticks = 100.0 * blocks / cycles_per_tick;
+    double tol = 3 * step_ticks / chain_ticks;
+    return tol > 0.01 ? tol : 0.01;
+}
+
 void fc_bracket_figure(const double *before, size_t n_before, const double *after,
                        size_t n_after, const double *recent, size_t n_recent, double tol,
                        double *value, double *ci95)

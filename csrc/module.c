@@ -31,9 +31,33 @@
  * cost of the call. */
 #define FC_PAIRS 4096 /* the CPUs that cpu | node << 12 can name */
 
+/* The names bench_result() sets (a BenchResult's fields, in the order of
+ * BenchResult.from_arrays()) and reads, interned once. */
+enum name_id {
+    N_METHOD, N_RUNS, N_SERIALIZE, N_UNROLL, N_CPU, N_RAW, N_EMPTY, N_MIGRATED, N_BEST,
+    N_MEDIAN, N_TSC_HZ, N_CYCLES_PER_TICK, N_TSC_STEP_TICKS, N_COUNTER, N_HARNESS_BIAS,
+    N_HARNESS_BIAS_CI95, N_CYCLES_PER_TICK_CI95,
+    N_FIELDS,
+    N_BIAS_TICKS = N_FIELDS, N_CI95_TICKS, N_TSC,
+    N_NAMES
+};
+
+static const char *const name_text[N_NAMES] = {
+    [N_METHOD] = "method", [N_RUNS] = "runs", [N_SERIALIZE] = "serialize",
+    [N_UNROLL] = "unroll", [N_CPU] = "cpu", [N_RAW] = "raw", [N_EMPTY] = "empty",
+    [N_MIGRATED] = "migrated", [N_BEST] = "best", [N_MEDIAN] = "median",
+    [N_TSC_HZ] = "tsc_hz", [N_CYCLES_PER_TICK] = "cycles_per_tick",
+    [N_TSC_STEP_TICKS] = "tsc_step_ticks", [N_COUNTER] = "counter",
+    [N_HARNESS_BIAS] = "harness_bias_core_cycles",
+    [N_HARNESS_BIAS_CI95] = "harness_bias_ci95_core_cycles",
+    [N_CYCLES_PER_TICK_CI95] = "cycles_per_tick_ci95",
+    [N_BIAS_TICKS] = "bias_ticks", [N_CI95_TICKS] = "ci95_ticks", [N_TSC] = "tsc",
+};
+
 typedef struct {
     PyObject *error;       /* fastcpu.Error, a RuntimeError */
     PyObject *unsupported; /* fastcpu.Unsupported, an Error */
+    PyObject *names[N_NAMES];
     PyObject *pairs[FC_PAIRS];
 } core_state;
 
@@ -311,14 +335,22 @@ struct bracket_args {
     double fixed_ticks, tolerance;
 };
 
-/* bench() and bench_bracketed(). With brackets: the opening one (the last
- * closing one when it is recent, else timed now), the runs, the closing
- * one straight after them in the same GIL release as best and median, and
- * the core cycles per tick from both, held against this thread's recent
- * brackets (bracket.c). */
-static PyObject *bench_pair(PyObject *module, PyObject *target, Py_ssize_t runs,
-                            const char *ser_name, long unroll, const char *clock,
-                            const struct bracket_args *br)
+/* What one measurement gave: the arrays, best and median per copy (TSC
+ * ticks, or core cycles on the PMU), and with brackets the core cycles per
+ * tick at the moment and its 95% half-width. */
+struct measured {
+    struct run_arrays a;
+    double best, median, cycles_per_tick, ci95;
+};
+
+/* bench(), bench_bracketed() and bench_result(); 0, or -1 with an exception
+ * set. With brackets: the opening one (the last closing one when it is
+ * recent, else timed now), the runs, the closing one straight after them in
+ * the same GIL release as best and median, and the core cycles per tick
+ * from both, held against this thread's recent brackets (bracket.c). */
+static int measure(PyObject *module, PyObject *target, Py_ssize_t runs, const char *ser_name,
+                   long unroll, const char *clock, const struct bracket_args *br,
+                   struct measured *out)
 {
     core_state *st = get_state(module);
     struct fc_pair pair = {0};
@@ -328,7 +360,7 @@ static PyObject *bench_pair(PyObject *module, PyObject *target, Py_ssize_t runs,
         check_timer(st) < 0 || parse_target(st, target, &m, &user) < 0 ||
         parse_clock(st, clock, &pair) < 0 ||
         pair_refused(st, m, fc_pair_against_empty(&pair, m, user, (uint32_t)unroll)) < 0)
-        return NULL;
+        return -1;
     double recent[FC_BRACKET_SAMPLES_MAX], before[FC_BRACKET_CHAINS_MAX],
         after[FC_BRACKET_CHAINS_MAX];
     size_t n_recent = 0;
@@ -346,24 +378,21 @@ static PyObject *bench_pair(PyObject *module, PyObject *target, Py_ssize_t runs,
             fc_bracket_remember(before, n_before, fc_monotonic_ns(), fc_current_cpu(), false);
         }
     }
-    struct run_arrays a = {0};
-    if (measure_pair(st, &pair, runs, &a) < 0)
-        return NULL;
-    struct fc_run_buffers bufs = {PyArray_DATA(a.raw), PyArray_DATA(a.empty), NULL};
-    double best, median;
+    if (measure_pair(st, &pair, runs, &out->a) < 0)
+        return -1;
+    struct fc_run_buffers bufs = {PyArray_DATA(out->a.raw), PyArray_DATA(out->a.empty), NULL};
     Py_BEGIN_ALLOW_THREADS
     if (br->chains)
         fc_bracket_chains(br->blocks, br->chains, br->fixed_ticks, after);
-    fc_best_median(&bufs, (size_t)runs, pair.method_copies, &best, &median);
+    fc_best_median(&bufs, (size_t)runs, pair.method_copies, &out->best, &out->median);
     Py_END_ALLOW_THREADS
-    if (!br->chains)
-        return Py_BuildValue("NNNdd", a.raw, a.empty, a.migrated, best, median);
-    fc_bracket_remember(after, br->chains, fc_monotonic_ns(), fc_current_cpu(), true);
-    double cycles_per_tick, ci95;
-    fc_bracket_figure(before, n_before, after, br->chains, recent, n_recent, br->tolerance,
-                      &cycles_per_tick, &ci95);
-    return Py_BuildValue("NNNdddd", a.raw, a.empty, a.migrated, best, median, cycles_per_tick,
-                         ci95);
+    out->cycles_per_tick = out->ci95 = NAN;
+    if (br->chains) {
+        fc_bracket_remember(after, br->chains, fc_monotonic_ns(), fc_current_cpu(), true);
+        fc_bracket_figure(before, n_before, after, br->chains, recent, n_recent, br->tolerance,
+                          &out->cycles_per_tick, &out->ci95);
+    }
+    return 0;
 }
 
 static PyObject *core_bench(PyObject *module, PyObject *args)
@@ -375,7 +404,10 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "Onsl|s:bench", &target, &runs, &ser_name, &unroll, &clock))
         return NULL;
     const struct bracket_args none = {0};
-    return bench_pair(module, target, runs, ser_name, unroll, clock, &none);
+    struct measured r;
+    if (measure(module, target, runs, ser_name, unroll, clock, &none, &r) < 0)
+        return NULL;
+    return Py_BuildValue("NNNdd", r.a.raw, r.a.empty, r.a.migrated, r.best, r.median);
 }
 
 PyDoc_STRVAR(bench_bracketed_doc,
@@ -392,31 +424,191 @@ PyDoc_STRVAR(bench_bracketed_doc,
 "bench()'s five, then core cycles per TSC tick at the moment of the runs\n"
 "and its 95% half-width.");
 
+/* The brackets' arguments: blocks and chains in range, the fixed cost finite
+ * and >= 0, the tolerance a fraction; 0, or -1 with ValueError/TypeError. */
+static int parse_brackets(PyObject *blocks_obj, PyObject *chains_obj, double fixed_ticks,
+                          double tolerance, struct bracket_args *br)
+{
+    long blocks, chains;
+    if (parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
+        parse_bounded(chains_obj, "chains", 1, FC_BRACKET_CHAINS_MAX, &chains) < 0)
+        return -1;
+    if (!(fixed_ticks >= 0 && isfinite(fixed_ticks))) {
+        PyErr_Format(PyExc_ValueError, "fixed_ticks must be finite and >= 0, not %g",
+                     fixed_ticks);
+        return -1;
+    }
+    if (!(tolerance >= 0 && tolerance < 1)) {
+        PyErr_Format(PyExc_ValueError, "tolerance must be a fraction in [0, 1), not %g",
+                     tolerance);
+        return -1;
+    }
+    *br = (struct bracket_args){(uint32_t)blocks, (uint32_t)chains, fixed_ticks, tolerance};
+    return 0;
+}
+
 static PyObject *core_bench_bracketed(PyObject *module, PyObject *args)
 {
     PyObject *target, *blocks_obj, *chains_obj;
     const char *ser_name;
     Py_ssize_t runs;
-    long unroll, blocks, chains;
+    long unroll;
+    double fixed_ticks, tolerance;
     struct bracket_args br;
+    struct measured r;
     if (!PyArg_ParseTuple(args, "OnslOOdd:bench_bracketed", &target, &runs, &ser_name, &unroll,
-                          &blocks_obj, &chains_obj, &br.fixed_ticks, &br.tolerance) ||
-        parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
-        parse_bounded(chains_obj, "chains", 1, FC_BRACKET_CHAINS_MAX, &chains) < 0)
+                          &blocks_obj, &chains_obj, &fixed_ticks, &tolerance) ||
+        parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, &br) < 0 ||
+        measure(module, target, runs, ser_name, unroll, "tsc", &br, &r) < 0)
         return NULL;
-    if (!(br.fixed_ticks >= 0 && isfinite(br.fixed_ticks))) {
-        PyErr_Format(PyExc_ValueError, "fixed_ticks must be finite and >= 0, not %g",
-                     br.fixed_ticks);
+    return Py_BuildValue("NNNdddd", r.a.raw, r.a.empty, r.a.migrated, r.best, r.median,
+                         r.cycles_per_tick, r.ci95);
+}
+
+PyDoc_STRVAR(bench_result_doc,
+"bench_result($module, result_type, clock, name, runs, serialize, unroll,\n"
+"             blocks, chains, fixed_ticks, correction, /)\n--\n\n"
+"fastcpu.bench()'s common call in one: bench_bracketed() of the method\n"
+"`name` on the TSC, with the disturbance tolerance of `clock` (a\n"
+"fastcpu.Clock), and the result built here: a `result_type`\n"
+"(fastcpu.BenchResult) with every field BenchResult.from_arrays() sets,\n"
+"cpu None. `correction` (a harness-bias Correction: bias_ticks, ci95_ticks,\n"
+"cycles_per_tick) is converted at the core clock around the runs, as\n"
+"Correction.core_cycles() does; None: uncorrected.\n\n"
+"Returns None, measuring nothing, unless `runs` and `unroll` are ints in\n"
+"range and `serialize` names a mode: bench()'s checked path then says\n"
+"what is wrong.");
+
+/* An int (not a bool, not a subclass) within low..high into *out: the
+ * plain call's; anything else is left to bench()'s checks. */
+static bool plain_int(PyObject *obj, long low, long high, long *out)
+{
+    if (!PyLong_CheckExact(obj))
+        return false;
+    int overflow;
+    long v = PyLong_AsLongAndOverflow(obj, &overflow);
+    *out = v;
+    return !overflow && v >= low && v <= high;
+}
+
+/* A str naming a serialize mode: the plain call's. */
+static const char *plain_mode(PyObject *obj)
+{
+    if (!PyUnicode_CheckExact(obj))
+        return NULL;
+    const char *name = PyUnicode_AsUTF8(obj);
+    if (!name) {
+        PyErr_Clear(); /* a lone surrogate: bench()'s check names it */
         return NULL;
     }
-    if (!(br.tolerance >= 0 && br.tolerance < 1)) {
-        PyErr_Format(PyExc_ValueError, "tolerance must be a fraction in [0, 1), not %g",
-                     br.tolerance);
+    for (int i = 0; i < FC_SER_COUNT; i++)
+        if (strcmp(name, fc_serialize_names[i]) == 0)
+            return name;
+    return NULL;
+}
+
+/* obj.<name> as a double; -1 with an exception set. */
+static int attr_double(PyObject *obj, PyObject *name, double *out)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (!v)
+        return -1;
+    *out = PyFloat_AsDouble(v);
+    Py_DECREF(v);
+    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* The result's fields, as BenchResult.from_arrays() sets them: straight into
+ * the new object's __dict__ (a frozen dataclass refuses setattr). */
+static PyObject *result_of(core_state *st, PyObject *type, PyObject *name, long runs,
+                           PyObject *serialize, long unroll, PyObject *clock,
+                           struct measured *r, double bias, double bias_ci95)
+{
+    PyObject *no_args = PyTuple_New(0);
+    PyObject *result = no_args ? PyBaseObject_Type.tp_new((PyTypeObject *)type, no_args, NULL)
+                               : NULL;
+    Py_XDECREF(no_args);
+    PyObject *dict = result ? PyObject_GenericGetDict(result, NULL) : NULL;
+    PyObject *tsc_hz = PyObject_GetAttr(clock, st->names[N_TSC_HZ]);
+    PyObject *step = tsc_hz ? PyObject_GetAttr(clock, st->names[N_TSC_STEP_TICKS]) : NULL;
+    PyObject *values[N_FIELDS] = {
+        [N_METHOD] = Py_NewRef(name),
+        [N_RUNS] = PyLong_FromLong(runs),
+        [N_SERIALIZE] = Py_NewRef(serialize),
+        [N_UNROLL] = PyLong_FromLong(unroll),
+        [N_CPU] = Py_NewRef(Py_None),
+        [N_RAW] = (PyObject *)r->a.raw,
+        [N_EMPTY] = (PyObject *)r->a.empty,
+        [N_MIGRATED] = (PyObject *)r->a.migrated,
+        [N_BEST] = PyFloat_FromDouble(r->best),
+        [N_MEDIAN] = PyFloat_FromDouble(r->median),
+        [N_TSC_HZ] = tsc_hz,
+        [N_CYCLES_PER_TICK] = PyFloat_FromDouble(r->cycles_per_tick),
+        [N_TSC_STEP_TICKS] = step,
+        [N_COUNTER] = Py_NewRef(st->names[N_TSC]),
+        [N_HARNESS_BIAS] = PyFloat_FromDouble(bias),
+        [N_HARNESS_BIAS_CI95] = PyFloat_FromDouble(bias_ci95),
+        [N_CYCLES_PER_TICK_CI95] = PyFloat_FromDouble(r->ci95),
+    };
+    r->a = (struct run_arrays){0}; /* values[] holds them now */
+    int rc = dict ? 0 : -1;
+    for (int i = 0; i < N_FIELDS; i++) {
+        if (rc == 0 && (!values[i] || PyDict_SetItem(dict, st->names[i], values[i]) < 0))
+            rc = -1;
+        Py_XDECREF(values[i]);
+    }
+    Py_XDECREF(dict);
+    if (rc < 0)
+        Py_CLEAR(result);
+    return result;
+}
+
+static PyObject *core_bench_result(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_Format(PyExc_TypeError, "bench_result() takes 10 arguments (%zd given)", nargs);
         return NULL;
     }
-    br.blocks = (uint32_t)blocks;
-    br.chains = (uint32_t)chains;
-    return bench_pair(module, target, runs, ser_name, unroll, "tsc", &br);
+    core_state *st = get_state(module);
+    PyObject *type = args[0], *clock = args[1], *name = args[2], *correction = args[9];
+    if (!PyType_Check(type) || !PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "bench_result() takes a result type and a method's name (str)");
+        return NULL;
+    }
+    long runs, unroll;
+    const char *ser_name = plain_mode(args[4]);
+    if (!plain_int(args[3], 1, FC_RUNS_MAX, &runs) ||
+        !plain_int(args[5], 1, FC_UNROLL_MAX, &unroll) || !ser_name)
+        Py_RETURN_NONE;
+    double fixed_ticks = PyFloat_AsDouble(args[8]), clock_cpt, step, bias_ticks = 0,
+           bias_ci95_ticks = 0, calibration_cpt = NAN;
+    struct bracket_args br;
+    if ((fixed_ticks == -1.0 && PyErr_Occurred()) ||
+        attr_double(clock, st->names[N_CYCLES_PER_TICK], &clock_cpt) < 0 ||
+        attr_double(clock, st->names[N_TSC_STEP_TICKS], &step) < 0 ||
+        (correction != Py_None &&
+         (attr_double(correction, st->names[N_BIAS_TICKS], &bias_ticks) < 0 ||
+          attr_double(correction, st->names[N_CI95_TICKS], &bias_ci95_ticks) < 0 ||
+          attr_double(correction, st->names[N_CYCLES_PER_TICK], &calibration_cpt) < 0)) ||
+        parse_brackets(args[6], args[7], fixed_ticks, 0.0, &br) < 0)
+        return NULL;
+    br.tolerance = fc_bracket_tolerance(step, clock_cpt, br.blocks);
+    if (!(br.tolerance < 1)) {
+        PyErr_Format(PyExc_ValueError, "the clock's step (%g TSC ticks) is too coarse for "
+                     "brackets of %u blocks: tolerance %g", step, br.blocks, br.tolerance);
+        return NULL;
+    }
+    struct measured r;
+    if (measure(module, name, runs, ser_name, unroll, "tsc", &br, &r) < 0)
+        return NULL;
+    /* Correction.core_cycles(): the clock around the runs, else the
+     * calibration's own */
+    double cpt = isfinite(r.cycles_per_tick) && r.cycles_per_tick > 0 ? r.cycles_per_tick
+                                                                       : calibration_cpt;
+    double bias = correction == Py_None ? 0.0 : bias_ticks * cpt;
+    double bias_ci95 = correction == Py_None ? 0.0 : bias_ci95_ticks * cpt;
+    return result_of(st, type, name, runs, args[4], unroll, clock, &r, bias, bias_ci95);
 }
 
 PyDoc_STRVAR(bench_address_doc,
@@ -1201,9 +1393,33 @@ static PyObject *core_bracket_forget(PyObject *module, PyObject *Py_UNUSED(ignor
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(bracket_tolerance_doc,
+"bracket_tolerance($module, step_ticks, cycles_per_tick, blocks, /)\n--\n\n"
+"How far below the fastest chain of its side a bracket sample of `blocks`\n"
+"blocks may read before it counts as disturbed (a fraction): three steps\n"
+"of a counter moving `step_ticks` TSC ticks at a time, at least 0.01.");
+
+static PyObject *core_bracket_tolerance(PyObject *module, PyObject *args)
+{
+    (void)module;
+    double step, cpt;
+    PyObject *blocks_obj;
+    long blocks;
+    if (!PyArg_ParseTuple(args, "ddO:bracket_tolerance", &step, &cpt, &blocks_obj) ||
+        parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0)
+        return NULL;
+    if (!(cpt > 0 && isfinite(cpt))) {
+        PyErr_Format(PyExc_ValueError, "cycles_per_tick must be finite and > 0, not %g", cpt);
+        return NULL;
+    }
+    return PyFloat_FromDouble(fc_bracket_tolerance(step, cpt, (uint32_t)blocks));
+}
+
 static PyMethodDef core_functions[] = {
     {"bench", core_bench, METH_VARARGS, bench_doc},
     {"bench_bracketed", core_bench_bracketed, METH_VARARGS, bench_bracketed_doc},
+    {"bench_result", (PyCFunction)(void (*)(void))core_bench_result, METH_FASTCALL,
+     bench_result_doc},
     {"bench_address", core_bench_address, METH_VARARGS, bench_address_doc},
     {"bench_diff", core_bench_diff, METH_VARARGS, bench_diff_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
@@ -1231,6 +1447,7 @@ static PyMethodDef core_functions[] = {
     {"bracket_recent", core_bracket_recent, METH_VARARGS, bracket_recent_doc},
     {"bracket_remember", core_bracket_remember, METH_VARARGS, bracket_remember_doc},
     {"bracket_forget", core_bracket_forget, METH_NOARGS, bracket_forget_doc},
+    {"bracket_tolerance", core_bracket_tolerance, METH_VARARGS, bracket_tolerance_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1253,6 +1470,9 @@ static int core_exec(PyObject *module)
         st->error, NULL);
     if (!st->unsupported || PyModule_AddObjectRef(module, "Unsupported", st->unsupported) < 0)
         return -1;
+    for (int i = 0; i < N_NAMES; i++)
+        if (!(st->names[i] = PyUnicode_InternFromString(name_text[i])))
+            return -1;
     if (PyModule_AddIntConstant(module, "RUNS_MAX", FC_RUNS_MAX) < 0 ||
         PyModule_AddIntConstant(module, "UNROLL_MAX", FC_UNROLL_MAX) < 0 ||
         PyModule_AddIntConstant(module, "BRACKET_CHAINS_MAX", FC_BRACKET_CHAINS_MAX) < 0 ||
@@ -1281,6 +1501,8 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     core_state *st = get_state(module);
     Py_VISIT(st->error);
     Py_VISIT(st->unsupported);
+    for (size_t i = 0; i < N_NAMES; i++)
+        Py_VISIT(st->names[i]);
     for (size_t i = 0; i < FC_PAIRS; i++)
         Py_VISIT(st->pairs[i]);
     return 0;
@@ -1291,6 +1513,8 @@ static int core_clear(PyObject *module)
     core_state *st = get_state(module);
     Py_CLEAR(st->error);
     Py_CLEAR(st->unsupported);
+    for (size_t i = 0; i < N_NAMES; i++)
+        Py_CLEAR(st->names[i]);
     for (size_t i = 0; i < FC_PAIRS; i++)
         Py_CLEAR(st->pairs[i]);
     return 0;

@@ -18,6 +18,7 @@ from ._args import (
     check_int,
     check_serialize,
 )
+from . import _fastpath
 from ._harness import Method, core_bench_diff, run_pinned
 from ._result import BenchResult, DiffResult
 from ._selftest import harness_bias
@@ -139,6 +140,11 @@ def bench(
             it (sched_setaffinity denied: a seccomp filter, a container);
             the message says why.
     """
+    if cpu is None and counter == "tsc" and clock is _NOT_GIVEN:
+        # the common call in one C call, once this path has served it
+        planned = _fastpath.bench(method, runs, serialize, unroll)
+        if planned is not None:
+            return planned
     runs = check_int("runs", runs, 1, RUNS_MAX)
     unroll = check_int("unroll", unroll, 1, UNROLL_MAX)
     serialize = check_serialize(serialize)
@@ -153,8 +159,11 @@ def bench(
         def correction(cycles_per_tick: float | None) -> tuple[float, float]:
             return harness_bias(path, serialize, cpu, math.nan if cycles_per_tick is None else cycles_per_tick)
 
-    return timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
-                 correction=correction)
+    result = timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
+                   correction=correction)
+    if counter == "tsc":
+        _fastpath.learn(method, result.method)
+    return result
 
 
 def bench_diff(

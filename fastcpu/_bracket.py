@@ -135,18 +135,9 @@ def disturbance_tolerance() -> float:
     before it counts as disturbed (an interrupt or a preemption only ever
     lengthens a chain): three clock steps' worth of a chain, at least 1%.
     On a counter moving in 24.5-tick steps a 4,000-add chain spans about 125
-    steps: 2.4%."""
+    steps: 2.4%. The rule is the C core's (the one bench() uses)."""
     clk = clock()
-    known = _tolerance.get(id(clk))
-    if known is None or known[0] is not clk:  # once per clock: bench() asks every call
-        chain_ticks = 100 * BRACKET_BLOCKS / clk.cycles_per_tick
-        known = (clk, max(0.01, 3 * clk.tsc_step_ticks / chain_ticks))
-        _tolerance.clear()
-        _tolerance[id(clk)] = known
-    return known[1]
-
-
-_tolerance: dict[int, tuple[object, float]] = {}
+    return _core.bracket_tolerance(clk.tsc_step_ticks, clk.cycles_per_tick, BRACKET_BLOCKS)
 
 
 def bracket_cycles_per_tick(

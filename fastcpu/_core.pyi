@@ -1,6 +1,7 @@
 """Type declarations of fastcpu._core, the C timing core (for editors and mypy)."""
 
 from collections.abc import Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -16,6 +17,8 @@ BRACKET_CHAINS_MAX: int  # chains a bracket may time
 BRACKET_RECENT: int  # brackets kept per thread
 BRACKET_RECENT_NS: int  # how long a bracket counts as recent
 BRACKET_REUSE_NS: int  # how soon a closing bracket may open the next measurement
+
+_R = TypeVar("_R")
 
 _Bench = tuple[
     npt.NDArray[np.uint64],  # raw TSC ticks per run
@@ -40,6 +43,14 @@ def bench_bracketed(
     float,  # core cycles per TSC tick around the runs
     float,  # its 95% half-width
 ]: ...
+def bench_result(  # bench()'s common call, the result built in C (fastcpu/_fastpath.py)
+    result_type: type[_R],  # fastcpu.BenchResult
+    clock: Any,  # the fastcpu.Clock to convert with
+    name: str, runs: object, serialize: object, unroll: object,
+    blocks: int, chains: int, fixed_ticks: float,  # as bench_bracketed's
+    correction: Any | None,  # a harness-bias Correction (bias_ticks, ci95_ticks, cycles_per_tick) or None
+    /,
+) -> _R | None: ...  # None: not the plain call (runs, unroll, serialize), nothing measured
 def bench_address(  # bench() of an address, kept for older callers
     address: int, runs: int, serialize: str, unroll: int, clock: str = ..., /
 ) -> _Bench: ...
@@ -97,6 +108,9 @@ def bracket_recent(now_ns: int, cpu: int, /) -> tuple[float, ...]:
     ...
 def bracket_remember(samples: Sequence[float], now_ns: int, cpu: int, /) -> None: ...  # for tests
 def bracket_forget() -> None: ...  # forget this thread's brackets
+def bracket_tolerance(  # a bracket sample's disturbance tolerance, a fraction (>= 0.01)
+    step_ticks: float, cycles_per_tick: float, blocks: int, /
+) -> float: ...
 def user_chains() -> list[tuple[str, str, int, int, int]]:
     """(name, op, length, latency core cycles, address) of the calibration
     chains compiled as out-of-line functions ``unsigned fn(void)``."""

@@ -50,6 +50,7 @@ __all__ = [
     "SelfTest",
     "selftest",
     "harness_bias",
+    "fresh_correction",
     "PATHS",
     "GOAL_CYCLES",
     "GOAL_PERCENT",
@@ -439,15 +440,21 @@ def harness_bias(
     :func:`selftest` or calibration of this process while that is at most
     ``CORRECTION_MAX_AGE_S`` old, or is measured now (five calibration
     passes: about 30 ms on ``'lfence'``)."""
-    key = (path, serialize)
-    known = _corrections.get(key)  # bench() asks on every call: no lock while it holds
-    if known is None or not known.holds_at(time.monotonic()):
+    known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
+    if known is None:
         with _lock:
-            known = _corrections.get(key)
-            if known is None or not known.holds_at(time.monotonic()):
-                known = _corrections[key] = _calibrate(path, serialize, CALIBRATION_RUNS,
-                                                       CALIBRATION_REPEATS, cpu)
+            known = fresh_correction(path, serialize)
+            if known is None:
+                known = _corrections[(path, serialize)] = _calibrate(
+                    path, serialize, CALIBRATION_RUNS, CALIBRATION_REPEATS, cpu)
     return known.core_cycles(cycles_per_tick)
+
+
+def fresh_correction(path: str, serialize: str) -> Correction | None:
+    """The correction for `path` in `serialize` mode while it holds (see
+    :func:`harness_bias`), else None: not measured yet, or too old."""
+    known = _corrections.get((path, serialize))
+    return known if known is not None and known.holds_at(time.monotonic()) else None
 
 
 def selftest(
