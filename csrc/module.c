@@ -336,31 +336,47 @@ struct bracket_args {
 };
 
 /* What one measurement gave: the arrays, best and median per copy (TSC
- * ticks, or core cycles on the PMU), and with brackets the core cycles per
- * tick at the moment and its 95% half-width. */
+ * ticks, or core cycles on the PMU; bench()'s pairs only), and with brackets
+ * the core cycles per tick at the moment and its 95% half-width. */
 struct measured {
     struct run_arrays a;
     double best, median, cycles_per_tick, ci95;
 };
 
-/* bench(), bench_bracketed() and bench_result(); 0, or -1 with an exception
- * set. With brackets: the opening one (the last closing one when it is
- * recent, else timed now), the runs, the closing one straight after them in
- * the same GIL release as best and median, and the core cycles per tick
- * from both, held against this thread's recent brackets (bracket.c). */
-static int measure(PyObject *module, PyObject *target, Py_ssize_t runs, const char *ser_name,
-                   long unroll, const char *clock, const struct bracket_args *br,
-                   struct measured *out)
+/* What to measure: `target` against the empty sequence, `copies` copies a
+ * run (bench()), or 2k copies against k (bench_diff(), `copies` = k); the
+ * counter `clock`. 0, or -1 with an exception set. */
+static int build_pair(core_state *st, PyObject *target, Py_ssize_t runs, const char *ser_name,
+                      long copies, bool diff, const char *clock, struct fc_pair *pair)
 {
-    core_state *st = get_state(module);
-    struct fc_pair pair = {0};
     const struct fc_method *m;
     fc_user_fn user;
-    if (check_counts(runs, unroll) < 0 || parse_serialize(ser_name, &pair.serialize) < 0 ||
-        check_timer(st) < 0 || parse_target(st, target, &m, &user) < 0 ||
-        parse_clock(st, clock, &pair) < 0 ||
-        pair_refused(st, m, fc_pair_against_empty(&pair, m, user, (uint32_t)unroll)) < 0)
+    *pair = (struct fc_pair){0};
+    if (check_counts(runs, diff ? 1 : copies) < 0 || parse_serialize(ser_name, &pair->serialize) < 0)
         return -1;
+    /* k = 1 would time the short side without the loop the long side runs:
+     * the harness would no longer cancel */
+    if (diff && (copies < 2 || copies > FC_UNROLL_MAX / 2)) {
+        PyErr_Format(PyExc_ValueError, "k must be between 2 and %ld, not %ld",
+                     FC_UNROLL_MAX / 2, copies);
+        return -1;
+    }
+    if (check_timer(st) < 0 || parse_target(st, target, &m, &user) < 0 ||
+        parse_clock(st, clock, pair) < 0)
+        return -1;
+    const char *why = diff ? fc_pair_diff(pair, m, user, (uint32_t)copies)
+                           : fc_pair_against_empty(pair, m, user, (uint32_t)copies);
+    return pair_refused(st, m, why);
+}
+
+/* Time `pair` for `runs` runs, between brackets when `br` has chains: the
+ * opening one (the last closing one when it is recent, else timed now), the
+ * runs, the closing one straight after them in the same GIL release as best
+ * and median, and the core cycles per tick from both, held against this
+ * thread's recent brackets (bracket.c). 0, or -1 with an exception set. */
+static int measure(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
+                   const struct bracket_args *br, bool best_median, struct measured *out)
+{
     double recent[FC_BRACKET_SAMPLES_MAX], before[FC_BRACKET_CHAINS_MAX],
         after[FC_BRACKET_CHAINS_MAX];
     size_t n_recent = 0;
@@ -378,21 +394,35 @@ static int measure(PyObject *module, PyObject *target, Py_ssize_t runs, const ch
             fc_bracket_remember(before, n_before, fc_monotonic_ns(), fc_current_cpu(), false);
         }
     }
-    if (measure_pair(st, &pair, runs, &out->a) < 0)
+    if (measure_pair(st, pair, runs, &out->a) < 0)
         return -1;
     struct fc_run_buffers bufs = {PyArray_DATA(out->a.raw), PyArray_DATA(out->a.empty), NULL};
+    out->best = out->median = out->cycles_per_tick = out->ci95 = NAN;
     Py_BEGIN_ALLOW_THREADS
     if (br->chains)
         fc_bracket_chains(br->blocks, br->chains, br->fixed_ticks, after);
-    fc_best_median(&bufs, (size_t)runs, pair.method_copies, &out->best, &out->median);
+    if (best_median)
+        fc_best_median(&bufs, (size_t)runs, pair->method_copies, &out->best, &out->median);
     Py_END_ALLOW_THREADS
-    out->cycles_per_tick = out->ci95 = NAN;
     if (br->chains) {
         fc_bracket_remember(after, br->chains, fc_monotonic_ns(), fc_current_cpu(), true);
         fc_bracket_figure(before, n_before, after, br->chains, recent, n_recent, br->tolerance,
                           &out->cycles_per_tick, &out->ci95);
     }
     return 0;
+}
+
+/* bench()'s measurement of `target`, `unroll` copies a run against the
+ * empty sequence. */
+static int measure_bench(PyObject *module, PyObject *target, Py_ssize_t runs,
+                         const char *ser_name, long unroll, const char *clock,
+                         const struct bracket_args *br, struct measured *out)
+{
+    core_state *st = get_state(module);
+    struct fc_pair pair;
+    if (build_pair(st, target, runs, ser_name, unroll, false, clock, &pair) < 0)
+        return -1;
+    return measure(st, &pair, runs, br, true, out);
 }
 
 static PyObject *core_bench(PyObject *module, PyObject *args)
@@ -405,7 +435,7 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
         return NULL;
     const struct bracket_args none = {0};
     struct measured r;
-    if (measure(module, target, runs, ser_name, unroll, clock, &none, &r) < 0)
+    if (measure_bench(module, target, runs, ser_name, unroll, clock, &none, &r) < 0)
         return NULL;
     return Py_BuildValue("NNNdd", r.a.raw, r.a.empty, r.a.migrated, r.best, r.median);
 }
@@ -459,7 +489,7 @@ static PyObject *core_bench_bracketed(PyObject *module, PyObject *args)
     if (!PyArg_ParseTuple(args, "OnslOOdd:bench_bracketed", &target, &runs, &ser_name, &unroll,
                           &blocks_obj, &chains_obj, &fixed_ticks, &tolerance) ||
         parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, &br) < 0 ||
-        measure(module, target, runs, ser_name, unroll, "tsc", &br, &r) < 0)
+        measure_bench(module, target, runs, ser_name, unroll, "tsc", &br, &r) < 0)
         return NULL;
     return Py_BuildValue("NNNdddd", r.a.raw, r.a.empty, r.a.migrated, r.best, r.median,
                          r.cycles_per_tick, r.ci95);
@@ -600,7 +630,7 @@ static PyObject *core_bench_result(PyObject *module, PyObject *const *args, Py_s
         return NULL;
     }
     struct measured r;
-    if (measure(module, name, runs, ser_name, unroll, "tsc", &br, &r) < 0)
+    if (measure_bench(module, name, runs, ser_name, unroll, "tsc", &br, &r) < 0)
         return NULL;
     /* Correction.core_cycles(): the clock around the runs, else the
      * calibration's own */
@@ -642,29 +672,44 @@ static PyObject *core_bench_diff(PyObject *module, PyObject *args)
     const char *ser_name, *clock = "tsc";
     Py_ssize_t runs;
     long k;
-    if (!PyArg_ParseTuple(args, "Onsl|s:bench_diff", &target, &runs, &ser_name, &k, &clock))
-        return NULL;
     core_state *st = get_state(module);
-    struct fc_pair pair = {0};
-    if (check_counts(runs, 1) < 0 || parse_serialize(ser_name, &pair.serialize) < 0)
+    struct fc_pair pair;
+    struct measured r;
+    const struct bracket_args none = {0};
+    if (!PyArg_ParseTuple(args, "Onsl|s:bench_diff", &target, &runs, &ser_name, &k, &clock) ||
+        build_pair(st, target, runs, ser_name, k, true, clock, &pair) < 0 ||
+        measure(st, &pair, runs, &none, false, &r) < 0)
         return NULL;
-    /* k = 1 would time the short side without the loop the long side runs:
-     * the harness would no longer cancel */
-    if (k < 2 || k > FC_UNROLL_MAX / 2) {
-        PyErr_Format(PyExc_ValueError, "k must be between 2 and %ld, not %ld",
-                     FC_UNROLL_MAX / 2, k);
+    return Py_BuildValue("NNN", r.a.raw, r.a.empty, r.a.migrated);
+}
+
+PyDoc_STRVAR(bench_diff_bracketed_doc,
+"bench_diff_bracketed($module, method, runs, serialize, k, blocks, chains,\n"
+"                     fixed_ticks, tolerance, /)\n--\n\n"
+"bench_diff() on the TSC between two brackets, as bench_bracketed() times\n"
+"them.\n\n"
+"Returns (long, short, migrated, cycles_per_tick, ci95): bench_diff()'s\n"
+"three, then core cycles per TSC tick at the moment of the runs and its 95%\n"
+"half-width.");
+
+static PyObject *core_bench_diff_bracketed(PyObject *module, PyObject *args)
+{
+    PyObject *target, *blocks_obj, *chains_obj;
+    const char *ser_name;
+    Py_ssize_t runs;
+    long k;
+    double fixed_ticks, tolerance;
+    core_state *st = get_state(module);
+    struct bracket_args br;
+    struct fc_pair pair;
+    struct measured r;
+    if (!PyArg_ParseTuple(args, "OnslOOdd:bench_diff_bracketed", &target, &runs, &ser_name, &k,
+                          &blocks_obj, &chains_obj, &fixed_ticks, &tolerance) ||
+        parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, &br) < 0 ||
+        build_pair(st, target, runs, ser_name, k, true, "tsc", &pair) < 0 ||
+        measure(st, &pair, runs, &br, false, &r) < 0)
         return NULL;
-    }
-    const struct fc_method *m;
-    fc_user_fn user;
-    if (check_timer(st) < 0 || parse_target(st, target, &m, &user) < 0 ||
-        parse_clock(st, clock, &pair) < 0 ||
-        pair_refused(st, m, fc_pair_diff(&pair, m, user, (uint32_t)k)) < 0)
-        return NULL;
-    struct run_arrays a = {0};
-    if (measure_pair(st, &pair, runs, &a) < 0)
-        return NULL;
-    return Py_BuildValue("NNN", a.raw, a.empty, a.migrated);
+    return Py_BuildValue("NNNdd", r.a.raw, r.a.empty, r.a.migrated, r.cycles_per_tick, r.ci95);
 }
 
 PyDoc_STRVAR(pmu_open_doc,
@@ -1422,6 +1467,7 @@ static PyMethodDef core_functions[] = {
      bench_result_doc},
     {"bench_address", core_bench_address, METH_VARARGS, bench_address_doc},
     {"bench_diff", core_bench_diff, METH_VARARGS, bench_diff_doc},
+    {"bench_diff_bracketed", core_bench_diff_bracketed, METH_VARARGS, bench_diff_bracketed_doc},
     {"methods", core_methods, METH_NOARGS, methods_doc},
     {"calibrations", core_calibrations, METH_NOARGS, calibrations_doc},
     {"catalog", core_catalog, METH_NOARGS, catalog_doc},

@@ -18,7 +18,8 @@ from ._args import (
     check_int,
     check_serialize,
 )
-from . import _fastpath
+from . import _fastpath, _norseq
+from ._bracket import diff_bracketed
 from ._harness import Method, core_bench_diff, run_pinned
 from ._result import BenchResult, DiffResult
 from ._selftest import harness_bias
@@ -199,7 +200,9 @@ def bench_diff(
 
     Returns:
         A :class:`DiffResult` with ``estimate`` and ``estimate_ci95`` in TSC
-        ticks per copy (and conversions), and both sides' raw runs.
+        ticks per copy (and conversions: core cycles at the core clock
+        measured just before and after the runs, as for :func:`bench`), and
+        both sides' raw runs.
 
     Raises:
         As :func:`bench`.
@@ -208,9 +211,13 @@ def bench_diff(
     k = check_int("k", k, 2, UNROLL_MAX // 2)
     serialize = check_serialize(serialize)
     counter = _counter_argument(counter, clock, serialize)
-    name, (long, short, migrated), clk, counted = run_pinned(
-        method, cpu, counter, lambda target: core_bench_diff(target, runs, serialize, k, counter)
-    )
+    def run(target: str | int) -> tuple:
+        if counter != "tsc" or target == _norseq.NAME:  # no bracket for another process's runs
+            return core_bench_diff(target, runs, serialize, k, counter), None, 0.0
+        return diff_bracketed(target, runs, serialize, k)  # the core clock of the moment
+
+    name, ((long, short, migrated), cycles_per_tick, cycles_per_tick_ci95), clk, counted = run_pinned(
+        method, cpu, counter, run)
     return DiffResult(
         method=name,
         runs=runs,
@@ -221,7 +228,8 @@ def bench_diff(
         short=short,
         migrated=migrated,
         tsc_hz=clk.tsc_hz,
-        cycles_per_tick=clk.cycles_per_tick,
+        cycles_per_tick=clk.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
         tsc_step_ticks=clk.tsc_step_ticks,
         counter=counted,
+        cycles_per_tick_ci95=cycles_per_tick_ci95,
     )

@@ -45,6 +45,7 @@ __all__ = [
     "BRACKET_CHAINS",
     "REUSE_NS",
     "bracketed",
+    "diff_bracketed",
     "bracket_cycles_per_tick",
     "fixed_cost_ticks",
     "recent_samples",
@@ -128,6 +129,17 @@ def bracketed(target: str | int, runs: int, serialize: str,
         target, runs, serialize, unroll, BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(),
         disturbance_tolerance())
     return (raw, empty, migrated, best, median), value, ci95
+
+
+def diff_bracketed(target: str | int, runs: int, serialize: str,
+                   k: int) -> tuple[tuple, float, float]:
+    """:func:`bracketed` for bench_diff()'s runs of 2k against k copies:
+    ((long, short, migrated), core cycles per TSC tick at the moment, its
+    95% half-width)."""
+    long, short, migrated, value, ci95 = _core.bench_diff_bracketed(
+        target, runs, serialize, k, BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(),
+        disturbance_tolerance())
+    return (long, short, migrated), value, ci95
 
 
 def disturbance_tolerance() -> float:

@@ -43,6 +43,15 @@ def bench_bracketed(
     float,  # core cycles per TSC tick around the runs
     float,  # its 95% half-width
 ]: ...
+def bench_diff_bracketed(
+    method: str | int, runs: int, serialize: str, k: int,
+    blocks: int, chains: int, fixed_ticks: float, tolerance: float,  # as bench_bracketed's
+    /,
+) -> tuple[
+    npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_],  # as bench_diff's
+    float,  # core cycles per TSC tick around the runs
+    float,  # its 95% half-width
+]: ...
 def bench_result(  # bench()'s common call, the result built in C (fastcpu/_fastpath.py)
     result_type: type[_R],  # fastcpu.BenchResult
     clock: Any,  # the fastcpu.Clock to convert with

@@ -498,7 +498,10 @@ class DiffResult(_Estimated):
         migrated: bool per pair: the CPU changed across it.
         tsc_hz, cycles_per_tick, tsc_step_ticks, counter: as for
             :class:`BenchResult` (``clock``, the old name of ``counter``,
-            still works, deprecated).
+            still works, deprecated); on the TSC, ``cycles_per_tick`` is
+            measured around the runs, as bench() brackets its own.
+        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
+            (0: not known, e.g. the first-use figure).
     """
 
     method: str
@@ -514,6 +517,7 @@ class DiffResult(_Estimated):
     tsc_step_ticks: float
     counter: str = "tsc"
     clock: InitVar[str | None] = None  # deprecated: the old name of counter
+    cycles_per_tick_ci95: float = 0.0
 
     def __post_init__(self, clock: str | None) -> None:
         _take_old_clock(self, clock)

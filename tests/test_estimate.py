@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastcpu
-from fastcpu import _core, _estimate
+from fastcpu import _bracket, _core, _estimate
 
 STEP = 26
 
@@ -332,6 +332,35 @@ def test_bench_diff_on_a_calibration_chain():
     assert d.estimate_core_cycles == pytest.approx(d.estimate * d.cycles_per_tick)
     assert d.estimate_ns == pytest.approx(d.estimate * 1e9 / d.tsc_hz)
     assert "differencing" in str(d)
+
+
+def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
+    figures = []
+
+    def diff_bracketed(*args):
+        measured = _bracket.diff_bracketed(*args)
+        figures.append(measured[1:])
+        return measured
+
+    monkeypatch.setattr(fastcpu._bench, "diff_bracketed", diff_bracketed)
+    d = fastcpu.bench_diff("imul_chain_16", 300, k=4)
+    assert figures == [(d.cycles_per_tick, d.cycles_per_tick_ci95)]
+    assert d.cycles_per_tick == pytest.approx(fastcpu.clock().cycles_per_tick, rel=0.25)
+    assert d.cycles_per_tick_ci95 >= 0  # 0 when the chains read the same tick counts
+    assert d.estimate_ci95_core_cycles == pytest.approx(
+        d.estimate_ci95 * d.cycles_per_tick + abs(d.estimate) * d.cycles_per_tick_ci95)
+
+
+def test_bench_diff_brackets_are_checked():
+    fixed = _bracket.fixed_cost_ticks()
+    with pytest.raises(ValueError, match="k must be between"):
+        _core.bench_diff_bracketed("gdt", 10, "lfence", 1, 40, 2, fixed, 0.02)
+    with pytest.raises(ValueError, match="blocks"):
+        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 0, 2, fixed, 0.02)
+    with pytest.raises(ValueError, match="tolerance"):
+        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 1.0)
+    long, short, migrated, cpt, ci95 = _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 0.02)
+    assert long.shape == short.shape == migrated.shape == (10,) and cpt > 0 and ci95 >= 0
 
 
 def test_bench_diff_times_user_functions():

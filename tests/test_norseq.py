@@ -70,6 +70,8 @@ def test_bench_returns_the_childs_runs_in_this_processs_units():
     assert r.best == float(r.raw.min()) - float(r.empty.min())
     d = fastcpu.bench_diff(NAME, 100, k=4)
     assert d.method == NAME and d.long.shape == (100,) and d.k == 4
+    # the child's runs are not bracketed here: the first-use figure, no interval
+    assert (d.cycles_per_tick, d.cycles_per_tick_ci95) == (clk.cycles_per_tick, 0.0)
 
 
 def test_measure_and_result_files_carry_it(tmp_path):
