@@ -39,13 +39,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import fastcpu
-from fastcpu._clock import add_chain_cycles_per_tick
 from fastcpu._machine import machine_info
 from fastcpu._selftest import GOAL_COVERAGE, within_goal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BRACKET_BLOCKS = 200  # 20,000 dependent adds for bench_diff's conversion
-BRACKET_REPEATS = 7
 STEADY_PERCENT = 0.5
 
 
@@ -81,11 +78,6 @@ def user_fn(lib: ctypes.CDLL, chain: fastcpu.CalibrationInfo) -> ctypes._CFuncPt
     return fn
 
 
-def fresh_cpt() -> float:
-    """Core cycles per TSC tick now (for bench_diff, which converts with the first-use figure)."""
-    return add_chain_cycles_per_tick(BRACKET_BLOCKS, BRACKET_REPEATS)
-
-
 def err(measured: float, truth: float) -> str:
     return f"{(measured / truth - 1) * 100:+.1f}%"
 
@@ -106,17 +98,15 @@ def mode_table(mode: str, chains: list[fastcpu.CalibrationInfo], target, runs: i
         r = fastcpu.bench(target(c), runs, serialize=mode, cpu=cpu)
         cpt = r.cycles_per_tick
         ck = max(2, min(k, 1024 // t))  # about 2000 core cycles per long run at most
-        before = fresh_cpt()
-        d = fastcpu.bench_diff(target(c), runs, k=ck, serialize=mode, cpu=cpu)
-        dcpt = (before + fresh_cpt()) / 2
+        d = fastcpu.bench_diff(target(c), runs, k=ck, serialize=mode, cpu=cpu)  # bracketed too
         est = r.estimate_core_cycles
-        diff = d.estimate * dcpt
+        diff = d.estimate_core_cycles
         out.append(
             f"| {c.name}{' (moved)' if moved(r) else ''} | {t} "
             f"| {r.best * cpt:.1f} ({err(r.best * cpt, t)}) "
             f"| {r.median * cpt:.1f} ({err(r.median * cpt, t)}) "
             f"| {est:.1f} +-{r.estimate_ci95_core_cycles:.1f} ({err(est, t)}, {r.estimator}) "
-            f"| {diff:.2f} +-{d.estimate_ci95 * dcpt:.2f} ({err(diff, t)}, k={ck}) |"
+            f"| {diff:.2f} +-{d.estimate_ci95_core_cycles:.2f} ({err(diff, t)}, k={ck}) |"
         )
     out.append("")
     return out

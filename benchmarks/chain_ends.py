@@ -1,0 +1,125 @@
+"""Which end of a dependent chain carries the single-copy harness's offset.
+
+fastcpu's single-copy estimate of an add chain and of an imul chain are off
+by different constants on the same host (docs/accuracy.md: +2 against 0
+core cycles on the Zen 3 host, 0 against -2 on the Zen 4 one). This times,
+in a plain C program (benchmarks/chain_ends.c, compiled here), add and imul
+chains alone and mixed (the same instructions in either order) between
+fastcpu's 'lfence' fences, minus the empty body, and prints Markdown with
+the host named:
+
+    python benchmarks/chain_ends.py                 # about a second
+    python benchmarks/chain_ends.py --rounds 41 --runs 40000 --cpu 1
+
+Core cycles come from the chains' own slopes, no other clock: imul x32 -
+imul x16 is 48 core cycles, add x32 - add x16 is 16. The two need not
+agree: a dependent add can be slowed by what else runs on the core (on a
+guest, the host's other work), never sped up, so where they differ the
+larger figure of core cycles per tick is the nearer one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def host_line() -> str:
+    """The host as the guest sees it, from /proc/cpuinfo (this script needs no fastcpu)."""
+    facts: dict[str, str] = {}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            facts.setdefault(key.strip(), value.strip())
+    flags = facts.get("flags", "").split()
+    return (f"{facts.get('vendor_id')} family {facts.get('cpu family')} model {facts.get('model')} "
+            f"({facts.get('model name')}), {'a guest' if 'hypervisor' in flags else 'bare metal'}, "
+            f"{os.cpu_count()} CPUs, Linux {platform.release()}")
+
+
+def load_line() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def build(directory: str) -> str:
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        raise SystemExit("no C compiler: cannot build benchmarks/chain_ends.c")
+    exe = os.path.join(directory, "chain_ends")
+    subprocess.run([cc, "-O2", "-std=c11", "-o", exe, os.path.join(HERE, "chain_ends.c")], check=True)
+    return exe
+
+
+#: The same instructions in either order: (ending with an add, ending with an imul).
+PAIRS = [
+    ("imul x16, then add x1", "add x1, then imul x16"),
+    ("imul x16, then add x4", "add x4, then imul x16"),
+    ("imul x1, then add x16", "add x16, then imul x1"),
+]
+
+
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], statistics.median(values), q[2]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=41, help="rounds; figures are medians over them (default 41)")
+    p.add_argument("--runs", type=int, default=20000, help="runs of each variant per round (default 20000)")
+    p.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)), help="CPU to pin to (default: the last allowed)")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run([build(d), str(args.rounds), str(args.runs), str(args.cpu)],
+                             check=True, capture_output=True, text=True).stdout
+    header, *lines = out.splitlines()
+    names = [field.rsplit(":", 1)[0] for field in header.split("\t")]
+    truth = {field.rsplit(":", 1)[0]: int(field.rsplit(":", 1)[1]) for field in header.split("\t")}
+    # per round: ticks over that round's empty body, and core cycles at that
+    # round's imul clock (imul x32 - imul x16 is 48 core cycles)
+    cycles: dict[str, list[float]] = {name: [] for name in names}
+    cpt_imul, cpt_add = [], []
+    for line in lines:
+        ticks = dict(zip(names, map(float, line.split("\t"))))
+        net = {name: ticks[name] - ticks["empty"] for name in names}
+        cpt = 48 / (net["imul x32"] - net["imul x16"])
+        cpt_imul.append(cpt)
+        cpt_add.append(16 / (net["add x32"] - net["add x16"]))
+        for name in names:
+            cycles[name].append(net[name] * cpt)
+
+    print("## Where a chain's offset sits")
+    print()
+    print(f"Host: {host_line()}. Pinned to CPU {args.cpu}; {args.rounds} rounds of {args.runs} runs per variant, "
+          f"load average {load_line()} at the end.")
+    print()
+    ci, ca = statistics.median(cpt_imul), statistics.median(cpt_add)
+    print(f"Core cycles per TSC tick, median of rounds: {ci:.4f} from the imul chains' slope (what the table "
+          f"converts with, round by round), {ca:.4f} from the add chains' (a dependent add took {ci / ca:.3f} "
+          "core cycles by the imul clock).")
+    print()
+    print("| body | truth | core cycles over empty: median of rounds (quartiles) | error |")
+    print("| --- | ---: | ---: | ---: |")
+    for name in names[1:]:
+        lo, mid, hi = quartiles(cycles[name])
+        print(f"| {name} | {truth[name]} | {mid:.2f} ({lo:.2f}-{hi:.2f}) | {mid - truth[name]:+.2f} |")
+    print()
+    print("| same instructions | ending with an add minus ending with an imul, core cycles: median of rounds (quartiles) |")
+    print("| --- | ---: |")
+    for add_last, imul_last in PAIRS:
+        lo, mid, hi = quartiles([a - b for a, b in zip(cycles[add_last], cycles[imul_last])])
+        print(f"| {add_last} / {imul_last} | {mid:+.2f} ({lo:+.2f} to {hi:+.2f}) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The benchmarks' own C programs: C11, warning-free under -Wall -Wextra like
+the extension, and chain_ends.c's output as chain_ends.py reads it. (The
+benchmarks' figures are recorded in docs/, never asserted here.)"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BENCHMARKS = REPO / "benchmarks"
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+pytestmark = [
+    pytest.mark.skipif(CC is None, reason="no C compiler"),
+    pytest.mark.skipif(not BENCHMARKS.is_dir(), reason="a copy of tests/ without the repository's benchmarks/"),
+]
+
+SOURCES = sorted(p.name for p in BENCHMARKS.glob("*.c")) if BENCHMARKS.is_dir() else []
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_compiles_warning_free_as_c11(source, tmp_path):
+    done = subprocess.run([CC, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-c", "-o",
+                           str(tmp_path / "x.o"), str(BENCHMARKS / source)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_chain_ends_prints_a_header_and_a_line_per_round(tmp_path):
+    exe = tmp_path / "chain_ends"
+    subprocess.run([CC, "-std=c11", "-O2", "-o", str(exe), str(BENCHMARKS / "chain_ends.c")], check=True)
+    cpu = max(os.sched_getaffinity(0))
+    out = subprocess.run([str(exe), "3", "50", str(cpu)], capture_output=True, text=True, check=True).stdout
+    header, *rounds = out.splitlines()
+    fields = [f.rsplit(":", 1) for f in header.split("\t")]
+    assert fields[0] == ["empty", "0"] and ["imul x32", "96"] in fields and ["add x16", "16"] in fields
+    assert len(rounds) == 3
+    for line in rounds:
+        ticks = [float(v) for v in line.split("\t")]
+        assert len(ticks) == len(fields) and all(t > 0 for t in ticks)  # the fences alone take time
+    for bad in (["0", "50", str(cpu)], ["3", "50"]):
+        assert subprocess.run([str(exe), *bad], capture_output=True).returncode == 2
+
+
+def test_chain_ends_script_prints_its_tables():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "chain_ends.py"), "--rounds", "3", "--runs", "200"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Host: " in done.stdout and "| imul x16, then add x1 / add x1, then imul x16 |" in done.stdout
