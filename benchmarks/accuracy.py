@@ -29,9 +29,7 @@ import argparse
 import ctypes
 import os
 import platform
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,10 +37,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import fastcpu
+from cbuild import compile_c
 from fastcpu._machine import machine_info
 from fastcpu._selftest import GOAL_COVERAGE, within_goal
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 STEADY_PERCENT = 0.5
 
 
@@ -62,12 +60,7 @@ def load_line() -> str:
 
 
 def build_user_chains(directory: str) -> ctypes.CDLL:
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        raise SystemExit("no C compiler: cannot build benchmarks/user_chains.c")
-    so = os.path.join(directory, "libuserchains.so")
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", so, os.path.join(HERE, "user_chains.c")], check=True)
-    return ctypes.CDLL(so)
+    return ctypes.CDLL(compile_c("user_chains.c", os.path.join(directory, "libuserchains.so"), "-shared", "-fPIC"))
 
 
 def user_fn(lib: ctypes.CDLL, chain: fastcpu.CalibrationInfo) -> ctypes._CFuncPtr:  # type: ignore[name-defined]

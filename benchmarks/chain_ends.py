@@ -23,13 +23,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from cbuild import compile_c
 
 
 def host_line() -> str:
@@ -48,15 +47,6 @@ def host_line() -> str:
 def load_line() -> str:
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
-
-
-def build(directory: str) -> str:
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        raise SystemExit("no C compiler: cannot build benchmarks/chain_ends.c")
-    exe = os.path.join(directory, "chain_ends")
-    subprocess.run([cc, "-O2", "-std=c11", "-o", exe, os.path.join(HERE, "chain_ends.c")], check=True)
-    return exe
 
 
 #: The same instructions in either order: (ending with an add, ending with an imul).
@@ -79,7 +69,8 @@ def main() -> int:
     p.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)), help="CPU to pin to (default: the last allowed)")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        out = subprocess.run([build(d), str(args.rounds), str(args.runs), str(args.cpu)],
+        exe = compile_c("chain_ends.c", os.path.join(d, "chain_ends"))
+        out = subprocess.run([exe, str(args.rounds), str(args.runs), str(args.cpu)],
                              check=True, capture_output=True, text=True).stdout
     header, *lines = out.splitlines()
     names = [field.rsplit(":", 1)[0] for field in header.split("\t")]

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,18 +34,14 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 import fastcpu
+from cbuild import compile_c
 from fastcpu import _core
 
 GOAL_RATIO = 1.2
 
 
 def build_c_baseline(directory: str) -> str:
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        raise SystemExit("no C compiler: cannot build benchmarks/c_baseline.c")
-    exe = os.path.join(directory, "c_baseline")
-    subprocess.run([cc, "-O2", "-std=c11", "-o", exe, os.path.join(HERE, "c_baseline.c")], check=True)
-    return exe
+    return compile_c("c_baseline.c", os.path.join(directory, "c_baseline"))
 
 
 def c_baseline(exe: str, method: str, runs: int, repeats: int) -> list[float]:

@@ -477,22 +477,36 @@ static int parse_brackets(PyObject *blocks_obj, PyObject *chains_obj, double fix
     return 0;
 }
 
-static PyObject *core_bench_bracketed(PyObject *module, PyObject *args)
+/* bench_bracketed() (`diff` false: `copies` is unroll) and
+ * bench_diff_bracketed() (`diff`: `copies` is k): the same arguments, the
+ * same brackets. */
+static PyObject *bracketed_call(PyObject *module, PyObject *args, bool diff)
 {
     PyObject *target, *blocks_obj, *chains_obj;
     const char *ser_name;
     Py_ssize_t runs;
-    long unroll;
+    long copies;
     double fixed_ticks, tolerance;
+    core_state *st = get_state(module);
     struct bracket_args br;
+    struct fc_pair pair;
     struct measured r;
-    if (!PyArg_ParseTuple(args, "OnslOOdd:bench_bracketed", &target, &runs, &ser_name, &unroll,
-                          &blocks_obj, &chains_obj, &fixed_ticks, &tolerance) ||
+    if (!PyArg_ParseTuple(args, diff ? "OnslOOdd:bench_diff_bracketed" : "OnslOOdd:bench_bracketed",
+                          &target, &runs, &ser_name, &copies, &blocks_obj, &chains_obj,
+                          &fixed_ticks, &tolerance) ||
         parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, &br) < 0 ||
-        measure_bench(module, target, runs, ser_name, unroll, "tsc", &br, &r) < 0)
+        build_pair(st, target, runs, ser_name, copies, diff, "tsc", &pair) < 0 ||
+        measure(st, &pair, runs, &br, !diff, &r) < 0)
         return NULL;
+    if (diff)
+        return Py_BuildValue("NNNdd", r.a.raw, r.a.empty, r.a.migrated, r.cycles_per_tick, r.ci95);
     return Py_BuildValue("NNNdddd", r.a.raw, r.a.empty, r.a.migrated, r.best, r.median,
                          r.cycles_per_tick, r.ci95);
+}
+
+static PyObject *core_bench_bracketed(PyObject *module, PyObject *args)
+{
+    return bracketed_call(module, args, false);
 }
 
 PyDoc_STRVAR(bench_result_doc,
@@ -694,22 +708,7 @@ PyDoc_STRVAR(bench_diff_bracketed_doc,
 
 static PyObject *core_bench_diff_bracketed(PyObject *module, PyObject *args)
 {
-    PyObject *target, *blocks_obj, *chains_obj;
-    const char *ser_name;
-    Py_ssize_t runs;
-    long k;
-    double fixed_ticks, tolerance;
-    core_state *st = get_state(module);
-    struct bracket_args br;
-    struct fc_pair pair;
-    struct measured r;
-    if (!PyArg_ParseTuple(args, "OnslOOdd:bench_diff_bracketed", &target, &runs, &ser_name, &k,
-                          &blocks_obj, &chains_obj, &fixed_ticks, &tolerance) ||
-        parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, &br) < 0 ||
-        build_pair(st, target, runs, ser_name, k, true, "tsc", &pair) < 0 ||
-        measure(st, &pair, runs, &br, false, &r) < 0)
-        return NULL;
-    return Py_BuildValue("NNNdd", r.a.raw, r.a.empty, r.a.migrated, r.cycles_per_tick, r.ci95);
+    return bracketed_call(module, args, true);
 }
 
 PyDoc_STRVAR(pmu_open_doc,
