@@ -563,18 +563,12 @@ static int attr_double(PyObject *obj, PyObject *name, double *out)
 }
 
 /* The result's fields, as BenchResult.from_arrays() sets them: straight into
- * the new object's __dict__ (a frozen dataclass refuses setattr). */
+ * the new object's __dict__ (a frozen dataclass refuses setattr). Takes the
+ * arrays of `r` and the references `tsc_hz` and `step` (the clock's). */
 static PyObject *result_of(core_state *st, PyObject *type, PyObject *name, long runs,
-                           PyObject *serialize, long unroll, PyObject *clock,
+                           PyObject *serialize, long unroll, PyObject *tsc_hz, PyObject *step,
                            struct measured *r, double bias, double bias_ci95)
 {
-    PyObject *no_args = PyTuple_New(0);
-    PyObject *result = no_args ? PyBaseObject_Type.tp_new((PyTypeObject *)type, no_args, NULL)
-                               : NULL;
-    Py_XDECREF(no_args);
-    PyObject *dict = result ? PyObject_GenericGetDict(result, NULL) : NULL;
-    PyObject *tsc_hz = PyObject_GetAttr(clock, st->names[N_TSC_HZ]);
-    PyObject *step = tsc_hz ? PyObject_GetAttr(clock, st->names[N_TSC_STEP_TICKS]) : NULL;
     PyObject *values[N_FIELDS] = {
         [N_METHOD] = Py_NewRef(name),
         [N_RUNS] = PyLong_FromLong(runs),
@@ -595,15 +589,24 @@ static PyObject *result_of(core_state *st, PyObject *type, PyObject *name, long 
         [N_CYCLES_PER_TICK_CI95] = PyFloat_FromDouble(r->ci95),
     };
     r->a = (struct run_arrays){0}; /* values[] holds them now */
-    int rc = dict ? 0 : -1;
+    int rc = 0;
+    for (int i = 0; i < N_FIELDS; i++)
+        rc = values[i] ? rc : -1; /* out of memory */
+    PyObject *no_args = rc == 0 ? PyTuple_New(0) : NULL;
+    PyObject *result = no_args ? PyBaseObject_Type.tp_new((PyTypeObject *)type, no_args, NULL)
+                               : NULL;
+    Py_XDECREF(no_args);
+    PyObject *dict = result ? PyObject_GenericGetDict(result, NULL) : NULL;
     for (int i = 0; i < N_FIELDS; i++) {
-        if (rc == 0 && (!values[i] || PyDict_SetItem(dict, st->names[i], values[i]) < 0))
-            rc = -1;
+        if (dict && PyDict_SetItem(dict, st->names[i], values[i]) < 0)
+            Py_CLEAR(dict);
         Py_XDECREF(values[i]);
     }
-    Py_XDECREF(dict);
-    if (rc < 0)
-        Py_CLEAR(result);
+    if (!dict) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    Py_DECREF(dict);
     return result;
 }
 
@@ -627,32 +630,42 @@ static PyObject *core_bench_result(PyObject *module, PyObject *const *args, Py_s
         Py_RETURN_NONE;
     double fixed_ticks = PyFloat_AsDouble(args[8]), clock_cpt, step, bias_ticks = 0,
            bias_ci95_ticks = 0, calibration_cpt = NAN;
+    if (fixed_ticks == -1.0 && PyErr_Occurred())
+        return NULL;
+    /* the clock's figures the result carries, read before anything is measured */
+    PyObject *tsc_hz = PyObject_GetAttr(clock, st->names[N_TSC_HZ]);
+    PyObject *step_obj = tsc_hz ? PyObject_GetAttr(clock, st->names[N_TSC_STEP_TICKS]) : NULL;
     struct bracket_args br;
-    if ((fixed_ticks == -1.0 && PyErr_Occurred()) ||
+    struct measured r;
+    if (!step_obj || ((step = PyFloat_AsDouble(step_obj)) == -1.0 && PyErr_Occurred()) ||
         attr_double(clock, st->names[N_CYCLES_PER_TICK], &clock_cpt) < 0 ||
-        attr_double(clock, st->names[N_TSC_STEP_TICKS], &step) < 0 ||
         (correction != Py_None &&
          (attr_double(correction, st->names[N_BIAS_TICKS], &bias_ticks) < 0 ||
           attr_double(correction, st->names[N_CI95_TICKS], &bias_ci95_ticks) < 0 ||
           attr_double(correction, st->names[N_CYCLES_PER_TICK], &calibration_cpt) < 0)) ||
         parse_brackets(args[6], args[7], fixed_ticks, 0.0, &br) < 0)
-        return NULL;
+        goto fail;
     br.tolerance = fc_bracket_tolerance(step, clock_cpt, br.blocks);
     if (!(br.tolerance < 1)) {
         PyErr_Format(PyExc_ValueError, "the clock's step (%g TSC ticks) is too coarse for "
                      "brackets of %u blocks: tolerance %g", step, br.blocks, br.tolerance);
-        return NULL;
+        goto fail;
     }
-    struct measured r;
     if (measure_bench(module, name, runs, ser_name, unroll, "tsc", &br, &r) < 0)
-        return NULL;
+        goto fail;
     /* Correction.core_cycles(): the clock around the runs, else the
      * calibration's own */
     double cpt = isfinite(r.cycles_per_tick) && r.cycles_per_tick > 0 ? r.cycles_per_tick
                                                                        : calibration_cpt;
     double bias = correction == Py_None ? 0.0 : bias_ticks * cpt;
     double bias_ci95 = correction == Py_None ? 0.0 : bias_ci95_ticks * cpt;
-    return result_of(st, type, name, runs, args[4], unroll, clock, &r, bias, bias_ci95);
+    return result_of(st, type, name, runs, args[4], unroll, tsc_hz, step_obj, &r, bias,
+                     bias_ci95);
+
+fail:
+    Py_XDECREF(tsc_hz);
+    Py_XDECREF(step_obj);
+    return NULL;
 }
 
 PyDoc_STRVAR(bench_address_doc,
