@@ -8,6 +8,7 @@ import math
 import warnings
 from typing import Any
 
+from . import _fastpath, _norseq
 from ._args import (
     CLOCKS,
     COUNTERS,
@@ -18,7 +19,6 @@ from ._args import (
     check_int,
     check_serialize,
 )
-from . import _fastpath, _norseq
 from ._bracket import diff_bracketed
 from ._harness import Method, core_bench_diff, run_pinned
 from ._result import BenchResult, DiffResult

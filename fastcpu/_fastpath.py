@@ -10,7 +10,7 @@ name that path resolved (availability is fixed for the process), a clock
 and bracket timer already measured, and a harness-bias correction still
 fresh. Anything else, bad arguments included, returns None and bench()
 takes the checked path, which measures what is missing or says what is
-wrong. The result is the one the checked path builds (tests/test_bench.py
+wrong. The result is the one the checked path builds (tests/test_fastpath.py
 holds them field for field).
 """
 
