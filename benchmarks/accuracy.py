@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -38,25 +37,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import fastcpu
 from cbuild import compile_c
-from fastcpu._machine import machine_info
+from host import host_line, load_line
 from fastcpu._selftest import GOAL_COVERAGE, within_goal
 
 STEADY_PERCENT = 0.5
-
-
-def host_line() -> str:
-    """The host as the guest sees it: vendor, family, model, name, hypervisor."""
-    info = machine_info()
-    return (
-        f"{info.get('vendor')} family {info.get('family')} model {info.get('model')} "
-        f"({info.get('model_name')}), {info.get('hypervisor') or 'bare metal'}, "
-        f"{os.cpu_count()} CPUs, Linux {platform.release()}"
-    )
-
-
-def load_line() -> str:
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
 
 
 def build_user_chains(directory: str) -> ctypes.CDLL:

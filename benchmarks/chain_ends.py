@@ -2,7 +2,8 @@
 
 fastcpu's single-copy estimate of an add chain and of an imul chain are off
 by different constants on the same host (docs/accuracy.md: +2 against 0
-core cycles on the Zen 3 host, 0 against -2 on the Zen 4 one). This times,
+core cycles on the AuthenticAMD family 25 model 1 (Zen 3) host, 0 against
+-2 on the family 25 model 17 (Zen 4) one). This times,
 in a plain C program (benchmarks/chain_ends.c, compiled here), add and imul
 chains alone and mixed (the same instructions in either order) between
 fastcpu's 'lfence' fences, minus the empty body, and prints Markdown with
@@ -22,31 +23,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
 from cbuild import compile_c
-
-
-def host_line() -> str:
-    """The host as the guest sees it, from /proc/cpuinfo (this script needs no fastcpu)."""
-    facts: dict[str, str] = {}
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            facts.setdefault(key.strip(), value.strip())
-    flags = facts.get("flags", "").split()
-    return (f"{facts.get('vendor_id')} family {facts.get('cpu family')} model {facts.get('model')} "
-            f"({facts.get('model name')}), {'a guest' if 'hypervisor' in flags else 'bare metal'}, "
-            f"{os.cpu_count()} CPUs, Linux {platform.release()}")
-
-
-def load_line() -> str:
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
+from host import host_line, load_line
 
 
 #: The same instructions in either order: (ending with an add, ending with an imul).
@@ -77,7 +62,7 @@ def main() -> int:
     truth = {field.rsplit(":", 1)[0]: int(field.rsplit(":", 1)[1]) for field in header.split("\t")}
     # per round: ticks over that round's empty body, and core cycles at that
     # round's imul clock (imul x32 - imul x16 is 48 core cycles)
-    cycles: dict[str, list[float]] = {name: [] for name in names}
+    core_cycles: dict[str, list[float]] = {name: [] for name in names}
     cpt_imul, cpt_add = [], []
     for line in lines:
         ticks = dict(zip(names, map(float, line.split("\t"))))
@@ -86,7 +71,7 @@ def main() -> int:
         cpt_imul.append(cpt)
         cpt_add.append(16 / (net["add x32"] - net["add x16"]))
         for name in names:
-            cycles[name].append(net[name] * cpt)
+            core_cycles[name].append(net[name] * cpt)
 
     print("## Where a chain's offset sits")
     print()
@@ -101,13 +86,13 @@ def main() -> int:
     print("| body | truth | core cycles over empty: median of rounds (quartiles) | error |")
     print("| --- | ---: | ---: | ---: |")
     for name in names[1:]:
-        lo, mid, hi = quartiles(cycles[name])
+        lo, mid, hi = quartiles(core_cycles[name])
         print(f"| {name} | {truth[name]} | {mid:.2f} ({lo:.2f}-{hi:.2f}) | {mid - truth[name]:+.2f} |")
     print()
     print("| same instructions | ending with an add minus ending with an imul, core cycles: median of rounds (quartiles) |")
     print("| --- | ---: |")
     for add_last, imul_last in PAIRS:
-        lo, mid, hi = quartiles([a - b for a, b in zip(cycles[add_last], cycles[imul_last])])
+        lo, mid, hi = quartiles([a - b for a, b in zip(core_cycles[add_last], core_cycles[imul_last])])
         print(f"| {add_last} / {imul_last} | {mid:+.2f} ({lo:+.2f} to {hi:+.2f}) |")
     return 0
 

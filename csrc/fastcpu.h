@@ -619,7 +619,8 @@ void fc_bracket_figure(const double *before, size_t n_before, const double *afte
                        double *value, double *ci95);
 /* How far below the fastest chain of its side a bracket sample of `blocks`
  * blocks may read before it counts as disturbed, as a fraction: three steps
- * of a counter moving `step_ticks` at a time, at least 1% (NaN: 1%). */
+ * of a counter moving `step_ticks` TSC ticks at a time, at least 1% (NaN:
+ * 1%). */
 double fc_bracket_tolerance(double step_ticks, double cycles_per_tick, uint32_t blocks);
 /* CLOCK_MONOTONIC in ns (Python's time.monotonic_ns). */
 uint64_t fc_monotonic_ns(void);

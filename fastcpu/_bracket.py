@@ -126,8 +126,7 @@ def bracketed(target: str | int, runs: int, serialize: str,
     tick around 1.317). ((raw, empty, migrated, best, median), core cycles
     per TSC tick at the moment, its 95% half-width)."""
     raw, empty, migrated, best, median, value, ci95 = _core.bench_bracketed(
-        target, runs, serialize, unroll, BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(),
-        disturbance_tolerance())
+        target, runs, serialize, unroll, *_brackets())
     return (raw, empty, migrated, best, median), value, ci95
 
 
@@ -136,10 +135,14 @@ def diff_bracketed(target: str | int, runs: int, serialize: str,
     """:func:`bracketed` for bench_diff()'s runs of 2k against k copies:
     ((long, short, migrated), core cycles per TSC tick at the moment, its
     95% half-width)."""
-    long, short, migrated, value, ci95 = _core.bench_diff_bracketed(
-        target, runs, serialize, k, BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(),
-        disturbance_tolerance())
+    long, short, migrated, value, ci95 = _core.bench_diff_bracketed(target, runs, serialize, k, *_brackets())
     return (long, short, migrated), value, ci95
+
+
+def _brackets() -> tuple[int, int, float, float]:
+    """How the C core times the brackets: blocks and chains of each, the
+    chain timer's fixed cost in TSC ticks, the disturbance tolerance."""
+    return BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(), disturbance_tolerance()
 
 
 def disturbance_tolerance() -> float:
