@@ -3,11 +3,13 @@
  * harness's per-instruction offset (docs/accuracy.md, "What makes the
  * single-copy estimate drift by host").
  *
- * Every variant is timed as fastcpu times one copy in 'lfence' mode
- * (lfence; rdtsc; lfence; body; rdtscp; lfence) and the empty body's time
- * is subtracted. The bodies are chains of dependent adds (1 core cycle a
+ * Every variant is timed between fastcpu's 'lfence' reads (lfence; rdtsc;
+ * lfence; body; rdtscp; lfence) and the empty body's time is subtracted. The bodies are chains of dependent adds (1 core cycle a
  * link) and imuls (3), alone and mixed: the same instructions in a
- * different order tell a start effect from an end effect.
+ * different order tell a start effect from an end effect. The variants
+ * marked "used" end as fastcpu's timers do since the end effect was found:
+ * the result consumed by one multiply by 1 into another register (timing.h,
+ * fc_use), measured against the empty body with that multiply.
  *
  *     cc -O2 -std=c11 -o chain_ends chain_ends.c && ./chain_ends ROUNDS RUNS CPU
  *
@@ -34,12 +36,13 @@
 #define ADD "add $1, %%rax\n\t"
 #define LEA "lea 1(%%rax), %%rax\n\t"
 #define MUL "imul %%rax, %%rax\n\t"
+#define USE "imul $1, %%rax, %%r8\n\t"
 
 #define TIMED(fn, body)                                                                        \
     static uint64_t fn(void)                                                                   \
     {                                                                                          \
         uint64_t ticks;                                                                        \
-        __asm__ volatile(OPEN body CLOSE : "=a"(ticks) : : "rdx", "rcx", "rsi", "memory", "cc"); \
+        __asm__ volatile(OPEN body CLOSE : "=a"(ticks) : : "rdx", "rcx", "rsi", "r8", "memory", "cc"); \
         return ticks;                                                                          \
     }
 
@@ -60,6 +63,13 @@ TIMED(t_add4_mul16, R4(ADD) R16(MUL))
 TIMED(t_add16_mul1, R16(ADD) MUL)
 TIMED(t_mul1_add16, MUL R16(ADD))
 TIMED(t_add16_lea1, R16(ADD) LEA)
+TIMED(t_empty_use, USE)
+TIMED(t_add16_use, R16(ADD) USE)
+TIMED(t_add32_use, R16(ADD) R16(ADD) USE)
+TIMED(t_mul16_use, R16(MUL) USE)
+TIMED(t_mul32_use, R16(MUL) R16(MUL) USE)
+TIMED(t_add16_mul1_use, R16(ADD) MUL USE)
+TIMED(t_mul1_add16_use, MUL R16(ADD) USE)
 
 struct variant {
     const char *name;
@@ -85,6 +95,13 @@ static const struct variant variants[] = {
     {"add x16, then imul x1", t_add16_mul1, 19},
     {"imul x1, then add x16", t_mul1_add16, 19},
     {"add x16, then lea x1", t_add16_lea1, 17},
+    {"empty, used", t_empty_use, 0},
+    {"add x16, used", t_add16_use, 16},
+    {"add x32, used", t_add32_use, 32},
+    {"imul x16, used", t_mul16_use, 48},
+    {"imul x32, used", t_mul32_use, 96},
+    {"add x16, then imul x1, used", t_add16_mul1_use, 19},
+    {"imul x1, then add x16, used", t_mul1_add16_use, 19},
 };
 #define N_VARIANTS (sizeof variants / sizeof *variants)
 

@@ -7,7 +7,9 @@ core cycles on the AuthenticAMD family 25 model 1 (Zen 3) host, 0 against
 in a plain C program (benchmarks/chain_ends.c, compiled here), add and imul
 chains alone and mixed (the same instructions in either order) between
 fastcpu's 'lfence' fences, minus the empty body, and prints Markdown with
-the host named:
+the host named. Each is timed twice: as it ends, and with its result used by
+one multiply by 1 into another register, as fastcpu's timers end since
+(timing.h, fc_use), against an empty body with that multiply:
 
     python benchmarks/chain_ends.py                 # about a second
     python benchmarks/chain_ends.py --rounds 41 --runs 40000 --cpu 1
@@ -39,7 +41,15 @@ PAIRS = [
     ("imul x16, then add x1", "add x1, then imul x16"),
     ("imul x16, then add x4", "add x4, then imul x16"),
     ("imul x1, then add x16", "add x16, then imul x1"),
+    ("imul x1, then add x16, used", "add x16, then imul x1, used"),
 ]
+
+#: A variant whose result is used is measured against the empty body that uses its own.
+USED = ", used"
+
+
+def empty_of(name: str) -> str:
+    return "empty" + USED if name.endswith(USED) else "empty"
 
 
 def quartiles(values: list[float]) -> tuple[float, float, float]:
@@ -66,7 +76,7 @@ def main() -> int:
     cpt_imul, cpt_add = [], []
     for line in lines:
         ticks = dict(zip(names, map(float, line.split("\t"))))
-        net = {name: ticks[name] - ticks["empty"] for name in names}
+        net = {name: ticks[name] - ticks[empty_of(name)] for name in names}
         cpt = 48 / (net["imul x32"] - net["imul x16"])
         cpt_imul.append(cpt)
         cpt_add.append(16 / (net["add x32"] - net["add x16"]))
@@ -83,13 +93,16 @@ def main() -> int:
           f"converts with, round by round), {ca:.4f} from the add chains' (a dependent add took {ci / ca:.3f} "
           "core cycles by the imul clock).")
     print()
-    print("| body | truth | core cycles over empty: median of rounds (quartiles) | error |")
+    print("| body | truth | core cycles over the empty body: median of rounds (quartiles) | error |")
     print("| --- | ---: | ---: | ---: |")
-    for name in names[1:]:
+    for name in names:
+        if name == empty_of(name):
+            continue
         lo, mid, hi = quartiles(core_cycles[name])
         print(f"| {name} | {truth[name]} | {mid:.2f} ({lo:.2f}-{hi:.2f}) | {mid - truth[name]:+.2f} |")
     print()
-    print("| same instructions | ending with an add minus ending with an imul, core cycles: median of rounds (quartiles) |")
+    print("| same instructions | ending with an add minus ending with an imul (then used, where marked), "
+          "core cycles: median of rounds (quartiles) |")
     print("| --- | ---: |")
     for add_last, imul_last in PAIRS:
         lo, mid, hi = quartiles([a - b for a, b in zip(core_cycles[add_last], core_cycles[imul_last])])

@@ -21,12 +21,15 @@
  * The chain register is an output only ("=r"), yet each instruction also
  * reads it: the compiler neither initialises it nor touches it between
  * copies, so with unroll > 1 the copies form one long dependent chain (the
- * loop runs the same code, hence the same register, every time).
+ * loop runs the same code, hence the same register, every time). The
+ * chain's result is used as every timed result is (timing.h, fc_use): into
+ * a register of its own, so it does not lengthen the chain across copies.
  */
 #define FC_CHAIN(insn, n)                                                    \
     do {                                                                     \
         uint64_t acc_;                                                       \
         __asm__ volatile(".rept " #n "\n\t" insn "\n\t.endr" : "=r"(acc_));  \
+        fc_use(acc_);                                                        \
     } while (0)
 
 /* What each chain is made of (fastcpu.h says what each link costs). */

@@ -28,7 +28,7 @@ const char *const fc_serialize_names[FC_SER_COUNT] = {"lfence", "cpuid", "rdtscp
  * C loop on family 26 model 2, Zen 5). */
 #define FC_USER_TIMER(side, mode)                                            \
     FC_TIMER_FN(time_user_##side##_##mode, mode, (fc_user_fn fn, uint32_t copies), ,  \
-                fc_sink(fn()))
+                fc_use(fn()))
 
 #define FC_USER_TIMERS(side)                                                 \
     FC_USER_TIMER(side, lfence)                                              \

@@ -504,7 +504,7 @@ static uint32_t read_miss(void)
 }
 FC_MODEL_READER(vgetcpu26_miss, read_miss())
 
-FC_DEFINE_TIMERS(glibc27_sched_getcpu, fc_sink(model_glibc27_sched_getcpu()))
+FC_DEFINE_TIMERS(glibc27_sched_getcpu, fc_use(model_glibc27_sched_getcpu()))
 /* The same wrapper around the same callee, with the reader's own cache. */
 static uint32_t read_glibc27(void)
 {
@@ -549,15 +549,15 @@ FC_MODEL_CALLER(getcpu_cache_hit, model_getcpu_cache, &fc_streamlined_cache)
 FC_DEFINE_TIMERS(getcpu_cache_hit, call_getcpu_cache_hit())
 FC_MODEL_READER(getcpu_cache_hit, read_hit(model_getcpu_cache))
 
-FC_DEFINE_TIMERS(sched_getcpu_tscp, fc_sink(model_sched_getcpu_tscp()))
+FC_DEFINE_TIMERS(sched_getcpu_tscp, fc_use(model_sched_getcpu_tscp()))
 FC_MODEL_READER(sched_getcpu_tscp, (uint32_t)model_sched_getcpu_tscp())
 
-FC_DEFINE_TIMERS(sched_getcpu_sidt, fc_sink(model_sched_getcpu_sidt()))
+FC_DEFINE_TIMERS(sched_getcpu_sidt, fc_use(model_sched_getcpu_sidt()))
 FC_MODEL_READER(sched_getcpu_sidt, (uint32_t)model_sched_getcpu_sidt())
 
-FC_DEFINE_TIMERS(sched_getcpu_lsl, fc_sink(model_sched_getcpu_lsl()))
+FC_DEFINE_TIMERS(sched_getcpu_lsl, fc_use(model_sched_getcpu_lsl()))
 FC_MODEL_READER(sched_getcpu_lsl, (uint32_t)model_sched_getcpu_lsl())
 
 FC_DEFINE_TIMERS_SETUP(sched_getcpu_rseq_inline, const long offset_ = fc_rseq_offset,
-                       fc_sink(seq_sched_getcpu_rseq_inline(offset_)))
+                       fc_use(seq_sched_getcpu_rseq_inline(offset_)))
 FC_MODEL_READER(sched_getcpu_rseq_inline, seq_sched_getcpu_rseq_inline(fc_rseq_offset))

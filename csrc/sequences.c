@@ -173,7 +173,7 @@ FC_INLINE uint32_t seq_rdgsbase(void)
 /* ---- timers and readers -------------------------------------------------- */
 
 #define FC_METHOD_CODE(name)                                                 \
-    FC_DEFINE_TIMERS(name, fc_sink(seq_##name()))                            \
+    FC_DEFINE_TIMERS(name, fc_use(seq_##name()))                            \
     static uint32_t read_##name(bool *valid)                                 \
     {                                                                        \
         *valid = true;                                                       \
@@ -184,7 +184,7 @@ FC_METHOD_CODE(empty)
 FC_METHOD_CODE(tscp)
 FC_METHOD_CODE(rdpid)
 FC_METHOD_CODE(sgdt)
-FC_DEFINE_TIMERS(sched_getcpu, fc_sink(seq_sched_getcpu()))
+FC_DEFINE_TIMERS(sched_getcpu, fc_use(seq_sched_getcpu()))
 static uint32_t read_sched_getcpu(bool *valid)
 {
     int cpu = sched_getcpu(); /* -1 with errno set on failure: return errno */
@@ -199,7 +199,7 @@ FC_METHOD_CODE(sldt)
 FC_METHOD_CODE(rdfsbase)
 FC_METHOD_CODE(rdgsbase)
 
-FC_DEFINE_TIMERS_SETUP(rseq, const long offset_ = fc_rseq_offset, fc_sink(seq_rseq(offset_)))
+FC_DEFINE_TIMERS_SETUP(rseq, const long offset_ = fc_rseq_offset, fc_use(seq_rseq(offset_)))
 static uint32_t read_rseq(bool *valid)
 {
     *valid = true;
@@ -209,7 +209,7 @@ static uint32_t read_rseq(bool *valid)
 FC_DEFINE_TIMERS_SETUP(vdso, const fc_vdso_getcpu_fn fn_ = fc_vdso_getcpu, call_vdso(fn_))
 FC_DEFINE_TIMERS(syscall, call_syscall())
 
-FC_DEFINE_TIMERS(gdt, fc_sink(seq_gdt()))
+FC_DEFINE_TIMERS(gdt, fc_use(seq_gdt()))
 /* LSL clears ZF and leaves the destination alone when the selector is not
  * usable; report that instead of a stale register. */
 static uint32_t read_gdt(bool *valid)
@@ -219,7 +219,7 @@ static uint32_t read_gdt(bool *valid)
     return limit;
 }
 
-FC_DEFINE_TIMERS(sidt, fc_sink(seq_sidt()))
+FC_DEFINE_TIMERS(sidt, fc_use(seq_sidt()))
 /* The raw IDT limit, before the proposal's subtraction. */
 static uint32_t read_sidt(bool *valid)
 {

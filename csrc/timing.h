@@ -17,17 +17,32 @@
 /* Keep a value alive without emitting an instruction for it. */
 #define fc_sink(v) __asm__ volatile("" ::"r"(v))
 
+/* Use a timed sequence's result inside the timed region: one multiply by 1
+ * into a register of its own, the last instruction of every timed body (the
+ * empty sequence's multiplies a zeroed register). Without it the closing
+ * read came about 2 core cycles later after an add than after an imul
+ * (AuthenticAMD family 25 model 1, Zen 3 guest: benchmarks/chain_ends.py),
+ * so each sequence carried the offset of its own last instruction's kind,
+ * which no single correction fits; with it every body ends alike, and a
+ * figure is the time until the result can be used. */
+#define fc_use(v)                                                            \
+    do {                                                                     \
+        __typeof__(v) use_in_ = (v); /* no comma: BODY is a macro argument */ \
+        __typeof__(v) use_out_;                                              \
+        __asm__ volatile("imul $1, %1, %0" : "=r"(use_out_) : "r"(use_in_) : "cc"); \
+    } while (0)
+
 /* call_NAME PARAMS: one getcpu() call as a caller of the vDSO makes it,
  * the shape shared by the vDSO, the system call and the models: cpu and
  * node in the caller's frame, their addresses passed, the return value
- * kept; cpu and node are read back only after the timed region (by the
- * method's reader), never inside it. CALL is an expression in cpu_ and
- * node_. A function, not a block: a timer's BODY cannot hold a comma. */
+ * used (fc_use); cpu and node are read back only after the timed region
+ * (by the method's reader), never inside it. CALL is an expression in cpu_
+ * and node_. A function, not a block: a timer's BODY cannot hold a comma. */
 #define FC_GETCPU_CALLER(name, PARAMS, CALL)                                 \
     static inline __attribute__((always_inline)) void call_##name PARAMS     \
     {                                                                        \
         unsigned cpu_, node_;                                                \
-        fc_sink(CALL);                                                       \
+        fc_use(CALL);                                                        \
     }
 
 /* Every read takes `counter`, the rdpmc counter number for the PMU modes and

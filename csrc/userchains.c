@@ -4,7 +4,8 @@
  * the user-function path exactly as it times a user's function: through
  * bench_address, an indirect call from the harness. Their cost is known:
  * `length` dependent `op` instructions of `latency` core cycles each, plus
- * the call and return that the empty baseline function also pays.
+ * the call and return that the empty baseline function also pays. The
+ * harness uses the returned value as it uses a user function's (fc_use).
  */
 #include "fastcpu.h"
 

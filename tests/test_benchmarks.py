@@ -37,6 +37,7 @@ def test_chain_ends_prints_a_header_and_a_line_per_round(tmp_path):
     header, *rounds = out.splitlines()
     fields = [f.rsplit(":", 1) for f in header.split("\t")]
     assert fields[0] == ["empty", "0"] and ["imul x32", "96"] in fields and ["add x16", "16"] in fields
+    assert ["empty, used", "0"] in fields and ["imul x1, then add x16, used", "19"] in fields
     assert len(rounds) == 3
     for line in rounds:
         ticks = [float(v) for v in line.split("\t")]
@@ -50,3 +51,6 @@ def test_chain_ends_script_prints_its_tables():
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Host: " in done.stdout and "| imul x16, then add x1 / add x1, then imul x16 |" in done.stdout
+    # the used variants are measured against the empty body that uses its own result
+    assert "| add x16, used | 16 |" in done.stdout and "| empty, used |" not in done.stdout
+    assert "| imul x1, then add x16, used / add x16, then imul x1, used |" in done.stdout

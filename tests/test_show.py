@@ -286,11 +286,29 @@ def test_the_seeds_sequences_are_timed_exactly(name):
     region = [
         (m, ops) for _, m, ops in _single_copy_region(timer.disassembly)
         # register glue the empty sequence has too (the opening count kept,
-        # a return value zeroed or widened), not part of the sequence
+        # a return value zeroed or widened, the result used by one multiply
+        # by 1: timing.h's fc_use), not part of the sequence
         if not (m in ("mov", "movzwl", "xor") and "(" not in ops and "%gs" not in ops)
+        and not (m == "imul" and ops.startswith("$0x1,"))
     ]
     expected = SEED_REGIONS[name]
     assert len(region) == len(expected), region
     for (m, ops), (want_m, want_ops) in zip(region, expected):
         assert m.rstrip("qlw") == want_m.rstrip("qlw") or m == want_m, region
         assert re.fullmatch(want_ops, ops), (ops, want_ops, region)
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) is not installed")
+@pytest.mark.skipif(bool(_core.SANITIZED), reason="a sanitizer build instruments the timed code")
+@pytest.mark.parametrize("name", NAMES)
+def test_every_timed_region_ends_by_using_its_result(name):
+    # timing.h's fc_use: the closing read waits for one multiply by 1 of the
+    # sequence's result (the empty sequence's a zeroed register), not for
+    # whatever kind of instruction the sequence itself ends with
+    timer = fastcpu.method_code(name, disassembler="objdump").blocks[0]
+    region = [(m, ops) for _, m, ops in _single_copy_region(timer.disassembly)]
+    assert region, timer.disassembly
+    uses = [i for i, (m, ops) in enumerate(region) if m.startswith("imul") and ops.startswith("$0x1,")]
+    assert uses, region
+    # after it, at most register glue the compiler placed there (nothing that waits)
+    assert all(m in ("mov", "xor") and "(" not in ops for m, ops in region[uses[-1] + 1 :]), region
