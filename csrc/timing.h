@@ -24,12 +24,14 @@
  * (AuthenticAMD family 25 model 1, Zen 3 guest: benchmarks/chain_ends.py),
  * so each sequence carried the offset of its own last instruction's kind,
  * which no single correction fits; with it every body ends alike, and a
- * figure is the time until the result can be used. */
+ * figure is the time until the result can be used. Early-clobber output:
+ * never the input's register, which a chain of copies (unroll, bench_diff,
+ * a user function continuing from its last return value) reads next. */
 #define fc_use(v)                                                            \
     do {                                                                     \
         __typeof__(v) use_in_ = (v); /* no comma: BODY is a macro argument */ \
         __typeof__(v) use_out_;                                              \
-        __asm__ volatile("imul $1, %1, %0" : "=r"(use_out_) : "r"(use_in_) : "cc"); \
+        __asm__ volatile("imul $1, %1, %0" : "=&r"(use_out_) : "r"(use_in_) : "cc"); \
     } while (0)
 
 /* call_NAME PARAMS: one getcpu() call as a caller of the vDSO makes it,
