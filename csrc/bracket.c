@@ -124,16 +124,6 @@ void fc_bracket_figure(const double *before, size_t n_before, const double *afte
     *ci95 = gap + 2 * mad_of(all, n, center);
 }
 
-void fc_bracket_kinds(double kind_ratio, double *value, double *ci95)
-{
-    /* which of the two chains counts core cycles right is not known (each
-     * is one instruction's latency, and the host's other work on the core
-     * may slow one more than the other): take the middle, carry the rest */
-    double mid = (1 + kind_ratio) / 2;
-    *ci95 = *ci95 * mid + *value * fabs(kind_ratio - 1) / 2;
-    *value *= mid;
-}
-
 /*
  * The brackets this thread took lately. Per thread (C11 _Thread_local), not
  * per module instance: a bracket describes the core a thread ran on at a

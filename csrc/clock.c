@@ -174,20 +174,6 @@ uint64_t fc_add_chain_ticks(uint32_t blocks)
     return t1 - t0;
 }
 
-/* 100 dependent imuls per block: 300 core cycles on every x86-64 core
- * since Nehalem and Zen. Timed like the add chain, so that the two clocks
- * can be held against each other (fastcpu/_bracket.py, clock_kind_ratio). */
-uint64_t fc_imul_chain_ticks(uint32_t blocks)
-{
-    uint64_t acc = 3;
-    uint64_t t0 = fc_start_lfence(FC_NO_COUNTER);
-    for (uint32_t i = 0; i < blocks; i++)
-        __asm__ volatile(".rept 100\n\timul %0, %0\n\t.endr" : "+r"(acc));
-    uint64_t t1 = fc_end_rdtscp_lfence(FC_NO_COUNTER);
-    fc_sink(acc);
-    return t1 - t0;
-}
-
 void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks)
 {
     /* the first chain after other work runs slow now and then: warm up */

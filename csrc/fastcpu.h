@@ -594,8 +594,6 @@ double fc_tsc_step(uint32_t reads);
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);
 /* TSC ticks for `blocks` blocks of 100 dependent 1-core-cycle adds, fenced. */
 uint64_t fc_add_chain_ticks(uint32_t blocks);
-/* TSC ticks for `blocks` blocks of 100 dependent imuls (300 core cycles). */
-uint64_t fc_imul_chain_ticks(uint32_t blocks);
 /* A short warm-up chain, then `count` chains of `blocks` blocks into
  * ticks[0 .. count): the samples bench() brackets a measurement with. */
 void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks);
@@ -619,11 +617,6 @@ void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks);
 void fc_bracket_figure(const double *before, size_t n_before, const double *after,
                        size_t n_after, const double *recent, size_t n_recent, double tol,
                        double *value, double *ci95);
-/* The bracket figure (*value, *ci95: core cycles per TSC tick by add
- * chains) moved to the midpoint of the add and the imul chains' clocks,
- * `kind_ratio` (> 0) being the imul clock over the add clock, with half
- * their gap added to the half-width. */
-void fc_bracket_kinds(double kind_ratio, double *value, double *ci95);
 /* How far below the fastest chain of its side a bracket sample of `blocks`
  * blocks may read before it counts as disturbed, as a fraction: three steps
  * of a counter moving `step_ticks` TSC ticks at a time, at least 1% (NaN:

@@ -332,7 +332,7 @@ static PyObject *ticks_tuple(const uint64_t *ticks, long count)
 /* How bench_bracketed() times its brackets (0 chains: bench(), none). */
 struct bracket_args {
     uint32_t blocks, chains;
-    double fixed_ticks, tolerance, kind_ratio;
+    double fixed_ticks, tolerance;
 };
 
 /* What one measurement gave: the arrays, best and median per copy (TSC
@@ -408,7 +408,6 @@ static int measure(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
         fc_bracket_remember(after, br->chains, fc_monotonic_ns(), fc_current_cpu(), true);
         fc_bracket_figure(before, n_before, after, br->chains, recent, n_recent, br->tolerance,
                           &out->cycles_per_tick, &out->ci95);
-        fc_bracket_kinds(br->kind_ratio, &out->cycles_per_tick, &out->ci95);
     }
     return 0;
 }
@@ -443,25 +442,22 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
 
 PyDoc_STRVAR(bench_bracketed_doc,
 "bench_bracketed($module, method, runs, serialize, unroll, blocks, chains,\n"
-"                fixed_ticks, tolerance, kind_ratio, /)\n--\n\n"
+"                fixed_ticks, tolerance, /)\n--\n\n"
 "bench() on the TSC between two brackets of `chains` chains of `blocks` x 100\n"
 "dependent adds (a short warm-up chain first), the timer's `fixed_ticks`\n"
 "taken off each. The opening bracket is this thread's last closing one when\n"
 "that was taken on this CPU within BRACKET_REUSE_NS, else timed now; the\n"
 "closing one is timed straight after the runs. Both are kept among this\n"
 "thread's recent brackets, which the figure is held against with the\n"
-"disturbance tolerance `tolerance` (as bracket_figure), and moved to the\n"
-"midpoint of the add and imul chains' clocks by `kind_ratio`, the imul\n"
-"clock over the add clock (as bracket_kinds).\n\n"
+"disturbance tolerance `tolerance` (as bracket_figure).\n\n"
 "Returns (raw, empty, migrated, best, median, cycles_per_tick, ci95):\n"
 "bench()'s five, then core cycles per TSC tick at the moment of the runs\n"
 "and its 95% half-width.");
 
 /* The brackets' arguments: blocks and chains in range, the fixed cost finite
- * and >= 0, the tolerance a fraction, the kind ratio finite and > 0; 0, or
- * -1 with ValueError/TypeError. */
+ * and >= 0, the tolerance a fraction; 0, or -1 with ValueError/TypeError. */
 static int parse_brackets(PyObject *blocks_obj, PyObject *chains_obj, double fixed_ticks,
-                          double tolerance, double kind_ratio, struct bracket_args *br)
+                          double tolerance, struct bracket_args *br)
 {
     long blocks, chains;
     if (parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
@@ -477,12 +473,7 @@ static int parse_brackets(PyObject *blocks_obj, PyObject *chains_obj, double fix
                      tolerance);
         return -1;
     }
-    if (!(kind_ratio > 0 && isfinite(kind_ratio))) {
-        PyErr_Format(PyExc_ValueError, "kind_ratio must be finite and > 0, not %g", kind_ratio);
-        return -1;
-    }
-    *br = (struct bracket_args){(uint32_t)blocks, (uint32_t)chains, fixed_ticks, tolerance,
-                                kind_ratio};
+    *br = (struct bracket_args){(uint32_t)blocks, (uint32_t)chains, fixed_ticks, tolerance};
     return 0;
 }
 
@@ -495,15 +486,15 @@ static PyObject *bracketed_call(PyObject *module, PyObject *args, bool diff)
     const char *ser_name;
     Py_ssize_t runs;
     long copies;
-    double fixed_ticks, tolerance, kind_ratio;
+    double fixed_ticks, tolerance;
     core_state *st = get_state(module);
     struct bracket_args br;
     struct fc_pair pair;
     struct measured r;
-    if (!PyArg_ParseTuple(args, diff ? "OnslOOddd:bench_diff_bracketed" : "OnslOOddd:bench_bracketed",
+    if (!PyArg_ParseTuple(args, diff ? "OnslOOdd:bench_diff_bracketed" : "OnslOOdd:bench_bracketed",
                           &target, &runs, &ser_name, &copies, &blocks_obj, &chains_obj,
-                          &fixed_ticks, &tolerance, &kind_ratio) ||
-        parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, kind_ratio, &br) < 0 ||
+                          &fixed_ticks, &tolerance) ||
+        parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, &br) < 0 ||
         build_pair(st, target, runs, ser_name, copies, diff, "tsc", &pair) < 0 ||
         measure(st, &pair, runs, &br, !diff, &r) < 0)
         return NULL;
@@ -520,7 +511,7 @@ static PyObject *core_bench_bracketed(PyObject *module, PyObject *args)
 
 PyDoc_STRVAR(bench_result_doc,
 "bench_result($module, result_type, clock, name, runs, serialize, unroll,\n"
-"             blocks, chains, fixed_ticks, kind_ratio, correction, /)\n--\n\n"
+"             blocks, chains, fixed_ticks, correction, /)\n--\n\n"
 "fastcpu.bench()'s common call in one: bench_bracketed() of the method\n"
 "`name` on the TSC, with the disturbance tolerance of `clock` (a\n"
 "fastcpu.Clock), and the result built here: a `result_type`\n"
@@ -621,12 +612,12 @@ static PyObject *result_of(core_state *st, PyObject *type, PyObject *name, long 
 
 static PyObject *core_bench_result(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 11) {
-        PyErr_Format(PyExc_TypeError, "bench_result() takes 11 arguments (%zd given)", nargs);
+    if (nargs != 10) {
+        PyErr_Format(PyExc_TypeError, "bench_result() takes 10 arguments (%zd given)", nargs);
         return NULL;
     }
     core_state *st = get_state(module);
-    PyObject *type = args[0], *clock = args[1], *name = args[2], *correction = args[10];
+    PyObject *type = args[0], *clock = args[1], *name = args[2], *correction = args[9];
     if (!PyType_Check(type) || !PyUnicode_Check(name)) {
         PyErr_SetString(PyExc_TypeError,
                         "bench_result() takes a result type and a method's name (str)");
@@ -641,9 +632,6 @@ static PyObject *core_bench_result(PyObject *module, PyObject *const *args, Py_s
            bias_ci95_ticks = 0, calibration_cpt = NAN;
     if (fixed_ticks == -1.0 && PyErr_Occurred())
         return NULL;
-    double kind_ratio = PyFloat_AsDouble(args[9]);
-    if (kind_ratio == -1.0 && PyErr_Occurred())
-        return NULL;
     /* the clock's figures the result carries, read before anything is measured */
     PyObject *tsc_hz = PyObject_GetAttr(clock, st->names[N_TSC_HZ]);
     PyObject *step_obj = tsc_hz ? PyObject_GetAttr(clock, st->names[N_TSC_STEP_TICKS]) : NULL;
@@ -655,7 +643,7 @@ static PyObject *core_bench_result(PyObject *module, PyObject *const *args, Py_s
          (attr_double(correction, st->names[N_BIAS_TICKS], &bias_ticks) < 0 ||
           attr_double(correction, st->names[N_CI95_TICKS], &bias_ci95_ticks) < 0 ||
           attr_double(correction, st->names[N_CYCLES_PER_TICK], &calibration_cpt) < 0)) ||
-        parse_brackets(args[6], args[7], fixed_ticks, 0.0, kind_ratio, &br) < 0)
+        parse_brackets(args[6], args[7], fixed_ticks, 0.0, &br) < 0)
         goto fail;
     br.tolerance = fc_bracket_tolerance(step, clock_cpt, br.blocks);
     if (!(br.tolerance < 1)) {
@@ -724,7 +712,7 @@ static PyObject *core_bench_diff(PyObject *module, PyObject *args)
 
 PyDoc_STRVAR(bench_diff_bracketed_doc,
 "bench_diff_bracketed($module, method, runs, serialize, k, blocks, chains,\n"
-"                     fixed_ticks, tolerance, kind_ratio, /)\n--\n\n"
+"                     fixed_ticks, tolerance, /)\n--\n\n"
 "bench_diff() on the TSC between two brackets, as bench_bracketed() times\n"
 "them.\n\n"
 "Returns (long, short, migrated, cycles_per_tick, ci95): bench_diff()'s\n"
@@ -1309,26 +1297,6 @@ static PyObject *core_add_chain_ticks(PyObject *module, PyObject *args)
     return PyLong_FromUnsignedLongLong(ticks);
 }
 
-PyDoc_STRVAR(imul_chain_ticks_doc,
-"imul_chain_ticks($module, blocks, /)\n--\n\n"
-"TSC ticks for `blocks` blocks of 100 dependent 3-core-cycle imuls, fenced\n"
-"as add_chain_ticks; blocks from 1 to 2**20.");
-
-static PyObject *core_imul_chain_ticks(PyObject *module, PyObject *args)
-{
-    PyObject *blocks_obj;
-    long blocks;
-    if (!PyArg_ParseTuple(args, "O:imul_chain_ticks", &blocks_obj) ||
-        parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
-        check_timer(get_state(module)) < 0)
-        return NULL;
-    uint64_t ticks;
-    Py_BEGIN_ALLOW_THREADS
-    ticks = fc_imul_chain_ticks((uint32_t)blocks);
-    Py_END_ALLOW_THREADS
-    return PyLong_FromUnsignedLongLong(ticks);
-}
-
 PyDoc_STRVAR(add_chain_samples_doc,
 "add_chain_samples($module, blocks, count, /)\n--\n\n"
 "A short warm-up chain, then `count` chains of `blocks` x 100 dependent adds,\n"
@@ -1482,27 +1450,6 @@ static PyObject *core_bracket_forget(PyObject *module, PyObject *Py_UNUSED(ignor
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(bracket_kinds_doc,
-"bracket_kinds($module, value, ci95, kind_ratio, /)\n--\n\n"
-"A bracket figure by add chains (value, ci95: core cycles per TSC tick)\n"
-"moved to the midpoint of the add and imul chains' clocks, `kind_ratio`\n"
-"being the imul clock over the add clock, half their gap added to the\n"
-"half-width: (value, ci95), as bench_bracketed() applies it.");
-
-static PyObject *core_bracket_kinds(PyObject *module, PyObject *args)
-{
-    (void)module;
-    double value, ci95, kind_ratio;
-    if (!PyArg_ParseTuple(args, "ddd:bracket_kinds", &value, &ci95, &kind_ratio))
-        return NULL;
-    if (!(kind_ratio > 0 && isfinite(kind_ratio))) {
-        PyErr_Format(PyExc_ValueError, "kind_ratio must be finite and > 0, not %g", kind_ratio);
-        return NULL;
-    }
-    fc_bracket_kinds(kind_ratio, &value, &ci95);
-    return Py_BuildValue("dd", value, ci95);
-}
-
 PyDoc_STRVAR(bracket_tolerance_doc,
 "bracket_tolerance($module, step_ticks, cycles_per_tick, blocks, /)\n--\n\n"
 "How far below the fastest chain of its side a bracket sample of `blocks`\n"
@@ -1554,8 +1501,6 @@ static PyMethodDef core_functions[] = {
     {"tsc_ns_pair", core_tsc_ns_pair, METH_NOARGS, tsc_ns_pair_doc},
     {"add_chain_ticks", core_add_chain_ticks, METH_VARARGS, add_chain_ticks_doc},
     {"add_chain_samples", core_add_chain_samples, METH_VARARGS, add_chain_samples_doc},
-    {"imul_chain_ticks", core_imul_chain_ticks, METH_VARARGS, imul_chain_ticks_doc},
-    {"bracket_kinds", core_bracket_kinds, METH_VARARGS, bracket_kinds_doc},
     {"bracket_figure", core_bracket_figure, METH_VARARGS, bracket_figure_doc},
     {"bracket_recent", core_bracket_recent, METH_VARARGS, bracket_recent_doc},
     {"bracket_remember", core_bracket_remember, METH_VARARGS, bracket_remember_doc},

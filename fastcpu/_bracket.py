@@ -29,19 +29,6 @@ measurement's brackets are also held against the chains of the last
 RECENT_NS on the same thread and CPU: a side that reads slower than those
 by more than the disturbance tolerance is left out, and when both are,
 the recent chains give the figure, with an interval widened by the gap.
-
-Add chains are not the only clock a core has: a chain of dependent imuls
-counts 3 core cycles a link, and on the hosts fastcpu has run on the two
-did not agree: an imul chain took 2.97-2.98 times the TSC ticks of an add
-chain of the same length (truth 3) on the AuthenticAMD family 25 model 1
-(Zen 3) guest, the adds slowed by 0.8% more than the imuls (by up to 3.7%
-under load), so core cycles by the add clock read imul chains of 768 core
-cycles 2 short and add chains by the imul clock 1% long. Which is right is
-not known without a PMU; :func:`clock_kind_ratio` measures the two against
-each other (at most KIND_RATIO_MAX_AGE_S old), and every bracket figure is
-moved to their midpoint with half their gap in its half-width
-(``_core.bracket_kinds``), as the harness-bias correction takes the
-midpoint of the add and imul chains' biases.
 """
 
 from __future__ import annotations
@@ -60,11 +47,7 @@ __all__ = [
     "bracketed",
     "diff_bracketed",
     "bracket_cycles_per_tick",
-    "clock_kind_ratio",
     "fixed_cost_ticks",
-    "fresh_kind_ratio",
-    "KIND_IMUL_BLOCKS",
-    "KIND_RATIO_MAX_AGE_S",
     "recent_samples",
     "RECENT_NS",
 ]
@@ -76,85 +59,45 @@ BRACKET_BLOCKS = 40
 #: Measured chains per bracket (their median: with two, their mean). Two
 #: keep bench(m, 1000) near the plain C loop's cost (benchmarks/performance.py).
 BRACKET_CHAINS = 2
-_FIXED_REPEATS = 41
-
-#: The kind ratio's imul chains: 13 blocks of 100 imuls, 3,900 core cycles,
-#: timed against 39 blocks of 100 adds, the same core cycles, about the
-#: brackets' length; _KIND_REPEATS of each, interleaved.
-KIND_IMUL_BLOCKS = 13
-_KIND_REPEATS = 41
-#: How long a measured kind ratio holds, seconds: the host's load moves it.
-KIND_RATIO_MAX_AGE_S = 30.0
+#: The fixed cost's pairs of chains: _FIXED_GROUPS groups of _FIXED_REPEATS
+#: (about 3 ms once per process). With 41 pairs in all it scattered from 62
+#: to 82 TSC ticks between processes on the AuthenticAMD family 25 model 1
+#: (Zen 3) guest, 0.7% of a bracket chain, which every conversion of that
+#: process then carried; with 401, 63-71, and once 21 (a disturbed stretch),
+#: which the median of groups leaves out.
+_FIXED_GROUPS = 7
+_FIXED_REPEATS = 81
 
 _lock = threading.Lock()
 _fixed: float | None = None
-_kind_lock = threading.Lock()
-_kind: tuple[float, float] | None = None  # (ratio, time.monotonic() when measured)
 
 
 def fixed_cost_ticks() -> float:
     """The add-chain timer's own cost in TSC ticks (fences, reads), measured
     once per process: 2 t(N) - t(2N) over _FIXED_REPEATS pairs, the mean of
-    their middle half. A mean, not a median: each value is a multiple of
-    the clock's step apart from the next, and only a mean over random
-    phases lands between them (a median was a whole step, 0.3% of the
-    chain, off from one process to the next)."""
+    their middle half, in each of _FIXED_GROUPS groups, and the median of
+    the groups. Within a group a mean, not a median: each value is a
+    multiple of the clock's step apart from the next, and only a mean over
+    random phases lands between them (a median was a whole step, 0.3% of
+    the chain, off from one process to the next)."""
     global _fixed
     if _fixed is not None:  # bench() asks on every call: no lock once known
         return _fixed
     with _lock:
         if _fixed is None:
             _core.add_chain_ticks(BRACKET_BLOCKS)  # warm up
-            est = []
-            for _ in range(_FIXED_REPEATS):
-                single = _core.add_chain_ticks(BRACKET_BLOCKS)
-                double = _core.add_chain_ticks(2 * BRACKET_BLOCKS)
-                est.append(2 * single - double)
-            _fixed = max(_middle_mean(est), 0.0)
+            groups = []
+            for _ in range(_FIXED_GROUPS):
+                est = []
+                for _ in range(_FIXED_REPEATS):
+                    single = _core.add_chain_ticks(BRACKET_BLOCKS)
+                    double = _core.add_chain_ticks(2 * BRACKET_BLOCKS)
+                    est.append(2 * single - double)
+                est.sort()
+                middle = est[len(est) // 4: len(est) - len(est) // 4]
+                groups.append(statistics.fmean(middle))
+            _fixed = max(statistics.median(groups), 0.0)
         return _fixed
-
-
-def _middle_mean(values: list[float]) -> float:
-    """The mean of the middle half of `values`: a chain is only ever slowed,
-    and each value sits on the clock's step, which a mean over random
-    phases (not a median) lands between."""
-    ordered = sorted(values)
-    quarter = len(ordered) // 4
-    return statistics.fmean(ordered[quarter: len(ordered) - quarter])
-
-
-def clock_kind_ratio() -> float:
-    """Core cycles per TSC tick by dependent imul chains over those by
-    dependent add chains, measured now or within the last
-    KIND_RATIO_MAX_AGE_S seconds: the TSC ticks of _KIND_REPEATS chains of
-    3 x KIND_IMUL_BLOCKS x 100 adds over those of as many chains of
-    KIND_IMUL_BLOCKS x 100 imuls (the same core cycles), each less the
-    chain timer's fixed cost, means of their middle halves. 1 where the two
-    clocks agree; above 1 where the adds run slower than one core cycle a
-    link by the imul clock. About 0.2 ms."""
-    known = fresh_kind_ratio()  # bench() asks on every call: no lock while it holds
-    if known is not None:
-        return known
-    fixed = fixed_cost_ticks()
-    with _kind_lock:
-        known = fresh_kind_ratio()
-        if known is None:
-            global _kind
-            _core.imul_chain_ticks(KIND_IMUL_BLOCKS)  # warm up
-            adds, imuls = [], []
-            for _ in range(_KIND_REPEATS):
-                adds.append(_core.add_chain_ticks(3 * KIND_IMUL_BLOCKS) - fixed)
-                imuls.append(_core.imul_chain_ticks(KIND_IMUL_BLOCKS) - fixed)
-            known = _middle_mean(adds) / _middle_mean(imuls)
-            _kind = (known, time.monotonic())
-        return known
-
-
-def fresh_kind_ratio() -> float | None:
-    """The kind ratio while it holds (see :func:`clock_kind_ratio`), else
-    None: not measured yet, or too old."""
-    known = _kind
-    return known[0] if known is not None and time.monotonic() - known[1] <= KIND_RATIO_MAX_AGE_S else None
 
 
 #: A bracket taken after one measurement serves as the next one's opening
@@ -191,10 +134,8 @@ def bracketed(target: str | int, runs: int, serialize: str,
     the timer's fixed cost; one chain alone scatters by a few percent on a
     guest (on an AuthenticAMD family 25 model 1 (Zen 3) guest, 10,000 adds
     read 7595-8134 TSC ticks, 5th-95th percentile 1.27-1.33 core cycles per
-    tick around 1.317). The figure is then moved to the midpoint of the add
-    and imul clocks (:func:`clock_kind_ratio`). ((raw, empty, migrated,
-    best, median), core cycles per TSC tick at the moment, its 95%
-    half-width)."""
+    tick around 1.317). ((raw, empty, migrated, best, median), core cycles
+    per TSC tick at the moment, its 95% half-width)."""
     raw, empty, migrated, best, median, value, ci95 = _core.bench_bracketed(
         target, runs, serialize, unroll, *_brackets())
     return (raw, empty, migrated, best, median), value, ci95
@@ -209,11 +150,10 @@ def diff_bracketed(target: str | int, runs: int, serialize: str,
     return (long, short, migrated), value, ci95
 
 
-def _brackets() -> tuple[int, int, float, float, float]:
+def _brackets() -> tuple[int, int, float, float]:
     """How the C core times the brackets: blocks and chains of each, the
-    chain timer's fixed cost in TSC ticks, the disturbance tolerance, the
-    imul clock over the add clock."""
-    return BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(), disturbance_tolerance(), clock_kind_ratio()
+    chain timer's fixed cost in TSC ticks, the disturbance tolerance."""
+    return BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(), disturbance_tolerance()
 
 
 def disturbance_tolerance() -> float:

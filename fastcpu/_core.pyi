@@ -37,7 +37,6 @@ def bench_bracketed(
     blocks: int, chains: int,  # each bracket: `chains` (1-16) chains of `blocks` x 100 adds
     fixed_ticks: float,  # the chain timer's own cost, TSC ticks, taken off each chain
     tolerance: float,  # the disturbance tolerance, a fraction in [0, 1)
-    kind_ratio: float,  # the imul chains' clock over the add chains' (> 0): see bracket_kinds
     /,
 ) -> tuple[
     npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_], float, float,
@@ -46,7 +45,7 @@ def bench_bracketed(
 ]: ...
 def bench_diff_bracketed(
     method: str | int, runs: int, serialize: str, k: int,
-    blocks: int, chains: int, fixed_ticks: float, tolerance: float, kind_ratio: float,  # as bench_bracketed's
+    blocks: int, chains: int, fixed_ticks: float, tolerance: float,  # as bench_bracketed's
     /,
 ) -> tuple[
     npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_],  # as bench_diff's
@@ -57,7 +56,7 @@ def bench_result(  # bench()'s common call, the result built in C (fastcpu/_fast
     result_type: type[_R],  # fastcpu.BenchResult
     clock: Any,  # the fastcpu.Clock to convert with
     name: str, runs: object, serialize: object, unroll: object,
-    blocks: int, chains: int, fixed_ticks: float, kind_ratio: float,  # as bench_bracketed's
+    blocks: int, chains: int, fixed_ticks: float,  # as bench_bracketed's
     correction: Any | None,  # a harness-bias Correction (bias_ticks, ci95_ticks, cycles_per_tick) or None
     /,
 ) -> _R | None: ...  # None: not the plain call (runs, unroll, serialize), nothing measured
@@ -104,7 +103,6 @@ def current_cpu() -> int: ...
 def tsc_step(reads: int, /) -> float: ...  # reads: 2 to 4096
 def tsc_ns_pair() -> tuple[int, int]: ...
 def add_chain_ticks(blocks: int, /) -> int: ...  # blocks: 1 to 2**20
-def imul_chain_ticks(blocks: int, /) -> int: ...  # blocks of 100 imuls (300 core cycles): 1 to 2**20
 def add_chain_samples(blocks: int, count: int, /) -> tuple[int, ...]:
     """TSC ticks of `count` chains of `blocks` x 100 dependent adds, after a warm-up chain."""
     ...
@@ -113,11 +111,6 @@ def bracket_figure(
 ) -> tuple[float, float]:
     """(core cycles per TSC tick, 95% half-width) from bracket samples (core
     cycles per tick; before and after 1-128 each, recent 0-128)."""
-    ...
-def bracket_kinds(value: float, ci95: float, kind_ratio: float, /) -> tuple[float, float]:
-    """A bracket figure by add chains (core cycles per TSC tick, 95%
-    half-width) moved to the midpoint of the add and imul chains' clocks,
-    half their gap added to the half-width."""
     ...
 def bracket_recent(now_ns: int, cpu: int, /) -> tuple[float, ...]:
     """This thread's bracket samples taken on `cpu` in BRACKET_RECENT_NS before `now_ns`, newest first."""

@@ -7,17 +7,17 @@ model 1 (Zen 3) guest, a tenth of ``bench(m, 1000)``'s own time
 
 It serves only what the checked path has already served once: a method
 name that path resolved (availability is fixed for the process), a clock
-and bracket timer already measured, and a harness-bias correction and a
-clock kind ratio still fresh. Anything else, bad arguments included,
-returns None and bench() takes the checked path, which measures what is
-missing or says what is wrong. The result is the one the checked path builds (tests/test_fastpath.py
+and bracket timer already measured, and a harness-bias correction still
+fresh. Anything else, bad arguments included, returns None and bench()
+takes the checked path, which measures what is missing or says what is
+wrong. The result is the one the checked path builds (tests/test_fastpath.py
 holds them field for field).
 """
 
 from __future__ import annotations
 
 from . import _core, _norseq
-from ._bracket import BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks, fresh_kind_ratio
+from ._bracket import BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks
 from ._clock import clock
 from ._result import BenchResult
 from ._selftest import fresh_correction
@@ -46,13 +46,10 @@ def bench(method: object, runs: object, serialize: object, unroll: object) -> Be
     name = _names.get(method)
     if name is None:
         return None
-    kind_ratio = fresh_kind_ratio()
-    if kind_ratio is None:  # not measured yet, or too old
-        return None
     correction = None
     if unroll == 1:  # the self-test's correction is for single copies
         correction = fresh_correction("inline", serialize)
         if correction is None:  # not measured yet, too old, or no such mode
             return None
     return _core.bench_result(BenchResult, clock(), name, runs, serialize, unroll,
-                              BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(), kind_ratio, correction)
+                              BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(), correction)

@@ -69,8 +69,7 @@ def test_the_fast_result_is_the_checked_paths(learned):
     assert correction is not None
     clk = fastcpu.clock()
     fast = _core.bench_result(BenchResult, clk, learned, 300, "lfence", 1, _bracket.BRACKET_BLOCKS,
-                              _bracket.BRACKET_CHAINS, _bracket.fixed_cost_ticks(), _bracket.clock_kind_ratio(),
-                              correction)
+                              _bracket.BRACKET_CHAINS, _bracket.fixed_cost_ticks(), correction)
     bias, bias_ci = correction.core_cycles(fast.cycles_per_tick)
     checked = BenchResult.from_arrays(
         method=learned, serialize="lfence", unroll=1, cpu=None, raw=fast.raw, empty=fast.empty,
@@ -130,7 +129,7 @@ def test_arguments_that_are_not_the_plain_calls_get_the_checked_paths_errors(lea
     call = {"runs": 10, "serialize": "lfence", "unroll": 1, **changed}
     assert _fastpath.bench(learned, call["runs"], call["serialize"], call["unroll"]) is None
     assert _core.bench_result(BenchResult, fastcpu.clock(), learned, call["runs"], call["serialize"],
-                              call["unroll"], 40, 2, 0.0, 1.0, None) is None
+                              call["unroll"], 40, 2, 0.0, None) is None
     with pytest.raises(error, match=word):
         fastcpu.bench(learned, **call)
 
@@ -155,17 +154,6 @@ def test_an_old_correction_is_measured_again_by_the_checked_path(learned, monkey
     assert r.harness_bias_core_cycles == pytest.approx(again.core_cycles(r.cycles_per_tick)[0])
 
 
-def test_an_old_kind_ratio_is_measured_again_by_the_checked_path(learned, monkeypatch):
-    monkeypatch.setattr(_bracket, "_kind", (1.5, _bracket.time.monotonic() - 2 * _bracket.KIND_RATIO_MAX_AGE_S))
-    assert _fastpath.bench(learned, 10, "lfence", 1) is None
-    fastcpu.bench(learned, 10)
-    again = _bracket.fresh_kind_ratio()
-    assert again is not None and again != 1.5
-    # and the next call is served fast again, at that ratio
-    _refuse_checked_path(monkeypatch)
-    assert fastcpu.bench(learned, 10).method == learned
-
-
 def test_a_refreshed_clock_is_the_one_converted_with(learned, monkeypatch):
     fake = dataclasses.replace(fastcpu.clock(), tsc_hz=1.25e9, tsc_step_ticks=7.0)
     monkeypatch.setattr(_fastpath, "clock", lambda: fake)
@@ -177,13 +165,12 @@ def test_a_refreshed_clock_is_the_one_converted_with(learned, monkeypatch):
 
 def test_internal_arguments_are_checked(learned):
     clk, c = fastcpu.clock(), _selftest.fresh_correction("inline", "lfence")
-    good = [BenchResult, clk, learned, 10, "lfence", 1, 40, 2, 0.0, 1.0, c]
-    with pytest.raises(TypeError, match="11 arguments"):
-        _core.bench_result(*good[:10])
+    good = [BenchResult, clk, learned, 10, "lfence", 1, 40, 2, 0.0, c]
+    with pytest.raises(TypeError, match="10 arguments"):
+        _core.bench_result(*good[:9])
     for at, bad, error in [(0, "BenchResult", TypeError), (2, b"gdt", TypeError), (1, object(), AttributeError),
-                           (10, object(), AttributeError), (6, 0, ValueError), (7, 99, ValueError),
-                           (8, -1.0, ValueError), (8, "x", TypeError), (9, 0.0, ValueError),
-                           (9, float("nan"), ValueError), (9, "x", TypeError)]:
+                           (9, object(), AttributeError), (6, 0, ValueError), (7, 99, ValueError),
+                           (8, -1.0, ValueError), (8, "x", TypeError)]:
         args = list(good)
         args[at] = bad
         with pytest.raises(error):
@@ -201,11 +188,11 @@ def test_no_references_leak(learned):
     name, mode = "".join(["g", learned[1:]]), "".join(["lf", "ence"])
     mine = (BenchResult, clk, name, mode, c)
     for _ in range(20):
-        _core.bench_result(BenchResult, clk, name, 5, mode, 1, 40, 2, 0.0, 1.0, c)
+        _core.bench_result(BenchResult, clk, name, 5, mode, 1, 40, 2, 0.0, c)
     gc.collect()
     before = [sys.getrefcount(a) for a in mine]
     for _ in range(300):
-        _core.bench_result(BenchResult, clk, name, 5, mode, 1, 40, 2, 0.0, 1.0, c)
-        _core.bench_result(BenchResult, clk, name, 0, mode, 1, 40, 2, 0.0, 1.0, c)  # None
+        _core.bench_result(BenchResult, clk, name, 5, mode, 1, 40, 2, 0.0, c)
+        _core.bench_result(BenchResult, clk, name, 0, mode, 1, 40, 2, 0.0, c)  # None
     gc.collect()
     assert [sys.getrefcount(a) for a in mine] == before

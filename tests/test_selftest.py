@@ -140,56 +140,25 @@ def test_brackets_both_slower_than_the_recent_ones_are_left_out():
         _bracket.bracket_cycles_per_tick([1.31, 1.32], [1.32, 1.31], tolerance=0.024))
 
 
-def test_bracket_kinds_take_the_midpoint_of_the_two_clocks_and_carry_half_their_gap():
-    assert _core.bracket_kinds(1.30, 0.01, 1.0) == (1.30, 0.01)  # the clocks agree: unchanged
-    value, ci = _core.bracket_kinds(1.30, 0.01, 1.008)  # imul clock 0.8% above the add clock
-    assert value == pytest.approx(1.30 * 1.004, rel=1e-12)
-    assert ci == pytest.approx(0.01 * 1.004 + 1.30 * 0.004, rel=1e-12)
-    # the add clock and the imul clock both lie within the interval
-    assert value - ci <= 1.30 and 1.30 * 1.008 <= value + ci
-    value, ci = _core.bracket_kinds(1.30, 0.0, 0.99)
-    assert value == pytest.approx(1.30 * 0.995) and ci == pytest.approx(1.30 * 0.005)
-    for bad in (0.0, -1.0, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match="kind_ratio"):
-            _core.bracket_kinds(1.3, 0.01, bad)
+def test_the_bracket_timers_fixed_cost_shrugs_off_a_disturbed_stretch(monkeypatch):
+    calls = []
+
+    def ticks(blocks):  # 100 ticks a block and 60 of fences; one group's doubles disturbed
+        calls.append(blocks)
+        pair = (len(calls) - 2) // 2  # after the warm-up chain
+        disturbed = blocks == 2 * _bracket.BRACKET_BLOCKS and pair // _bracket._FIXED_REPEATS == 3
+        return 100 * blocks + 60 + (2000 if disturbed else 0)
+
+    monkeypatch.setattr(_bracket, "_fixed", None)
+    monkeypatch.setattr(_core, "add_chain_ticks", ticks)
+    assert _bracket.fixed_cost_ticks() == 60.0
+    assert len(calls) == 1 + 2 * _bracket._FIXED_GROUPS * _bracket._FIXED_REPEATS
+    assert _bracket.fixed_cost_ticks() == 60.0 and len(calls) == 1 + 2 * _bracket._FIXED_GROUPS * _bracket._FIXED_REPEATS
 
 
-def test_the_clock_kind_ratio_is_measured_kept_and_measured_again_when_old(monkeypatch):
-    monkeypatch.setattr(_bracket, "_kind", None)
-    assert _bracket.fresh_kind_ratio() is None
-    ratio = _bracket.clock_kind_ratio()
-    # imul chains count 3 core cycles a link, adds 1: the two clocks agree
-    # within a few percent on any core (3.7% apart under load on a Zen 3 guest)
-    assert 0.85 < ratio < 1.15
-    assert _bracket.fresh_kind_ratio() == ratio
-
-    def no_measuring(blocks):
-        raise AssertionError("measured again while fresh")
-
-    monkeypatch.setattr(_core, "imul_chain_ticks", no_measuring)
-    assert _bracket.clock_kind_ratio() == ratio
-    monkeypatch.undo()
-    monkeypatch.setattr(_bracket, "_kind", (0.5, _bracket.time.monotonic() - 2 * _bracket.KIND_RATIO_MAX_AGE_S))
-    assert _bracket.fresh_kind_ratio() is None
-    again = _bracket.clock_kind_ratio()
-    assert again != 0.5 and 0.85 < again < 1.15
-
-
-def test_imul_chains_take_three_times_the_adds_ticks():
-    imul = _core.imul_chain_ticks(13)  # 3,900 core cycles
-    add = _core.add_chain_ticks(39)  # 3,900 core cycles
-    assert imul > 0 and add > 0
-    assert 0.7 < imul / add < 1.3  # a disturbed chain may read long, never this far
-    with pytest.raises(ValueError, match="blocks"):
-        _core.imul_chain_ticks(0)
-
-
-def test_bench_converts_at_the_midpoint_of_the_kinds(monkeypatch):
-    # a kind ratio far from 1 shows in the figure's interval: at least half
-    # the gap between the two clocks
-    monkeypatch.setattr(_bracket, "clock_kind_ratio", lambda: 1.2)
-    r = fastcpu.bench("gdt", 200, cpu=CPU)
-    assert r.cycles_per_tick_ci95 >= r.cycles_per_tick * 0.1 / 1.1 * (1 - 1e-9)
+def test_the_bracket_timers_fixed_cost_is_small_against_its_chain():
+    fixed = _bracket.fixed_cost_ticks()
+    assert 0 <= fixed < 0.2 * _core.add_chain_ticks(_bracket.BRACKET_BLOCKS)
 
 
 def test_recent_samples_are_this_threads_on_this_cpu_and_recent():
@@ -242,19 +211,17 @@ def test_bracket_figure_refuses_bad_samples(args, error, match):
         _core.bracket_figure(*args)
 
 
-@pytest.mark.parametrize("blocks,chains,fixed,tol,kinds,match", [
-    (0, 2, 10.0, 0.02, 1.0, "blocks must be between"),
-    (40, 0, 10.0, 0.02, 1.0, "chains must be between"),
-    (40, 17, 10.0, 0.02, 1.0, "chains must be between"),
-    (40, 2, -1.0, 0.02, 1.0, "fixed_ticks"),
-    (40, 2, float("inf"), 0.02, 1.0, "fixed_ticks"),
-    (40, 2, 10.0, -0.1, 1.0, "tolerance"),
-    (40, 2, 10.0, 0.02, 0.0, "kind_ratio"),
-    (40, 2, 10.0, 0.02, float("inf"), "kind_ratio"),
+@pytest.mark.parametrize("blocks,chains,fixed,tol,match", [
+    (0, 2, 10.0, 0.02, "blocks must be between"),
+    (40, 0, 10.0, 0.02, "chains must be between"),
+    (40, 17, 10.0, 0.02, "chains must be between"),
+    (40, 2, -1.0, 0.02, "fixed_ticks"),
+    (40, 2, float("inf"), 0.02, "fixed_ticks"),
+    (40, 2, 10.0, -0.1, "tolerance"),
 ])
-def test_bench_bracketed_refuses_bad_brackets(blocks, chains, fixed, tol, kinds, match):
+def test_bench_bracketed_refuses_bad_brackets(blocks, chains, fixed, tol, match):
     with pytest.raises(ValueError, match=match):
-        _core.bench_bracketed("gdt", 10, "lfence", 1, blocks, chains, fixed, tol, kinds)
+        _core.bench_bracketed("gdt", 10, "lfence", 1, blocks, chains, fixed, tol)
 
 
 # ---- on this machine ----
