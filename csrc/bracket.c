@@ -66,18 +66,32 @@ static size_t undisturbed(const double *v, size_t n, double tol, double *out)
     return kept;
 }
 
+double fc_bracket_resolution(double step_ticks, double cycles_per_tick, uint32_t blocks)
+{
+    return step_ticks / (100.0 * blocks / cycles_per_tick);
+}
+
 double fc_bracket_tolerance(double step_ticks, double cycles_per_tick, uint32_t blocks)
 {
     /* an interrupt only ever lengthens a chain; a chain read a few clock
      * steps long is the clock's granularity, not a disturbance */
-    double chain_ticks = 100.0 * blocks / cycles_per_tick;
-    double tol = 3 * step_ticks / chain_ticks;
+    double tol = 3 * fc_bracket_resolution(step_ticks, cycles_per_tick, blocks);
     return tol > 0.01 ? tol : 0.01;
+}
+
+/* The 95% half-width the clock's step alone leaves in a figure from n
+ * samples: each sample's tick count is off by up to half a step, evenly
+ * (the chains start at random phases of the step), so by resolution /
+ * sqrt(12) relative, and their mean by that over sqrt(n). Samples that all
+ * read the same tick count show no scatter of their own, yet this much. */
+static double step_ci95(double value, double resolution, size_t n)
+{
+    return 1.96 * value * resolution / sqrt(12.0 * (double)n);
 }
 
 void fc_bracket_figure(const double *before, size_t n_before, const double *after,
                        size_t n_after, const double *recent, size_t n_recent, double tol,
-                       double *value, double *ci95)
+                       double resolution, double *value, double *ci95)
 {
     double b[FC_BRACKET_SAMPLES_MAX], a[FC_BRACKET_SAMPLES_MAX];
     size_t nb = undisturbed(before, n_before, tol, b);
@@ -98,7 +112,8 @@ void fc_bracket_figure(const double *before, size_t n_before, const double *afte
             size_t nk = undisturbed(recent, n_recent, tol, kept);
             double center = median_of(kept, nk);
             *value = center;
-            *ci95 = gap + fabs(center - (mb + ma) / 2) / 2 + 2 * mad_of(kept, nk, center);
+            *ci95 = gap + fabs(center - (mb + ma) / 2) / 2 + 2 * mad_of(kept, nk, center) +
+                    step_ci95(center, resolution, nk);
             return;
         }
         if (keep_b != keep_a) { /* the other side was disturbed: no gap to speak of */
@@ -121,7 +136,7 @@ void fc_bracket_figure(const double *before, size_t n_before, const double *afte
     }
     double center = median_of(all, n);
     *value = (mb + ma) / 2;
-    *ci95 = gap + 2 * mad_of(all, n, center);
+    *ci95 = gap + 2 * mad_of(all, n, center) + step_ci95(*value, resolution, n);
 }
 
 /*

@@ -613,10 +613,14 @@ void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks);
  * measurement bracketed by the add-chain samples before[] and after[] (each
  * 1 .. FC_BRACKET_SAMPLES_MAX, core cycles per tick), held against those of
  * recent measurements (0 .. FC_BRACKET_SAMPLES_MAX), with the disturbance
- * tolerance `tol` (a fraction): fastcpu/_bracket.py's rules. */
+ * tolerance `tol` (a fraction) and a chain's `resolution` (the clock's step
+ * over a chain's ticks, fc_bracket_resolution): fastcpu/_bracket.py's rules. */
 void fc_bracket_figure(const double *before, size_t n_before, const double *after,
                        size_t n_after, const double *recent, size_t n_recent, double tol,
-                       double *value, double *ci95);
+                       double resolution, double *value, double *ci95);
+/* One step of a counter moving `step_ticks` TSC ticks at a time over the
+ * TSC ticks of a chain of `blocks` blocks at `cycles_per_tick`. */
+double fc_bracket_resolution(double step_ticks, double cycles_per_tick, uint32_t blocks);
 /* How far below the fastest chain of its side a bracket sample of `blocks`
  * blocks may read before it counts as disturbed, as a fraction: three steps
  * of a counter moving `step_ticks` TSC ticks at a time, at least 1% (NaN:

@@ -332,7 +332,7 @@ static PyObject *ticks_tuple(const uint64_t *ticks, long count)
 /* How bench_bracketed() times its brackets (0 chains: bench(), none). */
 struct bracket_args {
     uint32_t blocks, chains;
-    double fixed_ticks, tolerance;
+    double fixed_ticks, tolerance, resolution;
 };
 
 /* What one measurement gave: the arrays, best and median per copy (TSC
@@ -407,7 +407,7 @@ static int measure(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
     if (br->chains) {
         fc_bracket_remember(after, br->chains, fc_monotonic_ns(), fc_current_cpu(), true);
         fc_bracket_figure(before, n_before, after, br->chains, recent, n_recent, br->tolerance,
-                          &out->cycles_per_tick, &out->ci95);
+                          br->resolution, &out->cycles_per_tick, &out->ci95);
     }
     return 0;
 }
@@ -442,22 +442,24 @@ static PyObject *core_bench(PyObject *module, PyObject *args)
 
 PyDoc_STRVAR(bench_bracketed_doc,
 "bench_bracketed($module, method, runs, serialize, unroll, blocks, chains,\n"
-"                fixed_ticks, tolerance, /)\n--\n\n"
+"                fixed_ticks, tolerance, resolution, /)\n--\n\n"
 "bench() on the TSC between two brackets of `chains` chains of `blocks` x 100\n"
 "dependent adds (a short warm-up chain first), the timer's `fixed_ticks`\n"
 "taken off each. The opening bracket is this thread's last closing one when\n"
 "that was taken on this CPU within BRACKET_REUSE_NS, else timed now; the\n"
 "closing one is timed straight after the runs. Both are kept among this\n"
 "thread's recent brackets, which the figure is held against with the\n"
-"disturbance tolerance `tolerance` (as bracket_figure).\n\n"
+"disturbance tolerance `tolerance` and the chains' `resolution` (as\n"
+"bracket_figure).\n\n"
 "Returns (raw, empty, migrated, best, median, cycles_per_tick, ci95):\n"
 "bench()'s five, then core cycles per TSC tick at the moment of the runs\n"
 "and its 95% half-width.");
 
 /* The brackets' arguments: blocks and chains in range, the fixed cost finite
- * and >= 0, the tolerance a fraction; 0, or -1 with ValueError/TypeError. */
+ * and >= 0, the tolerance and the resolution fractions; 0, or -1 with
+ * ValueError/TypeError. */
 static int parse_brackets(PyObject *blocks_obj, PyObject *chains_obj, double fixed_ticks,
-                          double tolerance, struct bracket_args *br)
+                          double tolerance, double resolution, struct bracket_args *br)
 {
     long blocks, chains;
     if (parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
@@ -473,7 +475,13 @@ static int parse_brackets(PyObject *blocks_obj, PyObject *chains_obj, double fix
                      tolerance);
         return -1;
     }
-    *br = (struct bracket_args){(uint32_t)blocks, (uint32_t)chains, fixed_ticks, tolerance};
+    if (!(resolution >= 0 && resolution < 1)) {
+        PyErr_Format(PyExc_ValueError, "resolution must be a fraction in [0, 1), not %g",
+                     resolution);
+        return -1;
+    }
+    *br = (struct bracket_args){(uint32_t)blocks, (uint32_t)chains, fixed_ticks, tolerance,
+                                resolution};
     return 0;
 }
 
@@ -486,15 +494,15 @@ static PyObject *bracketed_call(PyObject *module, PyObject *args, bool diff)
     const char *ser_name;
     Py_ssize_t runs;
     long copies;
-    double fixed_ticks, tolerance;
+    double fixed_ticks, tolerance, resolution;
     core_state *st = get_state(module);
     struct bracket_args br;
     struct fc_pair pair;
     struct measured r;
-    if (!PyArg_ParseTuple(args, diff ? "OnslOOdd:bench_diff_bracketed" : "OnslOOdd:bench_bracketed",
+    if (!PyArg_ParseTuple(args, diff ? "OnslOOddd:bench_diff_bracketed" : "OnslOOddd:bench_bracketed",
                           &target, &runs, &ser_name, &copies, &blocks_obj, &chains_obj,
-                          &fixed_ticks, &tolerance) ||
-        parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, &br) < 0 ||
+                          &fixed_ticks, &tolerance, &resolution) ||
+        parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, resolution, &br) < 0 ||
         build_pair(st, target, runs, ser_name, copies, diff, "tsc", &pair) < 0 ||
         measure(st, &pair, runs, &br, !diff, &r) < 0)
         return NULL;
@@ -643,10 +651,11 @@ static PyObject *core_bench_result(PyObject *module, PyObject *const *args, Py_s
          (attr_double(correction, st->names[N_BIAS_TICKS], &bias_ticks) < 0 ||
           attr_double(correction, st->names[N_CI95_TICKS], &bias_ci95_ticks) < 0 ||
           attr_double(correction, st->names[N_CYCLES_PER_TICK], &calibration_cpt) < 0)) ||
-        parse_brackets(args[6], args[7], fixed_ticks, 0.0, &br) < 0)
+        parse_brackets(args[6], args[7], fixed_ticks, 0.0, 0.0, &br) < 0)
         goto fail;
     br.tolerance = fc_bracket_tolerance(step, clock_cpt, br.blocks);
-    if (!(br.tolerance < 1)) {
+    br.resolution = fc_bracket_resolution(step, clock_cpt, br.blocks);
+    if (!(br.tolerance < 1 && br.resolution < 1)) {
         PyErr_Format(PyExc_ValueError, "the clock's step (%g TSC ticks) is too coarse for "
                      "brackets of %u blocks: tolerance %g", step, br.blocks, br.tolerance);
         goto fail;
@@ -712,7 +721,7 @@ static PyObject *core_bench_diff(PyObject *module, PyObject *args)
 
 PyDoc_STRVAR(bench_diff_bracketed_doc,
 "bench_diff_bracketed($module, method, runs, serialize, k, blocks, chains,\n"
-"                     fixed_ticks, tolerance, /)\n--\n\n"
+"                     fixed_ticks, tolerance, resolution, /)\n--\n\n"
 "bench_diff() on the TSC between two brackets, as bench_bracketed() times\n"
 "them.\n\n"
 "Returns (long, short, migrated, cycles_per_tick, ci95): bench_diff()'s\n"
@@ -1358,21 +1367,29 @@ static int parse_samples(PyObject *obj, const char *name, Py_ssize_t low, double
 }
 
 PyDoc_STRVAR(bracket_figure_doc,
-"bracket_figure($module, before, after, recent, tolerance, /)\n--\n\n"
+"bracket_figure($module, before, after, recent, tolerance, resolution, /)\n--\n\n"
 "(core cycles per TSC tick, its 95% half-width) for a measurement\n"
 "bracketed by the add-chain samples `before` and `after` (core cycles per\n"
 "tick, 1 to 128 each), held against `recent` (0 to 128), with the\n"
-"disturbance tolerance `tolerance` (a fraction in [0, 1)).");
+"disturbance tolerance `tolerance` and the chains' `resolution` (the\n"
+"clock's step over a chain's ticks, as bracket_resolution; fractions in\n"
+"[0, 1)).");
 
 static PyObject *core_bracket_figure(PyObject *module, PyObject *args)
 {
     (void)module;
     PyObject *before_obj, *after_obj, *recent_obj;
-    double tol;
-    if (!PyArg_ParseTuple(args, "OOOd:bracket_figure", &before_obj, &after_obj, &recent_obj, &tol))
+    double tol, resolution;
+    if (!PyArg_ParseTuple(args, "OOOdd:bracket_figure", &before_obj, &after_obj, &recent_obj, &tol,
+                          &resolution))
         return NULL;
     if (!(tol >= 0 && tol < 1)) {
         PyErr_Format(PyExc_ValueError, "tolerance must be a fraction in [0, 1), not %g", tol);
+        return NULL;
+    }
+    if (!(resolution >= 0 && resolution < 1)) {
+        PyErr_Format(PyExc_ValueError, "resolution must be a fraction in [0, 1), not %g",
+                     resolution);
         return NULL;
     }
     double before[FC_BRACKET_SAMPLES_MAX], after[FC_BRACKET_SAMPLES_MAX],
@@ -1383,7 +1400,7 @@ static PyObject *core_bracket_figure(PyObject *module, PyObject *args)
         parse_samples(recent_obj, "recent", 0, recent, &nr) < 0)
         return NULL;
     double value, ci95;
-    fc_bracket_figure(before, nb, after, na, recent, nr, tol, &value, &ci95);
+    fc_bracket_figure(before, nb, after, na, recent, nr, tol, resolution, &value, &ci95);
     return Py_BuildValue("dd", value, ci95);
 }
 
@@ -1456,20 +1473,39 @@ PyDoc_STRVAR(bracket_tolerance_doc,
 "blocks may read before it counts as disturbed (a fraction): three steps\n"
 "of a counter moving `step_ticks` TSC ticks at a time, at least 0.01.");
 
-static PyObject *core_bracket_tolerance(PyObject *module, PyObject *args)
+/* bracket_tolerance() and bracket_resolution(): `rule` of a clock's step,
+ * core cycles per tick and a chain's blocks, checked. */
+static PyObject *step_rule(PyObject *args, const char *format,
+                           double (*rule)(double, double, uint32_t))
 {
-    (void)module;
     double step, cpt;
     PyObject *blocks_obj;
     long blocks;
-    if (!PyArg_ParseTuple(args, "ddO:bracket_tolerance", &step, &cpt, &blocks_obj) ||
+    if (!PyArg_ParseTuple(args, format, &step, &cpt, &blocks_obj) ||
         parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0)
         return NULL;
     if (!(cpt > 0 && isfinite(cpt))) {
         PyErr_Format(PyExc_ValueError, "cycles_per_tick must be finite and > 0, not %g", cpt);
         return NULL;
     }
-    return PyFloat_FromDouble(fc_bracket_tolerance(step, cpt, (uint32_t)blocks));
+    return PyFloat_FromDouble(rule(step, cpt, (uint32_t)blocks));
+}
+
+static PyObject *core_bracket_tolerance(PyObject *module, PyObject *args)
+{
+    (void)module;
+    return step_rule(args, "ddO:bracket_tolerance", fc_bracket_tolerance);
+}
+
+PyDoc_STRVAR(bracket_resolution_doc,
+"bracket_resolution($module, step_ticks, cycles_per_tick, blocks, /)\n--\n\n"
+"One step of a counter moving `step_ticks` TSC ticks at a time over the\n"
+"TSC ticks of a bracket chain of `blocks` blocks (a fraction).");
+
+static PyObject *core_bracket_resolution(PyObject *module, PyObject *args)
+{
+    (void)module;
+    return step_rule(args, "ddO:bracket_resolution", fc_bracket_resolution);
 }
 
 static PyMethodDef core_functions[] = {
@@ -1506,6 +1542,7 @@ static PyMethodDef core_functions[] = {
     {"bracket_remember", core_bracket_remember, METH_VARARGS, bracket_remember_doc},
     {"bracket_forget", core_bracket_forget, METH_NOARGS, bracket_forget_doc},
     {"bracket_tolerance", core_bracket_tolerance, METH_VARARGS, bracket_tolerance_doc},
+    {"bracket_resolution", core_bracket_resolution, METH_VARARGS, bracket_resolution_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -37,6 +37,7 @@ def bench_bracketed(
     blocks: int, chains: int,  # each bracket: `chains` (1-16) chains of `blocks` x 100 adds
     fixed_ticks: float,  # the chain timer's own cost, TSC ticks, taken off each chain
     tolerance: float,  # the disturbance tolerance, a fraction in [0, 1)
+    resolution: float,  # the clock's step over a chain's ticks, a fraction in [0, 1)
     /,
 ) -> tuple[
     npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_], float, float,
@@ -45,7 +46,7 @@ def bench_bracketed(
 ]: ...
 def bench_diff_bracketed(
     method: str | int, runs: int, serialize: str, k: int,
-    blocks: int, chains: int, fixed_ticks: float, tolerance: float,  # as bench_bracketed's
+    blocks: int, chains: int, fixed_ticks: float, tolerance: float, resolution: float,  # as bench_bracketed's
     /,
 ) -> tuple[
     npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_],  # as bench_diff's
@@ -107,7 +108,8 @@ def add_chain_samples(blocks: int, count: int, /) -> tuple[int, ...]:
     """TSC ticks of `count` chains of `blocks` x 100 dependent adds, after a warm-up chain."""
     ...
 def bracket_figure(
-    before: Sequence[float], after: Sequence[float], recent: Sequence[float], tolerance: float, /
+    before: Sequence[float], after: Sequence[float], recent: Sequence[float], tolerance: float,
+    resolution: float, /,
 ) -> tuple[float, float]:
     """(core cycles per TSC tick, 95% half-width) from bracket samples (core
     cycles per tick; before and after 1-128 each, recent 0-128)."""
@@ -118,6 +120,9 @@ def bracket_recent(now_ns: int, cpu: int, /) -> tuple[float, ...]:
 def bracket_remember(samples: Sequence[float], now_ns: int, cpu: int, /) -> None: ...  # for tests
 def bracket_forget() -> None: ...  # forget this thread's brackets
 def bracket_tolerance(  # a bracket sample's disturbance tolerance, a fraction (>= 0.01)
+    step_ticks: float, cycles_per_tick: float, blocks: int, /
+) -> float: ...
+def bracket_resolution(  # the clock's step over a bracket chain's ticks, a fraction
     step_ticks: float, cycles_per_tick: float, blocks: int, /
 ) -> float: ...
 def user_chains() -> list[tuple[str, str, int, int, int]]:

@@ -354,12 +354,14 @@ def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
 def test_bench_diff_brackets_are_checked():
     fixed = _bracket.fixed_cost_ticks()
     with pytest.raises(ValueError, match="k must be between"):
-        _core.bench_diff_bracketed("gdt", 10, "lfence", 1, 40, 2, fixed, 0.02)
+        _core.bench_diff_bracketed("gdt", 10, "lfence", 1, 40, 2, fixed, 0.02, 0.008)
     with pytest.raises(ValueError, match="blocks"):
-        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 0, 2, fixed, 0.02)
+        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 0, 2, fixed, 0.02, 0.008)
     with pytest.raises(ValueError, match="tolerance"):
-        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 1.0)
-    long, short, migrated, cpt, ci95 = _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 0.02)
+        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 1.0, 0.008)
+    with pytest.raises(ValueError, match="resolution"):
+        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 0.02, -1.0)
+    long, short, migrated, cpt, ci95 = _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 0.02, 0.008)
     assert long.shape == short.shape == migrated.shape == (10,) and cpt > 0 and ci95 >= 0
 
 

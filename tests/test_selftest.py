@@ -161,6 +161,27 @@ def test_the_bracket_timers_fixed_cost_is_small_against_its_chain():
     assert 0 <= fixed < 0.2 * _core.add_chain_ticks(_bracket.BRACKET_BLOCKS)
 
 
+def test_the_clocks_step_leaves_its_share_in_the_bracket_interval():
+    # four samples that read the same tick count: no scatter of their own,
+    # yet each is off by up to half a step, evenly
+    res = 0.008  # a 24.5-tick step over a 3,060-tick chain
+    value, ci = _bracket.bracket_cycles_per_tick([1.31, 1.31], [1.31, 1.31], tolerance=0.024, resolution=res)
+    assert value == pytest.approx(1.31)
+    assert ci == pytest.approx(1.96 * 1.31 * res / math.sqrt(12 * 4))
+    assert _bracket.bracket_cycles_per_tick([1.31] * 2, [1.31] * 2, tolerance=0.024, resolution=0.0)[1] == 0
+    # one side left out (disturbed): half as many samples, a wider share
+    _, one_side = _bracket.bracket_cycles_per_tick([1.31, 1.31], [1.10, 1.10], tolerance=0.024,
+                                                   recent=[1.31, 1.31], resolution=res)
+    assert one_side == pytest.approx(1.96 * 1.31 * res / math.sqrt(12 * 2))
+    # the rule: a step over a chain's ticks, and the tolerance is three of those (at least 1%)
+    clk = fastcpu.clock()
+    expected = clk.tsc_step_ticks / (100 * _bracket.BRACKET_BLOCKS / clk.cycles_per_tick)
+    assert _bracket.chain_resolution() == pytest.approx(expected, rel=1e-12)
+    assert _bracket.disturbance_tolerance() == pytest.approx(max(0.01, 3 * expected), rel=1e-12)
+    with pytest.raises(ValueError, match="cycles_per_tick"):
+        _core.bracket_resolution(24.5, 0.0, 40)
+
+
 def test_recent_samples_are_this_threads_on_this_cpu_and_recent():
     now = 10**15
     _core.bracket_forget()
@@ -198,30 +219,33 @@ def test_bench_keeps_its_brackets_and_reuses_the_closing_one():
 
 
 @pytest.mark.parametrize("args,error,match", [
-    (([], [1.3], [], 0.02), ValueError, "before must hold 1 to"),
-    (([1.3], [1.3] * 200, [], 0.02), ValueError, "after must hold 1 to 128"),
-    (([1.3], [1.3], [0.0], 0.02), ValueError, "positive finite"),
-    (([1.3], [1.3], [float("nan")], 0.02), ValueError, "positive finite"),
-    (([1.3], [1.3], [], 1.0), ValueError, "tolerance"),
-    ((1.3, [1.3], [], 0.02), TypeError, "sequence of floats"),
-    ((["x"], [1.3], [], 0.02), TypeError, "must be real number"),
+    (([], [1.3], [], 0.02, 0.008), ValueError, "before must hold 1 to"),
+    (([1.3], [1.3] * 200, [], 0.02, 0.008), ValueError, "after must hold 1 to 128"),
+    (([1.3], [1.3], [0.0], 0.02, 0.008), ValueError, "positive finite"),
+    (([1.3], [1.3], [float("nan")], 0.02, 0.008), ValueError, "positive finite"),
+    (([1.3], [1.3], [], 1.0, 0.008), ValueError, "tolerance"),
+    (([1.3], [1.3], [], 0.02, -0.1), ValueError, "resolution"),
+    (([1.3], [1.3], [], 0.02, float("nan")), ValueError, "resolution"),
+    ((1.3, [1.3], [], 0.02, 0.008), TypeError, "sequence of floats"),
+    ((["x"], [1.3], [], 0.02, 0.008), TypeError, "must be real number"),
 ])
 def test_bracket_figure_refuses_bad_samples(args, error, match):
     with pytest.raises(error, match=match):
         _core.bracket_figure(*args)
 
 
-@pytest.mark.parametrize("blocks,chains,fixed,tol,match", [
-    (0, 2, 10.0, 0.02, "blocks must be between"),
-    (40, 0, 10.0, 0.02, "chains must be between"),
-    (40, 17, 10.0, 0.02, "chains must be between"),
-    (40, 2, -1.0, 0.02, "fixed_ticks"),
-    (40, 2, float("inf"), 0.02, "fixed_ticks"),
-    (40, 2, 10.0, -0.1, "tolerance"),
+@pytest.mark.parametrize("blocks,chains,fixed,tol,res,match", [
+    (0, 2, 10.0, 0.02, 0.008, "blocks must be between"),
+    (40, 0, 10.0, 0.02, 0.008, "chains must be between"),
+    (40, 17, 10.0, 0.02, 0.008, "chains must be between"),
+    (40, 2, -1.0, 0.02, 0.008, "fixed_ticks"),
+    (40, 2, float("inf"), 0.02, 0.008, "fixed_ticks"),
+    (40, 2, 10.0, -0.1, 0.008, "tolerance"),
+    (40, 2, 10.0, 0.02, 1.0, "resolution"),
 ])
-def test_bench_bracketed_refuses_bad_brackets(blocks, chains, fixed, tol, match):
+def test_bench_bracketed_refuses_bad_brackets(blocks, chains, fixed, tol, res, match):
     with pytest.raises(ValueError, match=match):
-        _core.bench_bracketed("gdt", 10, "lfence", 1, blocks, chains, fixed, tol)
+        _core.bench_bracketed("gdt", 10, "lfence", 1, blocks, chains, fixed, tol, res)
 
 
 # ---- on this machine ----
