@@ -97,7 +97,9 @@ def bench(
         user path's bias from :func:`fastcpu.selftest` (out-of-line chain
         functions), which is right from about 16 core cycles on. A shorter
         body reads as the call's overhead (about 10 core cycles on an
-        AuthenticAMD family 25 model 1 (Zen 3) guest); :func:`bench_diff` cancels the call entirely. The function is called
+        AuthenticAMD family 25 model 1 (Zen 3) guest); :func:`bench_diff`
+        cancels the call's latency, though not the pace of calls back to
+        back (3-6 core cycles there for a 1-4-add function). The function is called
         from the calling thread with the GIL released, many times (64
         warm-up runs, then `runs`): it must be safe to call repeatedly, must
         not unwind (no C++ exceptions, no longjmp out) and should not block.

@@ -597,7 +597,8 @@ def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> 
         extra.append(
             f"the function may be shorter than its call's own cost (about {overhead:.0f} core "
             "cycles here), which a body that short does not hide: it then reads as that cost; "
-            "bench_diff() cancels the call"
+            "bench_diff() cancels the call's latency, though not the pace of calls back to back "
+            "(a few core cycles)"
         )
     return assess(result.raw, result.empty, result.migrated, result.step, result.cpu,
                   result.counter, machine, extra)

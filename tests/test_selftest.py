@@ -436,7 +436,7 @@ def test_user_function_chains_read_their_latency(user_chains, op, length, latenc
         assert abs(error) <= max(6.0, 0.06 * truth), (errors, r.harness_bias_core_cycles)
 
     def differenced():
-        # bench_diff cancels the call entirely
+        # bench_diff cancels the call's latency
         readings = [fastcpu.bench_diff(fn, 500, k=2, cpu=CPU).estimate_core_cycles for _ in range(3)]
         assert float(np.median(readings)) == pytest.approx(truth, rel=0.1, abs=3), readings
 
