@@ -173,7 +173,7 @@ FC_INLINE uint32_t seq_rdgsbase(void)
 /* ---- timers and readers -------------------------------------------------- */
 
 #define FC_METHOD_CODE(name)                                                 \
-    FC_DEFINE_TIMERS(name, fc_use(seq_##name()))                            \
+    FC_DEFINE_TIMERS(name, fc_use(seq_##name()))                             \
     static uint32_t read_##name(bool *valid)                                 \
     {                                                                        \
         *valid = true;                                                       \

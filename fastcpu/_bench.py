@@ -99,8 +99,8 @@ def bench(
         body reads as the call's overhead (about 10 core cycles on an
         AuthenticAMD family 25 model 1 (Zen 3) guest); :func:`bench_diff`
         cancels the call's latency, though not the pace of calls back to
-        back (3-6 core cycles there for a 1-4-add function). The function is called
-        from the calling thread with the GIL released, many times (64
+        back (3-6 core cycles there for a 1-4-add function). The function
+        is called from the calling thread with the GIL released, many times (64
         warm-up runs, then `runs`): it must be safe to call repeatedly, must
         not unwind (no C++ exceptions, no longjmp out) and should not block.
         A ctypes callback wrapping a Python function works (it takes the

@@ -127,7 +127,7 @@ def test_bench_result_html_shows_the_estimate_interval_and_units(which, live, ze
 
 def test_bench_result_html_says_whether_the_harness_bias_was_subtracted(zen3):
     corrected = zen3["rdpid"]
-    assert corrected.harness_bias_core_cycles != 0  # the 0.3.0 file carries its self-test's
+    assert corrected.harness_bias_core_cycles != 0  # a file of 0.3.0 or later carries its self-test's
     text = shown(corrected)
     assert (f"harness bias {corrected.harness_bias_core_cycles:.2f} \u00b1 "
             f"{corrected.harness_bias_ci95_core_cycles:.2f} core cycles per copy subtracted") in text
@@ -138,8 +138,8 @@ def test_bench_result_html_says_whether_the_harness_bias_was_subtracted(zen3):
 
 
 def test_bench_result_html_shows_warnings_when_there_are_some(zen3):
-    r = zen3["sidt"]  # 28% of its runs hit an outlier on that guest
-    assert any("outlier" in w for w in r.warnings)
+    r = max(zen3.values(), key=lambda r: len(r.warnings))  # a guest, unpinned: every result has some
+    assert r.warnings
     text = shown(r)
     assert "warnings" in text
     for w in r.warnings:
@@ -208,7 +208,7 @@ def test_results_html_has_a_row_per_method_with_its_estimate(zen3):
         assert pm(r.estimate, r.estimate_ci95) in text
     for unit in ("core cycles", "ns", "TSC ticks"):
         assert f"<th>{unit}</th>" in page
-    assert zen3.name in text and "self-test: FAIL" in text  # that guest's self-test failed a goal
+    assert zen3.name in text and f"self-test: {'PASS' if zen3.selftest.passed else 'FAIL'}" in text
     bias = zen3["rdpid"]
     assert pm(bias.harness_bias_core_cycles, bias.harness_bias_ci95_core_cycles) in text
 
@@ -216,13 +216,15 @@ def test_results_html_has_a_row_per_method_with_its_estimate(zen3):
 def test_results_html_warns_from_the_machine_that_measured_them(zen3):
     text = shown(zen3)
     assert "running under a hypervisor (KVMKVMKVM)" in text  # the file's facts
-    assert "28.0% of the runs hit an outlier" in text          # sidt's own warning
+    # a result's own warnings (its runs' outliers or spread), not the machine's
+    own = [w for r in zen3.values() for w in r.warnings if "outlier" in w or "spread" in w]
+    assert own and all(w in text for w in own)
     elsewhere = dataclasses.replace(zen3, machine={**zen3.machine, "hypervisor": "Xen" + HOSTILE})
     page = elsewhere._repr_html_()
     parse(page)
     assert "running under a hypervisor (Xen" + html.escape(HOSTILE) in page
     broken = dataclasses.replace(zen3, machine={"governors": 5})  # an edited file: still shown
-    assert "KVMKVMKVM" not in shown(broken) and "outlier" in shown(broken)
+    assert "KVMKVMKVM" not in shown(broken) and all(w in shown(broken) for w in own)
 
 
 def test_results_html_escapes_labels_and_lists_what_could_not_run(zen3):
