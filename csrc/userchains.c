@@ -24,10 +24,10 @@
 
 /* Lengths: short enough that the self-test takes milliseconds per chain,
  * spread so that a bias growing with the length would show, and from 16
- * core cycles on: a call and return cost about 10 core cycles more than the
- * harness's empty sequence, and a body hides them only once it is longer
- * than that (measured on an AuthenticAMD family 25 model 1 (Zen 3) guest: a function of 8 adds reads
- * about 2 core cycles above the trend of longer ones, 1-4 adds read as ~10). */
+ * core cycles on: a body hides the return that the empty function pays
+ * only once it is longer than that (about 4 core cycles through the
+ * trampoline of harness.c, about 10 before it, on an AuthenticAMD family
+ * 25 model 1 (Zen 3) guest), and the fit must see only lengths beyond. */
 FC_USER_ADD(16)
 FC_USER_ADD(32)
 FC_USER_ADD(128)

@@ -86,20 +86,23 @@ def bench(
 
     User functions:
         The signature is ``unsigned fn(void)`` (C), i.e.
-        ``ctypes.CFUNCTYPE(ctypes.c_uint)``; the value returned is ignored,
-        so any function taking no arguments and returning an integer,
-        pointer or nothing (``void``) will do, e.g. libc's ``getpid``. It is
-        timed through an indirect call (``unroll`` calls per run) against
-        an empty function called the same way, from a call site of its own.
-        A body of more than about 10-16 core cycles hides the call and
-        return that the empty function pays, so the raw difference reads
-        that much short; with one copy the estimate is corrected by the
-        user path's bias from :func:`fastcpu.selftest` (out-of-line chain
-        functions), which is right from about 16 core cycles on. A shorter
-        body reads as the call's overhead (about 10 core cycles on an
-        AuthenticAMD family 25 model 1 (Zen 3) guest); :func:`bench_diff`
-        cancels the call's latency, though not the pace of calls back to
-        back (3-6 core cycles there for a 1-4-add function). The function
+        ``ctypes.CFUNCTYPE(ctypes.c_uint)``; the value returned is used by
+        one multiply, as every timed result is, and otherwise ignored, so
+        any function taking no arguments and returning an integer, pointer
+        or nothing (``void``) will do, e.g. libc's ``getpid``. It is timed
+        through an indirect call (``unroll`` calls per run) against an
+        empty function called the same way, from a call site of its own;
+        one copy through a trampoline that opens the timed region and jumps
+        to the function, so that the call's push happens before it. A body
+        of more than about 4 core cycles hides the return that the empty
+        function pays, so the raw difference reads that much short; with
+        one copy the estimate is corrected by the user path's bias from
+        :func:`fastcpu.selftest` (out-of-line chain functions). A shorter
+        body reads as the return's own cost (about 4 core cycles on an
+        AuthenticAMD family 25 model 1 (Zen 3) guest, 9-10 before the
+        trampoline); :func:`bench_diff` cancels the call's latency, though
+        not the pace of calls back to back (3-6 core cycles there for a
+        1-4-add function). The function
         is called from the calling thread with the GIL released, many times (64
         warm-up runs, then `runs`): it must be safe to call repeatedly, must
         not unwind (no C++ exceptions, no longjmp out) and should not block.

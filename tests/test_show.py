@@ -312,3 +312,23 @@ def test_every_timed_region_ends_by_using_its_result(name):
     assert uses, region
     # after it, at most register glue the compiler placed there (nothing that waits)
     assert all(m in ("mov", "xor") and "(" not in ops for m, ops in region[uses[-1] + 1 :]), region
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) is not installed")
+@pytest.mark.skipif(bool(_core.SANITIZED), reason="a sanitizer build instruments the timed code")
+def test_a_user_function_is_entered_by_a_jump_from_its_trampoline():
+    # csrc/harness.c: the timer calls a trampoline, which opens the timed
+    # region and jumps to the user's function (a sibling call), so that the
+    # call's push of the return address happens before the opening read
+    symbols = [s for s in _elf.function_symbols(LIBRARY) if s.name.startswith("tramp_")]
+    names = {s.name.split(".")[0] for s in symbols}
+    modes = ["lfence", "cpuid", "rdtscp", "pmu_lfence", "pmu_cpuid"]
+    assert names == {f"tramp_{side}_{mode}" for side in ("method", "empty") for mode in modes}
+    for sym in symbols:
+        lines = _show._objdump(LIBRARY, sym)
+        insns = [line.split("\t")[-1].split() for line in lines]
+        insns = [i for i in insns if i and not i[0].startswith(("nop", "data16", "cs", "xchg"))]
+        assert insns[-1][0] == "jmp" and insns[-1][1].startswith("*%r"), (sym.name, lines)
+        # the opening read comes before the jump: the region opens in the trampoline
+        assert any(i[0] in ("rdtsc", "rdtscp", "rdpmc") for i in insns), (sym.name, lines)
+        assert not any(i[0].startswith("call") for i in insns), (sym.name, lines)
