@@ -447,10 +447,17 @@ def test_user_function_chains_read_their_latency(user_chains, op, length, latenc
 def test_a_short_user_function_is_flagged(user_chains):
     short = user_chains.user_add_chain_1
     short.restype = ctypes.c_uint
-    r = fastcpu.bench(short, 500, cpu=CPU)
-    if r.harness_bias_core_cycles >= 0:
-        pytest.skip("no call overhead measured on this host")
-    assert any("shorter than its call's own cost" in w for w in r.warnings)
+
+    def flagged():
+        r = fastcpu.bench(short, 500, cpu=CPU)
+        if r.harness_bias_core_cycles >= 0:
+            pytest.skip("no call overhead measured on this host")
+        # the function reads as the return's own cost, give or take its
+        # interval; once in a while a burst on the host reads it above that
+        assert any("shorter than its call's own cost" in w for w in r.warnings), (
+            r.estimate_core_cycles, r.estimate_ci95_core_cycles, r.harness_bias_core_cycles)
+
+    on_some_try(flagged)
     assert not any("shorter than its call" in w for w in fastcpu.bench("add_chain_1", 100).warnings)
 
 
