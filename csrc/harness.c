@@ -35,7 +35,8 @@ const char *const fc_serialize_names[FC_SER_COUNT] = {"lfence", "cpuid", "rdtscp
  * long before: with the call inside the region, the return waited for the
  * push it had to read back, and a body shorter than ~8 core cycles ran
  * entirely beside it (read as 0 over the empty function); through the
- * trampoline, one shorter than ~4 (Zen 3 guest, plain C). The return still
+ * trampoline, one shorter than ~4 (AuthenticAMD family 25 model 1, Zen 3
+ * guest, plain C). The return still
  * matches its call, so it stays predicted. */
 #define FC_USER_TRAMPOLINE(side, mode)                                       \
     static FC_NO_ICF __attribute__((noinline)) unsigned tramp_##side##_##mode( \

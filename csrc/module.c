@@ -654,8 +654,8 @@ static PyObject *core_bench_result(PyObject *module, PyObject *const *args, Py_s
         parse_brackets(args[6], args[7], fixed_ticks, 0.0, 0.0, &br) < 0)
         goto fail;
     br.tolerance = fc_bracket_tolerance(step, clock_cpt, br.blocks);
-    br.resolution = fc_bracket_resolution(step, clock_cpt, br.blocks);
-    if (!(br.tolerance < 1 && br.resolution < 1)) {
+    br.resolution = fc_bracket_resolution(step, clock_cpt, br.blocks); /* < tolerance / 3 */
+    if (!(br.tolerance < 1)) {
         PyErr_Format(PyExc_ValueError, "the clock's step (%g TSC ticks) is too coarse for "
                      "brackets of %u blocks: tolerance %g", step, br.blocks, br.tolerance);
         goto fail;
