@@ -12,7 +12,7 @@
  *   harness.c    how it is timed: the pair of timers for a row or a user
  *                function, warm-up, interleaved runs in chunks, the PMU
  *                counter's retries and width, statistics
- *   clock.c      what a TSC tick is worth: step, frequency samples, add chains
+ *   clock.c      what a TSC tick is worth: raw reads, frequency samples, rulers
  *   bracket.c    core cycles per tick around one measurement, from the add
  *                chains before and after it and the thread's recent ones
  *   calibration.c  sequences of known cost: dependent add and imul chains
@@ -307,7 +307,7 @@ void fc_models_init(void);
     X(op, 100) X(op, 128) X(op, 256) X(op, 300) X(op, 512) X(op, 1024)
 #define FC_CHAINS(X) FC_CHAIN_LENGTHS(X, add) FC_CHAIN_LENGTHS(X, imul)
 
-#define FC_add_TEXT "'add $1, r64'"
+#define FC_add_TEXT "'add r64, r64'"
 #define FC_add_LATENCY 1
 #define FC_add_LATENCY_TEXT "1"
 #define FC_imul_TEXT "'imul r64, r64'"
@@ -586,16 +586,24 @@ double fc_median_u64(const uint64_t *v, size_t n);
 /* ---- the clock (clock.c) ------------------------------------------------- */
 
 uint64_t fc_rdtsc(void);
-/* The counter's step: the grid that unfenced reads at pseudo-random
- * spacings fall on, else the smallest non-zero difference between
- * consecutive reads (clock.c says how); 0 when it cannot tell. */
-double fc_tsc_step(uint32_t reads);
+/* n unfenced TSC reads into v[], back to back or each after a pseudo-random
+ * stretch of work (`spaced`): the raw material of the granularity fit. */
+void fc_tsc_reads(uint64_t *v, size_t n, bool spaced);
 /* A (CLOCK_MONOTONIC_RAW ns, TSC) pair read as close together as possible. */
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);
-/* TSC ticks for `blocks` blocks of 100 dependent 1-core-cycle adds, fenced. */
-uint64_t fc_add_chain_ticks(uint32_t blocks);
-/* A short warm-up chain, then `count` chains of `blocks` blocks into
- * ticks[0 .. count): the samples bench() brackets a measurement with. */
+/* The chains fastcpu.clock() times: register-register adds (1 core cycle
+ * each) and 64-bit imuls (3), the two rulers; adds of an immediate, which
+ * some cores fold at rename, a fact about the core, never a ruler. */
+enum fc_ruler {
+    FC_RULER_ADD = 0,
+    FC_RULER_IMUL = 1,
+    FC_RULER_IMMEDIATE_ADD = 2,
+};
+/* TSC ticks for `blocks` blocks of 100 dependent `ruler` instructions, fenced. */
+uint64_t fc_ruler_ticks(enum fc_ruler ruler, uint32_t blocks);
+/* A short warm-up chain, then `count` register-register add chains of
+ * `blocks` blocks into ticks[0 .. count): the samples bench() brackets a
+ * measurement with. */
 void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks);
 
 /* ---- core cycles per tick around a measurement (bracket.c) -------------- */

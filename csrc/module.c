@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "fastcpu.h"
@@ -36,7 +37,7 @@
 enum name_id {
     N_METHOD, N_RUNS, N_SERIALIZE, N_UNROLL, N_CPU, N_RAW, N_EMPTY, N_MIGRATED, N_BEST,
     N_MEDIAN, N_TSC_HZ, N_CYCLES_PER_TICK, N_TSC_STEP_TICKS, N_COUNTER, N_HARNESS_BIAS,
-    N_HARNESS_BIAS_CI95, N_CYCLES_PER_TICK_CI95,
+    N_HARNESS_BIAS_CI95, N_CYCLES_PER_TICK_CI95, N_CAVEATS,
     N_FIELDS,
     N_BIAS_TICKS = N_FIELDS, N_CI95_TICKS, N_TSC,
     N_NAMES
@@ -50,7 +51,7 @@ static const char *const name_text[N_NAMES] = {
     [N_TSC_STEP_TICKS] = "tsc_step_ticks", [N_COUNTER] = "counter",
     [N_HARNESS_BIAS] = "harness_bias_core_cycles",
     [N_HARNESS_BIAS_CI95] = "harness_bias_ci95_core_cycles",
-    [N_CYCLES_PER_TICK_CI95] = "cycles_per_tick_ci95",
+    [N_CYCLES_PER_TICK_CI95] = "cycles_per_tick_ci95", [N_CAVEATS] = "caveats",
     [N_BIAS_TICKS] = "bias_ticks", [N_CI95_TICKS] = "ci95_ticks", [N_TSC] = "tsc",
 };
 
@@ -595,6 +596,9 @@ static PyObject *result_of(core_state *st, PyObject *type, PyObject *name, long 
         [N_HARNESS_BIAS] = PyFloat_FromDouble(bias),
         [N_HARNESS_BIAS_CI95] = PyFloat_FromDouble(bias_ci95),
         [N_CYCLES_PER_TICK_CI95] = PyFloat_FromDouble(r->ci95),
+        /* the fast path serves only a trusted clock and a correction no
+         * failed self-test withdrew: nothing to caveat */
+        [N_CAVEATS] = PyTuple_New(0),
     };
     r->a = (struct run_arrays){0}; /* values[] holds them now */
     int rc = 0;
@@ -1249,28 +1253,32 @@ static PyObject *core_current_cpu(PyObject *module, PyObject *Py_UNUSED(ignored)
     return PyLong_FromLong(fc_current_cpu());
 }
 
-PyDoc_STRVAR(tsc_step_doc,
-"tsc_step($module, reads, /)\n--\n\n"
-"The counter's step in TSC ticks, a float: a guest's TSC that advances every\n"
-"10 ns moves by about 24.5 or 26 ticks at a time, not a whole number.\n"
-"Fitted to the deltas of `reads` (2 to 4096) unfenced rdtsc values read at\n"
-"pseudo-random spacings, 95% of them within 1.5 ticks of whole steps; where\n"
-"no step of 5 ticks or more fits, the smallest non-zero difference of\n"
-"consecutive back-to-back reads.");
+PyDoc_STRVAR(tsc_reads_doc,
+"tsc_reads($module, count, spaced, /)\n--\n\n"
+"`count` (2 to 2**20) unfenced TSC reads as a numpy uint64 array: back to back,\n"
+"or (`spaced` true) each after a pseudo-random stretch of 0 to 255 dependent\n"
+"register-register adds. fastcpu.clock() fits the counter's granularity to\n"
+"the spaced reads' deltas and takes the read spacing from the back-to-back\n"
+"ones.");
 
-static PyObject *core_tsc_step(PyObject *module, PyObject *args)
+static PyObject *core_tsc_reads(PyObject *module, PyObject *args)
 {
-    PyObject *reads_obj;
-    long reads;
-    if (!PyArg_ParseTuple(args, "O:tsc_step", &reads_obj) ||
-        parse_bounded(reads_obj, "reads", 2, 4096, &reads) < 0 ||
+    PyObject *count_obj;
+    int spaced;
+    long count;
+    if (!PyArg_ParseTuple(args, "Op:tsc_reads", &count_obj, &spaced) ||
+        parse_bounded(count_obj, "count", 2, 1L << 20, &count) < 0 ||
         check_timer(get_state(module)) < 0)
         return NULL;
-    double step;
+    npy_intp dims[1] = {count};
+    PyArrayObject *out = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
+    if (!out)
+        return NULL;
+    uint64_t *v = PyArray_DATA(out);
     Py_BEGIN_ALLOW_THREADS
-    step = fc_tsc_step((uint32_t)reads);
+    fc_tsc_reads(v, (size_t)count, spaced != 0);
     Py_END_ALLOW_THREADS
-    return PyFloat_FromDouble(step);
+    return (PyObject *)out;
 }
 
 PyDoc_STRVAR(tsc_ns_pair_doc,
@@ -1286,34 +1294,48 @@ static PyObject *core_tsc_ns_pair(PyObject *module, PyObject *Py_UNUSED(ignored)
     return Py_BuildValue("KK", (unsigned long long)ns, (unsigned long long)tsc);
 }
 
-PyDoc_STRVAR(add_chain_ticks_doc,
-"add_chain_ticks($module, blocks, /)\n--\n\n"
-"TSC ticks for `blocks` blocks of 100 dependent 1-core-cycle adds, fenced;\n"
-"blocks from 1 to 2**20 (10^8 adds, some 30 ms).");
+PyDoc_STRVAR(ruler_ticks_doc,
+"ruler_ticks($module, ruler, blocks, /)\n--\n\n"
+"TSC ticks for `blocks` (1 to 2**20) blocks of 100 dependent instructions,\n"
+"fenced: `ruler` 'add' (register-register adds, 1 core cycle each), 'imul'\n"
+"(64-bit imuls, 3 core cycles each) or 'immediate_add' (add $1, which some\n"
+"cores fold at rename: a fact about the core, not a ruler).");
 
-static PyObject *core_add_chain_ticks(PyObject *module, PyObject *args)
+static PyObject *core_ruler_ticks(PyObject *module, PyObject *args)
 {
+    const char *name;
     PyObject *blocks_obj;
     long blocks;
-    if (!PyArg_ParseTuple(args, "O:add_chain_ticks", &blocks_obj) ||
+    if (!PyArg_ParseTuple(args, "sO:ruler_ticks", &name, &blocks_obj) ||
         parse_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
         check_timer(get_state(module)) < 0)
         return NULL;
+    enum fc_ruler ruler;
+    if (strcmp(name, "add") == 0)
+        ruler = FC_RULER_ADD;
+    else if (strcmp(name, "imul") == 0)
+        ruler = FC_RULER_IMUL;
+    else if (strcmp(name, "immediate_add") == 0)
+        ruler = FC_RULER_IMMEDIATE_ADD;
+    else
+        return PyErr_Format(PyExc_ValueError,
+                            "ruler must be 'add', 'imul' or 'immediate_add', not '%s'", name);
     uint64_t ticks;
     Py_BEGIN_ALLOW_THREADS
-    ticks = fc_add_chain_ticks((uint32_t)blocks);
+    ticks = fc_ruler_ticks(ruler, (uint32_t)blocks);
     Py_END_ALLOW_THREADS
     return PyLong_FromUnsignedLongLong(ticks);
 }
 
 PyDoc_STRVAR(add_chain_samples_doc,
 "add_chain_samples($module, blocks, count, /)\n--\n\n"
-"A short warm-up chain, then `count` chains of `blocks` x 100 dependent adds,\n"
+"A short warm-up chain, then `count` chains of `blocks` x 100 dependent\n"
+"register-register adds,\n"
 "in one call: a tuple of their `count` TSC tick counts (bench()'s brackets).");
 
 static PyObject *core_add_chain_samples(PyObject *module, PyObject *args)
 {
-    /* bounded like add_chain_ticks: "I" would wrap -1 into 2**32 - 1 blocks,
+    /* bounded like ruler_ticks: "I" would wrap -1 into 2**32 - 1 blocks,
      * minutes of adds with the GIL released */
     PyObject *blocks_obj, *count_obj;
     long blocks, count;
@@ -1533,9 +1555,9 @@ static PyMethodDef core_functions[] = {
     {"getcpu_ways", core_getcpu_ways, METH_NOARGS, getcpu_ways_doc},
     {"features", core_features, METH_NOARGS, features_doc},
     {"current_cpu", core_current_cpu, METH_NOARGS, current_cpu_doc},
-    {"tsc_step", core_tsc_step, METH_VARARGS, tsc_step_doc},
+    {"tsc_reads", core_tsc_reads, METH_VARARGS, tsc_reads_doc},
     {"tsc_ns_pair", core_tsc_ns_pair, METH_NOARGS, tsc_ns_pair_doc},
-    {"add_chain_ticks", core_add_chain_ticks, METH_VARARGS, add_chain_ticks_doc},
+    {"ruler_ticks", core_ruler_ticks, METH_VARARGS, ruler_ticks_doc},
     {"add_chain_samples", core_add_chain_samples, METH_VARARGS, add_chain_samples_doc},
     {"bracket_figure", core_bracket_figure, METH_VARARGS, bracket_figure_doc},
     {"bracket_recent", core_bracket_recent, METH_VARARGS, bracket_recent_doc},

@@ -19,7 +19,7 @@
         return (unsigned)acc;                                                \
     }
 
-#define FC_USER_ADD(n) FC_USER_CHAIN_FN(add, "add $1, %0", n)
+#define FC_USER_ADD(n) FC_USER_CHAIN_FN(add, "add %0, %0", n)
 #define FC_USER_IMUL(n) FC_USER_CHAIN_FN(imul, "imul %0, %0", n)
 
 /* Lengths: short enough that the self-test takes milliseconds per chain,

@@ -26,7 +26,7 @@ from ._core import Error, Unsupported
 from ._args import CLOCKS, COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX
 from ._bench import bench, bench_diff
 from ._calibration import CalibrationInfo, calibration_methods
-from ._clock import CalibrationWarning, Clock, CounterUnits, clock
+from ._clock import CalibrationWarning, Clock, CounterUnits, Rulers, clock
 from ._methods import MethodInfo, methods
 from ._results import Results, load
 from ._measure import measure
@@ -58,6 +58,7 @@ __all__ = [
     "CalibrationInfo",
     "CalibrationWarning",
     "Clock",
+    "Rulers",
     "CodeBlock",
     "CounterUnits",
     "CpuReading",

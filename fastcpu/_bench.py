@@ -162,7 +162,7 @@ def bench(
     if counter == "tsc" and unroll == 1:
         path = "inline" if isinstance(method, str) else "user"
 
-        def correction(cycles_per_tick: float | None) -> tuple[float, float]:
+        def correction(cycles_per_tick: float | None) -> tuple[float, float, str]:
             return harness_bias(path, serialize, cpu, math.nan if cycles_per_tick is None else cycles_per_tick)
 
     result = timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
@@ -223,6 +223,9 @@ def bench_diff(
 
     name, ((long, short, migrated), cycles_per_tick, cycles_per_tick_ci95), clk, counted = run_pinned(
         method, cpu, counter, run)
+    caveats = clk.caveats(counted)
+    if caveats:  # core cycles unknown here: ticks and ns stand
+        cycles_per_tick, cycles_per_tick_ci95 = math.nan, 0.0
     return DiffResult(
         method=name,
         runs=runs,
@@ -237,4 +240,5 @@ def bench_diff(
         tsc_step_ticks=clk.tsc_step_ticks,
         counter=counted,
         cycles_per_tick_ci95=cycles_per_tick_ci95,
+        caveats=caveats,
     )

@@ -4,8 +4,9 @@ A guest's core clock follows the host's load: on the hosts fastcpu has run
 on, ``cycles_per_tick`` moved by several percent within minutes, so the
 figure measured at first use (:func:`fastcpu.clock`) can be stale by the
 time a measurement is converted. :func:`bench` therefore times dependent
-add chains just before and just after each measurement and converts with
-the mean of the two brackets.
+register-register add chains (the add ruler of :mod:`fastcpu._clock`, which
+the imul ruler checks there) just before and just after each measurement
+and converts with the mean of the two brackets.
 
 Each bracket is a short warm-up chain and two measured chains of 4,000 adds
 (about 1.3 us each); a closing bracket serves as the next measurement's
@@ -38,7 +39,7 @@ import threading
 import time
 
 from . import _core
-from ._clock import clock
+from ._clock import Clock, clock
 
 __all__ = [
     "BRACKET_BLOCKS",
@@ -86,13 +87,13 @@ def fixed_cost_ticks() -> float:
         return _fixed
     with _lock:
         if _fixed is None:
-            _core.add_chain_ticks(BRACKET_BLOCKS)  # warm up
+            _core.ruler_ticks("add", BRACKET_BLOCKS)  # warm up
             groups = []
             for _ in range(_FIXED_GROUPS):
                 est = []
                 for _ in range(_FIXED_REPEATS):
-                    single = _core.add_chain_ticks(BRACKET_BLOCKS)
-                    double = _core.add_chain_ticks(2 * BRACKET_BLOCKS)
+                    single = _core.ruler_ticks("add", BRACKET_BLOCKS)
+                    double = _core.ruler_ticks("add", 2 * BRACKET_BLOCKS)
                     est.append(2 * single - double)
                 est.sort()
                 middle = est[len(est) // 4: len(est) - len(est) // 4]
@@ -164,7 +165,7 @@ def chain_resolution() -> float:
     counter moving in 24.5-tick steps a 4,000-add chain spans about 125
     steps: 0.8%. The rule is the C core's."""
     clk = clock()
-    return _core.bracket_resolution(clk.tsc_step_ticks, clk.cycles_per_tick, BRACKET_BLOCKS)
+    return _core.bracket_resolution(clk.tsc_step_ticks, _chain_cycles_per_tick(clk), BRACKET_BLOCKS)
 
 
 def disturbance_tolerance() -> float:
@@ -174,7 +175,15 @@ def disturbance_tolerance() -> float:
     On a counter moving in 24.5-tick steps a 4,000-add chain spans about 125
     steps: 2.4%. The rule is the C core's (the one bench() uses)."""
     clk = clock()
-    return _core.bracket_tolerance(clk.tsc_step_ticks, clk.cycles_per_tick, BRACKET_BLOCKS)
+    return _core.bracket_tolerance(clk.tsc_step_ticks, _chain_cycles_per_tick(clk), BRACKET_BLOCKS)
+
+
+def _chain_cycles_per_tick(clk: Clock) -> float:
+    """The add ruler's core cycles per tick, to size a chain in ticks: the
+    clock's figure, or, while the imul ruler disagrees with it and the
+    clock's is NaN, the add ruler's own (a chain's length in ticks is what
+    it is, whatever a core cycle turns out to be)."""
+    return clk.rulers.add_cycles_per_tick if clk.rulers is not None else clk.cycles_per_tick
 
 
 def bracket_cycles_per_tick(

@@ -1,31 +1,52 @@
-"""What a TSC tick is worth on this machine: frequency, step and core cycles.
+"""What a TSC tick is worth on this machine: frequency, granularity and core
+cycles, each checked by a second ruler of another kind.
 
 The TSC of a modern x86 CPU counts at a constant rate (the "invariant TSC"),
 whatever the core clock does. A TSC tick is therefore *not* a core cycle:
-on the AMD guest fastcpu was written on, the TSC runs at 2596 MHz while the
-core runs near 3.3-4.1 GHz, about 1.27-1.6 core cycles per tick, and the
-counter only moves every 10 ns: in steps of 25.96 ticks there, of 24.5 ticks on
-a 2445 MHz host. The step need not be a whole number of ticks.
+on the KVM guests fastcpu has run on, the core ran at 1.2-1.7 core cycles
+per tick, moving by percents within minutes. And the counter need not move
+by one tick at a time: an AMD EPYC guest's TSC moves every 10 ns (steps of
+24.5 or 26 ticks, not a whole number), an Intel Xeon family 6 model 207
+guest's in 2-tick steps although two back-to-back reads land 20-24 ticks
+apart. So nothing here is assumed of a host:
+
+* the granularity is fitted to the lattice that reads separated by varying
+  amounts of work fall on (:func:`fit_granularity`), and the spacing of
+  back-to-back reads is reported beside it, as a different fact;
+* core cycles per tick come from dependent chains of register-register adds
+  (1 core cycle each), checked against chains of 64-bit imuls (3 each)
+  timed alongside (:class:`Rulers`); while the two disagree, core-cycle
+  figures are NaN with the reason. A chain of ``add $1, reg`` is no ruler:
+  Intel cores since Golden Cove fold such chains at rename, several adds a
+  cycle. How many it runs per core cycle is measured and reported as a fact
+  about the core.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import threading
 import time
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from . import _core
 
-__all__ = ["Clock", "CounterUnits", "clock", "CalibrationWarning"]
+__all__ = ["Clock", "CounterUnits", "Rulers", "RulerTiming", "clock", "CalibrationWarning",
+           "fit_granularity", "read_spacing", "judge_rulers"]
 
-# Calibration sizes: about 65 ms in all, once per process.
+# Calibration sizes: about 80 ms in all, once per process.
 _FREQ_INTERVAL_S = 0.05
 _STEP_READS = 4096
-_CHAIN_BLOCKS = 2000  # 200,000 dependent adds (~55 us at 3.6 GHz)
+#: Each ruler's chain: (core cycles per instruction, blocks of 100 at N).
+#: About 200,000 core cycles each at N (some 60 us).
+_RULERS: dict[str, tuple[int, int]] = {"add": (1, 2000), "imul": (3, 667), "immediate_add": (1, 2000)}
 _CHAIN_REPEATS = 21
 
 
@@ -69,31 +90,237 @@ class CounterUnits:
 
 
 @dataclass(frozen=True)
+class RulerTiming:
+    """One ruler chain timed at N and 2N instructions.
+
+    Attributes:
+        ruler: ``'add'`` (register-register adds), ``'imul'`` (64-bit imuls)
+            or ``'immediate_add'`` (``add $1, reg``).
+        instructions: dependent instructions in the difference (N).
+        ticks: median TSC ticks of the 2N chains minus those of the N ones:
+            what N instructions take, the timer's own cost cancelled.
+        se_ticks: the standard error of `ticks`, from the samples' scatter
+            and the counter's granularity.
+        clean: samples of each size kept (neither migrated nor disturbed).
+        total: pairs timed.
+    """
+
+    ruler: str
+    instructions: int
+    ticks: float
+    se_ticks: float
+    clean: int = 0
+    total: int = 0
+
+    @property
+    def ticks_per_instruction(self) -> float:
+        return self.ticks / self.instructions
+
+    @property
+    def relative_se(self) -> float:
+        return self.se_ticks / self.ticks if self.ticks > 0 else math.inf
+
+
+#: The rulers agree when imul/add reads 3 within this fraction at least, or
+#: within four standard errors of their ratio where their scatter is wider.
+RULER_TOLERANCE_MIN = 0.01
+RULER_TOLERANCE_SIGMAS = 4.0
+#: A dependent chain cannot run faster than one instruction per core cycle
+#: unless the core folds it: above this many immediate adds per core cycle
+#: (by the register-register add ruler), they are folded at rename.
+FOLDED_ABOVE = 1.25
+
+
+@dataclass(frozen=True, eq=False)
+class Rulers:
+    """The two rulers of core cycles, checked against each other, and what
+    the core does with a chain of immediate adds.
+
+    Attributes:
+        add_cycles_per_tick: core cycles per TSC tick by register-register
+            adds (1 core cycle each).
+        imul_cycles_per_tick: the same by 64-bit imuls (3 core cycles each).
+        tolerance: how far apart (a fraction) the two may read and agree,
+            set from their measured scatter (at least RULER_TOLERANCE_MIN).
+        immediate_adds_per_core_cycle: dependent ``add $1, reg`` per core
+            cycle (by the add ruler): 1 where the core runs them one a
+            cycle, several where it folds them at rename.
+    """
+
+    add_cycles_per_tick: float
+    imul_cycles_per_tick: float
+    tolerance: float
+    immediate_adds_per_core_cycle: float = math.nan
+
+    def _key(self) -> tuple:
+        return tuple("nan" if math.isnan(v) else v for v in (
+            self.add_cycles_per_tick, self.imul_cycles_per_tick, self.tolerance,
+            self.immediate_adds_per_core_cycle))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Rulers):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    @property
+    def imul_in_adds(self) -> float:
+        """An imul's latency in register-register adds: 3 where both are rulers."""
+        return 3 * self.add_cycles_per_tick / self.imul_cycles_per_tick
+
+    @property
+    def agree(self) -> bool:
+        """Whether imul/add reads 3 within :attr:`tolerance`."""
+        return abs(self.imul_in_adds / 3 - 1) <= self.tolerance
+
+    @property
+    def problem(self) -> str:
+        """Why core cycles cannot be trusted here ('' while the rulers agree)."""
+        if self.agree:
+            return ""
+        return (f"the core-cycle rulers disagree: a 64-bit imul chain reads {self.imul_in_adds:.2f} "
+                f"register-register adds per imul, not 3 (tolerance {self.tolerance:.1%}; add ruler "
+                f"{self.add_cycles_per_tick:.3f}, imul ruler {self.imul_cycles_per_tick:.3f} core cycles "
+                "per TSC tick), so core-cycle figures are unknown; TSC ticks and ns stand. Measure again "
+                "with fastcpu.clock(refresh=True) on a quieter machine")
+
+    @property
+    def immediate_adds_folded(self) -> bool | None:
+        """Whether the core folds chains of ``add $1, reg`` at rename (None: not measured)."""
+        x = self.immediate_adds_per_core_cycle
+        return None if not math.isfinite(x) else x > FOLDED_ABOVE
+
+    def immediate_add_words(self) -> str:
+        """The immediate-add fact in words, for headers and tables."""
+        folded = self.immediate_adds_folded
+        if folded is None:
+            return "immediate-add chains not measured"
+        x = self.immediate_adds_per_core_cycle
+        if folded:
+            return f"add $imm chains folded at rename: {x:.1f} per core cycle"
+        return f"add $imm chains not folded: {x:.2f} per core cycle"
+
+    def words(self) -> str:
+        """The rulers in one line."""
+        verdict = "agree" if self.agree else "DISAGREE"
+        return (f"rulers {verdict}: add r,r {self.add_cycles_per_tick:.3f}, imul/3 "
+                f"{self.imul_cycles_per_tick:.3f} core cycles per TSC tick (imul = "
+                f"{self.imul_in_adds:.2f} adds, tolerance {self.tolerance:.1%}); "
+                f"{self.immediate_add_words()}")
+
+    def to_dict(self) -> dict[str, float]:
+        return {"add_cycles_per_tick": self.add_cycles_per_tick,
+                "imul_cycles_per_tick": self.imul_cycles_per_tick,
+                "tolerance": self.tolerance,
+                "immediate_adds_per_core_cycle": self.immediate_adds_per_core_cycle}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Rulers:
+        """Raises ValueError or TypeError for values no clock() could have written."""
+        def positive(key: str, required: bool = True) -> float:
+            v = d.get(key)
+            if v is None and not required:
+                return math.nan
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise TypeError(f"rulers.{key} must be a number, not {type(v).__name__}")
+            if not (math.isfinite(v) and 0 < v < 1e6):
+                raise ValueError(f"rulers.{key} out of range: {v!r}")
+            return float(v)
+
+        return cls(positive("add_cycles_per_tick"), positive("imul_cycles_per_tick"),
+                   positive("tolerance"), positive("immediate_adds_per_core_cycle", required=False))
+
+
+def judge_rulers(add: RulerTiming, imul: RulerTiming, immediate: RulerTiming | None = None) -> Rulers:
+    """The rulers from their timings: core cycles per tick by each, their
+    tolerance from the scatter of both (RULER_TOLERANCE_SIGMAS standard
+    errors of their ratio, at least RULER_TOLERANCE_MIN), and the immediate
+    adds per core cycle by the add ruler."""
+    add_cpt = 1 / add.ticks_per_instruction
+    imul_cpt = 3 / imul.ticks_per_instruction
+    tolerance = max(RULER_TOLERANCE_MIN,
+                    RULER_TOLERANCE_SIGMAS * math.hypot(add.relative_se, imul.relative_se))
+    per_cycle = math.nan
+    if immediate is not None and immediate.ticks > 0:
+        per_cycle = 1 / (immediate.ticks_per_instruction * add_cpt)
+    return Rulers(add_cpt, imul_cpt, tolerance, per_cycle)
+
+
+@dataclass(frozen=True, eq=False)
 class Clock:
     """The clock fastcpu measures with.
 
     Attributes:
         tsc_hz: TSC ticks per second, measured against CLOCK_MONOTONIC_RAW.
-        tsc_step_ticks: the counter's granularity in TSC ticks, a float (about
-            26 or 24.5 on guests whose TSC advances every 10 ns; 1 on most bare
-            metal).
-        cycles_per_tick: core cycles per TSC tick, from a dependent chain of
-            1-cycle adds timed at N and 2N (no PMU needed).
+        tsc_step_ticks: the counter's granularity in TSC ticks, a float: the
+            lattice its readings fall on, fitted to reads separated by
+            varying amounts of work (:func:`fit_granularity`); 1 where every
+            tick is read.
+        cycles_per_tick: core cycles per TSC tick by the register-register
+            add ruler, timed at N and 2N (no PMU needed); NaN while the imul
+            ruler disagrees with it (:attr:`core_cycles_problem` says why).
+        tsc_read_spacing_ticks: the median spacing of back-to-back reads, TSC
+            ticks: what one read costs on the counter, not its granularity
+            (NaN: not measured).
+        rulers: both rulers' figures and the immediate-add fact (None: not
+            measured, as in a file written before fastcpu 0.5).
     """
 
     tsc_hz: float
     tsc_step_ticks: float
     cycles_per_tick: float
+    tsc_read_spacing_ticks: float = math.nan
+    rulers: Rulers | None = None
+
+    def _key(self) -> tuple:
+        # NaN (unknown) compares equal to NaN: a clock read back from its file is the same clock
+        return tuple("nan" if isinstance(v, float) and math.isnan(v) else v
+                     for v in (self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick,
+                               self.tsc_read_spacing_ticks, self.rulers))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Clock):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     @property
     def core_hz(self) -> float:
-        """Core cycles per second implied by the add chain."""
+        """Core cycles per second implied by the add ruler (NaN while untrusted)."""
         return self.tsc_hz * self.cycles_per_tick
 
     @property
     def tsc_step_ns(self) -> float:
         """The counter's granularity in nanoseconds."""
         return self.tsc_step_ticks * 1e9 / self.tsc_hz
+
+    @property
+    def core_cycles_problem(self) -> str:
+        """Why core-cycle figures are unknown here ('' when they stand)."""
+        if self.rulers is not None and self.rulers.problem:
+            return self.rulers.problem
+        if not (self.cycles_per_tick > 0):
+            return "core cycles per TSC tick unknown: no ruler measured them"
+        return ""
+
+    def caveats(self, counter: str = "tsc") -> tuple[str, ...]:
+        """What a result counted on `counter` with this clock must carry:
+        the reason its core cycles are unknown, for the TSC while the rulers
+        disagree (a PMU counter counts core cycles itself)."""
+        problem = self.core_cycles_problem if counter == "tsc" else ""
+        return (problem,) if problem else ()
+
+    def ruler_words(self) -> str:
+        """The rulers and the granularity in one line (CLI header, reports)."""
+        grain = f"granularity {self.tsc_step_ticks:.2f} TSC ticks"
+        if math.isfinite(self.tsc_read_spacing_ticks):
+            grain += f", back-to-back reads {self.tsc_read_spacing_ticks:.0f} apart"
+        rulers = self.rulers.words() if self.rulers is not None else "rulers not recorded"
+        return f"{grain}; {rulers}"
 
     def units(self, counter: str = "tsc") -> CounterUnits:
         """What one count of `counter` is worth with this clock: a TSC tick
@@ -110,7 +337,7 @@ class Clock:
         return self.units().to_ns(ticks)
 
     def ticks_to_core_cycles(self, ticks: float) -> float:
-        """Convert TSC ticks to core cycles (at the add chain's core clock)."""
+        """Convert TSC ticks to core cycles (at the add ruler's core clock; NaN while untrusted)."""
         return self.units().to_core_cycles(ticks)
 
 
@@ -135,11 +362,11 @@ class CalibrationWarning(RuntimeWarning):
     were disturbed); the message says how many were clean."""
 
 
-def _chain_pair(blocks: int) -> tuple[int, int, bool]:
-    """(ticks of N blocks, ticks of 2N blocks, migrated in between)."""
+def _chain_pair(ruler: str, blocks: int) -> tuple[int, int, bool]:
+    """(ticks of N blocks, ticks of 2N blocks, migrated in between) of `ruler`."""
     before = _core.current_cpu()
-    single = _core.add_chain_ticks(blocks)
-    double = _core.add_chain_ticks(2 * blocks)
+    single = _core.ruler_ticks(ruler, blocks)
+    double = _core.ruler_ticks(ruler, 2 * blocks)
     return single, double, _core.current_cpu() != before
 
 
@@ -157,18 +384,29 @@ def clean_samples(pairs: list[tuple[int, int, bool]]) -> tuple[list[int], list[i
             [d for _, d in settled if d <= fastest_double * (1 + _DISTURBED_ABOVE_FASTEST)])
 
 
-def add_chain_cycles_per_tick(blocks: int, repeats: int) -> float:
-    """Core cycles per TSC tick: 100 * N dependent adds (N = `blocks`) over
-    median t(2N) - median t(N) in TSC ticks, over timings that were neither
-    migrated nor disturbed (:func:`clean_samples`). Takes `repeats` pairs,
-    and more rounds of them (up to ``_CHAIN_ROUNDS``) until more than half a
-    round, and at least ``_CHAIN_CLEAN_MIN``, of each size are clean; warns with :class:`CalibrationWarning` when fewer
-    than ``_CHAIN_CLEAN_MIN`` of either are (a signal storm, a busy host)."""
+def _median_se(values: Sequence[float], step_ticks: float) -> float:
+    """The standard error of the median of `values` (TSC ticks): 1.253 robust
+    sigmas over sqrt(n), and at least what a counter of `step_ticks`
+    granularity leaves in it (step / sqrt(12 n))."""
+    n = len(values)
+    mid = statistics.median(values)
+    mad = statistics.median(abs(v - mid) for v in values)
+    return math.hypot(1.253 * 1.4826 * mad, step_ticks / math.sqrt(12)) / math.sqrt(n)
+
+
+def ruler_timing(ruler: str, blocks: int, repeats: int, step_ticks: float = 1.0) -> RulerTiming:
+    """`ruler`'s chain timed at N = 100 x `blocks` instructions and at 2N:
+    median t(2N) - median t(N) over timings that were neither migrated nor
+    disturbed (:func:`clean_samples`). Takes `repeats` pairs, and more
+    rounds of them (up to ``_CHAIN_ROUNDS``) until more than half a round,
+    and at least ``_CHAIN_CLEAN_MIN``, of each size are clean; warns with
+    :class:`CalibrationWarning` when fewer than ``_CHAIN_CLEAN_MIN`` of
+    either are (a signal storm, a busy host)."""
     pairs: list[tuple[int, int, bool]] = []
     singles: list[int] = []
     doubles: list[int] = []
     for _ in range(_CHAIN_ROUNDS):
-        pairs.extend(_chain_pair(blocks) for _ in range(repeats))
+        pairs.extend(_chain_pair(ruler, blocks) for _ in range(repeats))
         singles, doubles = clean_samples(pairs)
         # enough for a figure without a warning: more than half a round,
         # and never fewer than the warning asks for (7 repeats stopped at 4
@@ -178,21 +416,122 @@ def add_chain_cycles_per_tick(blocks: int, repeats: int) -> float:
     clean = min(len(singles), len(doubles))
     if not clean:  # every pair migrated: use them all, and say so
         singles, doubles = [s for s, _, _ in pairs], [d for _, d, _ in pairs]
-    value = 100 * blocks / (statistics.median(doubles) - statistics.median(singles))
+    ticks = statistics.median(doubles) - statistics.median(singles)
+    se = math.hypot(_median_se(singles, step_ticks), _median_se(doubles, step_ticks))
+    timing = RulerTiming(ruler, 100 * blocks, float(ticks), se, clean, len(pairs))
     if clean < _CHAIN_CLEAN_MIN:
         warnings.warn(
             f"cycles_per_tick could not be calibrated cleanly: {clean} of {len(pairs)} "
-            f"add-chain samples were undisturbed (the rest interrupted, preempted or migrated); "
-            f"core-cycle figures use {value:.3f} core cycles per TSC tick and may be off. Calibrate "
-            "again on a quieter machine with fastcpu.clock(refresh=True)",
+            f"{ruler}-chain samples were undisturbed (the rest interrupted, preempted or migrated); "
+            f"that ruler reads {timing.ticks_per_instruction:.4f} TSC ticks per instruction and may be "
+            "off. Calibrate again on a quieter machine with fastcpu.clock(refresh=True)",
             CalibrationWarning, stacklevel=3)
-    return value
+    return timing
 
 
-def _measure_cycles_per_tick() -> float:
-    """Core cycles per tick at clock()'s sizes, after a warm-up chain."""
-    _core.add_chain_ticks(_CHAIN_BLOCKS)  # warm up the core clock and caches
-    return add_chain_cycles_per_tick(_CHAIN_BLOCKS, _CHAIN_REPEATS)
+def measure_rulers(step_ticks: float = 1.0) -> Rulers:
+    """Both rulers and the immediate-add chain, timed here one after the
+    other after a warm-up chain, judged by :func:`judge_rulers`."""
+    _core.ruler_ticks("add", _RULERS["add"][1])  # warm up the core clock and caches
+    timings = {r: ruler_timing(r, blocks, _CHAIN_REPEATS, step_ticks) for r, (_, blocks) in _RULERS.items()}
+    return judge_rulers(timings["add"], timings["imul"], timings["immediate_add"])
+
+
+def measure_cycles_per_tick() -> float:
+    """Core cycles per TSC tick by the add ruler, checked by the imul ruler
+    (NaN while they disagree): what clock() stores, measured again now."""
+    rulers = measure_rulers(clock().tsc_step_ticks)
+    return rulers.add_cycles_per_tick if rulers.agree else math.nan
+
+
+#: A spaced delta must lie this close to a whole number of steps (TSC ticks):
+#: the rounding of both reads, and a tick of jitter.
+_ROUNDING_TICKS = 1.5
+#: Below this a +-1.5-tick tolerance fits any delta: smaller granularities
+#: are found only as exact divisors.
+_ROUNDED_MIN_TICKS = 5.0
+_STEP_MAX_TICKS = 1024
+#: Deltas of more steps than this (a preemption) say nothing of the step.
+_STEP_K_MAX = 64
+#: Shares of the deltas that must fit: every one but the odd jittered or
+#: preempted read on an exact lattice, 95% within the rounding otherwise.
+_EXACT_SHARE = 0.99
+_ROUNDED_SHARE = 0.95
+
+
+def _share_on_steps(d: np.ndarray, step: float) -> float:
+    """The share of the deltas (of up to _STEP_K_MAX steps) within
+    _ROUNDING_TICKS of a whole number of steps; 0 when fewer than half qualify."""
+    k = np.rint(d / step)
+    near = k <= _STEP_K_MAX
+    if near.sum() < len(d) / 2:
+        return 0.0
+    return float(np.mean(np.abs(d[near] - k[near] * step) <= _ROUNDING_TICKS))
+
+
+def _refit(d: np.ndarray, step: float, k_max: float) -> float:
+    """Least squares of delta = k x step over the deltas of 1 to k_max steps."""
+    k = np.rint(d / step)
+    use = (k >= 1) & (k <= k_max)
+    return float((k[use] * d[use]).sum() / (k[use] ** 2).sum()) if use.any() else step
+
+
+def _rounded_lattice(d: np.ndarray) -> float:
+    """The largest step of at least _ROUNDED_MIN_TICKS that _ROUNDED_SHARE of
+    the deltas lie on to within the rounding (a 24.5-tick lattice reads 24
+    or 25 a step); 0 when none. The first guess is the mean of the smallest
+    cluster of deltas, then its halves, thirds ...: back-to-back reads may
+    be several steps apart."""
+    big = d[d >= _ROUNDED_MIN_TICKS - 1]
+    if len(big) == 0:
+        return 0.0
+    lo = float(big.min())
+    guess = float(big[big < 1.5 * lo].mean())
+    for divisor in range(1, 9):
+        step = guess / divisor
+        if step < _ROUNDED_MIN_TICKS:
+            break
+        # k is certain while the step's error times k_max stays under half a
+        # step: refit with ever longer deltas
+        for k_max in (4, 16, _STEP_K_MAX):
+            step = _refit(d, step, k_max)
+        if _ROUNDED_MIN_TICKS <= step < _STEP_MAX_TICKS and _share_on_steps(d, step) >= _ROUNDED_SHARE:
+            return step
+    return 0.0
+
+
+def _exact_lattice(d: np.ndarray) -> int:
+    """The largest whole number of ticks (2 to _STEP_MAX_TICKS) that divides
+    _EXACT_SHARE of the deltas; 1 when none does."""
+    top = int(min(_STEP_MAX_TICKS, d.max()))
+    for g in range(top, 1, -1):
+        if np.mean(d % g == 0) >= _EXACT_SHARE:
+            return g
+    return 1
+
+
+def fit_granularity(reads: Sequence[int] | np.ndarray) -> float:
+    """The counter's granularity in TSC ticks (a float) from reads separated
+    by varying amounts of work: the largest step whose lattice the deltas
+    fall on, exactly (every delta a multiple: 2 ticks on an Intel Xeon
+    family 6 model 207 guest, 26 on AMD Zen 4 and 5 guests) or to within
+    the rounding of both reads (24.5 on an AMD Zen 3 guest); 1 when every
+    tick is read. Never the spacing of back-to-back reads, which can be ten
+    steps (:func:`read_spacing`). NaN with fewer than 32 rising deltas."""
+    values = np.asarray(reads, dtype=np.uint64)
+    d = np.diff(values)
+    d = d[(d > 0) & (d < 1 << 53)].astype(np.float64)  # equal reads fit every step
+    if len(d) < 32:
+        return math.nan
+    return float(max(_exact_lattice(d), _rounded_lattice(d)))
+
+
+def read_spacing(reads: Sequence[int] | np.ndarray) -> float:
+    """The median spacing of back-to-back reads in TSC ticks (deltas of 0
+    included: a counter that did not move between two reads)."""
+    d = np.diff(np.asarray(reads, dtype=np.uint64))
+    d = d[d < 1 << 53]  # a read that went backwards (another CPU's TSC) is no spacing
+    return float(np.median(d)) if len(d) else math.nan
 
 
 _lock = threading.Lock()
@@ -211,7 +550,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def clock(*, refresh: bool = False) -> Clock:
-    """Measure this machine's clock once per process (about 65 ms) and return it.
+    """Measure this machine's clock once per process (about 80 ms) and return it.
 
     Args:
         refresh: measure again, and use the new figures from now on (results
@@ -219,6 +558,12 @@ def clock(*, refresh: bool = False) -> Clock:
             host's load: on the machine fastcpu was written on,
             ``cycles_per_tick`` wanders by 2-3% over seconds, which moves
             every core-cycle conversion with it (docs/accuracy.md).
+
+    Returns:
+        A :class:`Clock`. Its ``cycles_per_tick`` is NaN, and
+        ``core_cycles_problem`` says why, while the imul ruler disagrees
+        with the add ruler: every core-cycle figure converted with it is
+        NaN then, and bench() applies no harness correction.
 
     Warns:
         CalibrationWarning: most samples of the core-cycle calibration were
@@ -238,9 +583,21 @@ def clock(*, refresh: bool = False) -> Clock:
         return known
     with _lock:
         if _cached is None or refresh:
-            _cached = Clock(
-                tsc_hz=_measure_tsc_hz(),
-                tsc_step_ticks=_core.tsc_step(_STEP_READS),
-                cycles_per_tick=_measure_cycles_per_tick(),
-            )
+            _cached = _measure_clock()
         return _cached
+
+
+def _measure_clock() -> Clock:
+    """TSC Hz, the granularity fit and the back-to-back spacing, both rulers."""
+    hz = _measure_tsc_hz()
+    step = fit_granularity(_core.tsc_reads(_STEP_READS, True))
+    if not step >= 1:
+        step = 1.0
+    rulers = measure_rulers(step)
+    return Clock(
+        tsc_hz=hz,
+        tsc_step_ticks=step,
+        cycles_per_tick=rulers.add_cycles_per_tick if rulers.agree else math.nan,
+        tsc_read_spacing_ticks=read_spacing(_core.tsc_reads(_STEP_READS, False)),
+        rulers=rulers,
+    )

@@ -20,7 +20,7 @@ from . import _core, _norseq
 from ._bracket import BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks
 from ._clock import clock
 from ._result import BenchResult
-from ._selftest import fresh_correction
+from ._selftest import failed_verdict, fresh_correction
 
 __all__ = ["bench", "learn"]
 
@@ -44,12 +44,15 @@ def bench(method: object, runs: object, serialize: object, unroll: object) -> Be
     if type(method) is not str or type(serialize) is not str:
         return None
     name = _names.get(method)
-    if name is None:
+    clk = clock()
+    if name is None or clk.core_cycles_problem:  # the checked path says why core cycles are unknown
         return None
     correction = None
     if unroll == 1:  # the self-test's correction is for single copies
         correction = fresh_correction("inline", serialize)
-        if correction is None:  # not measured yet, too old, or no such mode
+        # not measured yet, too old, or no such mode; or a failed self-test
+        # that the checked path names
+        if correction is None or failed_verdict("inline", serialize):
             return None
-    return _core.bench_result(BenchResult, clock(), name, runs, serialize, unroll,
+    return _core.bench_result(BenchResult, clk, name, runs, serialize, unroll,
                               BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(), correction)

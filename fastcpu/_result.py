@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
@@ -60,6 +61,9 @@ class _Estimated:
     harness_bias_ci95_core_cycles: float = 0.0
     # The 95% half-width of cycles_per_tick (0: not known).
     cycles_per_tick_ci95: float = 0.0
+    # What the figures cannot be trusted for, and why (rulers that disagree,
+    # a failed self-test): one sentence each, shown with the warnings.
+    caveats: tuple[str, ...] = ()
 
     @property
     def units(self) -> CounterUnits:
@@ -94,7 +98,10 @@ class _Estimated:
     @property
     def harness_bias_ticks(self) -> float:
         """:attr:`harness_bias_core_cycles` in counts of this result's counter
-        (TSC ticks) per copy (this result's conversion)."""
+        (TSC ticks) per copy (this result's conversion; 0 where none was applied,
+        even while core cycles are unknown)."""
+        if self.harness_bias_core_cycles == 0:
+            return 0.0
         return self.harness_bias_core_cycles / self.units.cycles_per_count
 
     @property
@@ -107,6 +114,8 @@ class _Estimated:
     def estimate_systematic_ci95(self) -> float:
         """Half-width of the uncertainty of the harness-bias correction (the
         systematic part), in TSC ticks per copy."""
+        if self.harness_bias_ci95_core_cycles == 0:
+            return 0.0
         return self.harness_bias_ci95_core_cycles / self.units.cycles_per_count
 
     @property
@@ -168,6 +177,8 @@ class _Estimated:
         others = [f"{fig(self.estimate_ns, self.estimate_ci95_ns)} ns"]
         if self.counter == "tsc":
             others.insert(0, f"{fig(self.estimate, self.estimate_ci95)} TSC ticks")
+        if math.isnan(self.estimate_core_cycles) and self.caveats:  # the rulers disagree
+            return f"estimate {', '.join(others)} (core cycles unknown here)"
         return (f"estimate {fig(self.estimate_core_cycles, self.estimate_ci95_core_cycles)} "
                 f"core cycles ({', '.join(others)})")
 
@@ -237,8 +248,9 @@ class BenchResult(_Estimated):
         tsc_hz: TSC ticks per second of the clock it was measured with
             (:class:`fastcpu.Clock`), whatever the counter.
         cycles_per_tick: core cycles per TSC tick: for :func:`fastcpu.bench`,
-            measured by an add chain just before and just after the runs
-            (their mean), not at first use.
+            measured by register-register add chains just before and just
+            after the runs (their mean), not at first use; NaN while the
+            clock's two rulers disagree (see :attr:`caveats`).
         tsc_step_ticks: the TSC's granularity, in TSC ticks.
         counter: the counter the runs were timed with: ``'tsc'`` (the
             default), or with ``counter='pmu'`` the PMU's core-cycle counter,
@@ -257,6 +269,10 @@ class BenchResult(_Estimated):
         cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
             (half the range of the add chains that bracketed the runs; 0 when
             not known); widens :attr:`estimate_ci95_core_cycles`.
+        caveats: what the figures cannot be trusted for here, one sentence
+            each: core cycles unknown because the clock's rulers disagree,
+            no harness correction because the self-test failed. Shown first
+            among :attr:`warnings`.
 
     Besides best and median, every result carries the estimate fastcpu
     recommends for it (:attr:`estimate`, :attr:`estimate_ci95`,
@@ -285,6 +301,7 @@ class BenchResult(_Estimated):
     harness_bias_core_cycles: float = 0.0
     harness_bias_ci95_core_cycles: float = 0.0
     cycles_per_tick_ci95: float = 0.0
+    caveats: tuple[str, ...] = ()
     clock: InitVar[str | None] = None  # deprecated: the old name of counter
 
     def __post_init__(self, clock: str | None) -> None:
@@ -309,6 +326,7 @@ class BenchResult(_Estimated):
         cycles_per_tick_ci95: float = 0.0,
         harness_bias_core_cycles: float = 0.0,
         harness_bias_ci95_core_cycles: float = 0.0,
+        caveats: tuple[str, ...] = (),
     ) -> BenchResult:
         """The one way to build a BenchResult from per-run arrays.
 
@@ -327,6 +345,7 @@ class BenchResult(_Estimated):
                 around it (with its 95% half-width, `cycles_per_tick_ci95`).
             harness_bias_core_cycles, harness_bias_ci95_core_cycles: the
                 harness bias applied (core cycles; 0: none).
+            caveats: what the figures cannot be trusted for, and why.
 
         Raises:
             ValueError: the arrays are empty, not one-dimensional or of
@@ -366,6 +385,7 @@ class BenchResult(_Estimated):
             harness_bias_core_cycles=harness_bias_core_cycles,
             harness_bias_ci95_core_cycles=harness_bias_ci95_core_cycles,
             cycles_per_tick_ci95=cycles_per_tick_ci95,
+            caveats=tuple(caveats),
         )
         return result
 
@@ -502,6 +522,7 @@ class DiffResult(_Estimated):
             measured around the runs, as bench() brackets its own.
         cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
             (0: not known, e.g. the first-use figure).
+        caveats: as for :class:`BenchResult`.
     """
 
     method: str
@@ -518,6 +539,7 @@ class DiffResult(_Estimated):
     counter: str = "tsc"
     clock: InitVar[str | None] = None  # deprecated: the old name of counter
     cycles_per_tick_ci95: float = 0.0
+    caveats: tuple[str, ...] = ()
 
     def __post_init__(self, clock: str | None) -> None:
         _take_old_clock(self, clock)
@@ -549,6 +571,7 @@ class DiffResult(_Estimated):
             d.paragraph("no harness-bias correction: differencing cancels what the harness adds "
                         "once per run; below about 2 core cycles per copy it reads the copy loop"),
             d.paragraph(self._clock_words()),
+            d.bullets(self.caveats, "caveats"),
         )
 
     def __str__(self) -> str:
@@ -586,7 +609,7 @@ def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> 
     if not isinstance(result, BenchResult):
         raise TypeError(f"stability() reports on one fastcpu.BenchResult, not {type(result).__name__}"
                         + (": pick one, e.g. results['gdt']" if isinstance(result, Mapping) else ""))
-    extra = []
+    extra = list(result.caveats)
     # A user function's call and return cost the empty baseline about
     # -harness_bias core cycles that a longer body hides: a body shorter than
     # that reads as the overhead, whatever it is (docs/accuracy.md).

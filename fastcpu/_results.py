@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _display
 from ._args import RUNS_MAX, UNROLL_MAX
-from ._clock import Clock
+from ._clock import Clock, Rulers
 from ._methods import canonical_name
 from ._result import BenchResult, stability
 from ._stability import Stability
@@ -66,8 +66,15 @@ def _same_arrays(a: BenchResult, b: BenchResult) -> bool:
 def same_bench_result(a: BenchResult, b: BenchResult) -> bool:
     """Whether two BenchResults hold the same settings, clock and arrays."""
     settings = ("method", "runs", "serialize", "unroll", "cpu", "best", "median",
-                "tsc_hz", "cycles_per_tick", "tsc_step_ticks", "counter")
-    return all(getattr(a, s) == getattr(b, s) for s in settings) and _same_arrays(a, b)
+                "tsc_hz", "cycles_per_tick", "tsc_step_ticks", "counter", "caveats")
+    return all(_same(getattr(a, s), getattr(b, s)) for s in settings) and _same_arrays(a, b)
+
+
+def _same(a: object, b: object) -> bool:
+    """a == b, NaN equal to NaN (an unknown core-cycle figure)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,6 +101,9 @@ class Results(Mapping[str, BenchResult]):
         unavailable: methods asked for but not runnable there -> the reason.
         selftest: the harness self-test made with the measurement (its bias
             corrections are in the results' estimates), or ``None``.
+        notes: what was done to the file after it was measured, one
+            sentence each (e.g. core cycles re-derived from a ruler measured
+            on that host): shown with the clock.
     """
 
     results: Mapping[str, BenchResult]
@@ -105,6 +115,7 @@ class Results(Mapping[str, BenchResult]):
     fastcpu_version: str = ""
     unavailable: Mapping[str, str] = field(default_factory=dict)
     selftest: SelfTest | None = None
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.clock, Clock):
@@ -149,7 +160,7 @@ class Results(Mapping[str, BenchResult]):
         if not isinstance(other, Results):
             return NotImplemented
         meta = ("machine", "clock", "serialize", "date", "label", "fastcpu_version", "unavailable",
-                "selftest")
+                "selftest", "notes")
         if any(getattr(self, m) != getattr(other, m) for m in meta):
             return False
         if list(self.results) != list(other.results):
@@ -162,7 +173,7 @@ class Results(Mapping[str, BenchResult]):
         # The read-only views cannot be pickled; rebuild from plain dicts.
         return (Results, (dict(self.results), dict(self.machine), self.clock, self.serialize,
                           self.date, self.label, self.fastcpu_version, dict(self.unavailable),
-                          self.selftest))
+                          self.selftest, self.notes))
 
     # -- reading -------------------------------------------------------------
     @property
@@ -231,6 +242,7 @@ class Results(Mapping[str, BenchResult]):
                         f"methods, {runs} runs per method, serialize={self.serialize}",
                         bold=f"fastcpu.Results {self.name}"),
             d.paragraph(format_clock(self.clock)),
+            d.bullets(self.notes, "notes on this file"),
             d.table(columns, rows, groups=groups),
             d.bullets(machine_warnings, "machine warnings (from the facts saved with the results)"),
             d.bullets((f"{name}: {reason}" for name, reason in self.unavailable.items()),
@@ -249,6 +261,7 @@ class Results(Mapping[str, BenchResult]):
             f"{self.name}, measured {self.date} with fastcpu {self.fastcpu_version}, "
             f"{'/'.join(map(str, runs)) or 0} runs per method, serialize={self.serialize}",
             format_clock(self.clock),
+            *(f"note: {n}" for n in self.notes),
             *(self.selftest.lines() if self.selftest is not None else []),
             "",
             self.table(),
@@ -288,8 +301,8 @@ class Results(Mapping[str, BenchResult]):
             "date": self.date,
             "label": self.label,
             "serialize": self.serialize,
-            "clock": {"tsc_hz": c.tsc_hz, "tsc_step_ticks": c.tsc_step_ticks,
-                      "cycles_per_tick": c.cycles_per_tick},
+            "clock": _clock_entry(c),
+            **({"notes": list(self.notes)} if self.notes else {}),
             "machine": dict(self.machine),
             "unavailable": dict(self.unavailable),
             **({"selftest": self.selftest.to_dict()} if self.selftest is not None else {}),
@@ -308,14 +321,7 @@ class Results(Mapping[str, BenchResult]):
                 results with the clock).
         """
         rd = Reader(Path(source))
-        clk = rd.get(doc, "clock", (dict,), "")
-        clock = Clock(
-            tsc_hz=rd.finite(clk, "tsc_hz", "clock."),
-            tsc_step_ticks=rd.finite(clk, "tsc_step_ticks", "clock."),
-            cycles_per_tick=rd.finite(clk, "cycles_per_tick", "clock."),
-        )
-        if not (clock.tsc_hz > 0 and clock.cycles_per_tick > 0 and 1 <= clock.tsc_step_ticks <= STEP_MAX):
-            raise rd.fail(f"clock values out of range: {clk}")
+        clock = _clock_from(rd, rd.get(doc, "clock", (dict,), ""))
         serialize = rd.get(doc, "serialize", (str,), "")
         entries = rd.get(doc, "results", (list,), "")
         results: dict[str, BenchResult] = {}
@@ -337,6 +343,7 @@ class Results(Mapping[str, BenchResult]):
                 fastcpu_version=rd.get(doc, "fastcpu_version", (str,), ""),
                 unavailable=unavailable,
                 selftest=_selftest_from(rd, doc),
+                notes=_sentences(rd, doc, "notes", ""),
             )
         except (TypeError, ValueError) as exc:
             raise rd.fail(f"inconsistent contents: {exc}") from None
@@ -348,12 +355,78 @@ def _entry(r: BenchResult) -> dict[str, Any]:
         "method": r.method, "runs": r.runs, "serialize": r.serialize,
         "unroll": r.unroll, "cpu": r.cpu, "counter": r.counter,
         "best_ticks": r.best, "median_ticks": r.median,
-        "cycles_per_tick": r.cycles_per_tick, "cycles_per_tick_ci95": r.cycles_per_tick_ci95,
+        "cycles_per_tick": _number_or_null(r.cycles_per_tick), "cycles_per_tick_ci95": r.cycles_per_tick_ci95,
         "harness_bias_core_cycles": r.harness_bias_core_cycles,
         "harness_bias_ci95_core_cycles": r.harness_bias_ci95_core_cycles,
         "raw": encode_ticks(r.raw), "empty": encode_ticks(r.empty),
         "migrated": encode_bools(r.migrated),
+        **({"caveats": list(r.caveats)} if r.caveats else {}),
     }
+
+
+def _number_or_null(x: float) -> float | None:
+    """A figure for JSON: null where it is unknown (NaN)."""
+    return x if math.isfinite(x) else None
+
+
+def _clock_entry(c: Clock) -> dict[str, Any]:
+    """The clock's entry in a document (cycles_per_tick null while unknown,
+    with the reason)."""
+    entry: dict[str, Any] = {"tsc_hz": c.tsc_hz, "tsc_step_ticks": c.tsc_step_ticks,
+                             "cycles_per_tick": _number_or_null(c.cycles_per_tick)}
+    if math.isfinite(c.tsc_read_spacing_ticks):
+        entry["tsc_read_spacing_ticks"] = c.tsc_read_spacing_ticks
+    if c.rulers is not None:
+        entry["rulers"] = c.rulers.to_dict()
+        entry["rulers"]["immediate_adds_per_core_cycle"] = _number_or_null(
+            c.rulers.immediate_adds_per_core_cycle)
+    if c.core_cycles_problem:
+        entry["core_cycles_problem"] = c.core_cycles_problem
+    return entry
+
+
+def _clock_from(rd: Reader, clk: dict[str, Any]) -> Clock:
+    """The clock of a document, checked: cycles_per_tick may be null only
+    with the reason (core_cycles_problem); rulers and the read spacing are
+    optional (files before fastcpu 0.5 lack them)."""
+    problem = rd.get(clk, "core_cycles_problem", (str,), "clock.") if "core_cycles_problem" in clk else ""
+    if problem and clk.get("cycles_per_tick") is not None:
+        raise rd.fail("clock.cycles_per_tick must be null where clock.core_cycles_problem says why "
+                      "core cycles are unknown")
+    cpt = math.nan if problem else rd.finite(clk, "cycles_per_tick", "clock.")
+    rulers = None
+    if "rulers" in clk:
+        try:
+            rulers = Rulers.from_dict(rd.get(clk, "rulers", (dict,), "clock."))
+        except (TypeError, ValueError) as exc:
+            raise rd.fail(f"clock.rulers: {exc}") from None
+    spacing = rd.finite(clk, "tsc_read_spacing_ticks", "clock.") if "tsc_read_spacing_ticks" in clk else math.nan
+    clock = Clock(
+        tsc_hz=rd.finite(clk, "tsc_hz", "clock."),
+        tsc_step_ticks=rd.finite(clk, "tsc_step_ticks", "clock."),
+        cycles_per_tick=cpt,
+        tsc_read_spacing_ticks=spacing,
+        rulers=rulers,
+    )
+    if not (clock.tsc_hz > 0 and (problem or clock.cycles_per_tick > 0)
+            and 1 <= clock.tsc_step_ticks <= STEP_MAX and not spacing < 0):
+        raise rd.fail(f"clock values out of range: {clk}")
+    if rulers is not None and not problem and not rulers.agree:
+        raise rd.fail("clock.rulers disagree, yet clock.core_cycles_problem does not say so")
+    if problem and len(problem) > 2000:
+        raise rd.fail("clock.core_cycles_problem is longer than 2000 characters")
+    return clock
+
+
+def _sentences(rd: Reader, obj: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    """An optional list of sentences (at most 100 of 2,000 characters)."""
+    if key not in obj:
+        return ()
+    items = rd.get(obj, key, (list,), where)
+    if len(items) > 100 or not all(isinstance(x, str) and len(x) <= 2000 for x in items):
+        raise rd.fail(f"field {where}{key!r} must be a list of at most 100 strings of at most "
+                      "2000 characters")
+    return tuple(items)
 
 
 def _close(stored: float, computed: float) -> bool:
@@ -391,13 +464,15 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
         migrated=rd.array(entry, "migrated", runs, where),
         clock=clock,
         counter=_counter_of(rd, entry, where),
-        # optional (fastcpu >= 0.3.0): older files convert with the file's clock, uncorrected
-        cycles_per_tick=rd.finite(entry, "cycles_per_tick", where) if "cycles_per_tick" in entry else None,
+        # optional (fastcpu >= 0.3.0): older files convert with the file's clock, uncorrected;
+        # null where the file's clock says core cycles are unknown
+        cycles_per_tick=_entry_cycles_per_tick(rd, entry, where, clock),
         cycles_per_tick_ci95=_optional(rd, entry, "cycles_per_tick_ci95", where),
         harness_bias_core_cycles=_optional(rd, entry, "harness_bias_core_cycles", where),
         harness_bias_ci95_core_cycles=_optional(rd, entry, "harness_bias_ci95_core_cycles", where),
+        caveats=_sentences(rd, entry, "caveats", where),
     )
-    if not r.cycles_per_tick > 0:
+    if not (r.cycles_per_tick > 0 or (clock.core_cycles_problem and math.isnan(r.cycles_per_tick))):
         raise rd.fail(f"{where}cycles_per_tick out of range: {r.cycles_per_tick}")
     for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
         if key in entry:
@@ -406,6 +481,16 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
                 raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
                               f"({computed}): the file was altered or damaged")
     return r
+
+
+def _entry_cycles_per_tick(rd: Reader, entry: dict[str, Any], where: str, clock: Clock) -> float | None:
+    """A result's own core cycles per tick: None (the clock's) when absent,
+    NaN when null and the clock says why core cycles are unknown."""
+    if "cycles_per_tick" not in entry:
+        return None
+    if entry["cycles_per_tick"] is None and clock.core_cycles_problem:
+        return math.nan
+    return rd.finite(entry, "cycles_per_tick", where)
 
 
 def _optional(rd: Reader, entry: dict[str, Any], key: str, where: str) -> float:

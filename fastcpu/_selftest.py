@@ -42,6 +42,7 @@ import numpy as np
 
 from . import _core
 from ._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
+from ._clock import clock
 from ._timing import timed
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "selftest",
     "harness_bias",
     "fresh_correction",
+    "failed_verdict",
     "PATHS",
     "GOAL_CYCLES",
     "GOAL_PERCENT",
@@ -234,6 +236,9 @@ class SelfTest:
             judges bench()'s default, ``'lfence'``, the one the goals are
             stated for: on a guest ``'cpuid'`` is a VM exit before every
             read, which no correction can make accurate.
+        problem: why the self-test could not run ('' when it ran): the
+            clock's core-cycle rulers disagree, so there is no truth in core
+            cycles to check against. It then has no checks and fails.
     """
 
     checks: tuple[PathCheck, ...]
@@ -241,6 +246,7 @@ class SelfTest:
     rounds: int = 6
     seconds: float = 0.0
     judged: tuple[str, ...] = ()
+    problem: str = ""
 
     def is_judged(self, check: PathCheck) -> bool:
         """Whether `check`'s mode decides :attr:`passed`."""
@@ -248,8 +254,8 @@ class SelfTest:
 
     @property
     def passed(self) -> bool:
-        """Whether every judged path and mode met the goals."""
-        return all(c.passed for c in self.checks if self.is_judged(c))
+        """Whether it ran and every judged path and mode met the goals."""
+        return not self.problem and all(c.passed for c in self.checks if self.is_judged(c))
 
     def lines(self) -> list[str]:
         """The report, one line per path and mode, after a heading line."""
@@ -258,8 +264,12 @@ class SelfTest:
             f"core cycles, +-95%), corrected and re-checked ({self.rounds} x {self.runs} runs "
             f"per chain, {self.seconds:.1f} s): {'PASS' if self.passed else 'FAIL'}"
         )
+        if self.problem:
+            return [f"self-test: FAIL, not run: {self.problem}"]
         if self.judged and any(not self.is_judged(c) for c in self.checks):
             head += f" (judged on serialize={', '.join(self.judged)}; the other modes are reported)"
+        if not self.passed:
+            head += "; bench() applies no harness correction on the paths and modes that failed"
         return [head] + ["  " + c.line() + ("" if self.is_judged(c) else " (reported, not judged)")
                          for c in self.checks]
 
@@ -274,6 +284,7 @@ class SelfTest:
             "passed": self.passed,
             "judged": list(self.judged),
             "checks": [c.to_dict() for c in self.checks],
+            **({"problem": self.problem} if self.problem else {}),
         }
 
     @classmethod
@@ -284,7 +295,15 @@ class SelfTest:
             rounds=_count(d.get("rounds", 0), "rounds"),
             seconds=_finite(d.get("seconds", 0.0)),
             judged=_modes(d.get("judged", [])),
+            problem=_text(d.get("problem", ""), "problem"),
         )
+
+
+def _text(value: object, name: str) -> str:
+    """A stored sentence: a str of at most 2,000 characters."""
+    if not isinstance(value, str) or len(value) > 2000:
+        raise ValueError(f"{name} must be a str of at most 2000 characters, not {value!r:.80}")
+    return value
 
 
 def _modes(value: object) -> tuple[str, ...]:
@@ -428,18 +447,27 @@ def _calibrate(path: str, serialize: str, runs: int, repeats: int, cpu: int | No
 
 _lock = threading.Lock()
 _corrections: dict[tuple[str, str], Correction] = {}
+#: (path, mode) -> why bench() applies no correction there: the last
+#: selftest() of this process failed that path and mode's goals. Cleared
+#: when a later one passes them.
+_failed: dict[tuple[str, str], str] = {}
 
 
 def harness_bias(
     path: str, serialize: str, cpu: int | None = None, cycles_per_tick: float = math.nan
-) -> tuple[float, float]:
+) -> tuple[float, float, str]:
     """(bias, 95% half-width) in core cycles per copy of the single-copy
     harness for `path` (``'inline'`` or ``'user'``) in `serialize` mode,
     converted at `cycles_per_tick` (core cycles per TSC tick around the
-    measurement it corrects; NaN: the calibration's). It comes from the last
-    :func:`selftest` or calibration of this process while that is at most
+    measurement it corrects; NaN: the calibration's), and why none applies
+    ('' when it does). It comes from the last :func:`selftest` or
+    calibration of this process while that is at most
     ``CORRECTION_MAX_AGE_S`` old, or is measured now (five calibration
-    passes: about 30 ms on ``'lfence'``)."""
+    passes: about 30 ms on ``'lfence'``). After a :func:`selftest` that
+    failed this path and mode, none applies: (0, 0, the reason)."""
+    why_not = failed_verdict(path, serialize)
+    if why_not:
+        return 0.0, 0.0, why_not
     known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
     if known is None:
         with _lock:
@@ -447,7 +475,7 @@ def harness_bias(
             if known is None:
                 known = _corrections[(path, serialize)] = _calibrate(
                     path, serialize, CALIBRATION_RUNS, CALIBRATION_REPEATS, cpu)
-    return known.core_cycles(cycles_per_tick)
+    return (*known.core_cycles(cycles_per_tick), "")
 
 
 def fresh_correction(path: str, serialize: str) -> Correction | None:
@@ -455,6 +483,12 @@ def fresh_correction(path: str, serialize: str) -> Correction | None:
     :func:`harness_bias`), else None: not measured yet, or too old."""
     known = _corrections.get((path, serialize))
     return known if known is not None and known.holds_at(time.monotonic()) else None
+
+
+def failed_verdict(path: str, serialize: str) -> str:
+    """Why bench() applies no harness correction to `path` in `serialize`
+    mode: the last self-test failed there ('' when none did)."""
+    return _failed.get((path, serialize), "")
 
 
 def selftest(
@@ -516,6 +550,10 @@ def selftest(
         done += 1
 
     t0 = time.monotonic()
+    problem = clock().core_cycles_problem
+    if problem:  # no truth in core cycles to check against
+        step(None)
+        return SelfTest((), runs, rounds, time.monotonic() - t0, judged=judged, problem=problem)
     checks = []
     for mode in modes:
         for path in paths:
@@ -542,6 +580,14 @@ def selftest(
                     covered += abs(err) <= r.estimate_ci95_core_cycles
                 mid = statistics.median(errors)
                 rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered))
-            checks.append(PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows)))
+            check = PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows))
+            checks.append(check)
+            with _lock:
+                if check.passed:
+                    _failed.pop((path, mode), None)
+                else:
+                    _failed[(path, mode)] = (
+                        f"no harness correction applied: the self-test failed the {path} path's goals "
+                        f"with serialize={mode!r} ({check.line().split('; ', 1)[-1]})")
     step(None)
     return SelfTest(tuple(checks), runs, rounds, time.monotonic() - t0, judged=judged)

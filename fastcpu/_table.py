@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from ._clock import Clock
@@ -11,10 +12,23 @@ __all__ = ["format_clock", "format_table", "format_warnings"]
 
 
 def format_clock(clk: Clock) -> str:
-    return (
-        f"clock: TSC {clk.tsc_hz / 1e6:.2f} MHz, step {clk.tsc_step_ticks:.4g} ticks "
-        f"({clk.tsc_step_ns:.1f} ns), {clk.cycles_per_tick:.3f} core cycles per tick "
-        f"(core {clk.core_hz / 1e9:.2f} GHz by a dependent add chain)"
+    """The clock in a header: the TSC's rate and granularity (and, apart, the
+    spacing of back-to-back reads), core cycles per tick with the rulers'
+    verdict, and what the core does with immediate-add chains."""
+    spacing = (f"; back-to-back reads {clk.tsc_read_spacing_ticks:.0f} ticks apart"
+               if math.isfinite(clk.tsc_read_spacing_ticks) else "")
+    head = (f"clock: TSC {clk.tsc_hz / 1e6:.2f} MHz, granularity {clk.tsc_step_ticks:.4g} ticks "
+            f"({clk.tsc_step_ns:.1f} ns{spacing}), ")
+    problem = clk.core_cycles_problem
+    if problem:
+        return head + f"core cycles per tick UNKNOWN: {problem}"
+    r = clk.rulers
+    if r is None:
+        return head + f"{clk.cycles_per_tick:.3f} core cycles per tick (core {clk.core_hz / 1e9:.2f} GHz)"
+    return head + (
+        f"{clk.cycles_per_tick:.3f} core cycles per tick (core {clk.core_hz / 1e9:.2f} GHz by "
+        f"register-register adds; imul/3 reads {r.imul_cycles_per_tick:.3f}, within "
+        f"{r.tolerance:.1%}); {r.immediate_add_words()}"
     )
 
 
@@ -60,8 +74,9 @@ def format_warnings(results: Iterable[BenchResult]) -> str:
     per_method: list[str] = []
     for r in results:
         report = r.stability
-        machine.extend(w for w in report.machine_warnings if w not in machine)
-        per_method.extend(f"{r.method}: {w}" for w in report.run_warnings)
+        # a caveat (core cycles unknown, no correction) is said once, not per method
+        machine.extend(w for w in (*report.machine_warnings, *r.caveats) if w not in machine)
+        per_method.extend(f"{r.method}: {w}" for w in report.run_warnings if w not in r.caveats)
     if not machine and not per_method:
         return ""
     lines = ["warnings (the figures stand; these say what may skew them):"]

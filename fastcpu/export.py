@@ -16,6 +16,7 @@ unit spelled out in its column name.
 from __future__ import annotations
 
 import csv
+import math
 import os
 from collections.abc import Sequence
 from typing import IO, Any
@@ -76,7 +77,9 @@ def to_gbench(results: Results) -> dict[str, Any]:
         "host_name": str(m.get("hostname", "")),
         "executable": f"fastcpu {results.fastcpu_version}".strip(),
         "num_cpus": len(m.get("online_cpus") or []) or os.cpu_count() or 1,  # type: ignore[arg-type]
-        "mhz_per_cpu": round(clk.core_hz / 1e6),
+        # the core clock by the rulers; the TSC's rate while they disagree
+        # (then cycles_per_tick is null and core_cycles_problem says why)
+        "mhz_per_cpu": round((clk.core_hz if math.isfinite(clk.core_hz) else clk.tsc_hz) / 1e6),
         "cpu_scaling_enabled": any(g != "performance" for g in governors.values())  # type: ignore[union-attr]
         if governors else False,
         "caches": [],
@@ -88,7 +91,11 @@ def to_gbench(results: Results) -> dict[str, Any]:
         "cpu": f"{m.get('model_name', '')} family {m.get('family')} model {m.get('model')}",
         "tsc_hz": clk.tsc_hz,
         "tsc_step_ticks": clk.tsc_step_ticks,
-        "cycles_per_tick": clk.cycles_per_tick,
+        "cycles_per_tick": clk.cycles_per_tick if math.isfinite(clk.cycles_per_tick) else None,
+        "tsc_read_spacing_ticks": clk.tsc_read_spacing_ticks
+        if math.isfinite(clk.tsc_read_spacing_ticks) else None,
+        **({"core_cycles_problem": clk.core_cycles_problem} if clk.core_cycles_problem else {}),
+        **({"rulers": clk.rulers.to_dict()} if clk.rulers is not None else {}),
     }
     return {"context": context,
             "benchmarks": [_gbench_entry(r, i) for i, r in enumerate(results.values())]}

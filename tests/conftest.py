@@ -31,6 +31,16 @@ def _neutral_cwd(tmp_path_factory):
     os.chdir(before)
 
 
+@pytest.fixture(autouse=True)
+def _no_failed_selftest_verdicts(monkeypatch):
+    """A self-test that failed in one test withdraws bench()'s correction for
+    the rest of the process (fastcpu._selftest._failed): each test starts
+    without another test's verdicts."""
+    from fastcpu import _selftest
+
+    monkeypatch.setattr(_selftest, "_failed", {})
+
+
 @pytest.fixture(params=AVAILABLE)
 def available_method(request):
     return request.param

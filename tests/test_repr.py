@@ -294,8 +294,8 @@ def test_ab_comparison_html_and_repr(zen3, unit, words):
 
 def test_showing_measures_nothing(zen3, monkeypatch):
     for name in ("bench", "bench_address", "bench_diff", "bench_bracketed", "bench_diff_bracketed",
-                 "bench_result", "add_chain_ticks", "add_chain_samples",
-                 "tsc_step", "tsc_ns_pair", "user_chains"):
+                 "bench_result", "ruler_ticks", "add_chain_samples",
+                 "tsc_reads", "tsc_ns_pair", "user_chains"):
         monkeypatch.setattr(_core, name, lambda *a, **k: pytest.fail("showing a result measured"))
     r = zen3["gdt"]
     d = fastcpu.DiffResult(method="gdt", runs=r.runs, serialize="lfence", k=1, cpu=None, long=r.raw,

@@ -143,14 +143,14 @@ def test_brackets_both_slower_than_the_recent_ones_are_left_out():
 def test_the_bracket_timers_fixed_cost_shrugs_off_a_disturbed_stretch(monkeypatch):
     calls = []
 
-    def ticks(blocks):  # 100 ticks a block and 60 of fences; one group's doubles disturbed
+    def ticks(ruler, blocks):  # 100 ticks a block and 60 of fences; one group's doubles disturbed
         calls.append(blocks)
         pair = (len(calls) - 2) // 2  # after the warm-up chain
         disturbed = blocks == 2 * _bracket.BRACKET_BLOCKS and pair // _bracket._FIXED_REPEATS == 3
         return 100 * blocks + 60 + (2000 if disturbed else 0)
 
     monkeypatch.setattr(_bracket, "_fixed", None)
-    monkeypatch.setattr(_core, "add_chain_ticks", ticks)
+    monkeypatch.setattr(_core, "ruler_ticks", ticks)
     assert _bracket.fixed_cost_ticks() == 60.0
     assert len(calls) == 1 + 2 * _bracket._FIXED_GROUPS * _bracket._FIXED_REPEATS
     assert _bracket.fixed_cost_ticks() == 60.0 and len(calls) == 1 + 2 * _bracket._FIXED_GROUPS * _bracket._FIXED_REPEATS
@@ -158,7 +158,7 @@ def test_the_bracket_timers_fixed_cost_shrugs_off_a_disturbed_stretch(monkeypatc
 
 def test_the_bracket_timers_fixed_cost_is_small_against_its_chain():
     fixed = _bracket.fixed_cost_ticks()
-    assert 0 <= fixed < 0.2 * _core.add_chain_ticks(_bracket.BRACKET_BLOCKS)
+    assert 0 <= fixed < 0.2 * _core.ruler_ticks("add", _bracket.BRACKET_BLOCKS)
 
 
 def test_the_clocks_step_leaves_its_share_in_the_bracket_interval():
@@ -267,6 +267,10 @@ def test_selftest_measures_both_paths():
 def test_bench_applies_the_selftest_correction():
     st = fastcpu.selftest(runs=200, rounds=1, serialize="rdtscp", cpu=CPU)
     inline = st.checks[0]
+    # a failed path and mode withdraws its correction (next test); here the
+    # correction as such, whatever this short self-test's verdict
+    assert bool(_selftest.failed_verdict("inline", "rdtscp")) == (not inline.passed)
+    _selftest._failed.clear()
     r = fastcpu.bench("add_chain_32", 300, serialize="rdtscp", cpu=CPU)
     # the self-test's correction (kept in ticks), at the clock around the runs
     assert _selftest._corrections[("inline", "rdtscp")].measured_at <= _selftest.time.monotonic()
@@ -277,6 +281,35 @@ def test_bench_applies_the_selftest_correction():
     # unrolled runs and bench_diff are not single copies: no correction
     assert fastcpu.bench("add_chain_32", 50, serialize="rdtscp", unroll=2).harness_bias_core_cycles == 0
     assert fastcpu.bench_diff("add_chain_32", 50, k=2).harness_bias_core_cycles == 0
+
+
+def test_a_failed_selftest_withdraws_the_correction_and_says_so(monkeypatch):
+    fastcpu.bench("add_chain_32", 100)  # measured once: the fast path would serve the next call
+    why = "no harness correction applied: the self-test failed the inline path's goals (scripted)"
+    monkeypatch.setitem(_selftest._failed, ("inline", "lfence"), why)
+    for _ in range(2):
+        r = fastcpu.bench("add_chain_32", 100)
+        assert r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
+        assert r.caveats == (why,) and why in r.warnings and "self-test failed" in r._repr_html_()
+    # the user path, and other modes, keep theirs
+    assert fastcpu.bench("add_chain_32", 100, serialize="rdtscp").caveats == ()
+
+
+def test_a_selftest_records_its_verdict_per_path_and_mode(monkeypatch):
+    def check(path, mode, error):
+        chains = (_selftest.ChainCheck("imul_chain_16", 48.0, error, 1, abs(error) <= 1.5, 1),)
+        return _selftest.PathCheck(path, mode, 0.5, 0.3, {"add": 0.4, "imul": 0.6}, chains)
+
+    # the self-test's measuring replaced by scripted verdicts: inline fails, user passes
+    monkeypatch.setattr(_selftest, "_calibrate", lambda *a: _correction(0.5))
+    monkeypatch.setattr(_selftest, "_chains", lambda path: [])
+    made = iter([check("inline", "lfence", 3.0), check("user", "lfence", 0.2)])
+    monkeypatch.setattr(_selftest, "PathCheck", lambda *a: next(made))
+    st = fastcpu.selftest(serialize="lfence")
+    assert not st.passed and "applies no harness correction" in str(st)
+    assert "inline path's goals" in _selftest.failed_verdict("inline", "lfence")
+    assert _selftest.failed_verdict("user", "lfence") == ""
+    assert _selftest.harness_bias("inline", "lfence")[:2] == (0.0, 0.0)
 
 
 def _correction(bias_ticks, cpt=1.3, at=100.0):
@@ -308,12 +341,12 @@ def test_harness_bias_measures_again_when_old(monkeypatch):
     monkeypatch.setattr(_selftest, "_calibrate", calibrate)
     monkeypatch.setattr(_selftest, "_corrections", {})
     monkeypatch.setattr(_selftest.time, "monotonic", lambda: now[0])
-    assert _selftest.harness_bias("inline", "lfence", None, 1.5) == pytest.approx((1.5, 1.5))
+    assert _selftest.harness_bias("inline", "lfence", None, 1.5)[:2] == pytest.approx((1.5, 1.5))
     now[0] += _selftest.CORRECTION_MAX_AGE_S / 2
-    assert _selftest.harness_bias("inline", "lfence", None, 1.2) == pytest.approx((1.2, 1.2))
+    assert _selftest.harness_bias("inline", "lfence", None, 1.2)[:2] == pytest.approx((1.2, 1.2))
     now[0] += _selftest.CORRECTION_MAX_AGE_S
-    assert _selftest.harness_bias("inline", "lfence", None, 1.0) == pytest.approx((2.0, 1.0))  # old
-    assert _selftest.harness_bias("user", "lfence", None, 1.0) == pytest.approx((3.0, 1.0))  # its own
+    assert _selftest.harness_bias("inline", "lfence", None, 1.0)[:2] == pytest.approx((2.0, 1.0))  # old
+    assert _selftest.harness_bias("user", "lfence", None, 1.0)[:2] == pytest.approx((3.0, 1.0))  # its own
     assert made == [("inline", "lfence", _selftest.CALIBRATION_REPEATS)] * 2 + [
         ("user", "lfence", _selftest.CALIBRATION_REPEATS)]
 

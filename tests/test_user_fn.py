@@ -174,22 +174,23 @@ def test_addresses_outside_executable_mappings_are_refused():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda c: c.add_chain_ticks(-1), "blocks must be between 1 and 1048576, not -1"),
-    (lambda c: c.add_chain_ticks(0), "blocks must be between 1 and 1048576, not 0"),
-    (lambda c: c.add_chain_ticks(1 << 32), "blocks must be between 1 and 1048576"),
-    (lambda c: c.add_chain_ticks(10**30), "blocks must be between 1 and 1048576"),
-    (lambda c: c.tsc_step(-1), "reads must be between 2 and 4096, not -1"),
-    (lambda c: c.tsc_step(1 << 32), "reads must be between 2 and 4096"),
+    (lambda c: c.ruler_ticks("add", -1), "blocks must be between 1 and 1048576, not -1"),
+    (lambda c: c.ruler_ticks("imul", 0), "blocks must be between 1 and 1048576, not 0"),
+    (lambda c: c.ruler_ticks("add", 1 << 32), "blocks must be between 1 and 1048576"),
+    (lambda c: c.ruler_ticks("immediate_add", 10**30), "blocks must be between 1 and 1048576"),
+    (lambda c: c.ruler_ticks("sub", 10), "ruler must be 'add', 'imul' or 'immediate_add', not 'sub'"),
+    (lambda c: c.tsc_reads(-1, True), "count must be between 2 and 1048576, not -1"),
+    (lambda c: c.tsc_reads(1 << 32, False), "count must be between 2 and 1048576"),
     (lambda c: c.add_chain_samples(-1, 2), "blocks must be between 1 and 1048576, not -1"),
     (lambda c: c.add_chain_samples(40, 0), "count must be between 1 and 16, not 0"),
     (lambda c: c.add_chain_samples(40, 1 << 32), "count must be between 1 and 16"),
-], ids=["chain -1", "chain 0", "chain 2**32", "chain huge", "step -1", "step 2**32",
+], ids=["chain -1", "chain 0", "chain 2**32", "chain huge", "no such ruler", "reads -1", "reads 2**32",
         "samples -1", "samples count 0", "samples count 2**32"])
 def test_private_entry_points_validate_counts(call, match):
-    # add_chain_ticks(-1) used to wrap round to 2**32 - 1 blocks: 100 s, uninterruptible
+    # add_chain_ticks(-1) (now ruler_ticks) used to wrap round to 2**32 - 1 blocks: 100 s, uninterruptible
     from fastcpu import _core
 
     with pytest.raises(ValueError, match=re.escape(match)):
         call(_core)
     with pytest.raises(TypeError, match="must be an int, not str"):
-        _core.add_chain_ticks("1")
+        _core.ruler_ticks("add", "1")
