@@ -83,6 +83,40 @@ def test_the_across_machines_notebook_was_executed_with_every_file():
         assert fastcpu.load(f).name in text, f"the notebook's tables do not show {f.name}"
 
 
+def test_the_intel_file_was_re_derived_from_that_hosts_rulers_and_says_so():
+    res = fastcpu.load(DATA / "intel-xeon-family6-model207-kvm-guest.json")
+    assert (res.machine["vendor"], res.machine["family"], res.machine["model"]) == ("GenuineIntel", 6, 207)
+    notes = " ".join(res.notes)
+    assert "Re-derived by data/rederive_intel.py" in notes and "folds at rename" in notes
+    clk = res.clock
+    # the lattice of that host, not the spacing of its reads; rulers that agree; folded adds
+    assert clk.tsc_step_ticks == 2 and clk.tsc_read_spacing_ticks >= 20
+    assert clk.rulers.agree and clk.rulers.immediate_adds_folded
+    assert 1.246 <= clk.cycles_per_tick <= 1.275
+    assert clk.rulers.add_cycles_per_tick == pytest.approx(clk.cycles_per_tick, rel=0.05)
+    for r in res.values():  # every conversion the re-derived one, no correction from folded chains
+        assert r.cycles_per_tick == clk.cycles_per_tick and r.cycles_per_tick_ci95 > 0
+        assert r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
+        assert r.caveats and "folded" in r.caveats[0]
+        assert r.estimate_core_cycles == pytest.approx(r.estimate * clk.cycles_per_tick)
+    assert res.selftest is None
+
+
+def test_the_intel_re_derivation_reproduces_the_file_from_the_hosts_files():
+    # from ../shared/hosts where CI has it beside the clone; elsewhere the
+    # shipped file's own consistency (above) is what can be checked
+    hosts = Path(__file__).resolve().parents[2] / "shared" / "hosts"
+    script = DATA / "rederive_intel.py"
+    if not (hosts / "intel-xeon-family6-model207-rulers.npz").exists() or not script.exists():
+        pytest.skip("../shared/hosts (the Intel host's 0.4.0 file and rulers) is not beside this checkout")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rederive_intel", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.rederive(hosts) == fastcpu.load(DATA / "intel-xeon-family6-model207-kvm-guest.json")
+
+
 # --- published_figures.csv ---------------------------------------------------------------
 
 COLUMNS = ["source", "date", "machine", "what", "fastcpu_method", "value", "value_high", "unit",

@@ -1,0 +1,101 @@
+"""Re-derive the Intel host's result file from the one fastcpu 0.4.0 wrote there.
+
+fastcpu 0.4.0 measured every method on the Intel Xeon family 6 model 207
+(Emerald Rapids) KVM guest with real raw TSC ticks, but converted them with
+rulers that do not hold on that core (../shared/hosts/intel-xeon-family6-model207.md):
+core cycles from a chain of ``add $1, reg``, which the core folds at rename
+(0.4.0 read 5.4 core cycles per tick, each result's brackets 5-8), a counter
+step of 22 ticks taken from back-to-back reads (the counter moves in 2-tick
+steps), and a harness correction calibrated on those folded chains. This
+script keeps the raw ticks and the machine's facts and replaces only what
+rested on the wrong rulers, saying so in the file's notes:
+
+* the clock's granularity: the lattice fit (``fastcpu._clock.fit_granularity``)
+  of that host's reads separated by varying work, and the spacing of its
+  back-to-back reads beside it (both from the host's rulers file);
+* its rulers: that host's register-register add, imul and immediate-add
+  chains (5,000 runs each, less the empty sequence), judged by
+  ``fastcpu._clock.judge_rulers``;
+* every result's core cycles per tick: the midpoint of the held-out ruler
+  measured on that host just before the run (1.275) and just after it
+  (1.246), half their gap as its 95% half-width (the 0.4.0 brackets timed
+  folded chains);
+* no harness correction (0.4.0's was calibrated against folded chains) and
+  no stored self-test (its "truth" was the folded chains), with a caveat on
+  every result.
+
+Run from the repository root with the shared host files beside it:
+``python data/rederive_intel.py ../shared/hosts``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import fastcpu
+from fastcpu._clock import RulerTiming, fit_granularity, judge_rulers, read_spacing
+
+NAME = "intel-xeon-family6-model207-kvm-guest.json"
+#: The held-out add ruler on that host just before and just after the run
+#: (register-register adds, core cycles per TSC tick; the host's page).
+BEFORE, AFTER = 1.275, 1.246
+
+
+def rulers(npz: Path) -> tuple[float, float, fastcpu.Rulers]:
+    """(granularity, back-to-back spacing, rulers) from the host's raw readings."""
+    z = np.load(npz)
+    deltas = z["read_deltas_varied"]
+    reads = np.concatenate([[10**9], 10**9 + np.cumsum(deltas)]).astype(np.uint64)
+    step = fit_granularity(reads[:4097])
+    empty = float(np.median(z["empty"]))
+
+    def timing(key: str, ruler: str) -> RulerTiming:
+        v = z[key].astype(np.float64)
+        se = 1.253 * 1.4826 * np.median(np.abs(v - np.median(v))) / math.sqrt(len(v))
+        return RulerTiming(ruler, 256, float(np.median(v)) - empty,
+                           math.hypot(se, step / math.sqrt(12 * len(v))), len(v), len(v))
+
+    judged = judge_rulers(timing("add_reg_256", "add"), timing("imul_256", "imul"),
+                          timing("add_imm_256", "immediate_add"))
+    return step, read_spacing(z["back_to_back_reads"]), judged
+
+
+def rederive(hosts: Path) -> fastcpu.Results:
+    old = fastcpu.load(hosts / NAME)
+    step, spacing, judged = rulers(hosts / "intel-xeon-family6-model207-rulers.npz")
+    cpt, cpt_ci95 = (BEFORE + AFTER) / 2, abs(BEFORE - AFTER) / 2
+    clock = fastcpu.Clock(old.clock.tsc_hz, step, cpt, spacing, judged)
+    caveat = ("no harness correction: fastcpu 0.4.0 calibrated it on this host against folded "
+              "immediate-add chains; core cycles re-derived from the register-register add ruler "
+              "measured on the host before and after the run (the file's notes)")
+    results = {
+        name: dataclasses.replace(r, tsc_step_ticks=step, cycles_per_tick=cpt,
+                                  cycles_per_tick_ci95=cpt_ci95, harness_bias_core_cycles=0.0,
+                                  harness_bias_ci95_core_cycles=0.0, caveats=(caveat,))
+        for name, r in old.results.items()
+    }
+    notes = (
+        f"Re-derived by data/rederive_intel.py from the file fastcpu {old.fastcpu_version} wrote on "
+        f"this host at {old.date}: raw TSC ticks, machine facts and dates unchanged.",
+        f"Granularity {step:g} TSC ticks by the lattice fit of the host's reads (0.4.0 recorded "
+        f"{old.clock.tsc_step_ticks:g}, the spacing of back-to-back reads, {spacing:g} here).",
+        f"Core cycles per tick {cpt:.4f} +- {cpt_ci95:.4f} for every result: the register-register "
+        f"add ruler measured on the host just before ({BEFORE}) and after ({AFTER}) the run; 0.4.0 "
+        f"recorded {old.clock.cycles_per_tick:.2f} from a chain of immediate adds, which this core "
+        f"folds at rename ({judged.immediate_adds_per_core_cycle:.1f} per core cycle).",
+        "Harness correction and self-test removed: 0.4.0 calibrated both on the folded chains.",
+    )
+    return dataclasses.replace(
+        old, clock=clock, results=results, selftest=None, notes=notes,
+        label="Intel Xeon family 6 model 207 (Emerald Rapids) KVM guest, 2 vCPUs "
+              "(fastcpu 0.4.0 ticks, core cycles re-derived)")
+
+
+if __name__ == "__main__":
+    hosts = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/hosts")
+    rederive(hosts).save(Path(__file__).parent / NAME, overwrite=True)
