@@ -47,7 +47,12 @@ __all__ = ["compare", "ComparisonTable", "COLUMNS", "STAT_NAMES", "UNITS", "LAYO
 STAT_NAMES = ("best", "median", "paired_mean", "paired_mean_ci_low", "paired_mean_ci_high")
 #: Column suffix -> how to read it.
 UNITS = {"ticks": "TSC ticks", "ns": "ns", "core_cycles": "core cycles"}
-COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "migrations", "source") + tuple(
+#: The machine's own rulers, repeated on each of its rows: the counter's
+#: granularity (TSC ticks), its core cycles per TSC tick (NaN: unknown there)
+#: and how many dependent ``add $imm`` its core runs per core cycle (folded
+#: at rename above 1.25; NaN: not recorded, files before fastcpu 0.5).
+MACHINE_COLUMNS = ("tsc_granularity_ticks", "clock_core_cycles_per_tick", "immediate_adds_per_core_cycle")
+COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "migrations", "source") + MACHINE_COLUMNS + tuple(
     f"{stat}_{unit}" for unit in UNITS for stat in STAT_NAMES
 )
 #: Deprecated column names (the paired mean was called "mean" here) -> today's.
@@ -193,6 +198,24 @@ def _paired_mean_interval(r: BenchResult, z: float) -> tuple[float, float, float
     return est.ticks, est.ticks - half, est.ticks + half
 
 
+def _machine_facts(results: Results) -> dict[str, float]:
+    """MACHINE_COLUMNS of one file's clock."""
+    clk = results.clock
+    return {"tsc_granularity_ticks": float(clk.tsc_step_ticks),
+            "clock_core_cycles_per_tick": float(clk.cycles_per_tick),
+            "immediate_adds_per_core_cycle": math.nan if clk.rulers is None
+            else clk.rulers.immediate_adds_per_core_cycle}
+
+
+def _immediate_add_words(per_cycle: float) -> str:
+    if math.isnan(per_cycle):
+        return "immediate adds not recorded"
+    from ._clock import FOLDED_ABOVE
+
+    return (f"add $imm folded at rename ({per_cycle:.1f} per core cycle)" if per_cycle > FOLDED_ABOVE
+            else f"add $imm not folded ({per_cycle:.2f} per core cycle)")
+
+
 def _rows(results: Results, z: float, source: str) -> list[dict[str, Any]]:
     rows = []
     for r in results.values():
@@ -202,6 +225,7 @@ def _rows(results: Results, z: float, source: str) -> list[dict[str, Any]]:
         row: dict[str, Any] = _Row({
             "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
             "serialize": r.serialize, "migrations": r.migrations, "source": source,
+            **_machine_facts(results),
         })
         for unit in UNITS:
             for stat, value in ticks.items():
@@ -416,6 +440,16 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     for k, method in enumerate(methods):
         lines.append(f"{method:{method_w}}" + gap + gap.join(
             group(cells[k][i], ratio_cells[k][i] if ratios else None) for i in range(len(machines))))
+    if not rows or any(c not in rows[0] for c in MACHINE_COLUMNS):  # a table of other columns
+        return "\n".join(lines)
+    lines.append("")
+    lines.append("each machine's rulers (TSC granularity; core cycles per TSC tick; immediate-add chains):")
+    for m in machines:
+        first = next(r for r in rows if str(r["machine"]) == m)
+        cpt = float(first["clock_core_cycles_per_tick"])
+        lines.append(f"  {m}: granularity {float(first['tsc_granularity_ticks']):.4g} ticks; "
+                     + (f"{cpt:.3f} core cycles per tick" if math.isfinite(cpt) else "core cycles unknown")
+                     + f"; {_immediate_add_words(float(first['immediate_adds_per_core_cycle']))}")
     return "\n".join(lines)
 
 

@@ -268,8 +268,6 @@ class SelfTest:
             return [f"self-test: FAIL, not run: {self.problem}"]
         if self.judged and any(not self.is_judged(c) for c in self.checks):
             head += f" (judged on serialize={', '.join(self.judged)}; the other modes are reported)"
-        if not self.passed:
-            head += "; bench() applies no harness correction on the paths and modes that failed"
         return [head] + ["  " + c.line() + ("" if self.is_judged(c) else " (reported, not judged)")
                          for c in self.checks]
 

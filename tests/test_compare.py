@@ -165,9 +165,27 @@ def side_by_side(text):
     names = [" ".join(line[a:b].strip() for line in names_at if line[a:b].strip()) for a, b in spans]
     rows = {}
     for line in lines[head + 1:]:
+        if not line:  # the machines' rulers follow the methods
+            break
         cells = [line[a:b].strip() for a, b in spans]
         rows[line.split()[0]] = [tuple(c.rsplit(None, 1)) if "RATIO" in header else (c, None) for c in cells]
     return names, rows
+
+
+def test_compare_shows_each_machines_rulers():
+    table = fastcpu.compare(*DATA, dataframe=False)
+    for row in table:
+        res = next(r for r in map(fastcpu.load, DATA) if r.name == row["machine"])
+        assert row["tsc_granularity_ticks"] == res.clock.tsc_step_ticks
+        assert row["clock_core_cycles_per_tick"] == res.clock.cycles_per_tick
+        folded = None if res.clock.rulers is None else res.clock.rulers.immediate_adds_folded
+        assert (row["immediate_adds_per_core_cycle"] > 1.25) == bool(folded)
+    text = table.format("ns")
+    rulers = text[text.index("each machine's rulers"):]
+    for res in map(fastcpu.load, DATA):
+        assert res.name in rulers
+        if res.clock.rulers is not None and res.clock.rulers.immediate_adds_folded:
+            assert "folded at rename" in rulers
 
 
 def test_compare_lays_methods_out_side_by_side_with_ratios():
@@ -176,7 +194,7 @@ def test_compare_lays_methods_out_side_by_side_with_ratios():
     assert text.startswith("core cycles per copy above the empty sequence")
     machines = list(dict.fromkeys(table["machine"]))
     names, rows = side_by_side(text)
-    assert len(machines) == 3
+    assert len(machines) == len(DATA)
     assert names == [machines[0] + " (baseline)", *machines[1:]]  # the header names each machine
     by = {(r["machine"], r["method"]): r for r in table}
     methods = list(dict.fromkeys(table["method"]))
@@ -284,7 +302,7 @@ def test_cli_compare_formats(tmp_path):
     shown = table.format("cycles")
     assert text.startswith(shown + "\n")  # then each file's self-test, where it has one
     names, rows = side_by_side(shown)
-    assert names[0] == f"{table[0]['machine']} (baseline)" and len(names) == 3
+    assert names[0] == f"{table[0]['machine']} (baseline)" and len(names) == len(DATA)
     assert all(cells[0][1] == "1.00x" for cells in rows.values())
     assert "\nRATIO" in text.split("METHOD")[0]
 
