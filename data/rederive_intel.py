@@ -92,8 +92,7 @@ def rederive(hosts: Path) -> fastcpu.Results:
     )
     return dataclasses.replace(
         old, clock=clock, results=results, selftest=None, notes=notes,
-        label="Intel Xeon family 6 model 207 (Emerald Rapids) KVM guest, 2 vCPUs "
-              "(fastcpu 0.4.0 ticks, core cycles re-derived)")
+        label="Intel Xeon family 6 model 207 KVM guest, 2 vCPUs")
 
 
 if __name__ == "__main__":
