@@ -32,9 +32,11 @@
     "sub %%rsi, %%rax\n\t"
 #define R4(x) x x x x
 #define R16(x) R4(R4(x))
-/* the chains continue from the value rdtsc left in rax, as fastcpu's do */
-#define ADD "add $1, %%rax\n\t"
-#define LEA "lea 1(%%rax), %%rax\n\t"
+/* the chains continue from the value rdtsc left in rax, as fastcpu's do;
+ * register-register forms, not `add $1` or `lea 1(reg)`, which Intel cores
+ * since Golden Cove fold at rename (several a core cycle) */
+#define ADD "add %%rax, %%rax\n\t"
+#define LEA "lea (%%rax,%%rax), %%rax\n\t"
 #define MUL "imul %%rax, %%rax\n\t"
 #define USE "imul $1, %%rax, %%r8\n\t"
 

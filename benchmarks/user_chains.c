@@ -5,8 +5,9 @@
  *
  *     cc -O2 -shared -fPIC -o libuserchains.so benchmarks/user_chains.c
  *
- * and loaded with ctypes. user_add_chain_N runs N dependent `add $1, r64`
- * (N core cycles), user_imul_chain_N N dependent `imul r64, r64` (3N core
+ * and loaded with ctypes. user_add_chain_N runs N dependent `add r64, r64`
+ * (N core cycles; not `add $1`, which Intel cores since Golden Cove fold at
+ * rename), user_imul_chain_N N dependent `imul r64, r64` (3N core
  * cycles), both in rax, the return register, so the body is the chain and a
  * ret. Lengths as in csrc/calibration.c.
  */
@@ -26,5 +27,5 @@
     X(op, insn, 128) X(op, insn, 256) X(op, insn, 300) X(op, insn, 512)      \
     X(op, insn, 1024)
 
-LENGTHS(CHAIN, add, "add $1, %0")
+LENGTHS(CHAIN, add, "add %0, %0")
 LENGTHS(CHAIN, imul, "imul %0, %0")

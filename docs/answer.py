@@ -49,6 +49,18 @@ _HYPERVISORS = {"KVMKVMKVM": "KVM", "Microsoft Hv": "Hyper-V", "VMwareVMware": "
                 "XenVMMXenVMM": "Xen", "TCGTCGTCGTCG": "QEMU TCG"}
 
 
+def _core_clock(clk: fastcpu.Clock) -> str:
+    """Core cycles per tick, and which ruler gave them."""
+    if clk.core_cycles_problem:
+        return f"core cycles unknown there ({clk.core_cycles_problem})"
+    if clk.rulers is None:  # files before fastcpu 0.5: one chain of immediate adds
+        return (f"{clk.cycles_per_tick:.3f} core cycles per tick (core {clk.core_hz / 1e9:.2f} GHz by "
+                "a dependent chain of immediate adds, fastcpu's ruler before 0.5: right on AMD cores, "
+                "folded at rename on Intel ones since Golden Cove)")
+    return (f"{clk.cycles_per_tick:.3f} core cycles per tick (core {clk.core_hz / 1e9:.2f} GHz by "
+            f"register-register adds, imul chains agreeing within {clk.rulers.tolerance:.1%})")
+
+
 def host_name(machine: dict) -> str:
     """'AMD EPYC family 25 model 1 (Zen 3)': model name, family, model and,
     where known, the microarchitecture."""
@@ -84,9 +96,8 @@ def section(path: Path) -> str:
         f"{m.get('glibc')}, {umip}) with fastcpu {res.fastcpu_version} on {res.date[:10]}: "
         f"`{path.as_posix()}`, {' / '.join(f'{n:,}' for n in runs)} runs per method, "
         f"serialize={res.serialize}. Its TSC runs at {clk.tsc_hz / 1e6:.2f} MHz and moves in "
-        f"steps of {clk.tsc_step_ticks:.4g} ticks ({clk.tsc_step_ns:.1f} ns); "
-        f"{clk.cycles_per_tick:.3f} core cycles per tick (core {clk.core_hz / 1e9:.2f} GHz by "
-        "a dependent add chain). One call timed alone, above the empty sequence:",
+        f"steps of {clk.tsc_step_ticks:.4g} ticks ({clk.tsc_step_ns:.1f} ns); {_core_clock(clk)}. "
+        "One call timed alone, above the empty sequence:",
         "",
         "| way | ESTIMATE, core cycles | +-95% | ns | BEST | MEDIAN | reports the CPU here |",
         "| --- | ---: | ---: | ---: | ---: | ---: | --- |",

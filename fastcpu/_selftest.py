@@ -133,6 +133,15 @@ class PathCheck:
     chains: tuple[ChainCheck, ...] = ()
 
     @property
+    def floor_core_cycles(self) -> float:
+        """The shortest body this path reads right, core cycles: for a user
+        function, the call and return that the empty function pays and a
+        longer body hides (minus the bias, at least 0); a shorter body
+        reads as this floor, and its goal does not apply (bench_diff()
+        measures it). 0 for the inline path."""
+        return max(0.0, -self.bias_core_cycles) if self.path == "user" else 0.0
+
+    @property
     def coverage(self) -> float:
         """Share of the verification measurements whose interval held the truth."""
         total = sum(c.rounds for c in self.chains)
@@ -152,6 +161,8 @@ class PathCheck:
             f"{self.path:6} {self.serialize:6}  bias {self.bias_core_cycles:+6.2f} "
             f"+-{self.bias_ci95_core_cycles:.2f} core cycles ({ops})"
         )
+        if self.path == "user":
+            text += f"; call-and-return floor {self.floor_core_cycles:.1f}"
         if worst is not None:
             text += (
                 f"; corrected, worst {worst.name} {worst.median_error_core_cycles:+.2f}, "
