@@ -182,6 +182,10 @@ class _Estimated:
         return (f"estimate {fig(self.estimate_core_cycles, self.estimate_ci95_core_cycles)} "
                 f"core cycles ({', '.join(others)})")
 
+    def _caveat_words(self) -> str:
+        """Each caveat's gist (up to its colon) for a one-line repr; '' when none."""
+        return "".join(f"; {_display.one_line(c.split(':', 1)[0], 80)}" for c in self.caveats)
+
     def _units_columns(self) -> list[str]:
         """The unit columns of the HTML table: the counter's counts (TSC
         ticks; none apart for a PMU counter, whose count is a core cycle),
@@ -453,7 +457,7 @@ class BenchResult(_Estimated):
         if self.counter != "tsc":
             settings += f", counter={self.counter!r}"
         return (f"<fastcpu.BenchResult {_display.one_line(self.method)}: {self._estimate_words()}, "
-                f"{self.runs} runs, {settings}>")
+                f"{self.runs} runs, {settings}{self._caveat_words()}>")
 
     def _repr_html_(self) -> str:
         """The result as an HTML table, for Jupyter: the estimate with its
@@ -554,7 +558,7 @@ class DiffResult(_Estimated):
         counter = f", counter={self.counter!r}" if self.counter != "tsc" else ""
         return (f"<fastcpu.DiffResult {_display.one_line(self.method)}: {self._estimate_words()} "
                 f"per copy by differencing {self.k} and {2 * self.k} copies, {self.runs} pairs, "
-                f"serialize={self.serialize!r}{counter}>")
+                f"serialize={self.serialize!r}{counter}{self._caveat_words()}>")
 
     def _repr_html_(self) -> str:
         """The result as an HTML table, for Jupyter: the differencing estimate

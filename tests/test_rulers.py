@@ -209,7 +209,7 @@ def test_bench_keeps_ticks_and_ns_and_says_why_core_cycles_are_unknown(disagreei
         assert r.harness_bias_core_cycles == 0  # no correction
         assert r.caveats and "rulers disagree" in r.caveats[0] and "no harness correction" in r.caveats[0]
         assert r.caveats[0] in r.warnings
-        assert "core cycles unknown" in repr(r)
+        assert "core cycles unknown" in repr(r) and "the core-cycle rulers disagree>" in repr(r)
         assert "rulers disagree" in r._repr_html_()
     d = fastcpu.bench_diff("imul_chain_4", 50, k=4)
     assert math.isnan(d.estimate_core_cycles) and math.isfinite(d.estimate) and d.caveats

@@ -291,6 +291,7 @@ def test_a_failed_selftest_withdraws_the_correction_and_says_so(monkeypatch):
         r = fastcpu.bench("add_chain_32", 100)
         assert r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
         assert r.caveats == (why,) and why in r.warnings and "self-test failed" in r._repr_html_()
+        assert repr(r).endswith("; no harness correction applied>")
     # the user path, and other modes, keep theirs
     assert fastcpu.bench("add_chain_32", 100, serialize="rdtscp").caveats == ()
 
