@@ -15,7 +15,7 @@
  *   clock.c      what a TSC tick is worth: raw reads, frequency samples, rulers
  *   bracket.c    core cycles per tick around one measurement, from the add
  *                chains before and after it and the thread's recent ones
- *   calibration.c  sequences of known cost: dependent add and imul chains
+ *   calibration.c  sequences of known cost: dependent add (r, r) and imul chains
  *   userchains.c   the same chains as out-of-line user functions, for the
  *                  self-test of the user-function path
  *   module.c     how Python sees it (the only file that includes Python.h)

@@ -445,7 +445,7 @@ PyDoc_STRVAR(bench_bracketed_doc,
 "bench_bracketed($module, method, runs, serialize, unroll, blocks, chains,\n"
 "                fixed_ticks, tolerance, resolution, /)\n--\n\n"
 "bench() on the TSC between two brackets of `chains` chains of `blocks` x 100\n"
-"dependent adds (a short warm-up chain first), the timer's `fixed_ticks`\n"
+"dependent register-register adds (a short warm-up chain first), the timer's `fixed_ticks`\n"
 "taken off each. The opening bracket is this thread's last closing one when\n"
 "that was taken on this CPU within BRACKET_REUSE_NS, else timed now; the\n"
 "closing one is timed straight after the runs. Both are kept among this\n"

@@ -1,9 +1,10 @@
 """Calibration sequences: dependent chains of known cost, the ground truth.
 
-A chain of N dependent ``add $1, r64`` takes N core cycles and a chain of N
+A chain of N dependent ``add r64, r64`` takes N core cycles and a chain of N
 dependent ``imul r64, r64`` takes 3N on every core fastcpu targets (Intel
 since Nehalem, AMD since Zen), whatever the core's width: each instruction
-waits for the one before. ``benchmarks/accuracy.py`` times them to show how
+waits for the one before. (Not ``add $1, r64``: Intel cores since Golden
+Cove fold chains of immediate adds at rename, several a cycle.) ``benchmarks/accuracy.py`` times them to show how
 close each estimator comes to the truth. They are benched by name like any
 method (``fastcpu.bench("imul_chain_100", 1000)``) but are not in
 :func:`fastcpu.methods`, the catalog of ways to learn the CPU.

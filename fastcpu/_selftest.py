@@ -275,8 +275,9 @@ class SelfTest:
             f"core cycles, +-95%), corrected and re-checked ({self.rounds} x {self.runs} runs "
             f"per chain, {self.seconds:.1f} s): {'PASS' if self.passed else 'FAIL'}"
         )
-        if self.problem:
-            return [f"self-test: FAIL, not run: {self.problem}"]
+        if self.problem:  # its gist: the clock's line says the rest
+            return [f"self-test: FAIL, not run: {self.problem.split(':', 1)[0]} (no truth in core cycles "
+                    "to check the harness against)"]
         if self.judged and any(not self.is_judged(c) for c in self.checks):
             head += f" (judged on serialize={', '.join(self.judged)}; the other modes are reported)"
         return [head] + ["  " + c.line() + ("" if self.is_judged(c) else " (reported, not judged)")
@@ -527,7 +528,12 @@ def selftest(
     Returns:
         A :class:`SelfTest`; its ``passed`` says whether every goal held. The
         corrections it measured are used by :func:`fastcpu.bench` from then
-        on in this process.
+        on in this process, except on a path and mode whose goals failed:
+        there bench() applies none until a later self-test passes, and each
+        result says so (``BenchResult.caveats``). While the clock's rulers
+        disagree (``fastcpu.clock().core_cycles_problem``) nothing is
+        measured: there is no truth in core cycles to check against, and
+        the report says why (``SelfTest.problem``).
     """
     runs = check_int("runs", runs, 10, 10**6)
     rounds = check_int("rounds", rounds, 1, 1000)

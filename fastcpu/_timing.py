@@ -1,7 +1,7 @@
 """One measurement into a BenchResult, before any harness-bias correction:
 what :func:`fastcpu.bench` corrects and what the self-test calibrates on.
 
-The runs come from the C harness (``_harness.py``); on the TSC, add chains
+The runs come from the C harness (``_harness.py``); on the TSC, register-register add chains
 just before and just after them (``_bracket.py``) give the core cycles per
 tick at the moment of measurement, which the result converts with.
 Arguments are not checked here: bench() checks them, the self-test passes

@@ -241,3 +241,14 @@ def test_the_cli_header_names_the_rulers_and_the_granularity():
     assert "1.280 core cycles per tick" in line and "folded at rename: 4.8 per core cycle" in line
     unknown = format_clock(dataclasses.replace(clk, cycles_per_tick=math.nan, rulers=Rulers(1.28, 0.9, 0.01, 4.8)))
     assert "core cycles per tick UNKNOWN" in unknown and "rulers disagree" in unknown
+
+
+def test_the_cli_says_once_that_core_cycles_are_unknown(disagreeing, capsys):
+    from fastcpu._cli import main
+
+    assert main(["--methods", "gdt,rdpid", "--runs", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "core cycles per tick UNKNOWN" in out
+    # the reason in full in the header and once among the warnings, not once per method
+    assert out.count(disagreeing.core_cycles_problem) == 2
+    assert "self-test: FAIL, not run" in out
