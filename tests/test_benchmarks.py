@@ -1,6 +1,8 @@
 """The benchmarks' own C programs: C11, warning-free under -Wall -Wextra like
-the extension, and chain_ends.c's output as chain_ends.py reads it. (The
-benchmarks' figures are recorded in docs/, never asserted here.)"""
+the extension, chain_ends.c's and rulers.c's output as their scripts read
+it, and fastcpu's rulers held to rulers.c's own on the host at hand (within
+what a guest's core clock moves). (The benchmarks' figures are recorded in
+docs/, never asserted here.)"""
 
 import os
 import shutil
@@ -54,3 +56,56 @@ def test_chain_ends_script_prints_its_tables():
     # the used variants are measured against the empty body that uses its own result
     assert "| add x16, used | 16 |" in done.stdout and "| empty, used |" not in done.stdout
     assert "| imul x1, then add x16, used / add x16, then imul x1, used |" in done.stdout
+
+
+def _rulers_program(tmp_path, *args):
+    exe = tmp_path / "rulers"
+    subprocess.run([CC, "-std=c11", "-O2", "-o", str(exe), str(BENCHMARKS / "rulers.c")], check=True)
+    done = subprocess.run([str(exe), *args], capture_output=True, text=True)
+    return done, exe
+
+
+def test_the_rulers_program_prints_its_facts(tmp_path):
+    cpu = max(os.sched_getaffinity(0))
+    done, exe = _rulers_program(tmp_path, "51", str(cpu))
+    assert done.returncode == 0, done.stderr
+    facts = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines()}
+    assert set(facts) == {"empty", "add_rr", "imul", "add_imm", "gcd", "spacing", "deltas"}
+    assert 0 < int(facts["empty"]) < int(facts["add_rr"]) < int(facts["imul"])
+    gcd, deltas = int(facts["gcd"]), [int(d) for d in facts["deltas"].split()]
+    assert gcd >= 1 and len(deltas) > 1000 and all(d % gcd == 0 for d in deltas)
+    for bad in (["0"], ["-3"], ["x"]):
+        assert subprocess.run([str(exe), *bad], capture_output=True).returncode == 2
+
+
+def test_fastcpus_rulers_agree_with_a_c_programs_own(tmp_path):
+    # a ruler of another make, on the host at hand: fastcpu's granularity is
+    # the program's gcd where the lattice is a whole number of ticks (1 where
+    # it is not), and both read core cycles per tick alike; the tolerance is
+    # the few percent a guest's core clock moves within seconds
+    import fastcpu
+
+    clk = fastcpu.clock(refresh=True)
+    done, _ = _rulers_program(tmp_path, "201", str(max(os.sched_getaffinity(0))))
+    assert done.returncode == 0, done.stderr
+    facts = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines()}
+    gcd = int(facts["gcd"])
+    if clk.tsc_step_ticks == int(clk.tsc_step_ticks):
+        assert gcd == clk.tsc_step_ticks
+    else:
+        assert gcd == 1
+    empty, n = int(facts["empty"]), 16 * 1024
+    add = n / (int(facts["add_rr"]) - empty)
+    imul = 3 * n / (int(facts["imul"]) - empty)
+    assert add == pytest.approx(clk.rulers.add_cycles_per_tick, rel=0.08)
+    assert imul == pytest.approx(clk.rulers.imul_cycles_per_tick, rel=0.08)
+    folded = n / (int(facts["add_imm"]) - empty) / add > 1.25
+    assert folded == clk.rulers.immediate_adds_folded
+
+
+def test_rulers_script_prints_its_table():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "rulers.py"), "--runs", "31"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Host: " in done.stdout and "| core cycles per tick, register-register adds |" in done.stdout
+    assert "spaced deltas on fastcpu's lattice" in done.stdout
