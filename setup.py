@@ -16,7 +16,14 @@ if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", 
 
 # -fvisibility=hidden: nothing but PyInit__core (PyMODINIT_FUNC) is exported,
 # so globals are read %rip-relative, not through the GOT (csrc/fastcpu.h).
-extra_compile_args = ["-std=c11", "-O2", "-Wall", "-Wextra", "-fvisibility=hidden"]
+# -fno-stack-protector, -fcf-protection=none: the timed code and the models
+# must be the code `fastcpu show` and the tests expect, whatever the
+# interpreter's own CFLAGS add (Debian's python3 builds extensions with
+# -fstack-protector-strong, which put a canary, and so a stack frame, into
+# the SIDT models that are meant to store into the red zone; Ubuntu's gcc
+# adds endbr64 to every function by default).
+extra_compile_args = ["-std=c11", "-O2", "-Wall", "-Wextra", "-fvisibility=hidden",
+                      "-fno-stack-protector", "-fcf-protection=none"]
 extra_link_args = []
 if os.environ.get("FASTCPU_WERROR"):
     extra_compile_args.append("-Werror")
