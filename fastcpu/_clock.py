@@ -6,8 +6,8 @@ whatever the core clock does. A TSC tick is therefore *not* a core cycle:
 on the KVM guests fastcpu has run on, the core ran at 1.2-1.7 core cycles
 per tick, moving by percents within minutes. And the counter need not move
 by one tick at a time: an AMD EPYC guest's TSC moves every 10 ns (steps of
-24.5 or 26 ticks, not a whole number), an Intel Xeon family 6 model 207
-guest's in 2-tick steps although two back-to-back reads land 20-24 ticks
+26 ticks, or 24.5: not always a whole number), an Intel Xeon family 6 model
+207 guest's in 2-tick steps although two back-to-back reads land 20-24 ticks
 apart. So nothing here is assumed of a host:
 
 * the granularity is fitted to the lattice that reads separated by varying
@@ -44,9 +44,9 @@ __all__ = ["Clock", "CounterUnits", "Rulers", "RulerTiming", "clock", "Calibrati
 # Calibration sizes: about 80 ms in all, once per process.
 _FREQ_INTERVAL_S = 0.05
 _STEP_READS = 4096
-#: Each ruler's chain: (core cycles per instruction, blocks of 100 at N).
-#: About 200,000 core cycles each at N (some 60 us).
-_RULERS: dict[str, tuple[int, int]] = {"add": (1, 2000), "imul": (3, 667), "immediate_add": (1, 2000)}
+#: Each ruler's chain at N, in blocks of 100 instructions: about 200,000 core
+#: cycles each (some 60 us; an imul takes 3, the others 1 or less).
+_RULER_BLOCKS = {"add": 2000, "imul": 667, "immediate_add": 2000}
 _CHAIN_REPEATS = 21
 
 
@@ -121,6 +121,12 @@ class RulerTiming:
         return self.se_ticks / self.ticks if self.ticks > 0 else math.inf
 
 
+def nan_equal(*values: object) -> tuple:
+    """`values` as a key that compares NaN (an unknown figure) equal to NaN:
+    a clock read back from its file is the same clock."""
+    return tuple("nan" if isinstance(v, float) and math.isnan(v) else v for v in values)
+
+
 #: The rulers agree when imul/add reads 3 within this fraction at least, or
 #: within four standard errors of their ratio where their scatter is wider.
 RULER_TOLERANCE_MIN = 0.01
@@ -153,9 +159,8 @@ class Rulers:
     immediate_adds_per_core_cycle: float = math.nan
 
     def _key(self) -> tuple:
-        return tuple("nan" if math.isnan(v) else v for v in (
-            self.add_cycles_per_tick, self.imul_cycles_per_tick, self.tolerance,
-            self.immediate_adds_per_core_cycle))
+        return nan_equal(self.add_cycles_per_tick, self.imul_cycles_per_tick, self.tolerance,
+                          self.immediate_adds_per_core_cycle)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Rulers):
@@ -210,11 +215,13 @@ class Rulers:
                 f"{self.imul_in_adds:.2f} adds, tolerance {self.tolerance:.1%}); "
                 f"{self.immediate_add_words()}")
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, float | None]:
+        """As JSON values (None: immediate adds not measured)."""
+        per_cycle = self.immediate_adds_per_core_cycle
         return {"add_cycles_per_tick": self.add_cycles_per_tick,
                 "imul_cycles_per_tick": self.imul_cycles_per_tick,
                 "tolerance": self.tolerance,
-                "immediate_adds_per_core_cycle": self.immediate_adds_per_core_cycle}
+                "immediate_adds_per_core_cycle": per_cycle if math.isfinite(per_cycle) else None}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Rulers:
@@ -275,10 +282,8 @@ class Clock:
     rulers: Rulers | None = None
 
     def _key(self) -> tuple:
-        # NaN (unknown) compares equal to NaN: a clock read back from its file is the same clock
-        return tuple("nan" if isinstance(v, float) and math.isnan(v) else v
-                     for v in (self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick,
-                               self.tsc_read_spacing_ticks, self.rulers))
+        return nan_equal(self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick,
+                          self.tsc_read_spacing_ticks, self.rulers)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Clock):
@@ -432,8 +437,8 @@ def ruler_timing(ruler: str, blocks: int, repeats: int, step_ticks: float = 1.0)
 def measure_rulers(step_ticks: float = 1.0) -> Rulers:
     """Both rulers and the immediate-add chain, timed here one after the
     other after a warm-up chain, judged by :func:`judge_rulers`."""
-    _core.ruler_ticks("add", _RULERS["add"][1])  # warm up the core clock and caches
-    timings = {r: ruler_timing(r, blocks, _CHAIN_REPEATS, step_ticks) for r, (_, blocks) in _RULERS.items()}
+    _core.ruler_ticks("add", _RULER_BLOCKS["add"])  # warm up the core clock and caches
+    timings = {r: ruler_timing(r, blocks, _CHAIN_REPEATS, step_ticks) for r, blocks in _RULER_BLOCKS.items()}
     return judge_rulers(timings["add"], timings["imul"], timings["immediate_add"])
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _display
 from ._args import RUNS_MAX, UNROLL_MAX
-from ._clock import Clock, Rulers
+from ._clock import Clock, Rulers, nan_equal
 from ._methods import canonical_name
 from ._result import BenchResult, stability
 from ._stability import Stability
@@ -72,9 +72,7 @@ def same_bench_result(a: BenchResult, b: BenchResult) -> bool:
 
 def _same(a: object, b: object) -> bool:
     """a == b, NaN equal to NaN (an unknown core-cycle figure)."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return a == b
+    return nan_equal(a) == nan_equal(b)
 
 
 @dataclass(frozen=True, eq=False)
@@ -378,8 +376,6 @@ def _clock_entry(c: Clock) -> dict[str, Any]:
         entry["tsc_read_spacing_ticks"] = c.tsc_read_spacing_ticks
     if c.rulers is not None:
         entry["rulers"] = c.rulers.to_dict()
-        entry["rulers"]["immediate_adds_per_core_cycle"] = _number_or_null(
-            c.rulers.immediate_adds_per_core_cycle)
     if c.core_cycles_problem:
         entry["core_cycles_problem"] = c.core_cycles_problem
     return entry
