@@ -8,7 +8,6 @@ import math
 import warnings
 from typing import Any
 
-from . import _fastpath, _norseq
 from ._args import (
     CLOCKS,
     COUNTERS,
@@ -19,11 +18,10 @@ from ._args import (
     check_int,
     check_serialize,
 )
-from ._bracket import diff_bracketed
-from ._harness import Method, core_bench_diff, run_pinned
+from ._harness import Method
 from ._result import BenchResult, DiffResult
 from ._selftest import harness_bias
-from ._timing import timed
+from ._timing import timed, timed_diff
 
 __all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "COUNTERS", "CLOCKS", "Method"]
 
@@ -146,11 +144,6 @@ def bench(
             it (sched_setaffinity denied: a seccomp filter, a container);
             the message says why.
     """
-    if cpu is None and counter == "tsc" and clock is _NOT_GIVEN:
-        # the common call in one C call, once this path has served it
-        planned = _fastpath.bench(method, runs, serialize, unroll)
-        if planned is not None:
-            return planned
     runs = check_int("runs", runs, 1, RUNS_MAX)
     unroll = check_int("unroll", unroll, 1, UNROLL_MAX)
     serialize = check_serialize(serialize)
@@ -165,11 +158,8 @@ def bench(
         def correction(cycles_per_tick: float | None) -> tuple[float, float, str]:
             return harness_bias(path, serialize, cpu, math.nan if cycles_per_tick is None else cycles_per_tick)
 
-    result = timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
-                   correction=correction)
-    if counter == "tsc":
-        _fastpath.learn(method, result.method)
-    return result
+    return timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
+                 correction=correction)
 
 
 def bench_diff(
@@ -216,29 +206,4 @@ def bench_diff(
     k = check_int("k", k, 2, UNROLL_MAX // 2)
     serialize = check_serialize(serialize)
     counter = _counter_argument(counter, clock, serialize)
-    def run(target: str | int) -> tuple:
-        if counter != "tsc" or target == _norseq.NAME:  # no bracket for another process's runs
-            return core_bench_diff(target, runs, serialize, k, counter), None, 0.0
-        return diff_bracketed(target, runs, serialize, k)  # the core clock of the moment
-
-    name, ((long, short, migrated), cycles_per_tick, cycles_per_tick_ci95), clk, counted = run_pinned(
-        method, cpu, counter, run)
-    caveats = clk.caveats(counted)
-    if caveats:  # core cycles unknown here: ticks and ns stand
-        cycles_per_tick, cycles_per_tick_ci95 = math.nan, 0.0
-    return DiffResult(
-        method=name,
-        runs=runs,
-        serialize=serialize,
-        k=k,
-        cpu=cpu,
-        long=long,
-        short=short,
-        migrated=migrated,
-        tsc_hz=clk.tsc_hz,
-        cycles_per_tick=clk.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
-        tsc_step_ticks=clk.tsc_step_ticks,
-        counter=counted,
-        cycles_per_tick_ci95=cycles_per_tick_ci95,
-        caveats=caveats,
-    )
+    return timed_diff(method, runs, serialize=serialize, k=k, cpu=cpu, counter=counter)

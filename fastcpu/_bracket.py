@@ -12,8 +12,8 @@ Each bracket is a short warm-up chain and two measured chains of 4,000 adds
 (about 1.3 us each); a closing bracket serves as the next measurement's
 opening one when that starts within 2 ms on the same thread and CPU, so
 back-to-back calls pay about 3 us each. The brackets, the runs between them
-and the figure are one C call (:func:`bracketed`, csrc/bracket.c, which
-keeps each thread's recent brackets): in Python the same steps cost a
+and the figure are one C call (the one measurement, with :func:`brackets`;
+csrc/bracket.c keeps each thread's recent brackets): in Python the same steps cost a
 bench(m, 1000) about 30 us on the AuthenticAMD family 25 model 1 (Zen 3)
 guest, a fifth of the runs' own time. The chain timer's fixed
 cost (the fences around it) is measured once per process from chains of N
@@ -45,8 +45,7 @@ __all__ = [
     "BRACKET_BLOCKS",
     "BRACKET_CHAINS",
     "REUSE_NS",
-    "bracketed",
-    "diff_bracketed",
+    "brackets",
     "bracket_cycles_per_tick",
     "chain_resolution",
     "fixed_cost_ticks",
@@ -123,39 +122,20 @@ def recent_samples() -> list[float]:
     return list(_core.bracket_recent(time.monotonic_ns(), _core.current_cpu()))
 
 
-def bracketed(target: str | int, runs: int, serialize: str,
-              unroll: int) -> tuple[tuple, float, float]:
-    """Time `target` (a method's name or a function's address) on the TSC
-    between its brackets, in one C call: the opening one (the last closing
-    one when recent, else timed now), the runs, the closing one straight
-    after them, and the figure from both held against this thread's recent
-    brackets (:func:`bracket_cycles_per_tick`'s rules, in csrc/bracket.c:
-    bench() pays them on every call). Each bracket is a short warm-up chain
-    (the first after other work runs slow now and then: about 1%, one time
-    in three) and BRACKET_CHAINS chains of BRACKET_BLOCKS x 100 adds less
-    the timer's fixed cost; one chain alone scatters by a few percent on a
-    guest (on an AuthenticAMD family 25 model 1 (Zen 3) guest, 10,000 adds
-    read 7595-8134 TSC ticks, 5th-95th percentile 1.27-1.33 core cycles per
-    tick around 1.317). ((raw, empty, migrated, best, median), core cycles
-    per TSC tick at the moment, its 95% half-width)."""
-    raw, empty, migrated, best, median, value, ci95 = _core.bench_bracketed(
-        target, runs, serialize, unroll, *_brackets())
-    return (raw, empty, migrated, best, median), value, ci95
-
-
-def diff_bracketed(target: str | int, runs: int, serialize: str,
-                   k: int) -> tuple[tuple, float, float]:
-    """:func:`bracketed` for bench_diff()'s runs of 2k against k copies:
-    ((long, short, migrated), core cycles per TSC tick at the moment, its
-    95% half-width)."""
-    long, short, migrated, value, ci95 = _core.bench_diff_bracketed(target, runs, serialize, k, *_brackets())
-    return (long, short, migrated), value, ci95
-
-
-def _brackets() -> tuple[int, int, float, float, float]:
-    """How the C core times the brackets: blocks and chains of each, the
-    chain timer's fixed cost in TSC ticks, the disturbance tolerance, a
-    chain's resolution."""
+def brackets() -> tuple[int, int, float, float, float]:
+    """How the one measurement (``_harness.measure``) times its brackets, in
+    the same C call as the runs: the opening one (the last closing one when
+    recent, else timed now), the runs, the closing one straight after them,
+    and the figure from both held against this thread's recent brackets
+    (:func:`bracket_cycles_per_tick`'s rules, in csrc/bracket.c: bench()
+    pays them on every call). Each bracket is a short warm-up chain (the
+    first after other work runs slow now and then: about 1%, one time in
+    three) and BRACKET_CHAINS chains of BRACKET_BLOCKS x 100 adds less the
+    timer's fixed cost; one chain alone scatters by a few percent on a guest
+    (on an AuthenticAMD family 25 model 1 (Zen 3) guest, 10,000 adds read
+    7595-8134 TSC ticks, 5th-95th percentile 1.27-1.33 core cycles per tick
+    around 1.317). (blocks, chains, the chain timer's fixed cost in TSC
+    ticks, the disturbance tolerance, a chain's resolution)."""
     return BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(), disturbance_tolerance(), chain_resolution()
 
 

@@ -399,25 +399,37 @@ def _median_se(values: Sequence[float], step_ticks: float) -> float:
     return math.hypot(1.253 * 1.4826 * mad, step_ticks / math.sqrt(12)) / math.sqrt(n)
 
 
-def ruler_timing(ruler: str, blocks: int, repeats: int, step_ticks: float = 1.0) -> RulerTiming:
-    """`ruler`'s chain timed at N = 100 x `blocks` instructions and at 2N:
-    median t(2N) - median t(N) over timings that were neither migrated nor
-    disturbed (:func:`clean_samples`). Takes `repeats` pairs, and more
-    rounds of them (up to ``_CHAIN_ROUNDS``) until more than half a round,
-    and at least ``_CHAIN_CLEAN_MIN``, of each size are clean; warns with
-    :class:`CalibrationWarning` when fewer than ``_CHAIN_CLEAN_MIN`` of
-    either are (a signal storm, a busy host)."""
-    pairs: list[tuple[int, int, bool]] = []
-    singles: list[int] = []
-    doubles: list[int] = []
+def _enough(pairs: list[tuple[int, int, bool]], repeats: int) -> bool:
+    """More than half a round, and at least _CHAIN_CLEAN_MIN, of each size
+    clean: enough for a figure without a warning (7 repeats stopped at 4
+    clean and then warned that 4 were too few)."""
+    singles, doubles = clean_samples(pairs)
+    return min(len(singles), len(doubles)) >= max(repeats // 2 + 1, _CHAIN_CLEAN_MIN)
+
+
+def _interleaved_pairs(blocks: Mapping[str, int], repeats: int) -> dict[str, list[tuple[int, int, bool]]]:
+    """Pairs (t(N), t(2N), migrated) of each ruler in `blocks` (ruler ->
+    blocks at N), the rulers taking turns pair by pair so that a move of the
+    core clock falls on all of them alike: `repeats` turns a round, and
+    more rounds (up to ``_CHAIN_ROUNDS``) until every ruler has enough clean
+    pairs (:func:`_enough`)."""
+    pairs: dict[str, list[tuple[int, int, bool]]] = {r: [] for r in blocks}
     for _ in range(_CHAIN_ROUNDS):
-        pairs.extend(_chain_pair(ruler, blocks) for _ in range(repeats))
-        singles, doubles = clean_samples(pairs)
-        # enough for a figure without a warning: more than half a round,
-        # and never fewer than the warning asks for (7 repeats stopped at 4
-        # clean and then warned that 4 were too few)
-        if min(len(singles), len(doubles)) >= max(repeats // 2 + 1, _CHAIN_CLEAN_MIN):
+        for _ in range(repeats):
+            for ruler, n in blocks.items():
+                pairs[ruler].append(_chain_pair(ruler, n))
+        if all(_enough(p, repeats) for p in pairs.values()):
             break
+    return pairs
+
+
+def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step_ticks: float) -> RulerTiming:
+    """`ruler`'s timing from its pairs: median t(2N) - median t(N) over the
+    clean ones (:func:`clean_samples`; all of them when every pair
+    migrated), warning with :class:`CalibrationWarning` when fewer than
+    ``_CHAIN_CLEAN_MIN`` of either size are clean (a signal storm, a busy
+    host)."""
+    singles, doubles = clean_samples(pairs)
     clean = min(len(singles), len(doubles))
     if not clean:  # every pair migrated: use them all, and say so
         singles, doubles = [s for s, _, _ in pairs], [d for _, d, _ in pairs]
@@ -430,15 +442,25 @@ def ruler_timing(ruler: str, blocks: int, repeats: int, step_ticks: float = 1.0)
             f"{ruler}-chain samples were undisturbed (the rest interrupted, preempted or migrated); "
             f"that ruler reads {timing.ticks_per_instruction:.4f} TSC ticks per instruction and may be "
             "off. Calibrate again on a quieter machine with fastcpu.clock(refresh=True)",
-            CalibrationWarning, stacklevel=3)
+            CalibrationWarning, stacklevel=4)
     return timing
 
 
+def ruler_timing(ruler: str, blocks: int, repeats: int, step_ticks: float = 1.0) -> RulerTiming:
+    """`ruler`'s chain timed alone at N = 100 x `blocks` instructions and at
+    2N (:func:`_interleaved_pairs` with one ruler, :func:`_timing_of`)."""
+    return _timing_of(ruler, blocks, _interleaved_pairs({ruler: blocks}, repeats)[ruler], step_ticks)
+
+
 def measure_rulers(step_ticks: float = 1.0) -> Rulers:
-    """Both rulers and the immediate-add chain, timed here one after the
-    other after a warm-up chain, judged by :func:`judge_rulers`."""
+    """Both rulers and the immediate-add chain, timed here taking turns pair
+    by pair after a warm-up chain, judged by :func:`judge_rulers`. Timed one
+    after the other instead, a move of a guest's core clock between them
+    read as a disagreement about once in 150 calibrations on a loaded
+    AuthenticAMD family 25 model 17 (Zen 4) guest."""
     _core.ruler_ticks("add", _RULER_BLOCKS["add"])  # warm up the core clock and caches
-    timings = {r: ruler_timing(r, blocks, _CHAIN_REPEATS, step_ticks) for r, blocks in _RULER_BLOCKS.items()}
+    pairs = _interleaved_pairs(_RULER_BLOCKS, _CHAIN_REPEATS)
+    timings = {r: _timing_of(r, _RULER_BLOCKS[r], p, step_ticks) for r, p in pairs.items()}
     return judge_rulers(timings["add"], timings["imul"], timings["immediate_add"])
 
 

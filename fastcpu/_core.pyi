@@ -1,7 +1,6 @@
 """Type declarations of fastcpu._core, the C timing core (for editors and mypy)."""
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -18,58 +17,24 @@ BRACKET_RECENT: int  # brackets kept per thread
 BRACKET_RECENT_NS: int  # how long a bracket counts as recent
 BRACKET_REUSE_NS: int  # how soon a closing bracket may open the next measurement
 
-_R = TypeVar("_R")
-
-_Bench = tuple[
-    npt.NDArray[np.uint64],  # raw TSC ticks per run
-    npt.NDArray[np.uint64],  # empty-sequence TSC ticks per run
-    npt.NDArray[np.bool_],  # migrated per run
-    float,  # best, TSC ticks per copy
-    float,  # median, TSC ticks per copy
-]
-
-def bench(
-    method: str | int,  # a name, or a user function's address in an executable mapping
-    runs: int, serialize: str, unroll: int, clock: str = ..., /
-) -> _Bench: ...
-def bench_bracketed(
-    method: str | int, runs: int, serialize: str, unroll: int,
-    blocks: int, chains: int,  # each bracket: `chains` (1-16) chains of `blocks` x 100 adds
+def measure(  # the one measurement (csrc/glue_bench.c)
+    target: str | int,  # a catalog name, or a user function's address in an executable mapping
+    runs: int, serialize: str,
+    copies: int,  # copies a run against the empty sequence; with diff, k (2k against k)
+    diff: bool, counter: str,  # 'tsc' or 'pmu'
+    blocks: int, chains: int,  # each bracket: `chains` (0: no brackets, 1-16) chains of `blocks` x 100 adds
     fixed_ticks: float,  # the chain timer's own cost, TSC ticks, taken off each chain
     tolerance: float,  # the disturbance tolerance, a fraction in [0, 1)
     resolution: float,  # the clock's step over a chain's ticks, a fraction in [0, 1)
     /,
 ) -> tuple[
-    npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_], float, float,
-    float,  # core cycles per TSC tick around the runs
+    npt.NDArray[np.uint64],  # per run: raw (diff: 2k copies), TSC ticks or PMU core cycles
+    npt.NDArray[np.uint64],  # per run: the empty sequence (diff: k copies)
+    npt.NDArray[np.bool_],  # migrated per run (pair)
+    float,  # best per copy above the empty sequence (NaN for diff)
+    float,  # median per copy above the empty sequence (NaN for diff)
+    float,  # core cycles per TSC tick around the runs (NaN without brackets)
     float,  # its 95% half-width
-]: ...
-def bench_diff_bracketed(
-    method: str | int, runs: int, serialize: str, k: int,
-    blocks: int, chains: int, fixed_ticks: float, tolerance: float, resolution: float,  # as bench_bracketed's
-    /,
-) -> tuple[
-    npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_],  # as bench_diff's
-    float,  # core cycles per TSC tick around the runs
-    float,  # its 95% half-width
-]: ...
-def bench_result(  # bench()'s common call, the result built in C (fastcpu/_fastpath.py)
-    result_type: type[_R],  # fastcpu.BenchResult
-    clock: Any,  # the fastcpu.Clock to convert with
-    name: str, runs: object, serialize: object, unroll: object,
-    blocks: int, chains: int, fixed_ticks: float,  # as bench_bracketed's
-    correction: Any | None,  # a harness-bias Correction (bias_ticks, ci95_ticks, cycles_per_tick) or None
-    /,
-) -> _R | None: ...  # None: not the plain call (runs, unroll, serialize), nothing measured
-def bench_address(  # bench() of an address, kept for older callers
-    address: int, runs: int, serialize: str, unroll: int, clock: str = ..., /
-) -> _Bench: ...
-def bench_diff(
-    method: str | int, runs: int, serialize: str, k: int, clock: str = ..., /
-) -> tuple[
-    npt.NDArray[np.uint64],  # TSC ticks per run at 2k copies
-    npt.NDArray[np.uint64],  # TSC ticks per run at k copies
-    npt.NDArray[np.bool_],  # migrated per pair
 ]: ...
 def methods() -> list[tuple[str, str, str, bool, str | None, bool, str | None]]: ...
 def calibrations() -> list[tuple[str, str, str, int, int]]: ...

@@ -1,7 +1,7 @@
 """The Python side of the harness: resolve what to time (a method's name, or
 a user's C function by its address), pin the thread, open the PMU counter
-when asked, and call the C harness for raw per-run counts. bench(),
-bench_diff() and the self-test build on it; it builds no result."""
+when asked, and make the one measurement (:func:`measure`) for raw per-run counts.
+bench(), bench_diff() and the self-test build on it; it builds no result."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
 
-__all__ = ["Method", "resolve", "run_pinned", "core_bench", "core_bench_diff"]
+__all__ = ["Method", "resolve", "run_pinned", "measure", "NO_BRACKETS"]
 
 #: A method name, a ctypes function pointer or the integer address of a C
 #: function ``unsigned fn(void)``.
@@ -111,18 +111,21 @@ def _counted(run: Callable[[str | int], tuple], target: str | int, counter: str)
     return run(target), "pmu" if scope == "all" else "pmu_user"
 
 
-def core_bench(target: str | int, runs: int, serialize: str, unroll: int, counter: str) -> tuple:
-    """The C harness's bench of `target` (what :func:`resolve` gave): a method
-    by name, a user function by address; ``sched_getcpu_norseq`` from a child
-    without rseq (``_norseq.py``). (raw, empty, migrated, best, median)."""
-    if target == _norseq.NAME:
-        return _norseq.run("bench", (runs, serialize, unroll, counter), counter)
-    return _core.bench(target, runs, serialize, unroll, counter)
+#: measure()'s brackets when there are none: a PMU counter counts core
+#: cycles itself, and a child process's runs are bracketed by nothing here.
+NO_BRACKETS = (0, 0, 0.0, 0.0, 0.0)
 
 
-def core_bench_diff(target: str | int, runs: int, serialize: str, k: int, counter: str) -> tuple:
-    """The C harness's interleaved runs of `target` at 2k and k copies, as
-    :func:`core_bench` dispatches. (long, short, migrated)."""
+def measure(target: str | int, runs: int, serialize: str, copies: int, diff: bool, counter: str,
+            brackets: tuple[int, int, float, float, float] = NO_BRACKETS) -> tuple:
+    """The one measurement (``_core.measure``) of `target` (what
+    :func:`resolve` gave: a method by name, a user function by address;
+    ``sched_getcpu_norseq`` in a child without rseq, ``_norseq.py``): `copies`
+    copies a run against the empty sequence, or (`diff`) 2k against k
+    copies. `brackets` (blocks, chains, the timer's fixed ticks, tolerance,
+    resolution: ``_bracket.brackets()``) time add chains around the runs on
+    the TSC. (a, b, migrated, best, median, cycles_per_tick, ci95): NaN for
+    best and median of a diff, and for the core clock without brackets."""
     if target == _norseq.NAME:
-        return _norseq.run("bench_diff", (runs, serialize, k, counter), counter)
-    return _core.bench_diff(target, runs, serialize, k, counter)
+        return _norseq.run((runs, serialize, copies, diff, counter), counter)
+    return _core.measure(target, runs, serialize, copies, diff, counter, *brackets)

@@ -104,14 +104,14 @@ def read_cpu() -> tuple[int, int | None, int, bool]:
     return _ask({"op": "read"}, _START_S)
 
 
-def run(op: str, args: tuple, clock: str) -> tuple:
-    """``_core.bench`` (op ``'bench'``) or ``_core.bench_diff`` (``'bench_diff'``)
-    of sched_getcpu with `args`, in a child without rseq that runs on the
-    calling thread's CPUs (bench() pins the caller first), with its own PMU
-    counter opened when `clock` is ``'pmu'``: what the core function
+def run(args: tuple, clock: str) -> tuple:
+    """``_core.measure`` of sched_getcpu with `args` (runs, serialize,
+    copies, diff, counter) and no brackets, in a child without rseq that
+    runs on the calling thread's CPUs (bench() pins the caller first), with
+    its own PMU counter opened when `clock` is ``'pmu'``: what measure()
     returned (TSC ticks or core cycles, as in-process). No time limit: a
     long measurement is legitimate, and Ctrl-C reaches the child too."""
-    return _ask({"op": op, "args": args, "clock": clock}, None)
+    return _ask({"op": "measure", "args": args, "clock": clock}, None)
 
 
 def _serve(request: dict[str, Any]) -> Any:
@@ -124,8 +124,7 @@ def _serve(request: dict[str, Any]) -> Any:
         return _core.read_cpu(CODE_OF)
     if request["clock"] == "pmu":
         _core.pmu_open()
-    core = {"bench": _core.bench, "bench_diff": _core.bench_diff}[request["op"]]
-    return core(CODE_OF, *request["args"])
+    return _core.measure(CODE_OF, *request["args"], 0, 0, 0.0, 0.0, 0.0)  # no brackets there
 
 
 def _child() -> None:

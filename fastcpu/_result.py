@@ -548,6 +548,49 @@ class DiffResult(_Estimated):
     def __post_init__(self, clock: str | None) -> None:
         _take_old_clock(self, clock)
 
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        method: str,
+        serialize: str,
+        k: int,
+        cpu: int | None,
+        long: np.ndarray,
+        short: np.ndarray,
+        migrated: np.ndarray,
+        clock: Clock,
+        counter: str = "tsc",
+        cycles_per_tick: float | None = None,
+        cycles_per_tick_ci95: float = 0.0,
+        caveats: tuple[str, ...] = (),
+    ) -> DiffResult:
+        """The one way to build a DiffResult from per-pair arrays, as
+        :meth:`BenchResult.from_arrays` builds a BenchResult: ``runs`` is
+        their length, `cycles_per_tick` overrides the clock's (None: the
+        clock's).
+
+        Raises:
+            ValueError: the arrays are empty, not one-dimensional or of
+                different lengths.
+        """
+        long = np.ascontiguousarray(long, dtype=np.uint64)
+        short = np.ascontiguousarray(short, dtype=np.uint64)
+        migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
+        if long.ndim != 1 or long.size == 0:
+            raise ValueError(f"long must be a non-empty 1-D array of TSC ticks, not shape {long.shape}")
+        if short.shape != long.shape or migrated.shape != long.shape:
+            raise ValueError(
+                f"long, short and migrated must have one value per pair: lengths "
+                f"{long.size}, {short.size} and {migrated.size} differ"
+            )
+        return cls(
+            method=method, runs=int(long.size), serialize=serialize, k=k, cpu=cpu, long=long,
+            short=short, migrated=migrated, tsc_hz=clock.tsc_hz,
+            cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
+            tsc_step_ticks=clock.tsc_step_ticks, counter=counter,
+            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats))
+
     @functools.cached_property
     def _recommended(self) -> _estimate.Estimate:
         return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)

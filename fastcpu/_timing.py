@@ -1,9 +1,13 @@
-"""One measurement into a BenchResult, before any harness-bias correction:
-what :func:`fastcpu.bench` corrects and what the self-test calibrates on.
+"""The one way a measurement becomes a result: the runs from the C harness
+(``_harness.measure``, one C call) into a BenchResult (:func:`timed`, what
+:func:`fastcpu.bench` corrects and the self-test calibrates on) or a
+DiffResult (:func:`timed_diff`, :func:`fastcpu.bench_diff`), each built by
+its class's ``from_arrays``.
 
-The runs come from the C harness (``_harness.py``); on the TSC, register-register add chains
-just before and just after them (``_bracket.py``) give the core cycles per
-tick at the moment of measurement, which the result converts with.
+On the TSC, register-register add chains just before and just after the
+runs (``_bracket.py``) give the core cycles per tick at the moment of
+measurement, which the result converts with; while the clock's two rulers
+disagree, core cycles are NaN and the result says why (its caveats).
 Arguments are not checked here: bench() checks them, the self-test passes
 its own.
 """
@@ -13,12 +17,32 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from . import _norseq
-from ._bracket import bracketed
-from ._harness import Method, core_bench, run_pinned
-from ._result import BenchResult
+from . import _bracket, _norseq
+from ._harness import NO_BRACKETS, Method, measure, run_pinned
+from ._result import BenchResult, DiffResult
 
-__all__ = ["timed"]
+__all__ = ["timed", "timed_diff"]
+
+
+def _measured(method: Method, runs: int, serialize: str, copies: int, diff: bool, cpu: int | None,
+              counter: str) -> tuple:
+    """(name, (a, b, migrated, best, median, core cycles per tick or None,
+    its 95% half-width), the clock, the counter that counted, caveats):
+    the runs between brackets on the TSC, none for a PMU counter (it
+    counts core cycles itself) or another process's runs."""
+
+    def run(target: str | int) -> tuple:
+        bracketed = counter == "tsc" and target != _norseq.NAME
+        return measure(target, runs, serialize, copies, diff, counter,
+                       _bracket.brackets() if bracketed else NO_BRACKETS)
+
+    name, (a, b, migrated, best, median, cpt, cpt_ci95), clk, counted = run_pinned(method, cpu, counter, run)
+    caveats = clk.caveats(counted)
+    if caveats:  # core cycles unknown: ticks and ns stand
+        cpt, cpt_ci95 = math.nan, 0.0
+    elif math.isnan(cpt):  # no brackets: the clock's figure
+        cpt, cpt_ci95 = None, 0.0
+    return name, (a, b, migrated, best, median, cpt, cpt_ci95), clk, counted, caveats
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
@@ -31,23 +55,14 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
     to apply, and why none is applied ('' when it is); without it the result
     is uncorrected. While the clock's rulers disagree, core cycles are NaN,
     no correction is applied and the result says why (its caveats)."""
-
-    def run(target: str | int) -> tuple:
-        if counter != "tsc" or target == _norseq.NAME:  # no bracket for another process's runs
-            return core_bench(target, runs, serialize, unroll, counter), None, 0.0
-        # the core clock at the moment of measurement: add chains on each
-        # side, held against those of the measurements just before
-        return bracketed(target, runs, serialize, unroll)
-
-    name, measured, clk, counted = run_pinned(method, cpu, counter, run)
-    (raw, empty, migrated, best, median), cycles_per_tick, cycles_per_tick_ci95 = measured
-    bias, bias_ci, caveats = 0.0, 0.0, clk.caveats(counted)
-    if caveats:  # core cycles unknown: ticks and ns stand, nothing to correct with
-        cycles_per_tick, cycles_per_tick_ci95 = math.nan, 0.0
+    name, (raw, empty, migrated, best, median, cpt, cpt_ci95), clk, counted, caveats = _measured(
+        method, runs, serialize, unroll, False, cpu, counter)
+    bias, bias_ci = 0.0, 0.0
+    if caveats:
         if correction is not None:
             caveats = (caveats[0] + "; no harness correction applied",)
     elif correction is not None:
-        bias, bias_ci, why_not = correction(cycles_per_tick)
+        bias, bias_ci, why_not = correction(cpt)
         caveats = (why_not,) if why_not else ()
     return BenchResult.from_arrays(
         method=name,
@@ -61,9 +76,21 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
         counter=counted,
         best=best,  # the C core's, computed without copying the arrays
         median=median,
-        cycles_per_tick=cycles_per_tick,
-        cycles_per_tick_ci95=cycles_per_tick_ci95,
+        cycles_per_tick=cpt,
+        cycles_per_tick_ci95=cpt_ci95,
         harness_bias_core_cycles=bias,
         harness_bias_ci95_core_cycles=bias_ci,
         caveats=caveats,
     )
+
+
+def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,
+               counter: str) -> DiffResult:
+    """`runs` interleaved pairs of runs of `method` at 2k and k copies,
+    converted as :func:`timed` converts."""
+    name, (long, short, migrated, _, _, cpt, cpt_ci95), clk, counted, caveats = _measured(
+        method, runs, serialize, k, True, cpu, counter)
+    return DiffResult.from_arrays(
+        method=name, serialize=serialize, k=k, cpu=cpu, long=long, short=short, migrated=migrated,
+        clock=clk, counter=counted, cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci95,
+        caveats=caveats)

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("core wrapper", ["_affinity", "_machine", "_calibration", "_norseq", "_methods", "_clock", "_bracket", "_harness", "_read",
                       "_getcpu", "_elf", "_show", "_check"]),
     ("file codec", ["_atomicfile", "_resultfile"]),
-    ("results", ["_display", "_blocks", "_estimate", "_stability", "_result", "_timing", "_selftest", "_fastpath", "_bench",
+    ("results", ["_display", "_blocks", "_estimate", "_stability", "_result", "_timing", "_selftest", "_bench",
                  "_table", "_results", "_measure"]),
     ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "plot"]),
     ("CLI and front door", ["_progress", "_cli", "__main__", "__init__"]),

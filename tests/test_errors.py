@@ -73,13 +73,13 @@ def test_core_checks_its_own_arguments():
     from fastcpu import _core
 
     with pytest.raises(ValueError):
-        _core.bench("gdt", 0, "lfence", 1)
+        _core.measure("gdt", 0, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
     with pytest.raises(ValueError):
-        _core.bench("gdt", 10, "nope", 1)
+        _core.measure("gdt", 10, "nope", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
     with pytest.raises(ValueError):
-        _core.bench("nope", 10, "lfence", 1)
+        _core.measure("nope", 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
     with pytest.raises(ValueError):
-        _core.bench("gdt", 10, "lfence", 0)
+        _core.measure("gdt", 10, "lfence", 0, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
 
 
 @pytest.mark.skipif(not UNAVAILABLE, reason="every method is available on this machine")

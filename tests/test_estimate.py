@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastcpu
-from fastcpu import _bracket, _core, _estimate
+from fastcpu import _bracket, _core, _estimate, _harness
 
 STEP = 26
 
@@ -337,12 +337,14 @@ def test_bench_diff_on_a_calibration_chain():
 def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
     figures = []
 
-    def diff_bracketed(*args):
-        measured = _bracket.diff_bracketed(*args)
-        figures.append(measured[1:])
+    from fastcpu import _timing
+
+    def measure(*args):
+        measured = _harness.measure(*args)
+        figures.append(measured[5:])
         return measured
 
-    monkeypatch.setattr(fastcpu._bench, "diff_bracketed", diff_bracketed)
+    monkeypatch.setattr(_timing, "measure", measure)
     d = fastcpu.bench_diff("imul_chain_16", 300, k=4)
     assert figures == [(d.cycles_per_tick, d.cycles_per_tick_ci95)]
     assert d.cycles_per_tick == pytest.approx(fastcpu.clock().cycles_per_tick, rel=0.25)
@@ -354,15 +356,17 @@ def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
 def test_bench_diff_brackets_are_checked():
     fixed = _bracket.fixed_cost_ticks()
     with pytest.raises(ValueError, match="k must be between"):
-        _core.bench_diff_bracketed("gdt", 10, "lfence", 1, 40, 2, fixed, 0.02, 0.008)
+        _core.measure("gdt", 10, "lfence", 1, True, "tsc", 40, 2, fixed, 0.02, 0.008)
     with pytest.raises(ValueError, match="blocks"):
-        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 0, 2, fixed, 0.02, 0.008)
+        _core.measure("gdt", 10, "lfence", 2, True, "tsc", 0, 2, fixed, 0.02, 0.008)
     with pytest.raises(ValueError, match="tolerance"):
-        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 1.0, 0.008)
+        _core.measure("gdt", 10, "lfence", 2, True, "tsc", 40, 2, fixed, 1.0, 0.008)
     with pytest.raises(ValueError, match="resolution"):
-        _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 0.02, -1.0)
-    long, short, migrated, cpt, ci95 = _core.bench_diff_bracketed("gdt", 10, "lfence", 2, 40, 2, fixed, 0.02, 0.008)
+        _core.measure("gdt", 10, "lfence", 2, True, "tsc", 40, 2, fixed, 0.02, -1.0)
+    long, short, migrated, best, median, cpt, ci95 = _core.measure("gdt", 10, "lfence", 2, True, "tsc",
+                                                                   40, 2, fixed, 0.02, 0.008)
     assert long.shape == short.shape == migrated.shape == (10,) and cpt > 0 and ci95 >= 0
+    assert math.isnan(best) and math.isnan(median)  # a difference has no best or median of its own
 
 
 def test_bench_diff_times_user_functions():

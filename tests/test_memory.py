@@ -43,7 +43,7 @@ def test_core_calls_do_not_leak():
     def calls():
         _core.read("gdt")
         _core.current_cpu()
-        _core.bench("gdt", 2, "lfence", 1)
+        _core.measure("gdt", 2, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
 
     objs, rss = _growth(calls, 100_000)
     assert objs < 100
@@ -81,7 +81,7 @@ def test_errors_do_not_leak():
         except ValueError:
             pass
         try:
-            _core.bench("gdt", 0, "lfence", 1)
+            _core.measure("gdt", 0, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
         except ValueError:
             pass
         try:

@@ -32,9 +32,9 @@ def test_the_rdtscp_mode_has_no_pmu_counterpart():
     with pytest.raises(ValueError, match="with counter='pmu' use 'lfence' or 'cpuid'"):
         fastcpu.bench("gdt", 10, serialize="rdtscp", counter="pmu")
     with pytest.raises(ValueError, match="with counter='pmu'"):
-        _core.bench("gdt", 10, "rdtscp", 1, "pmu")
+        _core.measure("gdt", 10, "rdtscp", 1, False, "pmu", 0, 0, 0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="unknown counter"):
-        _core.bench("gdt", 10, "lfence", 1, "hpet")
+        _core.measure("gdt", 10, "lfence", 1, False, "hpet", 0, 0, 0.0, 0.0, 0.0)
 
 
 @pytest.mark.skipif(REASON is None, reason="this machine has a usable PMU")

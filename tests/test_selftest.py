@@ -236,16 +236,23 @@ def test_bracket_figure_refuses_bad_samples(args, error, match):
 
 @pytest.mark.parametrize("blocks,chains,fixed,tol,res,match", [
     (0, 2, 10.0, 0.02, 0.008, "blocks must be between"),
-    (40, 0, 10.0, 0.02, 0.008, "chains must be between"),
+    (40, -1, 10.0, 0.02, 0.008, "chains must be between"),
     (40, 17, 10.0, 0.02, 0.008, "chains must be between"),
     (40, 2, -1.0, 0.02, 0.008, "fixed_ticks"),
     (40, 2, float("inf"), 0.02, 0.008, "fixed_ticks"),
     (40, 2, 10.0, -0.1, 0.008, "tolerance"),
     (40, 2, 10.0, 0.02, 1.0, "resolution"),
 ])
-def test_bench_bracketed_refuses_bad_brackets(blocks, chains, fixed, tol, res, match):
+def test_the_measurement_refuses_bad_brackets(blocks, chains, fixed, tol, res, match):
     with pytest.raises(ValueError, match=match):
-        _core.bench_bracketed("gdt", 10, "lfence", 1, blocks, chains, fixed, tol, res)
+        _core.measure("gdt", 10, "lfence", 1, False, "tsc", blocks, chains, fixed, tol, res)
+
+
+def test_no_brackets_give_no_core_clock_and_the_pmu_takes_none():
+    *_, cpt, ci95 = _core.measure("gdt", 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
+    assert math.isnan(cpt) and math.isnan(ci95)
+    with pytest.raises(ValueError, match="brackets time the TSC"):
+        _core.measure("gdt", 10, "lfence", 1, False, "pmu", 40, 2, 10.0, 0.02, 0.008)
 
 
 # ---- on this machine ----

@@ -137,12 +137,12 @@ cases = {
     "bench(int data)": lambda: fastcpu.bench(data, 10),
     "bench_diff(int data)": lambda: fastcpu.bench_diff(data, 10),
     "bench(4096)": lambda: fastcpu.bench(4096, 10),
-    "_core.bench_address(data)": lambda: _core.bench_address(data, 10, "lfence", 1),
-    "_core.bench_address(-1)": lambda: _core.bench_address(-1, 10, "lfence", 1),
-    "_core.bench_address(2**64)": lambda: _core.bench_address(2**64, 10, "lfence", 1),
-    "_core.bench_address(1.5)": lambda: _core.bench_address(1.5, 10, "lfence", 1),
-    "_core.bench_diff(-1)": lambda: _core.bench_diff(-1, 10, "lfence", 2),
-    "_core.bench_diff(data)": lambda: _core.bench_diff(data, 10, "lfence", 2),
+    "_core.measure(data)": lambda: _core.measure(data, 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0),
+    "_core.measure(-1)": lambda: _core.measure(-1, 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0),
+    "_core.measure(2**64)": lambda: _core.measure(2**64, 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0),
+    "_core.measure(1.5)": lambda: _core.measure(1.5, 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0),
+    "_core.measure(-1, diff)": lambda: _core.measure(-1, 10, "lfence", 2, True, "tsc", 0, 0, 0.0, 0.0, 0.0),
+    "_core.measure(data, diff)": lambda: _core.measure(data, 10, "lfence", 2, True, "tsc", 0, 0, 0.0, 0.0, 0.0),
 }
 out = {}
 for name, call in cases.items():
@@ -166,11 +166,11 @@ def test_addresses_outside_executable_mappings_are_refused():
     not_code = "ValueError: address 0x[0-9a-f]+ is not in an executable mapping of this process \\(/proc/self/maps\\)"
     for name in ("bench(ctypes data)", "bench_diff(ctypes data)", "bench(CFUNCTYPE(1))",
                  "bench_diff(CFUNCTYPE(1))", "bench(int data)", "bench_diff(int data)", "bench(4096)",
-                 "_core.bench_address(data)", "_core.bench_diff(data)"):
+                 "_core.measure(data)", "_core.measure(data, diff)"):
         assert re.match(not_code, out[name]), (name, out[name])
-    for name in ("_core.bench_address(-1)", "_core.bench_address(2**64)", "_core.bench_diff(-1)"):
+    for name in ("_core.measure(-1)", "_core.measure(2**64)", "_core.measure(-1, diff)"):
         assert re.match(r"ValueError: a function address must be in 1\.\.2\*\*64-1", out[name]), (name, out[name])
-    assert out["_core.bench_address(1.5)"] == "TypeError: a function address must be an int, not float"
+    assert out["_core.measure(1.5)"] == "TypeError: method must be a str or an int address, not float"
 
 
 @pytest.mark.parametrize("call, match", [

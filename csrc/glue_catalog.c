@@ -1,0 +1,359 @@
+/*
+ * glue_catalog.c: the one catalog (sequences.c) as Python sees it: its
+ * rows with their verdicts on this machine, one reading of a row (read,
+ * read_cpu, read_in_thread) and where a row's timed code lies (code).
+ */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include "glue.h"
+
+static const char *const encoding_names[] = {
+    [FC_ENC_NONE] = "none",  [FC_ENC_CPUNODE] = "cpunode", [FC_ENC_SIDT] = "sidt",
+    [FC_ENC_CPU] = "cpu",    [FC_ENC_LIMIT] = "limit",   [FC_ENC_SELECTOR] = "selector",
+};
+
+/* Whether a row can run here, then whether it reports the CPU: each NULL,
+ * or why not. May fork a probe child: the GIL is released. */
+static void row_verdicts(const struct fc_method *m, const char **why, const char **cpu_why)
+{
+    Py_BEGIN_ALLOW_THREADS
+    *why = fc_method_unavailable(m);
+    *cpu_why = fc_method_cpu_reason(m);
+    Py_END_ALLOW_THREADS
+}
+
+/* The names of a row's needs, in FC_REQUIREMENTS order. */
+static PyObject *row_needs(const struct fc_method *m)
+{
+    PyObject *needs = PyTuple_New(__builtin_popcount(m->needs));
+    Py_ssize_t k = 0;
+    for (int r = 0; needs && r < FC_REQ_COUNT; r++) {
+        if (!(m->needs >> r & 1))
+            continue;
+        PyObject *name = PyUnicode_FromString(fc_requirements[r].name);
+        if (!name) {
+            Py_CLEAR(needs);
+            break;
+        }
+        PyTuple_SET_ITEM(needs, k++, name);
+    }
+    return needs;
+}
+
+/* catalog() row: (name, kind, description, encoding, needs, available,
+ * reason, reports_cpu, cpu_reason, chain). */
+static PyObject *catalog_row(const struct fc_method *m)
+{
+    const char *why, *cpu_why;
+    row_verdicts(m, &why, &cpu_why);
+    PyObject *needs = row_needs(m);
+    PyObject *chain = m->chain.op ? Py_BuildValue("(sII)", m->chain.op, m->chain.length,
+                                                  m->chain.latency_cycles)
+                                  : Py_NewRef(Py_None);
+    if (!needs || !chain) {
+        Py_XDECREF(needs);
+        Py_XDECREF(chain);
+        return NULL;
+    }
+    return Py_BuildValue("ssssNOzOzN", m->name, fc_kind_name(m->kind), m->description,
+                         encoding_names[m->encoding], needs, why ? Py_False : Py_True, why,
+                         cpu_why ? Py_False : Py_True, cpu_why, chain);
+}
+
+/* A list built by `item` from every row whose kind is in `kinds` (a bit
+ * per enum fc_kind). */
+static PyObject *rows_of(unsigned kinds, PyObject *(*item)(const struct fc_method *))
+{
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < fc_catalog_count; i++) {
+        const struct fc_method *m = &fc_catalog[i];
+        if (!(kinds >> m->kind & 1))
+            continue;
+        PyObject *x = item(m);
+        if (!x || PyList_Append(list, x) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(x);
+    }
+    return list;
+}
+
+#define KIND(k) (1u << (k))
+
+PyDoc_STRVAR(catalog_doc,
+"catalog($module, /)\n--\n\n"
+"Every row of the one catalog, methods, models and calibration chains, as\n"
+"(name, kind, description, encoding, needs, available, reason, reports_cpu,\n"
+"cpu_reason, chain): kind 'method', 'model' or 'calibration'; needs the\n"
+"names of what it requires (requirements()); reason None when available,\n"
+"cpu_reason None when it reports the CPU; chain (op, length,\n"
+"latency_cycles) for a calibration chain, else None. May fork once per\n"
+"fault-prone method.");
+
+static PyObject *core_catalog(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return rows_of(KIND(FC_KIND_METHOD) | KIND(FC_KIND_MODEL) | KIND(FC_KIND_CALIBRATION),
+                   catalog_row);
+}
+
+static PyObject *method_item(const struct fc_method *m)
+{
+    const char *why, *cpu_why;
+    row_verdicts(m, &why, &cpu_why);
+    return Py_BuildValue("sssOzOz", m->name, m->description, encoding_names[m->encoding],
+                         why ? Py_False : Py_True, why, cpu_why ? Py_False : Py_True, cpu_why);
+}
+
+PyDoc_STRVAR(methods_doc,
+"methods($module, /)\n--\n\n"
+"The catalog's methods and models (its rows of kind 'method' and 'model')\n"
+"as (name, description, encoding, available, reason, reports_cpu,\n"
+"cpu_reason); reason is None when available, cpu_reason None when it\n"
+"reports the CPU. May fork once per fault-prone method.");
+
+static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return rows_of(KIND(FC_KIND_METHOD) | KIND(FC_KIND_MODEL), method_item);
+}
+
+static PyObject *calibration_item(const struct fc_method *m)
+{
+    return Py_BuildValue("sssII", m->name, m->description, m->chain.op, m->chain.length,
+                         m->chain.latency_cycles);
+}
+
+PyDoc_STRVAR(calibrations_doc,
+"calibrations($module, /)\n--\n\n"
+"The catalog's calibration chains as (name, description, op, length,\n"
+"latency_cycles): `length` dependent `op` instructions of `latency_cycles`\n"
+"core cycles each. bench() and read() accept their names.");
+
+static PyObject *core_calibrations(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return rows_of(KIND(FC_KIND_CALIBRATION), calibration_item);
+}
+
+static PyObject *requirement_item(int r)
+{
+    const char *missing = fc_requirement_missing(r);
+    return Py_BuildValue("sOs", fc_requirements[r].name, missing ? Py_False : Py_True,
+                         fc_requirements[r].reason);
+}
+
+PyDoc_STRVAR(requirements_doc,
+"requirements($module, /)\n--\n\n"
+"What a catalog row may need, as (name, present here, reason given when\n"
+"missing), in the order they are checked.");
+
+static PyObject *core_requirements(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New(FC_REQ_COUNT);
+    for (int r = 0; list && r < FC_REQ_COUNT; r++) {
+        PyObject *x = requirement_item(r);
+        if (!x)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, r, x);
+    }
+    return list;
+}
+
+PyDoc_STRVAR(catalog_problems_doc,
+"catalog_problems($module, /)\n--\n\n"
+"What is wrong with the catalog's rows, as 'name: problem' strings (a\n"
+"missing kind, timer or reader, a need without a reason...); [] when\n"
+"every row is whole. For the tests.");
+
+static PyObject *core_catalog_problems(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < fc_catalog_count; i++) {
+        const char *problem = fc_row_problem(&fc_catalog[i]);
+        if (!problem)
+            continue;
+        PyObject *x = PyUnicode_FromFormat("%s: %s", fc_catalog[i].name ? fc_catalog[i].name : "?",
+                                           problem);
+        if (!x || PyList_Append(list, x) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(x);
+    }
+    return list;
+}
+
+PyDoc_STRVAR(user_chains_doc,
+"user_chains($module, /)\n--\n\n"
+"The calibration chains compiled as out-of-line functions `unsigned fn(void)`\n"
+"inside the extension, for timing the user-function path: a list of (name,\n"
+"op, length, latency_cycles, address); bench_address() takes the address.");
+
+static PyObject *core_user_chains(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    PyObject *list = PyList_New((Py_ssize_t)fc_user_chain_count);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < fc_user_chain_count; i++) {
+        const struct fc_user_chain *c = &fc_user_chains[i];
+        PyObject *item = Py_BuildValue("ssIIK", c->name, c->op, c->length, c->latency_cycles,
+                                       (unsigned long long)(uintptr_t)c->fn);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+PyDoc_STRVAR(read_doc,
+"read($module, method, /)\n--\n\n"
+"Run a method once: (raw register value, valid). valid is False when the\n"
+"instruction reported failure (LSL with ZF clear).");
+
+static PyObject *core_read(PyObject *module, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s:read", &name))
+        return NULL;
+    const struct fc_method *m = fc_glue_lookup(get_state(module), name);
+    if (!m)
+        return NULL;
+    bool valid;
+    uint32_t value = m->read(&valid);
+    return Py_BuildValue("kO", (unsigned long)value, valid ? Py_True : Py_False);
+}
+
+/* A method that reports the CPU here, or NULL with Unsupported set. */
+static const struct fc_method *lookup_cpu_source(core_state *st, const char *name)
+{
+    const struct fc_method *m = fc_glue_lookup(st, name);
+    if (!m)
+        return NULL;
+    const char *why;
+    Py_BEGIN_ALLOW_THREADS
+    why = fc_method_cpu_reason(m);
+    Py_END_ALLOW_THREADS
+    if (why) {
+        PyErr_Format(st->unsupported, "%s does not report the CPU here: %s", m->name, why);
+        return NULL;
+    }
+    return m;
+}
+
+static PyObject *cpu_reading(bool valid, unsigned cpu, int node, uint32_t raw)
+{
+    if (node < 0)
+        return Py_BuildValue("IOkO", cpu, Py_None, (unsigned long)raw, valid ? Py_True : Py_False);
+    return Py_BuildValue("IikO", cpu, node, (unsigned long)raw, valid ? Py_True : Py_False);
+}
+
+PyDoc_STRVAR(read_cpu_doc,
+"read_cpu($module, method, /)\n--\n\n"
+"Run a CPU-reporting method once: (cpu, node or None, raw value, valid).\n"
+"Raises fastcpu.Unsupported when it cannot run or reports no CPU here.");
+
+static PyObject *core_read_cpu(PyObject *module, PyObject *args)
+{
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s:read_cpu", &name))
+        return NULL;
+    const struct fc_method *m = lookup_cpu_source(get_state(module), name);
+    if (!m)
+        return NULL;
+    bool valid;
+    unsigned cpu;
+    int node;
+    uint32_t raw = fc_method_read_cpu(m, &valid, &cpu, &node);
+    return cpu_reading(valid, cpu, node, raw);
+}
+
+PyDoc_STRVAR(read_in_thread_doc,
+"read_in_thread($module, method, cpu, /)\n--\n\n"
+"Like read_cpu(), in a new pthread created pinned to `cpu` and joined:\n"
+"what a fresh thread sees. OSError when the thread cannot be created there.");
+
+static PyObject *core_read_in_thread(PyObject *module, PyObject *args)
+{
+    const char *name;
+    int cpu;
+    if (!PyArg_ParseTuple(args, "si:read_in_thread", &name, &cpu))
+        return NULL;
+    /* a CPU set holds a bit per CPU up to `cpu`: bound it by the CPUs this
+     * kernel may have, not by what the caller asks */
+    long configured = sysconf(_SC_NPROCESSORS_CONF);
+    if (configured < 1)
+        configured = 1;
+    if (cpu < 0 || cpu >= configured) {
+        PyErr_Format(PyExc_ValueError,
+                     "cpu must be between 0 and %ld (the CPUs this machine is configured "
+                     "with), not %d",
+                     configured - 1, cpu);
+        return NULL;
+    }
+    const struct fc_method *m = lookup_cpu_source(get_state(module), name);
+    if (!m)
+        return NULL;
+    bool valid = false;
+    unsigned c = 0;
+    int node = -1, err;
+    uint32_t raw = 0;
+    Py_BEGIN_ALLOW_THREADS
+    err = fc_read_cpu_in_new_thread(m, cpu, &valid, &c, &node, &raw);
+    Py_END_ALLOW_THREADS
+    if (err) {
+        errno = err;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return cpu_reading(valid, c, node, raw);
+}
+
+PyDoc_STRVAR(code_doc,
+"code($module, method, /)\n--\n\n"
+"Where a method's timed code is: (address of its 'lfence' timer, address of\n"
+"the model function it calls or None, path of this extension, the address\n"
+"it is loaded at). Symbol bounds come from the file's symbol table.");
+
+static PyObject *core_code(PyObject *module, PyObject *args)
+{
+    (void)module;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s:code", &name))
+        return NULL;
+    const struct fc_method *m = fc_method_find(name);
+    if (!m) {
+        PyErr_Format(PyExc_ValueError, "unknown method %s", name);
+        return NULL;
+    }
+    const void *timer = (const void *)m->timers[FC_SER_LFENCE];
+    Dl_info info;
+    if (!dladdr(timer, &info) || !info.dli_fname) {
+        PyErr_SetString(PyExc_OSError, "dladdr found no object holding the timer");
+        return NULL;
+    }
+    PyObject *model = m->model ? PyLong_FromVoidPtr((void *)m->model) : Py_NewRef(Py_None);
+    if (!model)
+        return NULL;
+    return Py_BuildValue("NNsN", PyLong_FromVoidPtr((void *)timer), model, info.dli_fname,
+                         PyLong_FromVoidPtr(info.dli_fbase));
+}
+
+PyMethodDef fc_glue_catalog_functions[] = {
+    {"methods", core_methods, METH_NOARGS, methods_doc},
+    {"calibrations", core_calibrations, METH_NOARGS, calibrations_doc},
+    {"catalog", core_catalog, METH_NOARGS, catalog_doc},
+    {"requirements", core_requirements, METH_NOARGS, requirements_doc},
+    {"catalog_problems", core_catalog_problems, METH_NOARGS, catalog_problems_doc},
+    {"user_chains", core_user_chains, METH_NOARGS, user_chains_doc},
+    {"read", core_read, METH_VARARGS, read_doc},
+    {"read_cpu", core_read_cpu, METH_VARARGS, read_cpu_doc},
+    {"read_in_thread", core_read_in_thread, METH_VARARGS, read_in_thread_doc},
+    {"code", core_code, METH_VARARGS, code_doc},
+    {NULL, NULL, 0, NULL},
+};
