@@ -122,6 +122,11 @@ def recent_samples() -> list[float]:
     return list(_core.bracket_recent(time.monotonic_ns(), _core.current_cpu()))
 
 
+#: (the clock, brackets() for it): the brackets depend on the clock alone,
+#: and every bench() asks.
+_brackets_of: tuple[Clock, tuple[int, int, float, float, float]] | None = None
+
+
 def brackets() -> tuple[int, int, float, float, float]:
     """How the one measurement (``_harness.measure``) times its brackets, in
     the same C call as the runs: the opening one (the last closing one when
@@ -136,7 +141,12 @@ def brackets() -> tuple[int, int, float, float, float]:
     7595-8134 TSC ticks, 5th-95th percentile 1.27-1.33 core cycles per tick
     around 1.317). (blocks, chains, the chain timer's fixed cost in TSC
     ticks, the disturbance tolerance, a chain's resolution)."""
-    return BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(), disturbance_tolerance(), chain_resolution()
+    global _brackets_of
+    clk, known = clock(), _brackets_of
+    if known is None or known[0] is not clk:
+        known = _brackets_of = (clk, (BRACKET_BLOCKS, BRACKET_CHAINS, fixed_cost_ticks(),
+                                      disturbance_tolerance(), chain_resolution()))
+    return known[1]
 
 
 def chain_resolution() -> float:

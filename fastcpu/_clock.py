@@ -24,6 +24,7 @@ apart. So nothing here is assumed of a host:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import statistics
@@ -303,9 +304,10 @@ class Clock:
         """The counter's granularity in nanoseconds."""
         return self.tsc_step_ticks * 1e9 / self.tsc_hz
 
-    @property
+    @functools.cached_property
     def core_cycles_problem(self) -> str:
-        """Why core-cycle figures are unknown here ('' when they stand)."""
+        """Why core-cycle figures are unknown here ('' when they stand).
+        Worked out once per clock: every bench() asks."""
         if self.rulers is not None and self.rulers.problem:
             return self.rulers.problem
         if not (self.cycles_per_tick > 0):
