@@ -18,9 +18,13 @@
  *   calibration.c  sequences of known cost: dependent add (r, r) and imul chains
  *   userchains.c   the same chains as out-of-line user functions, for the
  *                  self-test of the user-function path
- *   module.c     how Python sees it (the only file that includes Python.h)
+ *   glue_*.c     how Python sees it, by concern (glue.h: what they share):
+ *                glue_bench.c the one measurement, glue_catalog.c the
+ *                catalog and one reading, glue_getcpu.c getcpu(),
+ *                glue_clock.c the clock's readings and the brackets
+ *   module.c     the module: its state and the glue files' tables
  *
- * Nothing here knows about Python.
+ * Nothing here knows about Python (only glue.h includes Python.h).
  */
 #ifndef FASTCPU_H
 #define FASTCPU_H

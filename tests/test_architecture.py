@@ -152,3 +152,28 @@ def test_the_extensions_stub_declares_everything_it_has():
     public = {name for name in dir(_core) if not name.startswith("_")}
     assert public - declared == set(), "in _core, missing from _core.pyi"
     assert {d for d in declared if not d.startswith("_")} - public == set(), "in _core.pyi, not in _core"
+
+
+def test_there_is_one_way_to_measure():
+    # one C entry point times a target (bench's runs or bench_diff's pairs,
+    # between brackets or not); no second way beside it, in C or Python
+    from fastcpu import _core
+
+    measuring = {name for name in dir(_core) if "bench" in name or "measure" in name}
+    assert measuring == {"measure"}
+    callers = sorted(p.stem for p in PACKAGE.glob("*.py") if "_core.measure(" in p.read_text())
+    assert callers == ["_harness", "_norseq"]  # the parent's and the child's side of one call
+    assert not (PACKAGE / "_fastpath.py").exists()
+
+
+def test_the_glue_is_split_by_concern():
+    # module.c registers the glue files' tables and defines no function of its own
+    csrc = PACKAGE.parent / "csrc"
+    if not csrc.is_dir():
+        pytest.skip("a copy of tests/ without the repository's csrc/")
+    module = (csrc / "module.c").read_text()
+    assert "PyMethodDef" not in module.replace("PyMethodDef *tables[]", "")
+    for glue in ("glue_bench.c", "glue_catalog.c", "glue_getcpu.c", "glue_clock.c"):
+        text = (csrc / glue).read_text()
+        assert f"PyMethodDef fc_{glue[:-2]}_functions[]" in text, glue
+        assert f"fc_{glue[:-2]}_functions" in module, glue
