@@ -63,6 +63,8 @@ setup(
                 "csrc/models.c",
                 "csrc/getcpu.c",
                 "csrc/features.c",
+                "csrc/verdicts.c",
+                "csrc/fork.c",
                 "csrc/clock.c",
                 "csrc/bracket.c",
                 "csrc/calibration.c",

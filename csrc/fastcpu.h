@@ -7,7 +7,10 @@
  *   models.c     what is timed, too: C models of historical and proposed
  *                getcpu()/sched_getcpu() implementations, called out of line
  *   features.c   what this machine has: the requirements a row may name
- *                (CPUID bits, vDSO, rseq), fault probes, cached verdicts
+ *                (CPUID bits, vDSO, rseq) and the facts the sequences read
+ *   verdicts.c   each catalog row's verdicts, cached: can it run here (its
+ *                needs, its probe in a forked child), does it report the CPU
+ *   fork.c       a fork during a first use, mended in one place
  *   getcpu.c     fastcpu.getcpu(): the fastest method proven right here
  *   harness.c    how it is timed: the pair of timers for a row or a user
  *                function, warm-up, interleaved runs in chunks, the PMU
@@ -298,7 +301,7 @@ FC_HIDDEN int model_sched_getcpu_lsl(void);
 FC_HIDDEN int model_sched_getcpu_sidt(void);
 
 /* Set up what the models read: the pointer glibc 2.7 kept mangled. Called
- * once from fc_features(). */
+ * once at module init (module.c). */
 void fc_models_init(void);
 
 /* ---- calibration sequences (calibration.c) ------------------------------ */
@@ -339,7 +342,8 @@ extern const size_t fc_user_chain_count;
 
 /* ---- machine features (features.c) --------------------------------------- */
 
-/* Set once by fc_features(); read by the rseq and vDSO sequences. */
+/* Owned by features.c: set once by fc_features(); read by the rseq and
+ * vDSO sequences, the models and getcpu.c. */
 typedef int (*fc_vdso_getcpu_fn)(unsigned *cpu, unsigned *node, void *cache);
 extern long fc_rseq_offset;
 extern fc_vdso_getcpu_fn fc_vdso_getcpu;
@@ -391,6 +395,27 @@ struct fc_features {
 /* Filled once, on first use; safe to call from any thread after module init. */
 const struct fc_features *fc_features(void);
 
+/* Whether the comma-separated `list` (a test hook's environment variable)
+ * holds `word` exactly. */
+bool fc_list_has(const char *list, const char *word);
+
+/* Private test hook: comma-separated method names whose probe child
+ * executes ud2 first (verdicts.c). */
+#define FC_ENV_FAULT_IN_PROBE "FASTCPU_TEST_FAULT_IN_PROBE"
+
+/* For fork.c: a detection another thread had not finished is done again. */
+void fc_features_after_fork_in_child(void);
+
+/* 1 when `address` lies in an executable mapping of this process
+ * (/proc/self/maps), 0 when not, -1 with errno when the maps cannot be read. */
+int fc_address_executable(uintptr_t address);
+
+/* The current CPU, by the cheapest correct way available (outside any timed
+ * region: migration checks). */
+int fc_current_cpu(void);
+
+/* ---- each row's verdicts (verdicts.c) ------------------------------------ */
+
 /* Why `m`, a row of fc_catalog[], cannot run here, or NULL when it can:
  * the first of its needs this machine lacks, else what its probe in a
  * forked child met. The answer is cached. A child forked while
@@ -404,18 +429,16 @@ const char *fc_method_unavailable(const struct fc_method *m);
  * cpu_check, run in-process after the probe; cached. */
 const char *fc_method_cpu_reason(const struct fc_method *m);
 
-/* 1 when `address` lies in an executable mapping of this process
- * (/proc/self/maps), 0 when not, -1 with errno when the maps cannot be read. */
-int fc_address_executable(uintptr_t address);
+/* For fork.c: the probe locks released (a probe made by another thread is
+ * made again on first use). */
+void fc_verdicts_after_fork_in_child(void);
+
+/* ---- fork (fork.c) ------------------------------------------------------- */
 
 /* Register (once) the pthread_atfork child handler that resets every lock
- * and unfinished first use of features.c and getcpu.c. Called at module
- * init. */
+ * and unfinished first use of features.c, verdicts.c and getcpu.c, each
+ * through its own after_fork_in_child. Called at module init. */
 void fc_atfork_init(void);
-
-/* The current CPU, by the cheapest correct way available (outside any timed
- * region: migration checks). */
-int fc_current_cpu(void);
 
 /* ---- fastcpu.getcpu() (getcpu.c) ----------------------------------------- */
 
@@ -441,9 +464,9 @@ extern enum fc_getcpu_way fc_getcpu_way, fc_getcpu_node_way, fc_getcpu_fallback_
  * and for cpu and node. A way whose own call fails (the system call denied
  * by seccomp, say) is not chosen; where nothing is verified the way is
  * FC_GETCPU_NONE. A child forked while another thread chooses chooses
- * again (fc_getcpu_init registers the handler). */
+ * again (fork.c registers the handler). */
 void fc_getcpu_choose(void);
-/* Called by fc_atfork_init's child handler. */
+/* For fork.c: a choice another thread had not finished is made again. */
 void fc_getcpu_after_fork_in_child(void);
 const char *fc_getcpu_way_name(enum fc_getcpu_way way);
 

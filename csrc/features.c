@@ -4,9 +4,10 @@
  * AT_HWCAP2 come first; an instruction that could still fault (a hypervisor
  * whose CPUID lies, a kernel that does not emulate SIDT under UMIP) is run
  * once in a forked child, and only a clean exit lets it run in-process.
- * Nothing here knows a method by name: each catalog row says what it needs
- * (FC_REQUIREMENTS), whether to probe it, and how to tell whether it reports
- * the CPU (its cpu_check); this file applies that to every row alike.
+ * Nothing here knows the catalog: it detects the machine's facts (and owns
+ * the ones every timed run reads: the rseq offset, the vDSO's getcpu) and
+ * answers which requirement is missing; verdicts.c applies that, and the
+ * probes, to each catalog row.
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -44,10 +45,8 @@
  * rdpid, fsgsbase...). FASTCPU_TEST_FAULT_IN_PROBE:
  * comma-separated method names whose probe child executes ud2 first. */
 #define FC_ENV_HIDE_CPUID "FASTCPU_TEST_HIDE_CPUID"
-#define FC_ENV_FAULT_IN_PROBE "FASTCPU_TEST_FAULT_IN_PROBE"
 
-/* Whether the comma-separated `list` holds `word` exactly. */
-static bool list_has(const char *list, const char *word)
+bool fc_list_has(const char *list, const char *word)
 {
     size_t n = strlen(word);
     for (const char *p = list; p && *p;) {
@@ -110,13 +109,13 @@ static void detect(void)
         const struct fc_requirement *q = &fc_requirements[r];
         if (q->cpuid)
             f->has[r] = cpuid_bit(q->leaf, q->subleaf, (int)q->reg, (int)q->bit) &&
-                        !(hide && list_has(hide, q->name));
+                        !(hide && fc_list_has(hide, q->name));
     }
     f->rdtscp = f->has[FC_REQ_RDTSCP];
     f->rdpid = f->has[FC_REQ_RDPID];
     f->fsgsbase_cpu = f->has[FC_REQ_FSGSBASE];
     f->fsgsbase_enabled = f->fsgsbase_cpu && (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE);
-    f->umip = cpuid_bit(7, 0, ECX, 2) && !(hide && list_has(hide, "umip"));
+    f->umip = cpuid_bit(7, 0, ECX, 2) && !(hide && fc_list_has(hide, "umip"));
     f->hypervisor = cpuid_bit(1, 0, ECX, 31);
     f->invariant_tsc = cpuid_bit(0x80000007u, 0, EDX, 8);
     const char *fault = getenv(FC_ENV_FAULT_IN_PROBE);
@@ -170,9 +169,13 @@ static void detect(void)
     for (int r = 0; r < FC_REQ_COUNT; r++)
         if (!fc_requirements[r].cpuid && !fc_requirements[r].at_use)
             f->has[r] = *(const bool *)((const char *)f + fc_requirements[r].fact);
-    fc_models_init();
     __atomic_store_n(&features_done, true, __ATOMIC_RELEASE);
 }
+
+/* The facts the sequences and models read on every timed run, owned here:
+ * set once by detect(), read-only after. */
+long fc_rseq_offset;
+fc_vdso_getcpu_fn fc_vdso_getcpu;
 
 const struct fc_features *fc_features(void)
 {
@@ -193,154 +196,12 @@ int fc_current_cpu(void)
     return sched_getcpu();
 }
 
-/* Run one execution of `m` in a child; NULL when it ran to the end, else a
- * static message naming the signal that killed it. The child writes one
- * byte to a pipe after the instruction, and that byte is the verdict: with
- * SIGCHLD ignored the kernel reaps the child itself (waitpid then fails with
- * ECHILD once it is gone), and another thread may reap it first. */
-static const char *probe_in_child(const struct fc_method *m)
-{
-    const char *fault = getenv(FC_ENV_FAULT_IN_PROBE);
-    bool must_fault = fault && list_has(fault, m->name); /* decided before fork */
-    int ran[2];
-    /* close-on-exec: a concurrent fork-and-exec elsewhere keeps no end;
-     * non-blocking: the verdict is read once the child is gone */
-    if (pipe2(ran, O_CLOEXEC | O_NONBLOCK) != 0)
-        return "could not create a pipe to probe the instruction safely";
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(ran[0]);
-        close(ran[1]);
-        return "could not fork to probe the instruction safely";
-    }
-    if (pid == 0) {
-        /* Only async-signal-safe calls from here: no core file, run, report,
-         * leave. */
-        struct rlimit none = {0, 0};
-        setrlimit(RLIMIT_CORE, &none);
-        close(ran[0]);
-        if (must_fault)
-            __asm__ volatile("ud2"); /* the test hook: fault as a lying CPUID would */
-        bool valid;
-        m->read(&valid);
-        char done = 1;
-        _exit(write(ran[1], &done, 1) == 1 ? 0 : 1);
-    }
-    close(ran[1]);
-    int status = 0;
-    pid_t waited;
-    while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-        ;
-    /* waited < 0 (ECHILD): reaped by the kernel or another thread, so it
-     * has exited; the pipe still holds its byte if it got that far */
-    char done = 0;
-    ssize_t got;
-    while ((got = read(ran[0], &done, 1)) < 0 && errno == EINTR)
-        ;
-    close(ran[0]);
-    if (got == 1 && done == 1)
-        return NULL;
-    if (waited == pid && WIFSIGNALED(status)) {
-        switch (WTERMSIG(status)) {
-        case SIGILL:
-            return "the instruction raised SIGILL in a probe child although "
-                   "CPUID lists it (a hypervisor hiding it?)";
-        case SIGSEGV:
-            return "the instruction raised SIGSEGV in a probe child (UMIP "
-                   "without kernel emulation, Linux < 5.4, or a disabled "
-                   "feature)";
-        default:
-            return "the instruction killed a probe child with a signal";
-        }
-    }
-    if (waited != pid)
-        return "the probe child died before reporting, and its exit status "
-               "was not ours to read (SIGCHLD ignored, or reaped elsewhere)";
-    return "the probe child did not exit cleanly";
-}
-
 const char *fc_requirement_missing(int r)
 {
     const struct fc_requirement *q = &fc_requirements[r];
     if (q->at_use)
         return q->at_use();
     return fc_features()->has[r] ? NULL : q->reason;
-}
-
-/* The first of `m`'s needs this machine lacks, in FC_REQUIREMENTS order. */
-static const char *static_reason(const struct fc_method *m)
-{
-    for (int r = 0; r < FC_REQ_COUNT; r++) {
-        const char *why = m->needs >> r & 1 ? fc_requirement_missing(r) : NULL;
-        if (why)
-            return why;
-    }
-    return NULL;
-}
-
-/* `m`'s place in fc_catalog[]: the index of its cached verdicts. */
-static size_t row_index(const struct fc_method *m) { return (size_t)(m - fc_catalog); }
-
-/* One cached answer per method: 0 unknown, 1 available, 2 not. */
-static _Atomic int verdict[FC_METHODS_MAX];
-static const char *verdict_reason[FC_METHODS_MAX];
-static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static const char *reason_without_probe(const struct fc_method *m)
-{
-    return fc_features()->tsc_readable ? static_reason(m)
-                                       : "this process may not read the TSC (prctl "
-                                         "PR_SET_TSC, CR4.TSD)";
-}
-
-const char *fc_method_unavailable(const struct fc_method *m)
-{
-    size_t i = row_index(m);
-    if (verdict[i] == 1)
-        return NULL;
-    if (verdict[i] == 2)
-        return verdict_reason[i];
-
-    pthread_mutex_lock(&probe_lock);
-    if (verdict[i] == 0) {
-        const char *why = reason_without_probe(m);
-        if (!why && m->probe_in_child)
-            why = probe_in_child(m);
-        verdict_reason[i] = why;
-        verdict[i] = why ? 2 : 1;
-    }
-    pthread_mutex_unlock(&probe_lock);
-    return verdict_reason[i];
-}
-
-/* ---- does it report the CPU? --------------------------------------------- */
-
-static const char *cpu_reason_uncached(const struct fc_method *m)
-{
-    const char *why = fc_method_unavailable(m);
-    if (why)
-        return why;
-    return m->cpu_check ? m->cpu_check() : NULL;
-}
-
-static _Atomic int cpu_verdict[FC_METHODS_MAX];
-static const char *cpu_verdict_reason[FC_METHODS_MAX];
-static pthread_mutex_t cpu_reason_lock = PTHREAD_MUTEX_INITIALIZER;
-
-const char *fc_method_cpu_reason(const struct fc_method *m)
-{
-    size_t i = row_index(m);
-    if (cpu_verdict[i] == 0) {
-        /* outside the lock: it may probe, which takes probe_lock */
-        const char *why = cpu_reason_uncached(m);
-        pthread_mutex_lock(&cpu_reason_lock);
-        if (cpu_verdict[i] == 0) {
-            cpu_verdict_reason[i] = why;
-            cpu_verdict[i] = why ? 2 : 1;
-        }
-        pthread_mutex_unlock(&cpu_reason_lock);
-    }
-    return cpu_verdict[i] == 1 ? NULL : cpu_verdict_reason[i];
 }
 
 /* ---- user function addresses -------------------------------------------- */
@@ -369,26 +230,11 @@ int fc_address_executable(uintptr_t address)
     return executable;
 }
 
-/* ---- fork ---------------------------------------------------------------- */
-
-/* In the child of a fork() made while another thread was inside a first use
- * (detecting features, probing a method in a child of its own, choosing the
- * getcpu way): that thread does not exist in the child, so whatever it held
- * is released here and whatever it had not finished is done again on the
- * child's first use. Verdicts already reached stay. */
-static void after_fork_in_child(void)
+void fc_features_after_fork_in_child(void)
 {
+    /* a detection another thread had not finished is done again */
     if (!__atomic_load_n(&features_done, __ATOMIC_ACQUIRE)) {
         pthread_once_t fresh = PTHREAD_ONCE_INIT;
         memcpy(&features_once, &fresh, sizeof fresh);
     }
-    pthread_mutex_init(&probe_lock, NULL);
-    pthread_mutex_init(&cpu_reason_lock, NULL);
-    fc_getcpu_after_fork_in_child();
 }
-
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
-
-void fc_atfork_init(void) { pthread_once(&atfork_once, register_atfork); }

@@ -19,6 +19,7 @@ static int core_exec(PyObject *module)
     if (_import_array() < 0)
         return -1;
     fc_atfork_init();
+    fc_models_init();
     core_state *st = get_state(module);
     st->error = PyErr_NewExceptionWithDoc(
         "fastcpu.Error", "Base class of fastcpu's own errors.", PyExc_RuntimeError, NULL);

@@ -67,8 +67,6 @@ FC_INLINE uint32_t seq_sldt(void)
     return selector;
 }
 
-long fc_rseq_offset;
-
 /* glibc's registered rseq area: cpu_id is the 32-bit field at offset 4. One
  * %fs-relative load, what an inlined rseq read compiles to; the timers load
  * __rseq_offset into a register before the opening read, as glibc has it in
@@ -79,8 +77,6 @@ FC_INLINE uint32_t seq_rseq(long offset)
     FC_RSEQ_LOAD_AT(offset, FC_RSEQ_CPU_ID, cpu);
     return cpu;
 }
-
-fc_vdso_getcpu_fn fc_vdso_getcpu;
 
 /* getcpu through the vDSO and through the system call, called in the shape
  * the models are (timing.h's FC_GETCPU_CALLER): cpu and node in the

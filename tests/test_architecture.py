@@ -177,3 +177,40 @@ def test_the_glue_is_split_by_concern():
         text = (csrc / glue).read_text()
         assert f"PyMethodDef fc_{glue[:-2]}_functions[]" in text, glue
         assert f"fc_{glue[:-2]}_functions" in module, glue
+
+
+def _c_call_graph(tmp_path):
+    """file -> the files whose symbols it uses, from `nm` of each C file of
+    the core compiled alone (the glue, which sees Python, sits above them
+    all and is left out)."""
+    import shutil
+    import subprocess
+
+    csrc = PACKAGE.parent / "csrc"
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not csrc.is_dir() or cc is None or shutil.which("nm") is None:
+        pytest.skip("needs the repository's csrc/, a C compiler and nm (binutils)")
+    defined, used = {}, {}
+    for source in sorted(csrc.glob("*.c")):
+        if source.name.startswith("glue") or source.name == "module.c":
+            continue
+        obj = tmp_path / (source.stem + ".o")
+        subprocess.run([cc, "-std=c11", "-O2", "-fvisibility=hidden", "-c", "-o", str(obj), str(source)],
+                       check=True)
+        used[source.stem] = set()
+        for line in subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in "TDBRC":
+                defined[parts[2]] = source.stem
+            elif len(parts) == 2 and parts[0] == "U":
+                used[source.stem].add(parts[1])
+    return {f: {defined[s] for s in symbols if s in defined and defined[s] != f} for f, symbols in used.items()}
+
+
+def test_the_c_core_has_no_circle(tmp_path):
+    # the catalog depends on features, never the reverse; fork handling and
+    # the row verdicts sit above what they reset and judge
+    graph = _c_call_graph(tmp_path)
+    assert _cycle(graph) is None, graph
+    assert "sequences" not in graph["features"] and "verdicts" in graph["fork"]
+    assert graph["features"] <= {"pmu"}, "features.c knows nothing above the machine"
