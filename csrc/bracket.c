@@ -68,7 +68,7 @@ static size_t undisturbed(const double *v, size_t n, double tol, double *out)
 
 double fc_bracket_resolution(double step_ticks, double cycles_per_tick, uint32_t blocks)
 {
-    return step_ticks / (100.0 * blocks / cycles_per_tick);
+    return step_ticks / ((double)FC_RULER_BLOCK * blocks / cycles_per_tick);
 }
 
 double fc_bracket_tolerance(double step_ticks, double cycles_per_tick, uint32_t blocks)
@@ -224,6 +224,6 @@ void fc_bracket_chains(uint32_t blocks, uint32_t chains, double fixed_ticks, dou
     fc_add_chain_samples(blocks, chains, ticks);
     for (uint32_t i = 0; i < chains; i++) {
         double t = (double)ticks[i] - fixed_ticks;
-        samples[i] = 100.0 * blocks / (t > 1.0 ? t : 1.0);
+        samples[i] = (double)FC_RULER_BLOCK * blocks / (t > 1.0 ? t : 1.0);
     }
 }

@@ -71,9 +71,9 @@ void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc)
 }
 
 /*
- * The rulers: 100 dependent instructions per block, each waiting for the one
- * before, so a block takes 100 times the instruction's latency in core
- * cycles. Register-register adds (1 core cycle) and 64-bit imuls (3) are
+ * The rulers: FC_RULER_BLOCK dependent instructions per block, each waiting
+ * for the one before, so a block takes that many times the instruction's
+ * latency in core cycles. Register-register adds (1 core cycle) and 64-bit imuls (3) are
  * clocks on every x86-64 core; adds of an immediate are not: Intel cores
  * since Golden Cove fold chains of them at rename, several per cycle, so
  * that chain is timed only as a fact about the core (fastcpu/_clock.py).
@@ -84,7 +84,8 @@ void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc)
         uint64_t acc = 1;                                                    \
         uint64_t t0 = fc_start_lfence(FC_NO_COUNTER);                        \
         for (uint32_t i = 0; i < blocks; i++)                                \
-            __asm__ volatile(".rept 100\n\t" insn "\n\t.endr" : "+r"(acc));  \
+            __asm__ volatile(".rept " FC_RULER_BLOCK_TEXT "\n\t" insn "\n\t.endr"   \
+                             : "+r"(acc));                                   \
         uint64_t t1 = fc_end_rdtscp_lfence(FC_NO_COUNTER);                   \
         fc_sink(acc);                                                        \
         return t1 - t0;                                                      \

@@ -618,6 +618,14 @@ uint64_t fc_rdtsc(void);
 void fc_tsc_reads(uint64_t *v, size_t n, bool spaced);
 /* A (CLOCK_MONOTONIC_RAW ns, TSC) pair read as close together as possible. */
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);
+/* Instructions per block of a ruler chain (clock.c), unrolled: a block of
+ * 100 read register-register adds 0.9% slower than imuls/3 in some
+ * processes on an AuthenticAMD family 25 model 17 (Zen 4) guest, and never
+ * in others (a cycle per pass of the loop, by where the code landed); 1,000
+ * leave a tenth of that. */
+#define FC_RULER_BLOCK 1000
+#define FC_RULER_BLOCK_TEXT "1000"
+
 /* The chains fastcpu.clock() times: register-register adds (1 core cycle
  * each) and 64-bit imuls (3), the two rulers; adds of an immediate, which
  * some cores fold at rename, a fact about the core, never a ruler. */
@@ -626,7 +634,7 @@ enum fc_ruler {
     FC_RULER_IMUL = 1,
     FC_RULER_IMMEDIATE_ADD = 2,
 };
-/* TSC ticks for `blocks` blocks of 100 dependent `ruler` instructions, fenced. */
+/* TSC ticks for `blocks` blocks of FC_RULER_BLOCK dependent `ruler` instructions, fenced. */
 uint64_t fc_ruler_ticks(enum fc_ruler ruler, uint32_t blocks);
 /* A short warm-up chain, then `count` register-register add chains of
  * `blocks` blocks into ticks[0 .. count): the samples bench() brackets a

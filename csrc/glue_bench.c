@@ -323,7 +323,7 @@ PyDoc_STRVAR(measure_doc,
 "pairs of 2k against k copies, k = `copies` >= 2 (bench_diff). `counter`\n"
 "'tsc' or 'pmu' (the core-cycle counter via rdpmc, opened here).\n\n"
 "With `chains` > 0 (the TSC only), between brackets of `chains` chains of\n"
-"`blocks` x 100 dependent register-register adds less the timer's\n"
+"`blocks` x RULER_BLOCK dependent register-register adds less the timer's\n"
 "`fixed_ticks`: the opening one this thread's last closing one when taken\n"
 "on this CPU within BRACKET_REUSE_NS, else timed now; the closing one\n"
 "straight after the runs; the figure held against this thread's recent\n"

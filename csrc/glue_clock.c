@@ -51,7 +51,7 @@ static PyObject *core_tsc_ns_pair(PyObject *module, PyObject *Py_UNUSED(ignored)
 
 PyDoc_STRVAR(ruler_ticks_doc,
 "ruler_ticks($module, ruler, blocks, /)\n--\n\n"
-"TSC ticks for `blocks` (1 to 2**20) blocks of 100 dependent instructions,\n"
+"TSC ticks for `blocks` (1 to 2**20) blocks of RULER_BLOCK dependent instructions,\n"
 "fenced: `ruler` 'add' (register-register adds, 1 core cycle each), 'imul'\n"
 "(64-bit imuls, 3 core cycles each) or 'immediate_add' (add $1, which some\n"
 "cores fold at rename: a fact about the core, not a ruler).");
@@ -84,7 +84,7 @@ static PyObject *core_ruler_ticks(PyObject *module, PyObject *args)
 
 PyDoc_STRVAR(add_chain_samples_doc,
 "add_chain_samples($module, blocks, count, /)\n--\n\n"
-"A short warm-up chain, then `count` chains of `blocks` x 100 dependent\n"
+"A short warm-up chain, then `count` chains of `blocks` x RULER_BLOCK dependent\n"
 "register-register adds,\n"
 "in one call: a tuple of their `count` TSC tick counts (bench()'s brackets).");
 

@@ -43,7 +43,8 @@ static int core_exec(PyObject *module)
         PyModule_AddIntConstant(module, "BRACKET_CHAINS_MAX", FC_BRACKET_CHAINS_MAX) < 0 ||
         PyModule_AddIntConstant(module, "BRACKET_RECENT", FC_BRACKET_RECENT) < 0 ||
         PyModule_AddIntConstant(module, "BRACKET_RECENT_NS", FC_BRACKET_RECENT_NS) < 0 ||
-        PyModule_AddIntConstant(module, "BRACKET_REUSE_NS", FC_BRACKET_REUSE_NS) < 0)
+        PyModule_AddIntConstant(module, "BRACKET_REUSE_NS", FC_BRACKET_REUSE_NS) < 0 ||
+        PyModule_AddIntConstant(module, "RULER_BLOCK", FC_RULER_BLOCK) < 0)
         return -1;
     /* A sanitizer build instruments the timed code: its shape and timings
      * are not the real ones (tests of instruction shapes skip). */

@@ -53,10 +53,11 @@ __all__ = [
     "RECENT_NS",
 ]
 
-#: 100 dependent adds per block: 4,000 adds, about 1.3 us at 3.2 GHz, about
-#: 125 clock steps of 10 ns: one step is 0.8% of a chain, and the mean of
-#: the two brackets' medians over random phases comes within about 0.4%.
-BRACKET_BLOCKS = 40
+#: Blocks of RULER_BLOCK (1,000) dependent adds: 4,000 adds, about 1.3 us at
+#: 3.2 GHz, about 125 clock steps of 10 ns: one step is 0.8% of a chain, and
+#: the mean of the two brackets' medians over random phases comes within
+#: about 0.4%.
+BRACKET_BLOCKS = 4
 #: Measured chains per bracket (their median: with two, their mean). Two
 #: keep bench(m, 1000) near the plain C loop's cost (benchmarks/performance.py).
 BRACKET_CHAINS = 2
@@ -135,7 +136,7 @@ def brackets() -> tuple[int, int, float, float, float]:
     (:func:`bracket_cycles_per_tick`'s rules, in csrc/bracket.c: bench()
     pays them on every call). Each bracket is a short warm-up chain (the
     first after other work runs slow now and then: about 1%, one time in
-    three) and BRACKET_CHAINS chains of BRACKET_BLOCKS x 100 adds less the
+    three) and BRACKET_CHAINS chains of BRACKET_BLOCKS x RULER_BLOCK adds less the
     timer's fixed cost; one chain alone scatters by a few percent on a guest
     (on an AuthenticAMD family 25 model 1 (Zen 3) guest, 10,000 adds read
     7595-8134 TSC ticks, 5th-95th percentile 1.27-1.33 core cycles per tick

@@ -16,13 +16,14 @@ BRACKET_CHAINS_MAX: int  # chains a bracket may time
 BRACKET_RECENT: int  # brackets kept per thread
 BRACKET_RECENT_NS: int  # how long a bracket counts as recent
 BRACKET_REUSE_NS: int  # how soon a closing bracket may open the next measurement
+RULER_BLOCK: int  # dependent instructions per block of a ruler chain
 
 def measure(  # the one measurement (csrc/glue_bench.c)
     target: str | int,  # a catalog name, or a user function's address in an executable mapping
     runs: int, serialize: str,
     copies: int,  # copies a run against the empty sequence; with diff, k (2k against k)
     diff: bool, counter: str,  # 'tsc' or 'pmu'
-    blocks: int, chains: int,  # each bracket: `chains` (0: no brackets, 1-16) chains of `blocks` x 100 adds
+    blocks: int, chains: int,  # each bracket: `chains` (0: no brackets, 1-16) chains of `blocks` x RULER_BLOCK adds
     fixed_ticks: float,  # the chain timer's own cost, TSC ticks, taken off each chain
     tolerance: float,  # the disturbance tolerance, a fraction in [0, 1)
     resolution: float,  # the clock's step over a chain's ticks, a fraction in [0, 1)
@@ -70,7 +71,7 @@ def tsc_reads(count: int, spaced: bool, /) -> npt.NDArray[np.uint64]: ...  # cou
 def tsc_ns_pair() -> tuple[int, int]: ...
 def ruler_ticks(ruler: str, blocks: int, /) -> int: ...  # 'add', 'imul', 'immediate_add'; blocks: 1 to 2**20
 def add_chain_samples(blocks: int, count: int, /) -> tuple[int, ...]:
-    """TSC ticks of `count` chains of `blocks` x 100 dependent register-register adds, after a warm-up chain."""
+    """TSC ticks of `count` chains of `blocks` x RULER_BLOCK dependent register-register adds, after a warm-up chain."""
     ...
 def bracket_figure(
     before: Sequence[float], after: Sequence[float], recent: Sequence[float], tolerance: float,

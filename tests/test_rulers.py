@@ -156,11 +156,13 @@ def test_rulers_that_disagree_say_so_and_leave_core_cycles_unknown():
 
 
 def test_the_tolerance_follows_the_rulers_scatter():
-    quiet = judge_rulers(_timing("add", 0.7), _timing("imul", 2.1 * 1.015))
-    assert quiet.tolerance == _clock.RULER_TOLERANCE_MIN and not quiet.agree  # 1.5% apart
-    noisy = judge_rulers(_timing("add", 0.7, 0.004), _timing("imul", 2.1 * 1.015, 0.004))
-    assert noisy.tolerance == pytest.approx(4 * math.hypot(0.004, 0.004))
-    assert noisy.agree  # 1.5% is within the scatter there
+    apart = 1 + 1.5 * _clock.RULER_TOLERANCE_MIN  # beyond the floor
+    quiet = judge_rulers(_timing("add", 0.7), _timing("imul", 2.1 * apart))
+    assert quiet.tolerance == _clock.RULER_TOLERANCE_MIN and not quiet.agree
+    se = _clock.RULER_TOLERANCE_MIN / 2
+    noisy = judge_rulers(_timing("add", 0.7, se), _timing("imul", 2.1 * apart, se))
+    assert noisy.tolerance == pytest.approx(4 * math.hypot(se, se))
+    assert noisy.agree  # as far apart, within the scatter there
 
 
 def test_measuring_the_rulers_on_an_intel_shaped_core(monkeypatch):
@@ -169,7 +171,7 @@ def test_measuring_the_rulers_on_an_intel_shaped_core(monkeypatch):
     per_instruction = {"add": 1 / 1.28, "imul": 3 / 1.28, "immediate_add": 1 / (1.28 * 4.8)}
 
     def pair(ruler, blocks):
-        n = 100 * blocks
+        n = _clock._core.RULER_BLOCK * blocks
         return round(60 + n * per_instruction[ruler]), round(60 + 2 * n * per_instruction[ruler]), False
 
     monkeypatch.setattr(_clock, "_chain_pair", pair)

@@ -175,7 +175,7 @@ def test_the_clocks_step_leaves_its_share_in_the_bracket_interval():
     assert one_side == pytest.approx(1.96 * 1.31 * res / math.sqrt(12 * 2))
     # the rule: a step over a chain's ticks, and the tolerance is three of those (at least 1%)
     clk = fastcpu.clock()
-    expected = clk.tsc_step_ticks / (100 * _bracket.BRACKET_BLOCKS / clk.cycles_per_tick)
+    expected = clk.tsc_step_ticks / (_core.RULER_BLOCK * _bracket.BRACKET_BLOCKS / clk.cycles_per_tick)
     assert _bracket.chain_resolution() == pytest.approx(expected, rel=1e-12)
     assert _bracket.disturbance_tolerance() == pytest.approx(max(0.01, 3 * expected), rel=1e-12)
     with pytest.raises(ValueError, match="cycles_per_tick"):
