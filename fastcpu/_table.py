@@ -27,7 +27,7 @@ def format_clock(clk: Clock) -> str:
         return head + f"{clk.cycles_per_tick:.3f} core cycles per tick (core {clk.core_hz / 1e9:.2f} GHz)"
     return head + (
         f"{clk.cycles_per_tick:.3f} core cycles per tick (core {clk.core_hz / 1e9:.2f} GHz by "
-        f"register-register adds; imul/3 reads {r.imul_cycles_per_tick:.3f}, within "
+        f"register-register adds; imul/3 reads {r.imul_cycles_per_tick:.3f}, tolerance "
         f"{r.tolerance:.1%}); {r.immediate_add_words()}"
     )
 
