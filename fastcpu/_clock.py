@@ -32,6 +32,7 @@ import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,8 +145,24 @@ RULER_TOLERANCE_SIGMAS = 4.0
 FOLDED_ABOVE = 1.25
 
 
+class _NanEqual:
+    """Equality and hash over a dataclass's fields with NaN (an unknown
+    figure) equal to NaN: a clock read back from its file is the same clock."""
+
+    def _key(self) -> tuple:
+        return nan_equal(*(getattr(self, f.name) for f in dataclasses.fields(self)))  # type: ignore[arg-type]
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
 @dataclass(frozen=True, eq=False)
-class Rulers:
+class Rulers(_NanEqual):
     """The two rulers of core cycles, checked against each other, and what
     the core does with a chain of immediate adds.
 
@@ -164,18 +181,6 @@ class Rulers:
     imul_cycles_per_tick: float
     tolerance: float
     immediate_adds_per_core_cycle: float = math.nan
-
-    def _key(self) -> tuple:
-        return nan_equal(self.add_cycles_per_tick, self.imul_cycles_per_tick, self.tolerance,
-                          self.immediate_adds_per_core_cycle)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Rulers):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
 
     @property
     def imul_in_adds(self) -> float:
@@ -263,7 +268,7 @@ def judge_rulers(add: RulerTiming, imul: RulerTiming, immediate: RulerTiming | N
 
 
 @dataclass(frozen=True, eq=False)
-class Clock:
+class Clock(_NanEqual):
     """The clock fastcpu measures with.
 
     Attributes:
@@ -287,18 +292,6 @@ class Clock:
     cycles_per_tick: float
     tsc_read_spacing_ticks: float = math.nan
     rulers: Rulers | None = None
-
-    def _key(self) -> tuple:
-        return nan_equal(self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick,
-                          self.tsc_read_spacing_ticks, self.rulers)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Clock):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
 
     @property
     def core_hz(self) -> float:

@@ -355,16 +355,7 @@ class BenchResult(_Estimated):
             ValueError: the arrays are empty, not one-dimensional or of
                 different lengths.
         """
-        raw = np.ascontiguousarray(raw, dtype=np.uint64)
-        empty = np.ascontiguousarray(empty, dtype=np.uint64)
-        migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
-        if raw.ndim != 1 or raw.size == 0:
-            raise ValueError(f"raw must be a non-empty 1-D array of TSC ticks, not shape {raw.shape}")
-        if empty.shape != raw.shape or migrated.shape != raw.shape:
-            raise ValueError(
-                f"raw, empty and migrated must have one value per run: lengths "
-                f"{raw.size}, {empty.size} and {migrated.size} differ"
-            )
+        raw, empty, migrated = _per_run_arrays(raw, empty, migrated, ("raw", "empty", "run"))
         # Every field at once, not through the dataclass's generated __init__:
         # a frozen class sets each of its 18 fields with object.__setattr__,
         # about 6 us a result on the Zen 3 guest (AuthenticAMD family 25
@@ -574,16 +565,7 @@ class DiffResult(_Estimated):
             ValueError: the arrays are empty, not one-dimensional or of
                 different lengths.
         """
-        long = np.ascontiguousarray(long, dtype=np.uint64)
-        short = np.ascontiguousarray(short, dtype=np.uint64)
-        migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
-        if long.ndim != 1 or long.size == 0:
-            raise ValueError(f"long must be a non-empty 1-D array of TSC ticks, not shape {long.shape}")
-        if short.shape != long.shape or migrated.shape != long.shape:
-            raise ValueError(
-                f"long, short and migrated must have one value per pair: lengths "
-                f"{long.size}, {short.size} and {migrated.size} differ"
-            )
+        long, short, migrated = _per_run_arrays(long, short, migrated, ("long", "short", "pair"))
         return cls(
             method=method, runs=int(long.size), serialize=serialize, k=k, cpu=cpu, long=long,
             short=short, migrated=migrated, tsc_hz=clock.tsc_hz,
@@ -627,6 +609,29 @@ class DiffResult(_Estimated):
             f"({self.estimate_core_cycles:.2f} core cycles) by differencing "
             f"{self.k} and {2 * self.k} copies over {self.runs} interleaved pairs of runs"
         )
+
+
+def _per_run_arrays(a: Any, b: Any, migrated: Any, names: tuple[str, str, str]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two arrays of counts (uint64) and one of migrations (bool), one value
+    per run (pair), contiguous: what from_arrays() takes. `names`: the two
+    arrays' names and what one value stands for, for the messages.
+
+    Raises:
+        ValueError: empty, not one-dimensional, or of different lengths.
+    """
+    a = np.ascontiguousarray(a, dtype=np.uint64)
+    b = np.ascontiguousarray(b, dtype=np.uint64)
+    migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
+    first, second, unit = names
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"{first} must be a non-empty 1-D array of TSC ticks, not shape {a.shape}")
+    if b.shape != a.shape or migrated.shape != a.shape:
+        raise ValueError(
+            f"{first}, {second} and migrated must have one value per {unit}: lengths "
+            f"{a.size}, {b.size} and {migrated.size} differ"
+        )
+    return a, b, migrated
 
 
 def _clock_alias(self: Any) -> str:
