@@ -137,6 +137,18 @@ enum fc_kind {
     FC_KIND_END
 };
 
+/* What a row is for, where it is shown (a plot's panel, a table's group):
+ * decided once, here in the catalog, for every reader of it. */
+enum fc_role {
+    FC_ROLE_CPU_SOURCE = 1, /* an instruction or load that reads the CPU number */
+    FC_ROLE_LIBRARY_CALL,   /* a library's way of asking for it (vDSO, glibc) */
+    FC_ROLE_ENTRY_COST,     /* a kernel entry or another cost the ways are
+                             * compared with (the empty sequence among them) */
+    FC_ROLE_MODEL,          /* a model of an implementation (kind model) */
+    FC_ROLE_CALIBRATION,    /* a chain of known cost (kind calibration) */
+    FC_ROLE_END
+};
+
 /*
  * What a row may require of this machine, one line each:
  *   X(ID, name, where it is found, why a row cannot run without it)
@@ -202,6 +214,7 @@ struct fc_method {
     const char *name;
     const char *description;
     enum fc_kind kind;
+    enum fc_role role;
     enum fc_encoding encoding;
     uint32_t needs;      /* FC_NEEDS(...) of FC_REQUIREMENTS; 0: the TSC alone */
     bool probe_in_child; /* may fault whatever CPUID says: run once in a fork first */
@@ -235,6 +248,7 @@ extern const struct fc_method fc_catalog[];
 extern const size_t fc_catalog_count;
 const struct fc_method *fc_method_find(const char *name);
 const char *fc_kind_name(enum fc_kind kind);
+const char *fc_role_name(enum fc_role role);
 
 /* What is wrong with a row (a missing timer, kind or reader...), or NULL:
  * tests/test_methods.py checks every row. */

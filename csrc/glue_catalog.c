@@ -43,14 +43,14 @@ static PyObject *row_needs(const struct fc_method *m)
     return needs;
 }
 
-/* catalog() row: (name, kind, description, encoding, needs, available,
- * reason, reports_cpu, cpu_reason, chain). */
+/* catalog() row: a dict of the row's fields and this machine's verdicts on it. */
 static PyObject *catalog_row(const struct fc_method *m)
 {
     const char *why, *cpu_why;
     row_verdicts(m, &why, &cpu_why);
     PyObject *needs = row_needs(m);
-    PyObject *chain = m->chain.op ? Py_BuildValue("(sII)", m->chain.op, m->chain.length,
+    PyObject *chain = m->chain.op ? Py_BuildValue("{sssIsI}", "op", m->chain.op, "length",
+                                                  m->chain.length, "latency_cycles",
                                                   m->chain.latency_cycles)
                                   : Py_NewRef(Py_None);
     if (!needs || !chain) {
@@ -58,84 +58,35 @@ static PyObject *catalog_row(const struct fc_method *m)
         Py_XDECREF(chain);
         return NULL;
     }
-    return Py_BuildValue("ssssNOzOzN", m->name, fc_kind_name(m->kind), m->description,
-                         encoding_names[m->encoding], needs, why ? Py_False : Py_True, why,
-                         cpu_why ? Py_False : Py_True, cpu_why, chain);
+    return Py_BuildValue("{sssssssssssNsOszsOszsN}", "name", m->name, "kind", fc_kind_name(m->kind),
+                         "role", fc_role_name(m->role), "description", m->description,
+                         "encoding", encoding_names[m->encoding], "needs", needs, "available",
+                         why ? Py_False : Py_True, "reason", why, "reports_cpu",
+                         cpu_why ? Py_False : Py_True, "cpu_reason", cpu_why, "chain", chain);
 }
 
-/* A list built by `item` from every row whose kind is in `kinds` (a bit
- * per enum fc_kind). */
-static PyObject *rows_of(unsigned kinds, PyObject *(*item)(const struct fc_method *))
+PyDoc_STRVAR(catalog_doc,
+"catalog($module, /)\n--\n\n"
+"Every row of the one catalog (methods, models and calibration chains, in\n"
+"catalog order) as a dict: name; kind 'method', 'model' or 'calibration';\n"
+"role 'cpu_source', 'library_call', 'entry_cost', 'model' or 'calibration'\n"
+"(where it is shown); description; encoding; needs (the names of what it\n"
+"requires, requirements()); available and reason (None when available);\n"
+"reports_cpu and cpu_reason (None when it reports the CPU); chain ({op,\n"
+"length, latency_cycles} for a calibration chain, else None). May fork\n"
+"once per fault-prone row.");
+
+static PyObject *core_catalog(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
+    (void)module;
     PyObject *list = PyList_New(0);
     for (size_t i = 0; list && i < fc_catalog_count; i++) {
-        const struct fc_method *m = &fc_catalog[i];
-        if (!(kinds >> m->kind & 1))
-            continue;
-        PyObject *x = item(m);
+        PyObject *x = catalog_row(&fc_catalog[i]);
         if (!x || PyList_Append(list, x) < 0)
             Py_CLEAR(list);
         Py_XDECREF(x);
     }
     return list;
-}
-
-#define KIND(k) (1u << (k))
-
-PyDoc_STRVAR(catalog_doc,
-"catalog($module, /)\n--\n\n"
-"Every row of the one catalog, methods, models and calibration chains, as\n"
-"(name, kind, description, encoding, needs, available, reason, reports_cpu,\n"
-"cpu_reason, chain): kind 'method', 'model' or 'calibration'; needs the\n"
-"names of what it requires (requirements()); reason None when available,\n"
-"cpu_reason None when it reports the CPU; chain (op, length,\n"
-"latency_cycles) for a calibration chain, else None. May fork once per\n"
-"fault-prone method.");
-
-static PyObject *core_catalog(PyObject *module, PyObject *Py_UNUSED(ignored))
-{
-    (void)module;
-    return rows_of(KIND(FC_KIND_METHOD) | KIND(FC_KIND_MODEL) | KIND(FC_KIND_CALIBRATION),
-                   catalog_row);
-}
-
-static PyObject *method_item(const struct fc_method *m)
-{
-    const char *why, *cpu_why;
-    row_verdicts(m, &why, &cpu_why);
-    return Py_BuildValue("sssOzOz", m->name, m->description, encoding_names[m->encoding],
-                         why ? Py_False : Py_True, why, cpu_why ? Py_False : Py_True, cpu_why);
-}
-
-PyDoc_STRVAR(methods_doc,
-"methods($module, /)\n--\n\n"
-"The catalog's methods and models (its rows of kind 'method' and 'model')\n"
-"as (name, description, encoding, available, reason, reports_cpu,\n"
-"cpu_reason); reason is None when available, cpu_reason None when it\n"
-"reports the CPU. May fork once per fault-prone method.");
-
-static PyObject *core_methods(PyObject *module, PyObject *Py_UNUSED(ignored))
-{
-    (void)module;
-    return rows_of(KIND(FC_KIND_METHOD) | KIND(FC_KIND_MODEL), method_item);
-}
-
-static PyObject *calibration_item(const struct fc_method *m)
-{
-    return Py_BuildValue("sssII", m->name, m->description, m->chain.op, m->chain.length,
-                         m->chain.latency_cycles);
-}
-
-PyDoc_STRVAR(calibrations_doc,
-"calibrations($module, /)\n--\n\n"
-"The catalog's calibration chains as (name, description, op, length,\n"
-"latency_cycles): `length` dependent `op` instructions of `latency_cycles`\n"
-"core cycles each. bench() and read() accept their names.");
-
-static PyObject *core_calibrations(PyObject *module, PyObject *Py_UNUSED(ignored))
-{
-    (void)module;
-    return rows_of(KIND(FC_KIND_CALIBRATION), calibration_item);
 }
 
 static PyObject *requirement_item(int r)
@@ -345,8 +296,6 @@ static PyObject *core_code(PyObject *module, PyObject *args)
 }
 
 PyMethodDef fc_glue_catalog_functions[] = {
-    {"methods", core_methods, METH_NOARGS, methods_doc},
-    {"calibrations", core_calibrations, METH_NOARGS, calibrations_doc},
     {"catalog", core_catalog, METH_NOARGS, catalog_doc},
     {"requirements", core_requirements, METH_NOARGS, requirements_doc},
     {"catalog_problems", core_catalog_problems, METH_NOARGS, catalog_problems_doc},

@@ -313,85 +313,87 @@ static const char *chain_no_cpu(void) { return "a calibration chain reports no C
  * FC_REQUIREMENTS), .probe_in_child (it may fault whatever CPUID says),
  * .cpu_check (why it may not report the CPU here) and .description.
  */
-#define FC_ROW(n, k) .name = #n, .kind = k, .read = read_##n, FC_TIMERS(n)
-#define FC_METHOD_ROW(n) FC_ROW(n, FC_KIND_METHOD)
+#define FC_ROW(n, k, r) .name = #n, .kind = k, .role = r, .read = read_##n, FC_TIMERS(n)
+/* A method: `role` CPU_SOURCE, LIBRARY_CALL or ENTRY_COST (fastcpu.h). */
+#define FC_METHOD_ROW(n, role) FC_ROW(n, FC_KIND_METHOD, FC_ROLE_##role)
 /* A model of models.c: its timers call `fn` out of line. */
-#define FC_MODEL_ROW(n, fn) FC_ROW(n, FC_KIND_MODEL), .model = (const void *)(fn)
+#define FC_MODEL_ROW(n, fn) FC_ROW(n, FC_KIND_MODEL, FC_ROLE_MODEL), .model = (const void *)(fn)
 /* A chain of calibration.c (fastcpu.h: FC_CHAINS). */
 #define FC_CHAIN_ROW(op, n)                                                  \
-    {FC_ROW(op##_chain_##n, FC_KIND_CALIBRATION), .encoding = FC_ENC_NONE,   \
+    {FC_ROW(op##_chain_##n, FC_KIND_CALIBRATION, FC_ROLE_CALIBRATION),     \
+     .encoding = FC_ENC_NONE,                                                \
      .cpu_check = chain_no_cpu, .chain = {#op, n, FC_##op##_LATENCY},        \
      .description = "Calibration: a dependent chain of " #n " " FC_##op##_TEXT \
                     ", known to take " #n " x " FC_##op##_LATENCY_TEXT       \
                     " core cycles."},
 
 const struct fc_method fc_catalog[] = {
-    {FC_METHOD_ROW(empty), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
+    {FC_METHOD_ROW(empty, ENTRY_COST), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
      .description = "The empty sequence: the harness alone, subtracted from every "
                     "method."},
-    {FC_METHOD_ROW(gdt), .encoding = FC_ENC_CPUNODE, .cpu_check = lsl_cpu_check,
+    {FC_METHOD_ROW(gdt, CPU_SOURCE), .encoding = FC_ENC_CPUNODE, .cpu_check = lsl_cpu_check,
      .description = "LSL on the per-CPU GDT segment (selector 0x7b), whose limit "
                     "the kernel sets to cpu | node << 12; the vDSO's fallback when "
                     "the CPU lacks RDPID."},
-    {FC_METHOD_ROW(tscp), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(RDTSCP),
+    {FC_METHOD_ROW(tscp, CPU_SOURCE), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(RDTSCP),
      .probe_in_child = true,
      .description = "RDTSCP, keeping only ECX = TSC_AUX (cpu | node << 12); the "
                     "2.6.2x vgetcpu's fast mode."},
-    {FC_METHOD_ROW(rdpid), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(RDPID),
+    {FC_METHOD_ROW(rdpid, CPU_SOURCE), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(RDPID),
      .probe_in_child = true,
      .description = "RDPID: TSC_AUX (cpu | node << 12) without reading the TSC; "
                     "what today's vDSO getcpu uses when the CPU has it."},
-    {FC_METHOD_ROW(sidt), .encoding = FC_ENC_SIDT, .probe_in_child = true,
+    {FC_METHOD_ROW(sidt, CPU_SOURCE), .encoding = FC_ENC_SIDT, .probe_in_child = true,
      .cpu_check = idt_cpu_check,
      .description = "SIDT, load the IDT limit, subtract 0x1000: dean gaudet's 2007 "
                     "proposal as the seed timed it. Only a patched kernel puts the "
                     "CPU there; under UMIP the kernel traps and emulates it."},
-    {FC_METHOD_ROW(sgdt), .encoding = FC_ENC_LIMIT, .probe_in_child = true,
+    {FC_METHOD_ROW(sgdt, CPU_SOURCE), .encoding = FC_ENC_LIMIT, .probe_in_child = true,
      .cpu_check = gdt_limit_cpu_check,
      .description = "SGDT, load the GDT limit: the same store as SIDT on the other "
                     "table. Reports no CPU on any released kernel."},
-    {FC_METHOD_ROW(sldt), .encoding = FC_ENC_SELECTOR, .probe_in_child = true,
+    {FC_METHOD_ROW(sldt, CPU_SOURCE), .encoding = FC_ENC_SELECTOR, .probe_in_child = true,
      .cpu_check = ldt_cpu_check,
      .description = "SLDT: the LDT selector, a 2-byte store; the cheapest of the "
                     "three stores by dean gaudet's account (LKML, 2007), and unusable "
                     "for the CPU since a process may change its LDT. Emulated under "
                     "UMIP since Linux 5.10."},
-    {FC_METHOD_ROW(rseq), .encoding = FC_ENC_CPU, .needs = FC_NEEDS(RSEQ),
+    {FC_METHOD_ROW(rseq, CPU_SOURCE), .encoding = FC_ENC_CPU, .needs = FC_NEEDS(RSEQ),
      .cpu_check = rseq_cpu_check, .read_cpu = read_cpu_rseq,
      .description = "One %fs-relative load of cpu_id from the rseq area glibc registered "
                     "(__rseq_offset + 4): an inlined rseq read. read() adds node_id "
                     "(offset 20) where __rseq_size and AT_RSEQ_FEATURE_SIZE both cover it."},
-    {FC_METHOD_ROW(vdso), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(VDSO_GETCPU),
+    {FC_METHOD_ROW(vdso, LIBRARY_CALL), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(VDSO_GETCPU),
      .description = "A call of the kernel's real __vdso_getcpu(&cpu, &node, NULL) "
                     "(RDPID or LSL inside), made as the getcpu models are called: "
                     "cpu and node are read back after the timed region."},
-    {FC_METHOD_ROW(sched_getcpu), .encoding = FC_ENC_CPU,
+    {FC_METHOD_ROW(sched_getcpu, LIBRARY_CALL), .encoding = FC_ENC_CPU,
      .description = "A call of glibc's sched_getcpu() (rseq cpu_id since glibc "
                     "2.35, else the vDSO)."},
-    {FC_METHOD_ROW(syscall), .encoding = FC_ENC_CPUNODE,
+    {FC_METHOD_ROW(syscall, ENTRY_COST), .encoding = FC_ENC_CPUNODE,
      .description = "The getcpu system call itself (syscall instruction, no libc "
                     "wrapper), made as the getcpu models are called."},
-    {FC_METHOD_ROW(null_syscall), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
+    {FC_METHOD_ROW(null_syscall, ENTRY_COST), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
      .description = "A null system call, getppid (lmbench's \"null\"): the price "
                     "of entering the kernel at all."},
-    {FC_METHOD_ROW(gs_reload), .encoding = FC_ENC_NONE, .needs = FC_NEEDS(NO_GS_BASE),
+    {FC_METHOD_ROW(gs_reload, ENTRY_COST), .encoding = FC_ENC_NONE, .needs = FC_NEEDS(NO_GS_BASE),
      .probe_in_child = true, .cpu_check = no_cpu,
      .description = "mov %gs, %ax; mov %ax, %gs: the seed's user-mode %gs save/"
                     "restore (a selector load), beside Rusty Russell's 2006 null "
                     "system call with and without the kernel's %gs save/restore."},
-    {FC_METHOD_ROW(pushf_popf), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
+    {FC_METHOD_ROW(pushf_popf, ENTRY_COST), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
      .description = "pushfq; popfq: the user-mode half of local_irq_save/restore "
                     "(cli itself is privileged)."},
-    {FC_METHOD_ROW(pushf_pop_push_popf), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
+    {FC_METHOD_ROW(pushf_pop_push_popf, ENTRY_COST), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
      .description = "pushfq; pop %rax; push %rax; popfq: the seed's user-mode half "
                     "exactly, the flags passing through a register as "
                     "local_irq_save keeps them."},
-    {FC_METHOD_ROW(rdfsbase), .encoding = FC_ENC_NONE,
+    {FC_METHOD_ROW(rdfsbase, ENTRY_COST), .encoding = FC_ENC_NONE,
      .needs = FC_NEEDS(FSGSBASE) | FC_NEEDS(FSGSBASE_ENABLED), .probe_in_child = true,
      .cpu_check = no_cpu,
      .description = "RDFSBASE: the thread pointer without a system call, where the "
                     "kernel enabled FSGSBASE (AT_HWCAP2)."},
-    {FC_METHOD_ROW(rdgsbase), .encoding = FC_ENC_NONE,
+    {FC_METHOD_ROW(rdgsbase, ENTRY_COST), .encoding = FC_ENC_NONE,
      .needs = FC_NEEDS(FSGSBASE) | FC_NEEDS(FSGSBASE_ENABLED), .probe_in_child = true,
      .cpu_check = no_cpu,
      .description = "RDGSBASE: the user GS base, where the kernel enabled FSGSBASE "
@@ -562,12 +564,35 @@ const char *fc_kind_name(enum fc_kind kind)
     }
 }
 
+const char *fc_role_name(enum fc_role role)
+{
+    switch (role) {
+    case FC_ROLE_CPU_SOURCE:
+        return "cpu_source";
+    case FC_ROLE_LIBRARY_CALL:
+        return "library_call";
+    case FC_ROLE_ENTRY_COST:
+        return "entry_cost";
+    case FC_ROLE_MODEL:
+        return "model";
+    case FC_ROLE_CALIBRATION:
+        return "calibration";
+    default:
+        return "unset";
+    }
+}
+
 const char *fc_row_problem(const struct fc_method *m)
 {
     if (!m->name || !*m->name || !m->description || !*m->description)
         return "no name or no description";
     if (m->kind < FC_KIND_METHOD || m->kind >= FC_KIND_END)
         return "no kind";
+    if (m->role < FC_ROLE_CPU_SOURCE || m->role >= FC_ROLE_END)
+        return "no role";
+    if ((m->kind == FC_KIND_MODEL) != (m->role == FC_ROLE_MODEL) ||
+        (m->kind == FC_KIND_CALIBRATION) != (m->role == FC_ROLE_CALIBRATION))
+        return "a role its kind contradicts (a model's is model, a chain's calibration)";
     for (int i = 0; i < FC_SER_COUNT; i++)
         if (!m->timers[i])
             return "a serialization mode without a timer";

@@ -46,7 +46,9 @@ class CalibrationInfo:
 
 @functools.lru_cache(maxsize=1)
 def _catalog() -> tuple[CalibrationInfo, ...]:
-    return tuple(CalibrationInfo(*row) for row in _core.calibrations())
+    """The catalog's rows of kind 'calibration', in its order."""
+    return tuple(CalibrationInfo(row["name"], row["description"], **row["chain"])
+                 for row in _core.catalog() if row["kind"] == "calibration")
 
 
 def calibration_methods() -> list[CalibrationInfo]:

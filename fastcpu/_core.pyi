@@ -1,6 +1,7 @@
 """Type declarations of fastcpu._core, the C timing core (for editors and mypy)."""
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -37,20 +38,10 @@ def measure(  # the one measurement (csrc/glue_bench.c)
     float,  # core cycles per TSC tick around the runs (NaN without brackets)
     float,  # its 95% half-width
 ]: ...
-def methods() -> list[tuple[str, str, str, bool, str | None, bool, str | None]]: ...
-def calibrations() -> list[tuple[str, str, str, int, int]]: ...
-def catalog() -> list[
-    tuple[
-        str,  # name
-        str,  # kind: 'method', 'model' or 'calibration'
-        str,  # description
-        str,  # encoding
-        tuple[str, ...],  # needs: names of requirements()
-        bool, str | None,  # available, reason
-        bool, str | None,  # reports_cpu, cpu_reason
-        tuple[str, int, int] | None,  # chain: op, length, latency_cycles
-    ]
-]: ...
+def catalog() -> list[dict[str, Any]]: ...  # one dict a row: name, kind, role, description,
+# encoding, needs, available, reason, reports_cpu, cpu_reason, chain ({op, length,
+# latency_cycles} or None); kind 'method' | 'model' | 'calibration'; role 'cpu_source' |
+# 'library_call' | 'entry_cost' | 'model' | 'calibration'
 def requirements() -> list[tuple[str, bool, str]]: ...  # name, present here, reason when missing
 def catalog_problems() -> list[str]: ...  # 'name: problem'; [] when every row is whole
 def pmu_open() -> str: ...

@@ -124,8 +124,10 @@ def measure(target: str | int, runs: int, serialize: str, copies: int, diff: boo
     copies a run against the empty sequence, or (`diff`) 2k against k
     copies. `brackets` (blocks, chains, the timer's fixed ticks, tolerance,
     resolution: ``_bracket.brackets()``) time add chains around the runs on
-    the TSC. (a, b, migrated, best, median, cycles_per_tick, ci95): NaN for
-    best and median of a diff, and for the core clock without brackets."""
-    if target == _norseq.NAME:
+    the TSC, except for a row measured in a child (``MethodInfo.in_child``):
+    its runs are another process's. (a, b, migrated, best, median,
+    cycles_per_tick, ci95): NaN for best and median of a diff, and for the
+    core clock without brackets."""
+    if isinstance(target, str) and method_info(target).in_child:
         return _norseq.run((runs, serialize, copies, diff, counter), counter)
     return _core.measure(target, runs, serialize, copies, diff, counter, *brackets)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import _core, _norseq
-from ._calibration import calibration_info, calibration_methods
+from ._calibration import calibration_methods
 
 __all__ = ["MethodInfo", "methods", "method_info", "method_names", "methods_named", "ALIASES", "canonical_name"]
 
@@ -42,6 +42,16 @@ class MethodInfo:
             :func:`fastcpu.read` and :func:`fastcpu.check` use it (SIDT does
             not under UMIP; the kernel-entry costs never do).
         cpu_reason: why it does not, when it does not (``None`` when it does).
+        kind: ``'method'`` (csrc/sequences.c), ``'model'`` (a C model of an
+            implementation, csrc/models.c) or ``'calibration'`` (a chain of
+            known cost).
+        role: what it is for, and so where it is shown (a plot's panel, a
+            table's group): ``'cpu_source'`` (an instruction or load that reads
+            the CPU number), ``'library_call'`` (a library's way to ask: the
+            vDSO, glibc), ``'entry_cost'`` (a kernel entry, or another cost the
+            ways are compared with), ``'model'`` or ``'calibration'``.
+        in_child: measured and read in a child process (glibc's
+            sched_getcpu with rseq registration off), not in this one.
     """
 
     name: str
@@ -51,29 +61,46 @@ class MethodInfo:
     reason: str | None
     reports_cpu: bool
     cpu_reason: str | None
+    kind: str = "method"
+    role: str = "cpu_source"
+    in_child: bool = False
+
+    @classmethod
+    def from_row(cls, row: dict[str, object]) -> MethodInfo:
+        """The entry of one row of the C catalog (``_core.catalog()``)."""
+        return cls(**{f: row[f] for f in _ROW_FIELDS})  # type: ignore[arg-type]
+
+
+#: The fields a C catalog row gives a MethodInfo, by name.
+_ROW_FIELDS = ("name", "description", "encoding", "available", "reason", "reports_cpu", "cpu_reason",
+               "kind", "role")
 
 
 @functools.lru_cache(maxsize=1)
-def _catalog() -> tuple[MethodInfo, ...]:
-    infos = [MethodInfo(*row) for row in _core.methods()]
-    # glibc's sched_getcpu without rseq, measured in a child (_norseq.py),
-    # beside the in-process one
+def _rows() -> tuple[MethodInfo, ...]:
+    """Every row of the catalog, methods, models and calibration chains, in
+    its order, with glibc's sched_getcpu without rseq (measured in a child,
+    _norseq.py) beside the in-process one."""
+    infos = [MethodInfo.from_row(row) for row in _core.catalog()]
     why = _norseq.available_reason()
-    norseq = MethodInfo(_norseq.NAME, _norseq.DESCRIPTION, "cpu", why is None, why, why is None, why)
+    norseq = MethodInfo(_norseq.NAME, _norseq.DESCRIPTION, "cpu", why is None, why, why is None, why,
+                        kind="method", role="library_call", in_child=True)
     at = next(i for i, m in enumerate(infos) if m.name == _norseq.CODE_OF) + 1
     return tuple(infos[:at] + [norseq] + infos[at:])
 
 
 @functools.lru_cache(maxsize=1)
+def _catalog() -> tuple[MethodInfo, ...]:
+    """The methods and models: the ways, and the costs they are compared with."""
+    return tuple(info for info in _rows() if info.kind != "calibration")
+
+
+@functools.lru_cache(maxsize=1)
 def _by_name() -> dict[str, MethodInfo]:
-    """Every name bench() takes: the methods, then the calibration chains
-    (their rows of the C catalog, kind 'calibration'). bench() looks a name
-    up on every call: a dict, not a walk of the catalog."""
-    found = {info.name: info for info in _catalog()}
-    for row in _core.catalog():
-        if row[0] not in found and calibration_info(row[0]) is not None:
-            found[row[0]] = MethodInfo(row[0], row[2], row[3], *row[5:9])
-    return found
+    """Every name bench() takes: the methods and models, then the
+    calibration chains. bench() looks a name up on every call: a dict, not
+    a walk of the catalog."""
+    return {info.name: info for info in sorted(_rows(), key=lambda i: i.kind == "calibration")}
 
 
 def methods() -> list[MethodInfo]:

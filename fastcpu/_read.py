@@ -61,7 +61,7 @@ def read(method: str) -> CpuReading:
     info = _runnable(method)
     if not info.reports_cpu:
         raise Unsupported(f"{info.name}: {info.cpu_reason}")
-    if info.name == _norseq.NAME:  # read in a child without rseq
+    if info.in_child:  # read in a child without rseq
         cpu, node, raw, valid = _norseq.read_cpu()
     else:
         cpu, node, raw, valid = _core.read_cpu(info.name)
@@ -109,7 +109,7 @@ def read_raw(method: str) -> int:
             the message names it).
     """
     info = _runnable(method)
-    if info.name == _norseq.NAME:  # read in a child without rseq
+    if info.in_child:  # read in a child without rseq
         _, _, raw, valid = _norseq.read_cpu()
     else:
         raw, valid = _core.read(info.name)

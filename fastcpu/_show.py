@@ -166,7 +166,7 @@ def method_code(method: str, *, disassembler: str = "auto") -> MethodCode:
     info = method_info(method)
     tool, note = _choose(disassembler)
     # sched_getcpu_norseq times sched_getcpu's code, in a child (_norseq.py)
-    timer, model, path, base = _core.code(_norseq.CODE_OF if info.name == _norseq.NAME else info.name)
+    timer, model, path, base = _core.code(_norseq.CODE_OF if info.in_child else info.name)
     try:
         symbols = function_symbols(path)
         heads = [_symbol_at(symbols, timer - base, path)]

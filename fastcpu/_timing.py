@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from . import _bracket, _norseq
+from . import _bracket
 from ._harness import NO_BRACKETS, Method, measure, run_pinned
 from ._result import BenchResult, DiffResult
 
@@ -29,12 +29,12 @@ def _measured(method: Method, runs: int, serialize: str, copies: int, diff: bool
     """(name, (a, b, migrated, best, median, core cycles per tick or None,
     its 95% half-width), the clock, the counter that counted, caveats):
     the runs between brackets on the TSC, none for a PMU counter (it
-    counts core cycles itself) or another process's runs."""
+    counts core cycles itself); another process's runs come back without
+    (``_harness.measure``)."""
 
     def run(target: str | int) -> tuple:
-        bracketed = counter == "tsc" and target != _norseq.NAME
         return measure(target, runs, serialize, copies, diff, counter,
-                       _bracket.brackets() if bracketed else NO_BRACKETS)
+                       _bracket.brackets() if counter == "tsc" else NO_BRACKETS)
 
     name, (a, b, migrated, best, median, cpt, cpt_ci95), clk, counted = run_pinned(method, cpu, counter, run)
     caveats = clk.caveats(counted)

@@ -37,7 +37,6 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MultipleLocator, NullFormatter, NullLocator
 
 from ._args import check_method_names, check_unit
-from ._calibration import calibration_info
 from ._methods import method_info
 from ._result import BenchResult
 from ._results import Results, Source, as_results
@@ -154,16 +153,13 @@ def _colors(n: int) -> list[Any]:
 #: (user functions) make a last panel, ``"other"``.
 GROUPS = ("instructions", "library calls", "models", "kernel entries and comparison costs")
 _OTHER = "other"
-# Where the catalog does not say which kind a method is (MethodInfo without a
-# ``kind``), the methods that are not models, by name; the rest of the catalog
-# is its out-of-line C models (csrc/models.c).
-_GROUP_BY_NAME = {
-    "instructions": ("gdt", "tscp", "rdpid", "sidt", "sgdt", "sldt", "rseq"),
-    "library calls": ("vdso", "sched_getcpu", "sched_getcpu_norseq"),
-    "kernel entries and comparison costs": (
-        "empty", "syscall", "null_syscall", "gs_reload", "pushf_popf", "pushf_pop_push_popf",
-        "rdfsbase", "rdgsbase",
-    ),
+#: A catalog row's role (MethodInfo.role, set in csrc/sequences.c) -> its panel.
+_GROUP_OF_ROLE = {
+    "cpu_source": "instructions",
+    "library_call": "library calls",
+    "model": "models",
+    "entry_cost": "kernel entries and comparison costs",
+    "calibration": "kernel entries and comparison costs",
 }
 _PANEL_MAX = 10  # curves per ECDF panel: a group with more is split
 
@@ -172,10 +168,8 @@ def method_group(name: str) -> str:
     """Which panel of :func:`ecdf_groups` method `name` belongs to: one of :data:`GROUPS`, or
     ``"other"`` for a name the catalog does not know (a user function).
 
-    The catalog decides: its models (``kind == "model"``) are ``"models"``,
-    its calibration chains ``"kernel entries and comparison costs"``; its
-    other methods, and every method where the catalog entry has no ``kind``,
-    go by a table of names, the catalog's entries outside it being its models.
+    The catalog decides, by each row's role (:attr:`fastcpu.MethodInfo.role`): a new row lands
+    in its panel with no edit here.
     """
     if not isinstance(name, str):
         raise TypeError(f"method_group() takes a method name (str), not {type(name).__name__}")
@@ -183,15 +177,7 @@ def method_group(name: str) -> str:
         info = method_info(name)
     except ValueError:
         return _OTHER
-    kind = getattr(info, "kind", None)
-    if kind == "model":
-        return "models"
-    if kind == "calibration" or calibration_info(info.name) is not None:
-        return "kernel entries and comparison costs"
-    for group, names in _GROUP_BY_NAME.items():
-        if info.name in names:
-            return group
-    return "instructions" if kind == "method" else "models"
+    return _GROUP_OF_ROLE.get(info.role, _OTHER)
 
 
 # -- units, steps and the step grid ------------------------------------------------

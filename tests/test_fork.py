@@ -142,12 +142,12 @@ import os, sys, threading, time
 import fastcpu
 from fastcpu import _core
 delay = float(sys.argv[1])
-t = threading.Thread(target=lambda: (_core.getcpu(), _core.methods(), _core.getcpu_node()))
+t = threading.Thread(target=lambda: (_core.getcpu(), _core.catalog(), _core.getcpu_node()))
 t.start()
 time.sleep(delay)
 pid = os.fork()
 if pid == 0:
-    ok = _core.getcpu() >= 0 and len(_core.methods()) > 10 and _core.getcpu_node()[0] >= 0
+    ok = _core.getcpu() >= 0 and len(_core.catalog()) > 10 and _core.getcpu_node()[0] >= 0
     fastcpu.bench("gdt", 10)
     os._exit(0 if ok else 3)
 t.join()

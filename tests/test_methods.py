@@ -37,6 +37,7 @@ def test_availability_follows_cpuid():
 # ---- the one catalog (csrc/sequences.c) -------------------------------------
 
 KINDS = {"method", "model", "calibration"}
+ROLES = {"cpu_source", "library_call", "entry_cost", "model", "calibration"}
 CPU_ENCODINGS = {"cpunode", "cpu", "sidt"}
 
 
@@ -52,9 +53,15 @@ def test_every_catalog_row_names_its_kind_needs_and_verdicts():
     here = {name: has for name, has, _ in _core.requirements()}
     assert requirements and all(reason for reason in requirements.values())
     rows = _core.catalog()
-    assert len({r[0] for r in rows}) == len(rows)
-    for name, kind, description, encoding, needs, available, reason, reports, cpu_reason, chain in rows:
+    assert len({r["name"] for r in rows}) == len(rows)
+    for r in rows:
+        name, kind, role, description, encoding = r["name"], r["kind"], r["role"], r["description"], r["encoding"]
+        needs, available, reason = r["needs"], r["available"], r["reason"]
+        reports, cpu_reason, chain = r["reports_cpu"], r["cpu_reason"], r["chain"]
         assert kind in KINDS, name
+        assert role in ROLES, name
+        # a model's role is model, a chain's calibration, and no other row's
+        assert (role == "model") == (kind == "model") and (role == "calibration") == (kind == "calibration"), name
         assert description, name
         assert set(needs) <= set(requirements), name
         assert available == (reason is None), name
@@ -69,17 +76,26 @@ def test_every_catalog_row_names_its_kind_needs_and_verdicts():
         assert (chain is not None) == (kind == "calibration"), name
 
 
-def test_the_kinds_give_the_old_lists():
+def test_the_catalog_reaches_python_whole():
     rows = _core.catalog()
-    methods = [r for r in rows if r[1] in ("method", "model")]
-    chains = [r for r in rows if r[1] == "calibration"]
-    # fastcpu.methods() may add ways measured outside the C catalog
-    assert {r[0] for r in methods} <= {m.name for m in fastcpu.methods()}
-    assert [c.name for c in fastcpu.calibration_methods()] == [r[0] for r in chains]
-    assert _core.methods() == [(r[0], r[2], r[3], *r[5:9]) for r in methods]
-    assert _core.calibrations() == [(r[0], r[2], *r[9]) for r in chains]
-    for name, kind, *_ in rows:  # every row is found by name alike
-        assert _core.code(name)[0], (name, kind)
+    methods = [r for r in rows if r["kind"] in ("method", "model")]
+    chains = [r for r in rows if r["kind"] == "calibration"]
+    # fastcpu.methods() adds the one way measured in a child (in_child), beside its row
+    infos = {m.name: m for m in fastcpu.methods()}
+    assert [m.name for m in fastcpu.methods() if not m.in_child] == [r["name"] for r in methods]
+    for r in methods:  # every field of the row, by name
+        info = infos[r["name"]]
+        assert (info.kind, info.role, info.description, info.encoding) == (
+            r["kind"], r["role"], r["description"], r["encoding"])
+        assert (info.available, info.reason, info.reports_cpu, info.cpu_reason) == (
+            r["available"], r["reason"], r["reports_cpu"], r["cpu_reason"])
+    assert [(c.name, c.op, c.length, c.latency_cycles) for c in fastcpu.calibration_methods()] == [
+        (r["name"], r["chain"]["op"], r["chain"]["length"], r["chain"]["latency_cycles"]) for r in chains]
+    assert all(method_info(r["name"]).role == "calibration" for r in chains)
+    in_child = [m for m in fastcpu.methods() if m.in_child]
+    assert [(m.name, m.kind, m.role) for m in in_child] == [("sched_getcpu_norseq", "method", "library_call")]
+    for r in rows:  # every row is found by name alike
+        assert _core.code(r["name"])[0], r["name"]
 
 
 def test_a_hidden_requirement_is_the_reason_of_every_row_that_needs_it():
@@ -87,7 +103,7 @@ def test_a_hidden_requirement_is_the_reason_of_every_row_that_needs_it():
     # each row needing it then gives that line's reason, whatever the method
     script = (
         "import json\nfrom fastcpu import _core\n"
-        "print(json.dumps([[r[0], list(r[4]), r[6]] for r in _core.catalog()]))\n"
+        "print(json.dumps([[r['name'], list(r['needs']), r['reason']] for r in _core.catalog()]))\n"
     )
     reasons = {name: reason for name, _, reason in _core.requirements()}
     for hidden in ("rdtscp", "rdpid", "fsgsbase"):
