@@ -96,6 +96,11 @@ def glibc_version() -> str | None:
     return version if lib == "glibc" and version else None
 
 
+#: features() entries that say nothing of the machine: whether the private
+#: test hooks (FASTCPU_TEST_*) are set.
+_NOT_MACHINE_FACTS = frozenset({"test_hooks"})
+
+
 def machine_info() -> dict[str, object]:
     """Everything fastcpu records about this machine, as JSON-ready values."""
     cpu = _cpuinfo_first()
@@ -108,14 +113,10 @@ def machine_info() -> dict[str, object]:
         "model": int(cpu["model"]) if "model" in cpu else None,
         "stepping": int(cpu["stepping"]) if cpu.get("stepping", "").isdigit() else None,
         "microcode": cpu.get("microcode"),
+        # every yes-or-no fact the C core decides availability from (a new
+        # one is recorded with no edit here), and the kernel's TSC flags
         "flags": {
-            "rdtscp": bool(feats["rdtscp"]),
-            "rdpid": bool(feats["rdpid"]),
-            "umip": bool(feats["umip"]),
-            "fsgsbase": bool(feats["fsgsbase"]),
-            "fsgsbase_enabled": bool(feats["fsgsbase_enabled"]),
-            "hypervisor": bool(feats["hypervisor"]),
-            "invariant_tsc": bool(feats["invariant_tsc"]),
+            **{k: v for k, v in feats.items() if type(v) is bool and k not in _NOT_MACHINE_FACTS},
             "constant_tsc": "constant_tsc" in flags,
             "nonstop_tsc": "nonstop_tsc" in flags,
         },

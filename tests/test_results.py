@@ -708,3 +708,14 @@ def test_a_save_killed_midway_leaves_a_named_file_that_the_next_save_removes(sma
     small.save(path, overwrite=True)
     assert sorted(n.name for n in tmp_path.iterdir()) == sorted(["r.json", alive.name, other.name])
     assert fastcpu.load(path) == small
+
+
+def test_the_machine_flags_are_every_fact_the_core_decides_from():
+    # no hand-written list: each yes-or-no feature of the C core is recorded
+    from fastcpu import _core
+    from fastcpu._machine import machine_info
+
+    flags = machine_info()["flags"]
+    facts = {k for k, v in _core.features().items() if type(v) is bool} - {"test_hooks"}
+    assert facts <= set(flags) and {"constant_tsc", "nonstop_tsc"} <= set(flags)
+    assert all(type(v) is bool for v in flags.values())
