@@ -93,12 +93,12 @@ static int parse_user_address(PyObject *obj, uintptr_t *out)
 
 /* counter='tsc' (the default) or 'pmu': the core-cycle counter via rdpmc,
  * opened for this thread here. */
-static int parse_clock(core_state *st, const char *clock, struct fc_pair *pair)
+static int parse_counter(core_state *st, const char *counter, struct fc_pair *pair)
 {
-    if (strcmp(clock, "tsc") == 0)
+    if (strcmp(counter, "tsc") == 0)
         return 0;
-    if (strcmp(clock, "pmu") != 0) {
-        PyErr_Format(PyExc_ValueError, "unknown counter '%s': use 'tsc' or 'pmu'", clock);
+    if (strcmp(counter, "pmu") != 0) {
+        PyErr_Format(PyExc_ValueError, "unknown counter '%s': use 'tsc' or 'pmu'", counter);
         return -1;
     }
     if (pair->serialize == FC_SER_RDTSCP) {
@@ -214,9 +214,9 @@ struct measured {
 
 /* What to measure: `target` against the empty sequence, `copies` copies a
  * run (bench()), or 2k copies against k (bench_diff(), `copies` = k); the
- * counter `clock`. 0, or -1 with an exception set. */
+ * `counter`. 0, or -1 with an exception set. */
 static int build_pair(core_state *st, PyObject *target, Py_ssize_t runs, const char *ser_name,
-                      long copies, bool diff, const char *clock, struct fc_pair *pair)
+                      long copies, bool diff, const char *counter, struct fc_pair *pair)
 {
     const struct fc_method *m;
     fc_user_fn user;
@@ -231,7 +231,7 @@ static int build_pair(core_state *st, PyObject *target, Py_ssize_t runs, const c
         return -1;
     }
     if (fc_glue_check_timer(st) < 0 || parse_target(st, target, &m, &user) < 0 ||
-        parse_clock(st, clock, pair) < 0)
+        parse_counter(st, counter, pair) < 0)
         return -1;
     const char *why = diff ? fc_pair_diff(pair, m, user, (uint32_t)copies)
                            : fc_pair_against_empty(pair, m, user, (uint32_t)copies);

@@ -176,7 +176,7 @@ __attribute__((noinline)) unsigned fc_empty_user_fn(void)
     return 0;
 }
 
-/* The row's timer for the pair's mode and clock; NULL where the row was
+/* The row's timer for the pair's mode and counter; NULL where the row was
  * defined without PMU timers. */
 static fc_timer_fn timer_of(const struct fc_method *m, const struct fc_pair *p)
 {

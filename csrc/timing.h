@@ -128,7 +128,7 @@ static inline __attribute__((always_inline)) uint64_t fc_start_rdtscp(uint32_t c
  * counter='pmu': the same fencing around rdpmc of this thread's core-cycle
  * counter (pmu.c opens it and sets fc_pmu_counter, rdpmc's ECX). rdpmc does
  * not wait for earlier instructions the way rdtscp does, so the closing read
- * gets an lfence in front of it. There is no 'rdtscp' mode for this clock.
+ * gets an lfence in front of it. There is no 'rdtscp' mode for this counter.
  * The counter number is read once per timed execution, before the opening
  * read, and handed to both reads in a register.
  */
@@ -222,7 +222,7 @@ static inline __attribute__((always_inline)) uint64_t fc_end_pmu_cpuid(uint32_t 
 #define FC_TIMER(name, mode, SETUP, BODY)                                    \
     FC_TIMER_FN(name##_##mode, mode, (uint32_t copies), SETUP, BODY)
 
-/* The timers of a method for every mode and clock. SETUP is one statement
+/* The timers of a method for every mode and counter. SETUP is one statement
  * (a declaration is fine) without a top-level comma. */
 #define FC_DEFINE_TIMERS_SETUP(name, SETUP, BODY)                            \
     FC_TIMER(time_##name, lfence, SETUP, BODY)                               \
