@@ -35,11 +35,11 @@ the recent chains give the figure, with an interval widened by the gap.
 from __future__ import annotations
 
 import statistics
-import threading
 import time
 
 from . import _core
 from ._clock import Clock, clock
+from ._locks import ForkSafeLock
 
 __all__ = [
     "BRACKET_BLOCKS",
@@ -70,7 +70,7 @@ BRACKET_CHAINS = 2
 _FIXED_GROUPS = 7
 _FIXED_REPEATS = 81
 
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 _fixed: float | None = None
 
 

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import statistics
-import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -39,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._locks import ForkSafeLock
 
 __all__ = ["Clock", "CounterUnits", "Rulers", "RulerTiming", "clock", "CalibrationWarning",
            "fit_granularity", "read_spacing", "judge_rulers"]
@@ -562,19 +561,8 @@ def read_spacing(reads: Sequence[int] | np.ndarray) -> float:
     return float(np.median(d)) if len(d) else math.nan
 
 
-_lock = threading.Lock()
+_lock = ForkSafeLock()  # fresh in a fork's child: it measures again if nothing was cached
 _cached: Clock | None = None
-
-
-def _after_fork_in_child() -> None:
-    """A fork while another thread measured left `_lock` held in the child,
-    where that thread does not exist: give the child a fresh one (it measures
-    again on first use if nothing was cached)."""
-    global _lock
-    _lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def clock(*, refresh: bool = False) -> Clock:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ import numpy as np
 from . import _core
 from ._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
 from ._clock import clock
+from ._locks import ForkSafeLock
 from ._timing import timed
 
 __all__ = [
@@ -455,7 +455,7 @@ def _calibrate(path: str, serialize: str, runs: int, repeats: int, cpu: int | No
                       time.monotonic())
 
 
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 _corrections: dict[tuple[str, str], Correction] = {}
 #: (path, mode) -> why bench() applies no correction there: the last
 #: selftest() of this process failed that path and mode's goals. Cleared

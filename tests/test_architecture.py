@@ -23,7 +23,7 @@ PACKAGE = Path(fastcpu.__file__).resolve().parent
 #: import only the modules listed before it. ``_core`` (the C extension) is
 #: under everything. A new module takes its place here.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("arguments and constants", ["_version", "_args"]),
+    ("arguments and constants", ["_version", "_args", "_locks"]),
     ("core wrapper", ["_affinity", "_machine", "_calibration", "_norseq", "_methods", "_clock", "_bracket", "_harness", "_read",
                       "_getcpu", "_elf", "_show", "_check"]),
     ("file codec", ["_atomicfile", "_resultfile"]),

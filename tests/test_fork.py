@@ -164,3 +164,79 @@ def test_fork_while_another_thread_is_inside_a_first_c_use(delay_s):
                        cwd=os.path.dirname(os.path.abspath(__file__)))
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.strip() == "child 0"
+
+
+# Every lock of the package, held by another thread across a fork: the
+# child must get a fresh one and finish the first use itself (issue 22).
+FORK_WHILE_A_THREAD_HOLDS = r"""
+import os, sys, threading, time, importlib
+import fastcpu
+module = importlib.import_module("fastcpu." + sys.argv[1])
+held, release = threading.Event(), threading.Event()
+def hold():
+    with module._lock:
+        held.set()
+        release.wait()
+t = threading.Thread(target=hold)
+t.start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    # the first uses each lock guards: the clock, the bracket timer's cost,
+    # the harness-bias calibration (bench's correction)
+    fastcpu.clock(refresh=True)
+    from fastcpu import _bracket, _selftest
+    _bracket._fixed = None
+    _bracket.fixed_cost_ticks()
+    _selftest._corrections.clear()
+    r = fastcpu.bench("gdt", 20)
+    os._exit(0 if r.runs == 20 else 3)
+release.set()
+t.join()
+""" + WAIT_FOR_CHILD
+
+
+@pytest.mark.parametrize("module", ["_clock", "_bracket", "_selftest"])
+def test_a_lock_held_by_another_thread_across_a_fork_is_fresh_in_the_child(module):
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", FORK_WHILE_A_THREAD_HOLDS, module], capture_output=True,
+                       text=True, timeout=120, cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "child 0", (p.stdout, p.stderr[-2000:])
+
+
+def test_a_lock_the_forking_thread_holds_stays_its_own_in_the_child():
+    from fastcpu._locks import ForkSafeLock
+
+    lock = ForkSafeLock()
+    with lock:
+        pid = os.fork()
+        if pid == 0:  # the child goes on inside the with block and releases it
+            os._exit(0 if lock.locked() else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_every_lock_of_the_package_is_fork_safe():
+    # a plain threading lock at module level would deadlock a fork's child
+    import importlib
+    import pkgutil
+    import threading
+
+    from fastcpu._locks import ForkSafeLock
+
+    plain = (type(threading.Lock()), type(threading.RLock()))
+    found, safe = [], []
+    for info in pkgutil.iter_modules(fastcpu.__path__):
+        if info.name == "__main__":  # the CLI, run on import
+            continue
+        module = importlib.import_module(f"fastcpu.{info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, plain):
+                found.append(f"{info.name}.{name}")
+            elif isinstance(value, ForkSafeLock):
+                safe.append(f"{info.name}.{name}")
+    assert found == []
+    assert {"_clock._lock", "_bracket._lock", "_selftest._lock"} <= set(safe)
