@@ -421,7 +421,10 @@ bool fc_list_has(const char *list, const char *word);
 void fc_features_after_fork_in_child(void);
 
 /* 1 when `address` lies in an executable mapping of this process
- * (/proc/self/maps), 0 when not, -1 with errno when the maps cannot be read. */
+ * (/proc/self/maps), 0 when not, FC_ADDRESS_VSYSCALL in the [vsyscall]
+ * page (listed executable, emulated by the kernel: no function to call),
+ * -1 with errno when the maps cannot be read. */
+#define FC_ADDRESS_VSYSCALL 2
 int fc_address_executable(uintptr_t address);
 
 /* The current CPU, by the cheapest correct way available (outside any timed

@@ -221,6 +221,10 @@ int fc_address_executable(uintptr_t address)
             address < end) {
             mapped = true;
             executable = perms[2] == 'x';
+            /* listed executable, but the kernel emulates its few entry points
+             * on a fault: any other address in it kills the process */
+            if (executable && strstr(line, "[vsyscall]"))
+                executable = FC_ADDRESS_VSYSCALL;
         }
         /* a long path: skip the rest of the line */
         while (!strchr(line, '\n') && fgets(line, sizeof line, f))

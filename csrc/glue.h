@@ -51,6 +51,8 @@ int fc_glue_check_timer(core_state *st);
 /* The catalog row `name`, available here; NULL with ValueError (unknown) or
  * Unsupported (not here, with the reason) set. */
 const struct fc_method *fc_glue_lookup(core_state *st, const char *name);
+/* ValueError "`what`, not VALUE", VALUE as C's %g writes it; NULL. */
+PyObject *fc_glue_value_error(const char *what, double value);
 /* A tuple of `count` ints. */
 PyObject *fc_glue_ticks_tuple(const uint64_t *ticks, long count);
 

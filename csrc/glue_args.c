@@ -67,3 +67,11 @@ PyObject *fc_glue_ticks_tuple(const uint64_t *ticks, long count)
     }
     return out;
 }
+
+PyObject *fc_glue_value_error(const char *what, double value)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%g", value); /* PyErr_Format knows no %g */
+    PyErr_Format(PyExc_ValueError, "%s, not %s", what, text);
+    return NULL;
+}

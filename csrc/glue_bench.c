@@ -77,9 +77,16 @@ static int parse_user_address(PyObject *obj, uintptr_t *out)
         PyErr_SetFromErrnoWithFilename(PyExc_OSError, "/proc/self/maps");
         return -1;
     }
+    char hex[24];
+    snprintf(hex, sizeof hex, "0x%llx", address); /* PyErr_Format knows no %llx before 3.12 */
+    if (found == FC_ADDRESS_VSYSCALL) {
+        PyErr_Format(PyExc_ValueError,
+                     "address %s is in the [vsyscall] page, which the kernel emulates at a "
+                     "few fixed entry points: it holds no function to call",
+                     hex);
+        return -1;
+    }
     if (!found) {
-        char hex[24];
-        snprintf(hex, sizeof hex, "0x%llx", address);
         PyErr_Format(PyExc_ValueError,
                      "address %s is not in an executable mapping of this process "
                      "(/proc/self/maps): pass the address of a C function, not of data",
@@ -292,18 +299,15 @@ static int parse_brackets(PyObject *blocks_obj, PyObject *chains_obj, double fix
         fc_glue_bounded(chains_obj, "chains", 1, FC_BRACKET_CHAINS_MAX, &chains) < 0)
         return -1;
     if (!(fixed_ticks >= 0 && isfinite(fixed_ticks))) {
-        PyErr_Format(PyExc_ValueError, "fixed_ticks must be finite and >= 0, not %g",
-                     fixed_ticks);
+        fc_glue_value_error("fixed_ticks must be finite and >= 0", fixed_ticks);
         return -1;
     }
     if (!(tolerance >= 0 && tolerance < 1)) {
-        PyErr_Format(PyExc_ValueError, "tolerance must be a fraction in [0, 1), not %g",
-                     tolerance);
+        fc_glue_value_error("tolerance must be a fraction in [0, 1)", tolerance);
         return -1;
     }
     if (!(resolution >= 0 && resolution < 1)) {
-        PyErr_Format(PyExc_ValueError, "resolution must be a fraction in [0, 1), not %g",
-                     resolution);
+        fc_glue_value_error("resolution must be a fraction in [0, 1)", resolution);
         return -1;
     }
     *br = (struct bracket_args){(uint32_t)blocks, (uint32_t)chains, fixed_ticks, tolerance,

@@ -161,12 +161,11 @@ static PyObject *core_bracket_figure(PyObject *module, PyObject *args)
                           &resolution))
         return NULL;
     if (!(tol >= 0 && tol < 1)) {
-        PyErr_Format(PyExc_ValueError, "tolerance must be a fraction in [0, 1), not %g", tol);
+        fc_glue_value_error("tolerance must be a fraction in [0, 1)", tol);
         return NULL;
     }
     if (!(resolution >= 0 && resolution < 1)) {
-        PyErr_Format(PyExc_ValueError, "resolution must be a fraction in [0, 1), not %g",
-                     resolution);
+        fc_glue_value_error("resolution must be a fraction in [0, 1)", resolution);
         return NULL;
     }
     double before[FC_BRACKET_SAMPLES_MAX], after[FC_BRACKET_SAMPLES_MAX],
@@ -262,7 +261,7 @@ static PyObject *step_rule(PyObject *args, const char *format,
         fc_glue_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0)
         return NULL;
     if (!(cpt > 0 && isfinite(cpt))) {
-        PyErr_Format(PyExc_ValueError, "cycles_per_tick must be finite and > 0, not %g", cpt);
+        fc_glue_value_error("cycles_per_tick must be finite and > 0", cpt);
         return NULL;
     }
     return PyFloat_FromDouble(rule(step, cpt, (uint32_t)blocks));

@@ -546,8 +546,12 @@ def selftest(
         modes = judged = tuple(check_serialize(m) for m in serialize)
     else:
         raise TypeError(f"serialize must be a str, a tuple of them or None, not {type(serialize).__name__}")
+    if not modes:
+        raise ValueError("serialize must name at least one mode (or be None: every mode)")
     if not isinstance(paths, (tuple, list)):
         raise TypeError(f"paths must be a tuple of 'inline' and/or 'user', not {type(paths).__name__}")
+    if not paths:
+        raise ValueError("paths must hold 'inline', 'user' or both: a self-test of nothing passes nothing")
     for p in paths:
         if p not in PATHS:
             raise ValueError(f"unknown path {p!r}: use 'inline' or 'user'")

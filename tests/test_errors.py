@@ -124,3 +124,21 @@ def test_denied_affinity_calls_raise_fastcpu_error_with_the_reason():
     assert is_error and message.startswith("check() pins this thread to each CPU, but sched_setaffinity "
                                            "was denied"), out["check"]
     assert out["unpinned"] == 10  # nothing to pin: nothing refused
+
+
+def test_core_messages_show_the_number_they_refuse():
+    # PyErr_Format knows no %g: the messages printed a literal "%g" (issue 22)
+    from fastcpu import _core
+
+    cases = [
+        (lambda: _core.measure("gdt", 10, "lfence", 1, False, "tsc", 4, 2, -1.5, 0.02, 0.008), "not -1.5"),
+        (lambda: _core.measure("gdt", 10, "lfence", 1, False, "tsc", 4, 2, 10.0, 1.25, 0.008), "not 1.25"),
+        (lambda: _core.measure("gdt", 10, "lfence", 1, False, "tsc", 4, 2, 10.0, 0.02, -0.5), "not -0.5"),
+        (lambda: _core.bracket_figure([1.3], [1.3], [], 2.5, 0.01), "not 2.5"),
+        (lambda: _core.bracket_figure([1.3], [1.3], [], 0.01, 1.5), "not 1.5"),
+        (lambda: _core.bracket_tolerance(26.0, -1.0, 4), "not -1"),
+    ]
+    for call, shown in cases:
+        with pytest.raises(ValueError) as raised:
+            call()
+        assert shown in str(raised.value) and "%g" not in str(raised.value), str(raised.value)

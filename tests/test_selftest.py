@@ -519,3 +519,11 @@ def test_a_stored_report_no_selftest_could_write_is_refused(tmp_path, field, val
     with pytest.raises(fastcpu.ResultFileError, match="selftest: unreadable report"):
         fastcpu.load(tmp_path / "bad.json")
     str(fastcpu.load(tmp_path / "ok.json"))  # a sound report prints
+
+
+def test_a_selftest_of_nothing_is_refused():
+    # it used to pass with 0 checks (issue 22)
+    with pytest.raises(ValueError, match="serialize must name at least one mode"):
+        fastcpu.selftest(serialize=())
+    with pytest.raises(ValueError, match="paths must hold 'inline', 'user' or both"):
+        fastcpu.selftest(paths=())

@@ -194,3 +194,33 @@ def test_private_entry_points_validate_counts(call, match):
         call(_core)
     with pytest.raises(TypeError, match="must be an int, not str"):
         _core.ruler_ticks("add", "1")
+
+
+VSYSCALL = r"""
+import json, fastcpu
+out = {}
+for address in (0xffffffffff600000, 0xffffffffff600800):
+    for name, call in (("bench", fastcpu.bench), ("bench_diff", fastcpu.bench_diff)):
+        try:
+            call(address, 10)
+            out[f"{name} {address:#x}"] = "no error"
+        except Exception as exc:
+            out[f"{name} {address:#x}"] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+
+def test_the_vsyscall_page_is_refused_not_called():
+    # listed executable in /proc/self/maps, but emulated by the kernel at a
+    # few entry points: calling into it killed the interpreter (issue 22)
+    import json
+
+    from pinning import run_python
+
+    p = run_python(VSYSCALL)
+    assert p.returncode == 0, p.stderr[-2000:]  # not SIGSEGV
+    with open("/proc/self/maps") as maps:
+        mapped = "[vsyscall]" in maps.read()
+    expected = "is in the [vsyscall] page" if mapped else "is not in an executable mapping"
+    for name, error in json.loads(p.stdout).items():
+        assert error.startswith("ValueError: address 0xffffffffff60") and expected in error, (name, error)
