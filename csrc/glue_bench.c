@@ -43,9 +43,6 @@ static int check_counts(Py_ssize_t runs, long unroll)
     return 0;
 }
 
-/* An int argument within low..high, or -1 with ValueError/TypeError set:
- * never wrapped round (the "I" and "K" formats would take -1 as 2^32 - 1). */
-
 /* A user function's address: an int in 1..2^64-1 that lies in an
  * executable mapping of this process (/proc/self/maps), or -1 with
  * ValueError/TypeError/OSError set. The mapping could still go away before

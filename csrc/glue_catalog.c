@@ -142,7 +142,7 @@ PyDoc_STRVAR(user_chains_doc,
 "user_chains($module, /)\n--\n\n"
 "The calibration chains compiled as out-of-line functions `unsigned fn(void)`\n"
 "inside the extension, for timing the user-function path: a list of (name,\n"
-"op, length, latency_cycles, address); bench_address() takes the address.");
+"op, length, latency_cycles, address); measure() takes the address.");
 
 static PyObject *core_user_chains(PyObject *module, PyObject *Py_UNUSED(ignored))
 {

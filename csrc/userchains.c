@@ -2,7 +2,7 @@
  * userchains.c: the calibration chains as real out-of-line functions
  * `unsigned fn(void)`, so that the self-test (fastcpu/_selftest.py) can time
  * the user-function path exactly as it times a user's function: through
- * bench_address, an indirect call from the harness. Their cost is known:
+ * measure() with its address, an indirect call from the harness. Their cost is known:
  * `length` dependent `op` instructions of `latency` core cycles each, plus
  * the call and return that the empty baseline function also pays. The
  * harness uses the returned value as it uses a user function's (fc_use).

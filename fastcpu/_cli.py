@@ -215,7 +215,7 @@ def _run_document(results: Results, fmt: str) -> bytes:
     """What run --format `fmt` writes, uncompressed."""
     if fmt == "gbench":
         # NaN and Infinity (an interval of too few runs) as Google Benchmark writes them
-        return (json.dumps(export.to_gbench(results), indent=2) + "\n").encode("utf-8")
+        return (json.dumps(export.to_gbench(results), indent=2, allow_nan=False) + "\n").encode("utf-8")
     if fmt == "csv":
         text = io.StringIO()
         export.write_csv(results, text)

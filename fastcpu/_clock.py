@@ -188,7 +188,8 @@ class Rulers(_NanEqual):
 
     @property
     def agree(self) -> bool:
-        """Whether imul/add reads 3 within :attr:`tolerance`."""
+        """Whether imul/add reads 3 within :attr:`tolerance` (never while
+        either ruler read no time)."""
         return abs(self.imul_in_adds / 3 - 1) <= self.tolerance
 
     @property
@@ -196,6 +197,10 @@ class Rulers(_NanEqual):
         """Why core cycles cannot be trusted here ('' while the rulers agree)."""
         if self.agree:
             return ""
+        if not (self.add_cycles_per_tick > 0 and self.imul_cycles_per_tick > 0):
+            return ("the core-cycle rulers disagree: a ruler chain read no time at all, so core-cycle "
+                    "figures are unknown; TSC ticks and ns stand. Measure again with "
+                    "fastcpu.clock(refresh=True)")
         return (f"the core-cycle rulers disagree: a 64-bit imul chain reads {self.imul_in_adds:.2f} "
                 f"register-register adds per imul, not 3 (tolerance {self.tolerance:.1%}; add ruler "
                 f"{self.add_cycles_per_tick:.3f}, imul ruler {self.imul_cycles_per_tick:.3f} core cycles "
@@ -227,19 +232,22 @@ class Rulers(_NanEqual):
                 f"{self.immediate_add_words()}")
 
     def to_dict(self) -> dict[str, float | None]:
-        """As JSON values (None: immediate adds not measured)."""
-        per_cycle = self.immediate_adds_per_core_cycle
-        return {"add_cycles_per_tick": self.add_cycles_per_tick,
-                "imul_cycles_per_tick": self.imul_cycles_per_tick,
-                "tolerance": self.tolerance,
-                "immediate_adds_per_core_cycle": per_cycle if math.isfinite(per_cycle) else None}
+        """As JSON values (None: not measured, or a chain that read no time)."""
+        return {k: v if math.isfinite(v) else None for k, v in (
+            ("add_cycles_per_tick", self.add_cycles_per_tick),
+            ("imul_cycles_per_tick", self.imul_cycles_per_tick),
+            ("tolerance", self.tolerance),
+            ("immediate_adds_per_core_cycle", self.immediate_adds_per_core_cycle))}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Rulers:
         """Raises ValueError or TypeError for values no clock() could have written."""
-        def positive(key: str, required: bool = True) -> float:
-            v = d.get(key)
-            if v is None and not required:
+        def positive(key: str, nullable: bool = True) -> float:
+            """A positive number; null (None) where `nullable`: unknown."""
+            if key not in d:
+                raise TypeError(f"rulers.{key} is missing")
+            v = d[key]
+            if v is None and nullable:
                 return math.nan
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise TypeError(f"rulers.{key} must be a number, not {type(v).__name__}")
@@ -248,7 +256,7 @@ class Rulers(_NanEqual):
             return float(v)
 
         return cls(positive("add_cycles_per_tick"), positive("imul_cycles_per_tick"),
-                   positive("tolerance"), positive("immediate_adds_per_core_cycle", required=False))
+                   positive("tolerance", nullable=False), positive("immediate_adds_per_core_cycle"))
 
 
 def judge_rulers(add: RulerTiming, imul: RulerTiming, immediate: RulerTiming | None = None) -> Rulers:
@@ -256,12 +264,14 @@ def judge_rulers(add: RulerTiming, imul: RulerTiming, immediate: RulerTiming | N
     tolerance from the scatter of both (RULER_TOLERANCE_SIGMAS standard
     errors of their ratio, at least RULER_TOLERANCE_MIN), and the immediate
     adds per core cycle by the add ruler."""
-    add_cpt = 1 / add.ticks_per_instruction
-    imul_cpt = 3 / imul.ticks_per_instruction
-    tolerance = max(RULER_TOLERANCE_MIN,
-                    RULER_TOLERANCE_SIGMAS * math.hypot(add.relative_se, imul.relative_se))
+    # a chain that read no time (or less than none) gives no rate: NaN, which
+    # agrees with nothing, so the clock says why core cycles are unknown
+    add_cpt = 1 / add.ticks_per_instruction if add.ticks > 0 else math.nan
+    imul_cpt = 3 / imul.ticks_per_instruction if imul.ticks > 0 else math.nan
+    spread = RULER_TOLERANCE_SIGMAS * math.hypot(add.relative_se, imul.relative_se)
+    tolerance = max(RULER_TOLERANCE_MIN, spread if math.isfinite(spread) else RULER_TOLERANCE_MIN)
     per_cycle = math.nan
-    if immediate is not None and immediate.ticks > 0:
+    if immediate is not None and immediate.ticks > 0 and math.isfinite(add_cpt):
         per_cycle = 1 / (immediate.ticks_per_instruction * add_cpt)
     return Rulers(add_cpt, imul_cpt, tolerance, per_cycle)
 
@@ -292,6 +302,11 @@ class Clock(_NanEqual):
     tsc_read_spacing_ticks: float = math.nan
     rulers: Rulers | None = None
 
+    def __post_init__(self) -> None:
+        # rulers that disagree leave no figure to convert with, whoever built the clock
+        if self.rulers is not None and not self.rulers.agree and not math.isnan(self.cycles_per_tick):
+            object.__setattr__(self, "cycles_per_tick", math.nan)
+
     @property
     def core_hz(self) -> float:
         """Core cycles per second implied by the add ruler (NaN while untrusted)."""
@@ -313,11 +328,17 @@ class Clock(_NanEqual):
         return ""
 
     def caveats(self, counter: str = "tsc") -> tuple[str, ...]:
-        """What a result counted on `counter` with this clock must carry:
-        the reason its core cycles are unknown, for the TSC while the rulers
-        disagree (a PMU counter counts core cycles itself)."""
-        problem = self.core_cycles_problem if counter == "tsc" else ""
-        return (problem,) if problem else ()
+        """What a result counted on `counter` with this clock must carry
+        while core cycles per tick are unknown: on the TSC, that its core
+        cycles are unknown; on a PMU counter (which counts core cycles
+        itself), that its ns are, for they need the core clock."""
+        problem = self.core_cycles_problem
+        if not problem:
+            return ()
+        if counter == "tsc":
+            return (problem,)
+        return (f"{problem.split(':', 1)[0]}: the PMU's core cycles stand, but ns need the core "
+                "clock, which is unknown here",)
 
     def ruler_words(self) -> str:
         """The rulers and the granularity in one line (CLI header, reports)."""

@@ -5,12 +5,19 @@ writes one atomically (:func:`write_document`, through ``_atomicfile.py``), read
 and checks its format and version (:func:`read_document`), and gives the
 field-by-field reader (:class:`Reader`) and array encodings both sides use.
 
-Layout (format version 1)::
+Layout (format version 1; version 2 where the clock's core cycles are unknown)::
 
     {"format": "fastcpu-results", "version": 1,
      "fastcpu_version": "0.1.0", "date": "2025-01-31T12:00:00Z", "label": null,
      "serialize": "lfence",
-     "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 25.96, "cycles_per_tick": 1.37},
+     "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 25.96, "cycles_per_tick": 1.37,
+               "tsc_read_spacing_ticks": 26.0,                  (optional, >= 0.5.0)
+               "rulers": {"add_cycles_per_tick": 1.37, "imul_cycles_per_tick": 1.37,
+                          "tolerance": 0.03, "immediate_adds_per_core_cycle": 1.0},
+                                                                 (optional, >= 0.5.0)
+               "core_cycles_problem": "the core-cycle rulers disagree: ..."},
+                          (only where they disagree: cycles_per_tick is then null, version 2)
+     "notes": ["Re-derived by ..."],                            (optional, >= 0.5.0)
      "machine": {... machine_info() ...},
      "unavailable": {"method": "reason", ...},
      "selftest": {... SelfTest.to_dict() ...},          (optional, fastcpu >= 0.3.0)
@@ -19,6 +26,8 @@ Layout (format version 1)::
         "counter": "tsc", "best_ticks": 52.0, "median_ticks": 52.0,
         "cycles_per_tick": 1.42, "cycles_per_tick_ci95": 0.01,       (optional, >= 0.3.0)
         "harness_bias_core_cycles": 0.9, "harness_bias_ci95_core_cycles": 1.6,
+        "caveats": ["..."],                     (optional, >= 0.5.0; cycles_per_tick null
+                                                  where the clock's core cycles are unknown)
         "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
                      "crc32": 2871520013},
         "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
@@ -76,7 +85,7 @@ __all__ = [
 
 FORMAT_NAME = "fastcpu-results"
 #: The newest format version this fastcpu reads and the one it writes.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 #: The coarsest TSC step a file may claim, in ticks (about one step a second at 4 GHz).
 STEP_MAX = 1 << 32

@@ -294,7 +294,10 @@ class Results(Mapping[str, BenchResult]):
         c = self.clock
         return {
             "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
+            # the lowest version that holds everything here: 2 only for a
+            # clock whose core cycles are unknown (null), which readers of
+            # version 1 would refuse as "not a finite number"
+            "version": FORMAT_VERSION if c.core_cycles_problem else 1,
             "fastcpu_version": self.fastcpu_version,
             "date": self.date,
             "label": self.label,
@@ -371,7 +374,8 @@ def _clock_entry(c: Clock) -> dict[str, Any]:
     """The clock's entry in a document (cycles_per_tick null while unknown,
     with the reason)."""
     entry: dict[str, Any] = {"tsc_hz": c.tsc_hz, "tsc_step_ticks": c.tsc_step_ticks,
-                             "cycles_per_tick": _number_or_null(c.cycles_per_tick)}
+                             "cycles_per_tick": None if c.core_cycles_problem
+                             else _number_or_null(c.cycles_per_tick)}
     if math.isfinite(c.tsc_read_spacing_ticks):
         entry["tsc_read_spacing_ticks"] = c.tsc_read_spacing_ticks
     if c.rulers is not None:
@@ -409,6 +413,9 @@ def _clock_from(rd: Reader, clk: dict[str, Any]) -> Clock:
         raise rd.fail(f"clock values out of range: {clk}")
     if rulers is not None and not problem and not rulers.agree:
         raise rd.fail("clock.rulers disagree, yet clock.core_cycles_problem does not say so")
+    if problem and (rulers is None or rulers.agree):
+        raise rd.fail("clock.core_cycles_problem says core cycles are unknown, yet clock.rulers "
+                      "are missing or agree")
     if problem and len(problem) > 2000:
         raise rd.fail("clock.core_cycles_problem is longer than 2000 characters")
     return clock
@@ -470,6 +477,8 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
     )
     if not (r.cycles_per_tick > 0 or (clock.core_cycles_problem and math.isnan(r.cycles_per_tick))):
         raise rd.fail(f"{where}cycles_per_tick out of range: {r.cycles_per_tick}")
+    if math.isnan(r.cycles_per_tick) and (r.harness_bias_core_cycles or r.harness_bias_ci95_core_cycles):
+        raise rd.fail(f"{where}a harness correction in core cycles where core cycles are unknown")
     for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
         if key in entry:
             stored = rd.finite(entry, key, where)

@@ -32,9 +32,15 @@ def _benchmark_name(r: BenchResult) -> str:
     return r.method if r.unroll == 1 else f"{r.method}/unroll:{r.unroll}"
 
 
+def _finite_or_none(entry: dict[str, Any]) -> dict[str, Any]:
+    """`entry` with each non-finite float (a figure unknown here: core cycles
+    while the rulers disagreed) as None, so that it is valid JSON (null)."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in entry.items()}
+
+
 def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
     name = _benchmark_name(r)
-    return {
+    return _finite_or_none({
         "name": name,
         "family_index": index,
         "per_family_instance_index": 0,
@@ -58,7 +64,7 @@ def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
         "median_ticks": r.median,
         "runs": r.runs,
         "migrated_runs": r.migrations,
-    }
+    })
 
 
 def to_gbench(results: Results) -> dict[str, Any]:

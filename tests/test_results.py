@@ -417,7 +417,7 @@ def test_foreign_files_are_named_foreign(tmp_path, content, match):
 def test_newer_version_names_both_versions(saved):
     doc = doc_of(saved)
     doc["version"] = 7
-    with pytest.raises(fastcpu.ResultFileError, match="newer fastcpu: format version 7 > supported 1"):
+    with pytest.raises(fastcpu.ResultFileError, match="newer fastcpu: format version 7 > supported 2"):
         fastcpu.load(write_doc(saved, doc))
 
 

@@ -151,7 +151,7 @@ def test_rulers_that_disagree_say_so_and_leave_core_cycles_unknown():
     assert "rulers disagree" in r.problem and "4.00 register-register adds per imul" in r.problem
     clk = Clock(2.6e9, 26.0, math.nan, 26.0, r)
     assert clk.core_cycles_problem == r.problem
-    assert clk.caveats("tsc") == (r.problem,) and clk.caveats("pmu") == ()
+    assert clk.caveats("tsc") == (r.problem,) and "ns need the core clock" in clk.caveats("pmu")[0]
     assert math.isnan(clk.ticks_to_core_cycles(100.0)) and clk.ticks_to_ns(26.0) == pytest.approx(10.0)
 
 
@@ -224,9 +224,12 @@ def test_the_self_test_does_not_run_against_disagreeing_rulers(disagreeing):
 
 
 def test_a_result_file_keeps_unknown_core_cycles_unknown(disagreeing, tmp_path):
+    import json
+
     res = fastcpu.measure(50, ["gdt", "rdpid"])
     path = tmp_path / "r.json"
     res.save(path)
+    assert json.loads(path.read_text())["version"] == 2  # version 1 readers would take null for a number
     back = fastcpu.load(path)
     assert back == res
     assert back.clock.core_cycles_problem == disagreeing.core_cycles_problem
@@ -254,3 +257,39 @@ def test_the_cli_says_once_that_core_cycles_are_unknown(disagreeing, capsys):
     # the reason in full in the header and once among the warnings, not once per method
     assert out.count(disagreeing.core_cycles_problem) == 2
     assert "self-test: FAIL, not run" in out
+
+
+def test_a_clock_whose_rulers_disagree_has_no_figure_whoever_builds_it(tmp_path):
+    # built by hand with a figure: the figure goes, and the file it writes loads
+    bad = Clock(2.6e9, 26.0, 1.4, 26.0, Rulers(1.4, 1.05, 0.03, 1.0))
+    assert math.isnan(bad.cycles_per_tick) and bad.core_cycles_problem
+    doc = {"tsc_hz": 2.6e9, "tsc_step_ticks": 26.0, "cycles_per_tick": None, "core_cycles_problem": "x",
+           "rulers": Rulers(1.4, 1.4, 0.03, 1.0).to_dict()}
+    from fastcpu._results import _clock_from
+    from fastcpu._resultfile import Reader, ResultFileError
+
+    with pytest.raises(ResultFileError, match="rulers are missing or agree"):
+        _clock_from(Reader(tmp_path / "f.json"), doc)
+
+
+def test_a_ruler_that_read_no_time_is_a_disagreement_with_the_reason():
+    r = judge_rulers(RulerTiming("add", 1000, 0.0, 1.0), _timing("imul", 2.1))
+    assert not r.agree and "read no time" in r.problem
+    assert Rulers.from_dict(r.to_dict()) == r  # null where unknown, and back
+
+
+def test_pmu_results_say_their_ns_are_unknown_while_the_rulers_disagree():
+    clk = Clock(2.6e9, 26.0, math.nan, 26.0, Rulers(1.4, 1.05, 0.03, 1.0))
+    (caveat,) = clk.caveats("pmu")
+    assert "the PMU's core cycles stand, but ns need the core clock" in caveat
+
+
+def test_the_gbench_export_writes_null_for_unknown_figures(disagreeing):
+    import json
+
+    from fastcpu import export
+
+    res = fastcpu.measure(30, ["gdt"])
+    doc = export.to_gbench(res)
+    text = json.dumps(doc, allow_nan=False)  # valid JSON: no NaN
+    assert json.loads(text)["benchmarks"][0]["estimate_core_cycles"] is None
