@@ -135,7 +135,7 @@ def nan_equal(*values: object) -> tuple:
 #: AuthenticAMD family 25 model 17 (Zen 4) guest the two read 0.0-0.9%
 #: apart, the same all through one process (up to 2.2% with blocks of 100
 #: instructions), while what the check exists for is tens of percent off
-#: (immediate adds folded at rename: 250-500%; an imul of 4 cycles: 33%).
+#: (immediate adds folded at rename: 250-500%; an imul of 4 core cycles: 33%).
 RULER_TOLERANCE_MIN = 0.03
 RULER_TOLERANCE_SIGMAS = 4.0
 #: A dependent chain cannot run faster than one instruction per core cycle
