@@ -67,7 +67,7 @@ setup(
                 "csrc/fork.c",
                 "csrc/clock.c",
                 "csrc/bracket.c",
-                "csrc/calibration.c",
+                "csrc/chains.c",
                 "csrc/userchains.c",
                 "csrc/pmu.c",
             ],

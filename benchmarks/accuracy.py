@@ -1,6 +1,6 @@
-"""How close fastcpu's figures come to the truth: the calibration chains.
+"""How close fastcpu's figures come to the truth: the known-cost chains.
 
-Times every calibration chain (dependent register-register `add` chains of
+Times every known-cost chain (dependent register-register `add` chains of
 1 core cycle per link, dependent `imul` chains of 3) in every serialization mode, inline
 (``bench('add_chain_8')``) and as user functions (the same chains compiled
 here with the C compiler into a shared library, benchmarks/user_chains.c,
@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import fastcpu
 from cbuild import compile_c
 from host import host_line, load_line
-from fastcpu._selftest import GOAL_COVERAGE, within_goal
+from fastcpu._selftest_report import GOAL_COVERAGE, within_goal
 
 STEADY_PERCENT = 0.5
 
@@ -48,7 +48,7 @@ def build_user_chains(directory: str) -> ctypes.CDLL:
     return ctypes.CDLL(compile_c("user_chains.c", os.path.join(directory, "libuserchains.so"), "-shared", "-fPIC"))
 
 
-def user_fn(lib: ctypes.CDLL, chain: fastcpu.CalibrationInfo) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+def user_fn(lib: ctypes.CDLL, chain: fastcpu.types.ChainInfo) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
     fn = getattr(lib, f"user_{chain.name}")
     fn.restype = ctypes.c_uint
     fn.argtypes = []
@@ -65,7 +65,7 @@ def moved(r: fastcpu.BenchResult) -> bool:
     return r.cycles_per_tick_ci95 / r.cycles_per_tick * 100 >= STEADY_PERCENT
 
 
-def mode_table(mode: str, chains: list[fastcpu.CalibrationInfo], target, runs: int, k: int,
+def mode_table(mode: str, chains: list[fastcpu.types.ChainInfo], target, runs: int, k: int,
                cpu: int | None) -> list[str]:
     out = [
         "| chain | truth | best | median | estimate +-95% (estimator) | diff +-95% (k) |",
@@ -90,7 +90,7 @@ def mode_table(mode: str, chains: list[fastcpu.CalibrationInfo], target, runs: i
     return out
 
 
-def goal_rows(path: str, chains: list[fastcpu.CalibrationInfo], target, runs: int, rounds: int,
+def goal_rows(path: str, chains: list[fastcpu.types.ChainInfo], target, runs: int, rounds: int,
               cpu: int | None, floor: float = 0.0
               ) -> tuple[list[str], dict[str, list[float]], tuple[int, int, int, int]]:
     """Default settings, `rounds` times: per chain, mean and worst error in
@@ -139,14 +139,14 @@ def main() -> int:
     p.add_argument("--cpu", type=int, default=None, help="pin to this CPU (default: unpinned, like bench's default)")
     args = p.parse_args()
 
-    chains = fastcpu.calibration_methods()
+    chains = fastcpu.chain_methods()
     clk = fastcpu.clock()
     started = time.perf_counter()
     load_before = load_line()
     with tempfile.TemporaryDirectory() as d:
         lib = build_user_chains(d)
         paths = {"inline": lambda c: c.name, "user": lambda c: user_fn(lib, c)}
-        print("## Accuracy against the calibration chains")
+        print("## Accuracy against the known-cost chains")
         print()
         print(
             f"Host: {host_line()}. fastcpu {fastcpu.__version__}. TSC {clk.tsc_hz / 1e6:.2f} MHz; "
@@ -168,7 +168,7 @@ def main() -> int:
             "(benchmarks/user_chains.c) through bench(ctypes function)."
         )
         print()
-        for mode in fastcpu.SERIALIZE_MODES:
+        for mode in fastcpu.limits.SERIALIZE_MODES:
             for path, target in paths.items():
                 print(f"### serialize='{mode}', {path}")
                 print()

@@ -9,7 +9,7 @@
  * (N core cycles; not `add $1`, which Intel cores since Golden Cove fold at
  * rename), user_imul_chain_N N dependent `imul r64, r64` (3N core
  * cycles), both in rax, the return register, so the body is the chain and a
- * ret. Lengths as in csrc/calibration.c.
+ * ret. Lengths as in csrc/chains.c.
  */
 #include <stdint.h>
 

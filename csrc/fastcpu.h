@@ -2,7 +2,7 @@
  * fastcpu.h: the one header shared by the C files of fastcpu._core.
  *
  *   sequences.c  what is timed: the instruction sequences, and the catalog
- *                of every timed sequence (methods, models, calibration
+ *                of every timed sequence (methods, models, known-cost
  *                chains), one row each with its needs and checks
  *   models.c     what is timed, too: C models of historical and proposed
  *                getcpu()/sched_getcpu() implementations, called out of line
@@ -18,7 +18,7 @@
  *   clock.c      what a TSC tick is worth: raw reads, frequency samples, rulers
  *   bracket.c    core cycles per tick around one measurement, from the add
  *                chains before and after it and the thread's recent ones
- *   calibration.c  sequences of known cost: dependent add (r, r) and imul chains
+ *   chains.c  sequences of known cost: dependent add (r, r) and imul chains
  *   userchains.c   the same chains as out-of-line user functions, for the
  *                  self-test of the user-function path
  *   glue_*.c     how Python sees it, by concern (glue.h: what they share):
@@ -133,7 +133,7 @@ enum fc_kind {
                           * cost they are compared with (sequences.c) */
     FC_KIND_MODEL,       /* a C model of a historical or proposed getcpu() or
                           * sched_getcpu() (models.c) */
-    FC_KIND_CALIBRATION, /* a dependent chain of known cost (calibration.c) */
+    FC_KIND_CHAIN, /* a dependent chain of known cost (chains.c) */
     FC_KIND_END
 };
 
@@ -145,7 +145,7 @@ enum fc_role {
     FC_ROLE_ENTRY_COST,     /* a kernel entry or another cost the ways are
                              * compared with (the empty sequence among them) */
     FC_ROLE_MODEL,          /* a model of an implementation (kind model) */
-    FC_ROLE_CALIBRATION,    /* a chain of known cost (kind calibration) */
+    FC_ROLE_CHAIN,    /* a chain of known cost (kind chain) */
     FC_ROLE_END
 };
 
@@ -201,7 +201,7 @@ extern const struct fc_requirement fc_requirements[FC_REQ_COUNT];
  * function says), or NULL when it is. */
 const char *fc_requirement_missing(int r);
 
-/* A calibration row's chain: `length` dependent `op` instructions of
+/* A chain row's chain: `length` dependent `op` instructions of
  * `latency_cycles` core cycles each. */
 struct fc_chain {
     const char *op; /* "add" or "imul" */
@@ -237,12 +237,12 @@ struct fc_method {
     /* Reads cpu and node itself instead of decoding `read`'s raw value by
      * `encoding` (rseq: node_id is a second field); NULL for most. */
     uint32_t (*read_cpu)(bool *valid, unsigned *cpu, int *node);
-    struct fc_chain chain; /* FC_KIND_CALIBRATION rows only */
+    struct fc_chain chain; /* FC_KIND_CHAIN rows only */
 };
 
 #define FC_METHODS_MAX 256 /* size of the per-row availability caches */
 
-/* The catalog (sequences.c): methods, models and calibration chains, in the
+/* The catalog (sequences.c): methods, models and known-cost chains, in the
  * order fastcpu lists them. */
 extern const struct fc_method fc_catalog[];
 extern const size_t fc_catalog_count;
@@ -263,7 +263,7 @@ uint32_t fc_method_read_cpu(const struct fc_method *m, bool *valid, unsigned *cp
 /* ---- the models (models.c) ----------------------------------------------- */
 
 /* The reader and timers of a row defined outside sequences.c (each model in
- * models.c, each chain in calibration.c), listed in its catalog. */
+ * models.c, each chain in chains.c), listed in its catalog. */
 #define FC_HIDDEN __attribute__((visibility("hidden")))
 #define FC_DECLARE_MODEL(name)                                               \
     FC_HIDDEN uint32_t read_##name(bool *valid);                             \
@@ -318,9 +318,9 @@ FC_HIDDEN int model_sched_getcpu_sidt(void);
  * once at module init (module.c). */
 void fc_models_init(void);
 
-/* ---- calibration sequences (calibration.c) ------------------------------ */
+/* ---- known-cost chains (chains.c) ------------------------------ */
 
-/* The chains the catalog lists as calibration rows: each op at each length
+/* The chains the catalog lists as chain rows: each op at each length
  * (powers of two from 1 to 1024, and 100 and 300 for the "100 core cycles and
  * more" checks), with what it is made of and what each link costs. */
 #define FC_CHAIN_LENGTHS(X, op)                                              \
@@ -338,7 +338,7 @@ void fc_models_init(void);
 #define FC_DECLARE_CHAIN(op, n) FC_DECLARE_MODEL(op##_chain_##n)
 FC_CHAINS(FC_DECLARE_CHAIN)
 
-/* ---- the calibration chains as user functions (userchains.c) ---------- */
+/* ---- the known-cost chains as user functions (userchains.c) ---------- */
 
 /* One chain compiled as an out-of-line `unsigned fn(void)`, timed through the
  * user-function path; its cost above an empty function is length x latency
@@ -578,7 +578,7 @@ const char *fc_pair_diff(struct fc_pair *p, const struct fc_method *m, fc_user_f
  * fc_session_step() until it returns FC_STEP_DONE, and between calls may
  * look for signals (module.c re-takes the GIL there). Each step is a chunk
  * of about FC_CHUNK_TICKS: warm-up runs first (FC_WARM_UP_RUNS at most,
- * unrecorded), then recorded runs; with the PMU clock a chunk whose counter
+ * unrecorded), then recorded runs; with the PMU counter a chunk whose counter
  * moved is redone, FC_PMU_TRIES times in a row at most, and the deltas are
  * masked to the counter's width at the end. */
 #define FC_WARM_UP_RUNS 64u

@@ -67,13 +67,13 @@ static PyObject *catalog_row(const struct fc_method *m)
 
 PyDoc_STRVAR(catalog_doc,
 "catalog($module, /)\n--\n\n"
-"Every row of the one catalog (methods, models and calibration chains, in\n"
-"catalog order) as a dict: name; kind 'method', 'model' or 'calibration';\n"
-"role 'cpu_source', 'library_call', 'entry_cost', 'model' or 'calibration'\n"
+"Every row of the one catalog (methods, models and known-cost chains, in\n"
+"catalog order) as a dict: name; kind 'method', 'model' or 'chain';\n"
+"role 'cpu_source', 'library_call', 'entry_cost', 'model' or 'chain'\n"
 "(where it is shown); description; encoding; needs (the names of what it\n"
 "requires, requirements()); available and reason (None when available);\n"
 "reports_cpu and cpu_reason (None when it reports the CPU); chain ({op,\n"
-"length, latency_cycles} for a calibration chain, else None). May fork\n"
+"length, latency_cycles} for a known-cost chain, else None). May fork\n"
 "once per fault-prone row.");
 
 static PyObject *core_catalog(PyObject *module, PyObject *Py_UNUSED(ignored))
@@ -140,7 +140,7 @@ static PyObject *core_catalog_problems(PyObject *module, PyObject *Py_UNUSED(ign
 
 PyDoc_STRVAR(user_chains_doc,
 "user_chains($module, /)\n--\n\n"
-"The calibration chains compiled as out-of-line functions `unsigned fn(void)`\n"
+"The known-cost chains compiled as out-of-line functions `unsigned fn(void)`\n"
 "inside the extension, for timing the user-function path: a list of (name,\n"
 "op, length, latency_cycles, address); measure() takes the address.");
 

@@ -302,7 +302,7 @@ static const char *no_cpu(void)
     return "it reports no CPU: a cost the CPU reads are compared with";
 }
 
-static const char *chain_no_cpu(void) { return "a calibration chain reports no CPU"; }
+static const char *chain_no_cpu(void) { return "a known-cost chain reports no CPU"; }
 
 /* ---- the catalog --------------------------------------------------------- */
 
@@ -318,12 +318,12 @@ static const char *chain_no_cpu(void) { return "a calibration chain reports no C
 #define FC_METHOD_ROW(n, role) FC_ROW(n, FC_KIND_METHOD, FC_ROLE_##role)
 /* A model of models.c: its timers call `fn` out of line. */
 #define FC_MODEL_ROW(n, fn) FC_ROW(n, FC_KIND_MODEL, FC_ROLE_MODEL), .model = (const void *)(fn)
-/* A chain of calibration.c (fastcpu.h: FC_CHAINS). */
+/* A chain of chains.c (fastcpu.h: FC_CHAINS). */
 #define FC_CHAIN_ROW(op, n)                                                  \
-    {FC_ROW(op##_chain_##n, FC_KIND_CALIBRATION, FC_ROLE_CALIBRATION),     \
+    {FC_ROW(op##_chain_##n, FC_KIND_CHAIN, FC_ROLE_CHAIN),     \
      .encoding = FC_ENC_NONE,                                                \
      .cpu_check = chain_no_cpu, .chain = {#op, n, FC_##op##_LATENCY},        \
-     .description = "Calibration: a dependent chain of " #n " " FC_##op##_TEXT \
+     .description = "Known cost: a dependent chain of " #n " " FC_##op##_TEXT \
                     ", known to take " #n " x " FC_##op##_LATENCY_TEXT       \
                     " core cycles."},
 
@@ -510,7 +510,7 @@ const struct fc_method fc_catalog[] = {
                     "volatile load of cpu_id, and when it is negative (rseq not "
                     "registered) an out-of-line fall back to the vDSO's getcpu."},
 
-    /* Calibration chains (calibration.c): sequences of known cost. */
+    /* Known-cost chains (chains.c): sequences of known cost. */
     FC_CHAINS(FC_CHAIN_ROW)
 };
 
@@ -557,8 +557,8 @@ const char *fc_kind_name(enum fc_kind kind)
         return "method";
     case FC_KIND_MODEL:
         return "model";
-    case FC_KIND_CALIBRATION:
-        return "calibration";
+    case FC_KIND_CHAIN:
+        return "chain";
     default:
         return "unset";
     }
@@ -575,8 +575,8 @@ const char *fc_role_name(enum fc_role role)
         return "entry_cost";
     case FC_ROLE_MODEL:
         return "model";
-    case FC_ROLE_CALIBRATION:
-        return "calibration";
+    case FC_ROLE_CHAIN:
+        return "chain";
     default:
         return "unset";
     }
@@ -591,8 +591,8 @@ const char *fc_row_problem(const struct fc_method *m)
     if (m->role < FC_ROLE_CPU_SOURCE || m->role >= FC_ROLE_END)
         return "no role";
     if ((m->kind == FC_KIND_MODEL) != (m->role == FC_ROLE_MODEL) ||
-        (m->kind == FC_KIND_CALIBRATION) != (m->role == FC_ROLE_CALIBRATION))
-        return "a role its kind contradicts (a model's is model, a chain's calibration)";
+        (m->kind == FC_KIND_CHAIN) != (m->role == FC_ROLE_CHAIN))
+        return "a role its kind contradicts (a model's is model, a chain's chain)";
     for (int i = 0; i < FC_SER_COUNT; i++)
         if (!m->timers[i])
             return "a serialization mode without a timer";
@@ -610,8 +610,8 @@ const char *fc_row_problem(const struct fc_method *m)
                    m->encoding == FC_ENC_SIDT;
     if (!reports && !m->cpu_check)
         return "an encoding that reports no CPU, and no cpu_check to say why";
-    if ((m->kind == FC_KIND_CALIBRATION) != (m->chain.op != NULL))
-        return "a chain on a row that is no calibration, or the reverse";
+    if ((m->kind == FC_KIND_CHAIN) != (m->chain.op != NULL))
+        return "a chain on a row that is no chain, or the reverse";
     if (m->chain.op && (!m->chain.length || !m->chain.latency_cycles))
         return "a chain without a length or a latency";
     for (const struct fc_method *o = fc_catalog; o < m; o++)

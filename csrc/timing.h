@@ -192,7 +192,7 @@ static inline __attribute__((always_inline)) uint64_t fc_end_pmu_cpuid(uint32_t 
  * its overhead (an add and a fused cmp/jne per copy) cancels against the
  * empty sequence for throughput-bound bodies. A latency-bound body hides
  * the loop's own dependent instructions, which the empty sequence pays
- * for: dependent add chains (calibration.c) read about 2 core cycles
+ * for: dependent add chains (chains.c) read about 2 core cycles
  * short. So a single copy, the default, is timed without any loop or
  * branch in the region.
  *

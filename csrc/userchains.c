@@ -1,5 +1,5 @@
 /*
- * userchains.c: the calibration chains as real out-of-line functions
+ * userchains.c: the known-cost chains as real out-of-line functions
  * `unsigned fn(void)`, so that the self-test (fastcpu/_selftest.py) can time
  * the user-function path exactly as it times a user's function: through
  * measure() with its address, an indirect call from the harness. Their cost is known:

@@ -46,7 +46,7 @@ NAME = "intel-xeon-family6-model207-kvm-guest.json"
 BEFORE, AFTER = 1.275, 1.246
 
 
-def rulers(npz: Path) -> tuple[float, float, fastcpu.Rulers]:
+def rulers(npz: Path) -> tuple[float, float, fastcpu.types.Rulers]:
     """(granularity, back-to-back spacing, rulers) from the host's raw readings."""
     z = np.load(npz)
     deltas = z["read_deltas_varied"]
@@ -76,7 +76,8 @@ def rederive(hosts: Path) -> fastcpu.Results:
     results = {
         name: dataclasses.replace(r, tsc_step_ticks=step, cycles_per_tick=cpt,
                                   cycles_per_tick_ci95=cpt_ci95, harness_bias_core_cycles=0.0,
-                                  harness_bias_ci95_core_cycles=0.0, caveats=(caveat,))
+                                  harness_bias_ci95_core_cycles=0.0, caveats=(caveat,),
+                                  clock=None)  # not the deprecated alias of counter
         for name, r in old.results.items()
     }
     notes = (

@@ -20,89 +20,94 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
 
 # The package's front door: it imports every room and adds nothing. Which
 # module may import which is docs/architecture.md (tested by
-# tests/test_architecture.py).
+# tests/test_architecture.py). Here: what users call and the types they
+# meet first; the other record types are in fastcpu.types, the argument
+# limits in fastcpu.limits.
 from ._version import __version__
 from ._core import Error, Unsupported
-from ._args import CLOCKS, COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX
 from ._bench import bench, bench_diff
-from ._calibration import CalibrationInfo, calibration_methods
-from ._clock import CalibrationWarning, Clock, CounterUnits, Rulers, clock
+from ._chains import chain_methods
+from ._clock import CalibrationWarning, Clock, clock
 from ._methods import MethodInfo, methods
-from ._results import Results, load
+from ._machine_results import Results, load
 from ._measure import measure
-from ._resultfile import ResultFileError
-from ._compare import ComparisonTable, compare
-from ._ab import ABComparison, ABRow, compare_ab
-from ._seed_table import SeedRow, SeedTable, seed_table
+from ._json_document import ResultFileError
+from ._compare import compare
+from ._ab import compare_ab
+from ._seed_table import seed_table
+from . import limits as limits  # the submodule fastcpu.limits
 from . import noise as noise  # the submodule fastcpu.noise
-from ._read import CpuReading, read, read_raw
-from ._check import Agreement, AgreementTable, Reference, check
+from . import types as types  # the submodule fastcpu.types
+from ._read import read, read_raw
+from ._check import check
 from ._getcpu import getcpu, getcpu_method, getcpu_node
-from ._show import CodeBlock, MethodCode, method_code
-from ._result import BenchResult, DiffResult, stability
-from ._stability import Stability
-from ._selftest import PathCheck, SelfTest, selftest
+from ._show import method_code
+from ._bench_result import BenchResult, DiffResult, stability
+from ._selftest import selftest
 
 __all__ = [
-    "ABComparison",
-    "ABRow",
-    "SeedRow",
-    "SeedTable",
-    "compare_ab",
-    "seed_table",
-    "Agreement",
-    "AgreementTable",
-    "BenchResult",
-    "CLOCKS",
-    "COUNTERS",
-    "CalibrationInfo",
-    "CalibrationWarning",
-    "Clock",
-    "Rulers",
-    "CodeBlock",
-    "CounterUnits",
-    "CpuReading",
-    "DiffResult",
-    "Error",
-    "MethodCode",
-    "MethodInfo",
-    "RUNS_MAX",
-    "Reference",
-    "SERIALIZE_MODES",
-    "Stability",
-    "UNROLL_MAX",
-    "Unsupported",
+    "__version__",
+    # measuring
     "bench",
-    "check",
     "bench_diff",
-    "calibration_methods",
-    "clock",
-    "getcpu",
-    "getcpu_method",
-    "getcpu_node",
-    "method_code",
-    "methods",
-    "Results",
-    "ResultFileError",
-    "ComparisonTable",
-    "compare",
-    "load",
     "measure",
+    "selftest",
+    "clock",
+    # reading the CPU
+    "getcpu",
+    "getcpu_node",
+    "getcpu_method",
     "read",
     "read_raw",
+    "check",
+    # the catalog
+    "methods",
+    "chain_methods",
+    "method_code",
+    # results and files
+    "load",
+    "compare",
+    "compare_ab",
+    "seed_table",
     "stability",
-    "selftest",
-    "SelfTest",
-    "PathCheck",
-    "__version__",
+    # the types met first
+    "BenchResult",
+    "DiffResult",
+    "Results",
+    "Clock",
+    "MethodInfo",
+    # errors and warnings
+    "Error",
+    "Unsupported",
+    "ResultFileError",
+    "CalibrationWarning",
 ]
 
+#: Names that moved in 0.6.0 -> (where they live now, why a user meets it).
+#: They still answer here, with a DeprecationWarning naming the new place.
+_MOVED = {
+    **{name: "types" for name in types.__all__ if name != "ChainCheck"},
+    **{name: "limits" for name in limits.__all__},
+}
+#: Renamed in 0.6.0: the old name -> the new one (one meaning of
+#: "calibration": the clock's; the chains of known cost are chains).
+_RENAMED = {"CalibrationInfo": ("types", "ChainInfo"), "calibration_methods": ("", "chain_methods")}
 
-# Submodules: fastcpu.noise (the noise model) and fastcpu.plot (matplotlib).
+
+# Submodules: fastcpu.noise (the noise model), fastcpu.types, fastcpu.limits,
+# and fastcpu.plot (matplotlib), loaded on first use.
 def __getattr__(name: str) -> object:
-    # fastcpu.plot imports matplotlib (slow): load it on first use only.
-    if name == "plot":
-        import importlib
+    import importlib
+    import warnings
 
+    if name == "plot":  # imports matplotlib (slow): only when asked for
         return importlib.import_module(".plot", __name__)
+    if name in _MOVED or name in _RENAMED:
+        where, new = _RENAMED.get(name, (_MOVED.get(name, ""), name))
+        home = importlib.import_module(f".{where}", __name__) if where else globals()
+        value = getattr(home, new) if where else home[new]
+        spelled = f"fastcpu.{where}.{new}" if where else f"fastcpu.{new}"
+        warnings.warn(f"fastcpu.{name} is now {spelled} (moved in fastcpu 0.6.0); the old name will go",
+                      DeprecationWarning, stacklevel=2)
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

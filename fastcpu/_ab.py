@@ -21,8 +21,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from . import _display
-from ._result import BenchResult
-from ._results import Results, Source, as_results
+from ._bench_result import BenchResult
+from ._machine_results import Results, Source, as_results
 
 __all__ = ["compare_ab", "ABRow", "ABComparison", "AB_UNITS"]
 
@@ -133,7 +133,7 @@ class ABComparison(Sequence[ABRow]):
     def __repr__(self) -> str:
         """One line: how many methods, the unit, the verdicts, B and A."""
         one = _display.one_line
-        return (f"<fastcpu.ABComparison: {len(self)} methods in {AB_UNITS[self.unit][0]} "
+        return (f"<fastcpu.types.ABComparison: {len(self)} methods in {AB_UNITS[self.unit][0]} "
                 f"({self._verdict_counts()}), B={one(repr(self.b_name), 60)} "
                 f"vs A={one(repr(self.a_name), 60)}>")
 

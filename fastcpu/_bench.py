@@ -19,9 +19,9 @@ from ._args import (
     check_serialize,
 )
 from ._harness import Method
-from ._result import BenchResult, DiffResult
+from ._bench_result import BenchResult, DiffResult
 from ._selftest import harness_bias
-from ._timing import timed, timed_diff
+from ._measurement import timed, timed_diff
 
 __all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "COUNTERS", "CLOCKS", "Method"]
 
@@ -61,7 +61,7 @@ def bench(
 
     Args:
         method: a name from :func:`fastcpu.methods` (``'sidt'``, ``'rdpid'``,
-            ...) or :func:`fastcpu.calibration_methods` (``'add_chain_100'``),
+            ...) or :func:`fastcpu.chain_methods` (``'add_chain_100'``),
             or a user C function given as a ctypes function pointer or an
             integer address (see "User functions" below).
         runs: timed runs, 1 to ``RUNS_MAX``. Each run times the method once
@@ -118,7 +118,7 @@ def bench(
     Harness bias:
         With one copy per run (``unroll=1``) on the TSC counter, the recommended
         estimate is corrected by the harness's own bias on this host, as
-        :func:`fastcpu.selftest` measures it on the calibration chains
+        :func:`fastcpu.selftest` measures it on the known-cost chains
         (inline chains for a method, out-of-line chain functions for a user
         function; measured on first use per mode and path, about 30 ms,
         and again when it is over 30 s old; kept in TSC ticks and converted
@@ -182,7 +182,7 @@ def bench_diff(
     finer than the clock's. Both sides run the copy loop (hence k >= 2: one
     copy is timed without a loop), so its set-up cancels too. For a
     throughput-bound sequence the copies overlap and the figure is a
-    throughput; for a dependent chain (the calibration chains continue from
+    throughput; for a dependent chain (the known-cost chains continue from
     copy to copy) it is the latency. The loop's own cost (about 1-1.5 core
     cycles per copy here) overlaps the body: a body faster than that reads
     as the loop.

@@ -30,8 +30,8 @@ from ._core import Error
 from ._measure import chosen_methods, measure
 from ._methods import MethodInfo
 from ._progress import ProgressLine
-from ._resultfile import encode_document
-from ._results import Results, load
+from ._json_document import encode_document
+from ._machine_results import Results, load
 from ._seed_table import seed_table
 from ._selftest import selftest
 from ._show import DISASSEMBLERS, method_code
@@ -476,7 +476,7 @@ def _check_run(args: argparse.Namespace) -> int:
     print(table)
     if args.methods and all(m in table.not_checked for m in args.methods):
         # getcpu()'s own rows always run: "all agree" would speak of nothing asked for
-        print(f"fastcpu check: nothing asked for was checked: "
+        print("fastcpu check: nothing asked for was checked: "
               + "; ".join(f"{m}: {table.not_checked[m]}" for m in args.methods), file=sys.stderr)
         return 1
     # A CPU named with --cpus that could not be checked is a failure too; a
@@ -511,7 +511,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
     "check": (_check_args, _check_run,
               "read every CPU-reporting method on each CPU and compare with sched_getcpu() and the getcpu system call"),
     "selftest": (_selftest_args, _selftest_run,
-                 "time the calibration chains through the harness, report its bias on this host "
+                 "time the known-cost chains through the harness, report its bias on this host "
                  "and whether the accuracy goals hold (exit status 1 when one fails in a judged mode: "
                  "those named with --serialize, else lfence, bench()'s default)"),
     "show": (_show_args, _show_run, "print the machine code a method times, disassembled when objdump or capstone is installed"),

@@ -37,8 +37,8 @@ from typing import Any
 from . import _display
 from ._args import check_choice, check_unit
 from ._estimate import paired_mean
-from ._result import BenchResult
-from ._results import Results, Source, as_results
+from ._bench_result import BenchResult
+from ._machine_results import Results, Source, as_results
 
 __all__ = ["compare", "ComparisonTable", "COLUMNS", "STAT_NAMES", "UNITS", "LAYOUTS", "format_comparison",
            "tidy_table"]
@@ -148,7 +148,7 @@ class ComparisonTable(Sequence[dict]):
         what = [f"{len({row[key] for row in self.rows})} {key}s" for key in ("machine", "method")
                 if key in self.columns]
         within = f" ({', '.join(what)})" if what else ""
-        return f"<fastcpu.ComparisonTable: {len(self)} rows{within} x {len(self.columns)} columns>"
+        return f"<fastcpu.types.ComparisonTable: {len(self)} rows{within} x {len(self.columns)} columns>"
 
     def _repr_html_(self) -> str:
         """The table as HTML, for Jupyter: every column, under a header row

@@ -40,8 +40,8 @@ def measure(  # the one measurement (csrc/glue_bench.c)
 ]: ...
 def catalog() -> list[dict[str, Any]]: ...  # one dict a row: name, kind, role, description,
 # encoding, needs, available, reason, reports_cpu, cpu_reason, chain ({op, length,
-# latency_cycles} or None); kind 'method' | 'model' | 'calibration'; role 'cpu_source' |
-# 'library_call' | 'entry_cost' | 'model' | 'calibration'
+# latency_cycles} or None); kind 'method' | 'model' | 'chain'; role 'cpu_source' |
+# 'library_call' | 'entry_cost' | 'model' | 'chain'
 def requirements() -> list[tuple[str, bool, str]]: ...  # name, present here, reason when missing
 def catalog_problems() -> list[str]: ...  # 'name: problem'; [] when every row is whole
 def pmu_open() -> str: ...
@@ -83,6 +83,6 @@ def bracket_resolution(  # the clock's step over a bracket chain's ticks, a frac
     step_ticks: float, cycles_per_tick: float, blocks: int, /
 ) -> float: ...
 def user_chains() -> list[tuple[str, str, int, int, int]]:
-    """(name, op, length, latency core cycles, address) of the calibration
+    """(name, op, length, latency core cycles, address) of the known-cost
     chains compiled as out-of-line functions ``unsigned fn(void)``."""
     ...

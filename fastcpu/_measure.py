@@ -22,7 +22,7 @@ from ._clock import clock
 from ._machine import machine_info
 from ._methods import MethodInfo, methods_named
 from ._methods import methods as all_methods
-from ._results import Results
+from ._machine_results import Results
 from ._selftest import selftest as run_selftest
 from ._version import __version__
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import _core, _norseq
-from ._calibration import calibration_methods
+from ._chains import chain_methods
 
 __all__ = ["MethodInfo", "methods", "method_info", "method_names", "methods_named", "ALIASES", "canonical_name"]
 
@@ -43,13 +43,13 @@ class MethodInfo:
             not under UMIP; the kernel-entry costs never do).
         cpu_reason: why it does not, when it does not (``None`` when it does).
         kind: ``'method'`` (csrc/sequences.c), ``'model'`` (a C model of an
-            implementation, csrc/models.c) or ``'calibration'`` (a chain of
+            implementation, csrc/models.c) or ``'chain'`` (a chain of
             known cost).
         role: what it is for, and so where it is shown (a plot's panel, a
             table's group): ``'cpu_source'`` (an instruction or load that reads
             the CPU number), ``'library_call'`` (a library's way to ask: the
             vDSO, glibc), ``'entry_cost'`` (a kernel entry, or another cost the
-            ways are compared with), ``'model'`` or ``'calibration'``.
+            ways are compared with), ``'model'`` or ``'chain'``.
         in_child: measured and read in a child process (glibc's
             sched_getcpu with rseq registration off), not in this one.
     """
@@ -78,7 +78,7 @@ _ROW_FIELDS = ("name", "description", "encoding", "available", "reason", "report
 
 @functools.lru_cache(maxsize=1)
 def _rows() -> tuple[MethodInfo, ...]:
-    """Every row of the catalog, methods, models and calibration chains, in
+    """Every row of the catalog, methods, models and known-cost chains, in
     its order, with glibc's sched_getcpu without rseq (measured in a child,
     _norseq.py) beside the in-process one."""
     infos = [MethodInfo.from_row(row) for row in _core.catalog()]
@@ -92,15 +92,15 @@ def _rows() -> tuple[MethodInfo, ...]:
 @functools.lru_cache(maxsize=1)
 def _catalog() -> tuple[MethodInfo, ...]:
     """The methods and models: the ways, and the costs they are compared with."""
-    return tuple(info for info in _rows() if info.kind != "calibration")
+    return tuple(info for info in _rows() if info.kind != "chain")
 
 
 @functools.lru_cache(maxsize=1)
 def _by_name() -> dict[str, MethodInfo]:
     """Every name bench() takes: the methods and models, then the
-    calibration chains. bench() looks a name up on every call: a dict, not
+    known-cost chains. bench() looks a name up on every call: a dict, not
     a walk of the catalog."""
-    return {info.name: info for info in sorted(_rows(), key=lambda i: i.kind == "calibration")}
+    return {info.name: info for info in sorted(_rows(), key=lambda i: i.kind == "chain")}
 
 
 def methods() -> list[MethodInfo]:
@@ -132,12 +132,12 @@ def method_info(name: str) -> MethodInfo:
     if info is not None:
         return info
     names = method_names()
-    chains = [c.name for c in calibration_methods()]
+    chains = [c.name for c in chain_methods()]
     near = difflib.get_close_matches(name, names + chains, n=3)
     hint = f"did you mean {', '.join(map(repr, near))}? " if near else ""
     raise ValueError(
         f"unknown method {name!r}: {hint}valid methods are {', '.join(names)} "
-        "(and the calibration chains of fastcpu.calibration_methods())"
+        "(and the known-cost chains of fastcpu.chain_methods())"
     )
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._methods import methods
-from ._results import Results, Source, as_results
+from ._machine_results import Results, Source, as_results
 
 __all__ = ["seed_table", "SeedRow", "SeedTable", "SEED_COLUMNS", "reports_cpu_there"]
 
@@ -116,7 +116,7 @@ class SeedTable(Sequence[SeedRow]):
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<fastcpu.SeedTable: {len(self)} machines>"
+        return f"<fastcpu.types.SeedTable: {len(self)} machines>"
 
 
 def _measured_row(res: Results) -> SeedRow:

@@ -2,13 +2,13 @@
 
 A single-copy estimate (``bench(m)``, the default) is the method's runs
 minus the empty sequence's. What the harness itself adds or hides there
-depends on the core: on an AMD Zen 5 guest every calibration chain read
+depends on the core: on an AMD Zen 5 guest every known-cost chain read
 about +3 core cycles high with fastcpu 0.2.0, on Zen 4 imul chains read
 about 2 short, on Zen 3 (AuthenticAMD family 25 model 1) add chains read about +2 and imul chains about 0
 (docs/accuracy.md). No constant holds everywhere, so the bias is measured
 here, on the host at hand:
 
-1. Calibration. Each calibration chain (add 16, 32, 128; imul 8, 16, 64:
+1. The bias. Each known-cost chain (add 16, 32, 128; imul 8, 16, 64:
    16 to 192 core cycles) is timed through the path being tested, inline
    (``bench('add_chain_8')``) or as a user function (the same chains
    compiled as out-of-line functions inside the extension, called through
@@ -35,7 +35,6 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -43,286 +42,27 @@ from . import _core
 from ._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
 from ._clock import clock
 from ._locks import ForkSafeLock
-from ._timing import timed
+from ._measurement import timed
+from ._selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goal
 
 __all__ = [
-    "ChainCheck",
-    "PathCheck",
-    "SelfTest",
     "selftest",
     "harness_bias",
     "fresh_correction",
     "failed_verdict",
-    "PATHS",
-    "GOAL_CYCLES",
-    "GOAL_PERCENT",
-    "GOAL_PERCENT_FROM_CYCLES",
-    "GOAL_COVERAGE",
 ]
 
-#: The two ways fastcpu times a body: inlined in the timer, or a user
-#: function called through a function pointer.
-PATHS = ("inline", "user")
-#: Goals (issue 9), per path: a chain's median error (over the rounds) within GOAL_CYCLES core
-#: cycles, or (from GOAL_PERCENT_FROM_CYCLES on, where it is the wider)
-#: within GOAL_PERCENT of the truth; the
-#: printed intervals covering the truth in GOAL_COVERAGE of the measurements.
-#: A user function's call and return add a cost that its body partly hides,
-#: hence the wider goal there.
-GOAL_CYCLES = {"inline": 1.5, "user": 2.0}
-GOAL_PERCENT = {"inline": 1.0, "user": 2.0}
-GOAL_PERCENT_FROM_CYCLES = 100
-GOAL_COVERAGE = 0.90
-
-#: Runs per calibration measurement, and passes over the chains. Each pass
+#: Runs per bias measurement, and passes over the chains. Each pass
 #: gives a bias per instruction; the correction takes their median over the
 #: passes, so one pass that an interrupt storm, a cold start or a move of
 #: the core clock threw off (a first pass in a fresh process read add
 #: chains +4 to +9 where later ones read +2 on the AuthenticAMD family 25 model 1 (Zen 3) host) does not
 #: decide it.
-CALIBRATION_RUNS = 2000
-CALIBRATION_REPEATS = 5
+BIAS_RUNS = 2000
+BIAS_PASSES = 5
 #: bench()'s correction is measured again when it is older than this: the
 #: bias follows what the host does (docs/accuracy.md).
 CORRECTION_MAX_AGE_S = 30.0
-
-@dataclass(frozen=True)
-class ChainCheck:
-    """One calibration chain, verified through one path and mode.
-
-    Attributes:
-        name: the chain (``'add_chain_8'``).
-        truth_core_cycles: what one copy costs, core cycles.
-        median_error_core_cycles: median over the rounds of (corrected
-            estimate minus truth), core cycles: a round across which the
-            host moved the core clock misses by percent, and shows in
-            ``covered`` when its interval did not hold it.
-        rounds: measurements made.
-        within_goal: whether the median error meets the goal.
-        covered: measurements whose printed 95% interval held the truth.
-    """
-
-    name: str
-    truth_core_cycles: float
-    median_error_core_cycles: float
-    rounds: int
-    within_goal: bool
-    covered: int
-
-
-@dataclass(frozen=True)
-class PathCheck:
-    """The harness bias of one path and serialization mode, and its check.
-
-    Attributes:
-        path: ``'inline'`` or ``'user'``.
-        serialize: the serialization mode.
-        bias_core_cycles: the correction: midpoint of the per-instruction
-            biases (estimate minus truth), core cycles per copy.
-        bias_ci95_core_cycles: its 95% half-width, core cycles.
-        op_bias_core_cycles: instruction (``'add'``, ``'imul'``) -> mean
-            bias of its chains before correction, core cycles.
-        chains: the verification of each chain.
-    """
-
-    path: str
-    serialize: str
-    bias_core_cycles: float
-    bias_ci95_core_cycles: float
-    op_bias_core_cycles: Mapping[str, float]
-    chains: tuple[ChainCheck, ...] = ()
-
-    @property
-    def floor_core_cycles(self) -> float:
-        """The shortest body this path reads right, core cycles: for a user
-        function, the call and return that the empty function pays and a
-        longer body hides (minus the bias, at least 0); a shorter body
-        reads as this floor, and its goal does not apply (bench_diff()
-        measures it). 0 for the inline path."""
-        return max(0.0, -self.bias_core_cycles) if self.path == "user" else 0.0
-
-    @property
-    def coverage(self) -> float:
-        """Share of the verification measurements whose interval held the truth."""
-        total = sum(c.rounds for c in self.chains)
-        return sum(c.covered for c in self.chains) / total if total else math.nan
-
-    @property
-    def passed(self) -> bool:
-        """Every chain within the goal, and coverage at least GOAL_COVERAGE."""
-        return bool(self.chains) and all(c.within_goal for c in self.chains) and (
-            self.coverage >= GOAL_COVERAGE
-        )
-
-    def line(self) -> str:
-        worst = max(self.chains, key=lambda c: abs(c.median_error_core_cycles), default=None)
-        ops = ", ".join(f"{op} {b:+.2f}" for op, b in self.op_bias_core_cycles.items())
-        text = (
-            f"{self.path:6} {self.serialize:6}  bias {self.bias_core_cycles:+6.2f} "
-            f"+-{self.bias_ci95_core_cycles:.2f} core cycles ({ops})"
-        )
-        if self.path == "user":
-            text += f"; call-and-return floor {self.floor_core_cycles:.1f}"
-        if worst is not None:
-            text += (
-                f"; corrected, worst {worst.name} {worst.median_error_core_cycles:+.2f}, "
-                f"coverage {self.coverage:.0%}: {'goals hold' if self.passed else 'GOAL FAILS'}"
-            )
-        return text
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "serialize": self.serialize,
-            "bias_core_cycles": self.bias_core_cycles,
-            "bias_ci95_core_cycles": self.bias_ci95_core_cycles,
-            "op_bias_core_cycles": dict(self.op_bias_core_cycles),
-            "chains": [c.__dict__.copy() for c in self.chains],
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> PathCheck:
-        """Raises ValueError (or KeyError, TypeError) for a report no
-        selftest() could have written."""
-        chains = []
-        for c in d.get("chains", []):
-            rounds = _count(c["rounds"], "rounds")
-            covered = _count(c["covered"], "covered")
-            if covered > rounds:
-                raise ValueError(f"covered ({covered}) exceeds rounds ({rounds})")
-            chains.append(ChainCheck(
-                name=str(c["name"]),
-                truth_core_cycles=_finite(c["truth_core_cycles"]),
-                median_error_core_cycles=_finite(c["median_error_core_cycles"]),
-                rounds=rounds,
-                within_goal=bool(c["within_goal"]),
-                covered=covered,
-            ))
-        return cls(
-            path=str(d["path"]),
-            serialize=str(d["serialize"]),
-            bias_core_cycles=_finite(d["bias_core_cycles"]),
-            bias_ci95_core_cycles=_finite(d["bias_ci95_core_cycles"]),
-            op_bias_core_cycles={str(k): _finite(v) for k, v in dict(d["op_bias_core_cycles"]).items()},
-            chains=tuple(chains),
-        )
-
-
-#: The most rounds or runs a stored self-test can claim (selftest() allows 1000 and 10**6).
-_COUNT_MAX = 10**6
-
-
-def _count(value: object, name: str) -> int:
-    """A stored count: an int (not a bool) within 0.._COUNT_MAX."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _COUNT_MAX:
-        raise ValueError(f"{name} must be an int from 0 to {_COUNT_MAX}, not {value!r}")
-    return value
-
-
-def _finite(value: object) -> float:
-    """A stored figure: a finite number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"expected a number, not {type(value).__name__}")
-    try:
-        x = float(value)
-    except OverflowError:
-        raise ValueError(f"{value!r} is too large") from None
-    if not math.isfinite(x):
-        raise ValueError(f"{value!r} is not finite")
-    return x
-
-
-@dataclass(frozen=True)
-class SelfTest:
-    """What :func:`selftest` found: one :class:`PathCheck` per path and mode.
-
-    Attributes:
-        checks: the paths and modes tested.
-        runs: runs per verification measurement.
-        rounds: verification measurements per chain.
-        seconds: how long it took, wall-clock seconds.
-        judged: the serialization modes whose checks decide :attr:`passed`
-            (empty: every mode tested). :func:`selftest` judges the modes it
-            was asked for, and, asked for none, measures every mode but
-            judges bench()'s default, ``'lfence'``, the one the goals are
-            stated for: on a guest ``'cpuid'`` is a VM exit before every
-            read, which no correction can make accurate.
-        problem: why the self-test could not run ('' when it ran): the
-            clock's core-cycle rulers disagree, so there is no truth in core
-            cycles to check against. It then has no checks and fails.
-    """
-
-    checks: tuple[PathCheck, ...]
-    runs: int = 1000
-    rounds: int = 6
-    seconds: float = 0.0
-    judged: tuple[str, ...] = ()
-    problem: str = ""
-
-    def is_judged(self, check: PathCheck) -> bool:
-        """Whether `check`'s mode decides :attr:`passed`."""
-        return not self.judged or check.serialize in self.judged
-
-    @property
-    def passed(self) -> bool:
-        """Whether it ran and every judged path and mode met the goals."""
-        return not self.problem and all(c.passed for c in self.checks if self.is_judged(c))
-
-    def lines(self) -> list[str]:
-        """The report, one line per path and mode, after a heading line."""
-        head = (
-            f"self-test: harness bias on the calibration chains (estimate - truth, "
-            f"core cycles, +-95%), corrected and re-checked ({self.rounds} x {self.runs} runs "
-            f"per chain, {self.seconds:.1f} s): {'PASS' if self.passed else 'FAIL'}"
-        )
-        if self.problem:  # its gist: the clock's line says the rest
-            return [f"self-test: FAIL, not run: {self.problem.split(':', 1)[0]} (no truth in core cycles "
-                    "to check the harness against)"]
-        if self.judged and any(not self.is_judged(c) for c in self.checks):
-            head += f" (judged on serialize={', '.join(self.judged)}; the other modes are reported)"
-        return [head] + ["  " + c.line() + ("" if self.is_judged(c) else " (reported, not judged)")
-                         for c in self.checks]
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "runs": self.runs,
-            "rounds": self.rounds,
-            "seconds": self.seconds,
-            "passed": self.passed,
-            "judged": list(self.judged),
-            "checks": [c.to_dict() for c in self.checks],
-            **({"problem": self.problem} if self.problem else {}),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SelfTest:
-        return cls(
-            checks=tuple(PathCheck.from_dict(c) for c in d.get("checks", [])),
-            runs=_count(d.get("runs", 0), "runs"),
-            rounds=_count(d.get("rounds", 0), "rounds"),
-            seconds=_finite(d.get("seconds", 0.0)),
-            judged=_modes(d.get("judged", [])),
-            problem=_text(d.get("problem", ""), "problem"),
-        )
-
-
-def _text(value: object, name: str) -> str:
-    """A stored sentence: a str of at most 2,000 characters."""
-    if not isinstance(value, str) or len(value) > 2000:
-        raise ValueError(f"{name} must be a str of at most 2000 characters, not {value!r:.80}")
-    return value
-
-
-def _modes(value: object) -> tuple[str, ...]:
-    """A stored list of serialization modes, checked."""
-    if not isinstance(value, list) or not all(isinstance(m, str) and m in SERIALIZE_MODES for m in value):
-        raise ValueError(f"judged must be a list of serialization modes ({', '.join(SERIALIZE_MODES)}), "
-                         f"not {value!r}")
-    return tuple(value)
-
 
 def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
     """(name, op, truth core cycles, what bench takes) of each self-test chain."""
@@ -337,17 +77,6 @@ def _measure(target: str | int, runs: int, serialize: str, cpu: int | None) -> t
     core cycles per TSC tick measured around the runs."""
     r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
     return r.estimate, r.estimate_ci95, r.cycles_per_tick
-
-
-def within_goal(error_core_cycles: float, truth_core_cycles: float, path: str = "inline") -> bool:
-    """Whether an error (core cycles) meets `path`'s goal for a chain of that
-    truth: within GOAL_CYCLES, or, from GOAL_PERCENT_FROM_CYCLES on, within
-    GOAL_PERCENT of the truth (whichever is wider)."""
-    if abs(error_core_cycles) <= GOAL_CYCLES[path]:
-        return True
-    return truth_core_cycles >= GOAL_PERCENT_FROM_CYCLES and (
-        abs(error_core_cycles) <= truth_core_cycles * GOAL_PERCENT[path] / 100
-    )
 
 
 def intercept(points: list[tuple[float, float, float]]) -> tuple[float, float]:
@@ -398,7 +127,7 @@ class Correction:
         bias_ticks: the correction, TSC ticks per copy.
         ci95_ticks: its 95% half-width, TSC ticks.
         op_bias_ticks: instruction -> its bias, TSC ticks.
-        cycles_per_tick: the core clock during the calibration (median over
+        cycles_per_tick: the core clock during the bias measurement (median over
             its measurements), core cycles per TSC tick.
         measured_at: ``time.monotonic()`` when it was measured, seconds.
     """
@@ -415,7 +144,7 @@ class Correction:
 
     def core_cycles(self, cycles_per_tick: float = math.nan) -> tuple[float, float]:
         """(bias, 95% half-width) in core cycles at `cycles_per_tick` (core
-        cycles per TSC tick; NaN: the calibration's own)."""
+        cycles per TSC tick; NaN: the bias measurement's own)."""
         cpt = cycles_per_tick if math.isfinite(cycles_per_tick) and cycles_per_tick > 0 else self.cycles_per_tick
         return self.bias_ticks * cpt, self.ci95_ticks * cpt
 
@@ -431,7 +160,7 @@ def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, floa
     return mid, max(1.253 * 1.4826 * mad / math.sqrt(len(values)), fallback_se / math.sqrt(len(values)))
 
 
-def _calibrate(path: str, serialize: str, runs: int, repeats: int, cpu: int | None) -> Correction:
+def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int | None) -> Correction:
     """Time each chain of `path` `repeats` times and derive the correction:
     per pass and instruction a line through (truth core cycles, estimate
     ticks) gives the bias in ticks (its intercept); per instruction the median over the passes; the
@@ -469,10 +198,10 @@ def harness_bias(
     """(bias, 95% half-width) in core cycles per copy of the single-copy
     harness for `path` (``'inline'`` or ``'user'``) in `serialize` mode,
     converted at `cycles_per_tick` (core cycles per TSC tick around the
-    measurement it corrects; NaN: the calibration's), and why none applies
+    measurement it corrects; NaN: the bias measurement's), and why none applies
     ('' when it does). It comes from the last :func:`selftest` or
-    calibration of this process while that is at most
-    ``CORRECTION_MAX_AGE_S`` old, or is measured now (five calibration
+    bias measurement of this process while that is at most
+    ``CORRECTION_MAX_AGE_S`` old, or is measured now (five bias
     passes: about 30 ms on ``'lfence'``). After a :func:`selftest` that
     failed this path and mode, none applies: (0, 0, the reason)."""
     why_not = failed_verdict(path, serialize)
@@ -483,8 +212,8 @@ def harness_bias(
         with _lock:
             known = fresh_correction(path, serialize)
             if known is None:
-                known = _corrections[(path, serialize)] = _calibrate(
-                    path, serialize, CALIBRATION_RUNS, CALIBRATION_REPEATS, cpu)
+                known = _corrections[(path, serialize)] = _measure_bias(
+                    path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
     return (*known.core_cycles(cycles_per_tick), "")
 
 
@@ -521,7 +250,7 @@ def selftest(
         paths: ``'inline'``, ``'user'`` or both.
         cpu: pin to this CPU while measuring.
         progress: ``progress(done, total, step)``, as :func:`fastcpu.measure`
-            calls it: before each step (a path's calibration in one mode, or
+            calls it: before each step (a path's bias measurement in one mode, or
             the rounds of one chain; ``done`` steps finished out of
             ``total``) and once at the end with ``step`` ``None``.
 
@@ -576,8 +305,8 @@ def selftest(
     checks = []
     for mode in modes:
         for path in paths:
-            step(f"{mode} {path} calibration")
-            known = _calibrate(path, mode, CALIBRATION_RUNS, CALIBRATION_REPEATS, cpu)
+            step(f"{mode} {path} bias")
+            known = _measure_bias(path, mode, BIAS_RUNS, BIAS_PASSES, cpu)
             with _lock:
                 _corrections[(path, mode)] = known
             bias, bias_ci = known.core_cycles()

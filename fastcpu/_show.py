@@ -153,7 +153,7 @@ def method_code(method: str, *, disassembler: str = "auto") -> MethodCode:
 
     Args:
         method: a name from :func:`fastcpu.methods` or
-            :func:`fastcpu.calibration_methods`; unavailable methods can
+            :func:`fastcpu.chain_methods`; unavailable methods can
             be shown too (nothing is run).
         disassembler: ``'auto'`` (objdump, else capstone, else bytes only),
             ``'objdump'``, ``'capstone'`` or ``'none'``.

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 
 from ._clock import Clock
-from ._result import BenchResult
+from ._bench_result import BenchResult
 
 __all__ = ["format_clock", "format_table", "format_warnings"]
 

@@ -21,8 +21,8 @@ import os
 from collections.abc import Sequence
 from typing import IO, Any
 
-from ._result import BenchResult
-from ._results import Results
+from ._bench_result import BenchResult
+from ._machine_results import Results
 
 __all__ = ["to_gbench", "write_csv", "CSV_COLUMNS"]
 

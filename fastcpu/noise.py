@@ -63,7 +63,7 @@ import numpy as np
 from ._args import RUNS_MAX, UNROLL_MAX, check_int
 from ._clock import Clock
 from ._estimate import paired_mean
-from ._result import BenchResult
+from ._bench_result import BenchResult
 
 __all__ = [
     "NoiseModel",

@@ -38,8 +38,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MultipleLocator, NullFo
 
 from ._args import check_method_names, check_unit
 from ._methods import method_info
-from ._result import BenchResult
-from ._results import Results, Source, as_results
+from ._bench_result import BenchResult
+from ._machine_results import Results, Source, as_results
 from ._seed_table import read_published
 
 __all__ = ["counts", "distributions", "ecdf", "ecdf_groups", "ecdf_machines", "machines", "published",
@@ -159,7 +159,7 @@ _GROUP_OF_ROLE = {
     "library_call": "library calls",
     "model": "models",
     "entry_cost": "kernel entries and comparison costs",
-    "calibration": "kernel entries and comparison costs",
+    "chain": "kernel entries and comparison costs",
 }
 _PANEL_MAX = 10  # curves per ECDF panel: a group with more is split
 

@@ -47,7 +47,7 @@ def test_a_ratio_to_a_cost_that_may_be_nothing_is_left_out():
     row = _row("m", a, b, "ns")
     if abs(a.estimate_ns) <= a.estimate_ci95_ns:
         assert math.isnan(row.ratio) and math.isnan(row.ratio_ci95)
-        assert "left out" in str(fastcpu.ABComparison("A", "B", "ns", [row], [], []))
+        assert "left out" in str(fastcpu.types.ABComparison("A", "B", "ns", [row], [], []))
 
 
 def test_two_data_files_compare_in_ns_and_cycles():

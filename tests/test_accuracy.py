@@ -1,4 +1,4 @@
-"""The calibration chains: a catalog of known costs, and fastcpu's figures
+"""The known-cost chains: a catalog of known costs, and fastcpu's figures
 against them (tolerances that hold on a noisy 2-core guest; the recorded,
 tight comparison is benchmarks/accuracy.py and docs/accuracy.md)."""
 
@@ -15,7 +15,7 @@ LENGTHS = [1, 2, 4, 8, 16, 32, 64, 100, 128, 256, 300, 512, 1024]
 
 
 def chains():
-    return {c.name: c for c in fastcpu.calibration_methods()}
+    return {c.name: c for c in fastcpu.chain_methods()}
 
 
 def test_catalog_holds_add_and_imul_chains_of_every_length():

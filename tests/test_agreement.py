@@ -212,7 +212,7 @@ def test_a_disagreement_is_shown(monkeypatch):
 
     def lying_read(name):
         r = real(name)
-        return fastcpu.CpuReading(r.method, r.cpu + 1, r.node, r.raw) if name == "gdt" else r
+        return fastcpu.types.CpuReading(r.method, r.cpu + 1, r.node, r.raw) if name == "gdt" else r
 
     monkeypatch.setattr(fastcpu._check, "read", lying_read)
     table = fastcpu.check(["gdt", "syscall"])

@@ -24,13 +24,14 @@ PACKAGE = Path(fastcpu.__file__).resolve().parent
 #: under everything. A new module takes its place here.
 LAYERS: list[tuple[str, list[str]]] = [
     ("arguments and constants", ["_version", "_args", "_locks"]),
-    ("core wrapper", ["_affinity", "_machine", "_calibration", "_norseq", "_methods", "_clock", "_bracket", "_harness", "_read",
+    ("core wrapper", ["_affinity", "_machine", "_chains", "_norseq", "_methods", "_clock", "_bracket", "_harness", "_read",
                       "_getcpu", "_elf", "_show", "_check"]),
-    ("file codec", ["_atomicfile", "_resultfile"]),
-    ("results", ["_display", "_blocks", "_estimate", "_stability", "_result", "_timing", "_selftest", "_bench",
-                 "_table", "_results", "_measure"]),
+    ("file codec", ["_atomicfile", "_json_document"]),
+    ("results", ["_display", "_blocks", "_estimate", "_stability", "_bench_result", "_selftest_report", "_table",
+                 "_machine_results"]),
+    ("measuring", ["_measurement", "_selftest", "_bench", "_measure"]),
     ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "plot"]),
-    ("CLI and front door", ["_progress", "_cli", "__main__", "__init__"]),
+    ("CLI and front door", ["_progress", "_cli", "__main__", "types", "limits", "__init__"]),
 ]
 ORDER = [m for _, modules in LAYERS for m in modules]
 #: Under every module: the C extension.
@@ -98,10 +99,10 @@ def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
 def test_the_parser_sees_every_spelling(tmp_path):
     src = tmp_path / "x.py"
     src.write_text("from . import _core, noise\nfrom ._args import check_int\n"
-                   "def f():\n    from .plot import ecdf\n    import fastcpu._results\n"
+                   "def f():\n    from .plot import ecdf\n    import fastcpu._machine_results\n"
                    "    from fastcpu._measure import measure\n    from fastcpu import __version__\n"
                    "import numpy\nfrom collections import abc\n")
-    assert _imports(src) == {"_core", "noise", "_args", "plot", "_results", "_measure", "__init__"}
+    assert _imports(src) == {"_core", "noise", "_args", "plot", "_machine_results", "_measure", "__init__"}
 
 
 def test_the_cycle_finder_finds_a_lazy_cycle():

@@ -63,12 +63,12 @@ BENCH = [
     *(row(lambda c, n=n: fastcpu.bench("gdt", n), TypeError, "runs must be an int, not", f"runs={n!r}")
       for n in AN_INT),
     *(row(lambda c, n=n: fastcpu.bench("gdt", n), ValueError, "runs must be between 1 and 100000000", f"runs={n}")
-      for n in [0, -1, fastcpu.RUNS_MAX + 1, HUGE]),
+      for n in [0, -1, fastcpu.limits.RUNS_MAX + 1, HUGE]),
     *(row(lambda c, k=k: fastcpu.bench("gdt", 10, unroll=k), TypeError, "unroll must be an int", f"unroll={k!r}")
       for k in AN_INT),
     *(row(lambda c, k=k: fastcpu.bench("gdt", 10, unroll=k), ValueError, "unroll must be between 1 and 65536",
           f"unroll={k}")
-      for k in [0, -1, fastcpu.UNROLL_MAX + 1, HUGE]),
+      for k in [0, -1, fastcpu.limits.UNROLL_MAX + 1, HUGE]),
     *(row(lambda c, s=s: fastcpu.bench("gdt", 10, serialize=s), TypeError, "serialize must be a str", f"ser={s!r}")
       for s in [None, 1, ["lfence"]]),
     *(row(lambda c, s=s: fastcpu.bench("gdt", 10, serialize=s), ValueError,
@@ -92,7 +92,7 @@ BENCH = [
       for k in AN_INT),
     *(row(lambda c, k=k: fastcpu.bench_diff("gdt", 10, k=k), ValueError, "k must be between 2 and 32768",
           f"diff k={k}")
-      for k in [0, 1, -1, fastcpu.UNROLL_MAX // 2 + 1, HUGE]),
+      for k in [0, 1, -1, fastcpu.limits.UNROLL_MAX // 2 + 1, HUGE]),
     row(lambda c: fastcpu.bench_diff("gdt", 10, serialize="x"), ValueError, "use one of lfence", "diff ser"),
     row(lambda c: fastcpu.bench_diff("gdt", 10, cpu=-1), ValueError, "affinity mask", "diff cpu"),
 ]
@@ -126,11 +126,11 @@ READ = [
       for f in (fastcpu.read, fastcpu.read_raw)),
     row(lambda c: fastcpu.read("null_syscall"), fastcpu.Unsupported, "null_syscall: ", "read(null_syscall)"),
     row(lambda c: fastcpu.read("empty"), fastcpu.Unsupported, "empty: it reports no CPU", "read(empty)"),
-    row(lambda c: fastcpu.read("add_chain_1"), fastcpu.Unsupported, "a calibration chain reports no CPU",
+    row(lambda c: fastcpu.read("add_chain_1"), fastcpu.Unsupported, "a known-cost chain reports no CPU",
         "read(chain)"),
     row(lambda c: fastcpu.methods("gdt"), TypeError, "takes 0 positional arguments", "methods('gdt')"),
-    row(lambda c: fastcpu.calibration_methods(1), TypeError, "takes 0 positional arguments",
-        "calibration_methods(1)"),
+    row(lambda c: fastcpu.chain_methods(1), TypeError, "takes 0 positional arguments",
+        "chain_methods(1)"),
     row(lambda c: fastcpu.getcpu(1), TypeError, "takes no arguments", "getcpu(1)"),
     row(lambda c: fastcpu.getcpu_node(None), TypeError, "takes no arguments", "getcpu_node(None)"),
     *(row(lambda c, x=x: fastcpu.getcpu_method(x), TypeError, "node must be a bool", f"getcpu_method({x!r})")
@@ -177,7 +177,7 @@ RESULTS = [
       for n in AN_INT),
     *(row(lambda c, n=n: fastcpu.measure(n, ["gdt"]), ValueError, "runs must be between 1 and 100000000",
           f"measure runs={n}")
-      for n in [0, -1, fastcpu.RUNS_MAX + 1, HUGE]),
+      for n in [0, -1, fastcpu.limits.RUNS_MAX + 1, HUGE]),
     row(lambda c: fastcpu.measure(5, 5), TypeError, "methods must be a list of method names or None",
         "measure methods=5"),
     row(lambda c: fastcpu.measure(5, [5]), TypeError, "method must be a str", "measure methods=[5]"),
@@ -424,7 +424,7 @@ NOISE = [
     row(lambda c: noise.recovery(c.model, [1.0], 0), ValueError, "runs must be between", "recovery runs=0"),
     *(row(lambda c, k=k: noise.recovery(c.model, [1.0], 10, unroll=k), ValueError,
           "unroll must be between 1 and 32768", f"recovery unroll={k}")
-      for k in [0, fastcpu.UNROLL_MAX, HUGE]),
+      for k in [0, fastcpu.limits.UNROLL_MAX, HUGE]),
     row(lambda c: noise.P4Figure("x", "49", 30.0, 100.0, "s"), TypeError, "core_cycles must be a number",
         "P4Figure cycles='49'"),
     *(row(lambda c, x=x: noise.P4Figure("x", x, 30.0, 100.0, "s"), ValueError,
@@ -516,12 +516,12 @@ MEASURING = [  # the options shared by table and run, with the error each bad va
     (["--runs", "1.5"], "argument --runs: not an integer"),
     (["--runs", "0"], "argument --runs: must be 1 or more, not 0"),
     (["--runs", "-1"], "argument --runs: must be 1 or more"),
-    (["--runs", str(fastcpu.RUNS_MAX + 1)], "--runs must be between 1 and 100000000"),
+    (["--runs", str(fastcpu.limits.RUNS_MAX + 1)], "--runs must be between 1 and 100000000"),
     (["--runs", str(HUGE)], "--runs must be between 1 and 100000000"),
     (["--runs"], "argument --runs: expected one argument"),
     (["--unroll", "0"], "argument --unroll: must be 1 or more"),
     (["--unroll", "two"], "argument --unroll: not an integer"),
-    (["--unroll", str(fastcpu.UNROLL_MAX + 1)], "--unroll must be between 1 and 65536"),
+    (["--unroll", str(fastcpu.limits.UNROLL_MAX + 1)], "--unroll must be between 1 and 65536"),
     (["--unroll", str(HUGE)], "--unroll must be between 1 and 65536"),
     (["--methods", ""], "argument --methods: name at least one method"),
     (["--methods", ","], "argument --methods: name at least one method"),

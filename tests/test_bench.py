@@ -52,7 +52,7 @@ def test_empty_against_itself_is_near_zero():
     assert abs(r.median) <= step + 1  # a fractional step rounds to either neighbouring tick
 
 
-@pytest.mark.parametrize("mode", fastcpu.SERIALIZE_MODES)
+@pytest.mark.parametrize("mode", fastcpu.limits.SERIALIZE_MODES)
 def test_every_serialize_mode(mode):
     r = fastcpu.bench("rdpid" if _has("rdpid") else "gdt", 100, serialize=mode)
     assert r.serialize == mode

@@ -4,7 +4,7 @@ import csv
 import io
 import json
 import math
-import re
+
 import statistics
 import sys
 from pathlib import Path
@@ -54,7 +54,7 @@ def test_one_row_per_machine_and_method(measured, tmp_path):
     other = simulated("model machine")
     other.save(tmp_path / "other.json")
     table = fastcpu.compare(measured, tmp_path / "other.json", dataframe=False)
-    assert isinstance(table, fastcpu.ComparisonTable)
+    assert isinstance(table, fastcpu.types.ComparisonTable)
     assert [(r["machine"], r["method"]) for r in table] == [
         ("here", "gdt"), ("here", "syscall"), ("model machine", "m0"), ("model machine", "m1")]
     assert table.columns == list(COLUMNS)
@@ -115,7 +115,7 @@ def test_a_dataframe_when_pandas_is_installed(measured):
 
 def test_a_plain_table_without_pandas(measured, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas now fails
-    assert isinstance(fastcpu.compare(measured), fastcpu.ComparisonTable)
+    assert isinstance(fastcpu.compare(measured), fastcpu.types.ComparisonTable)
     with pytest.raises(ImportError, match="fastcpu\\[pandas\\]"):
         fastcpu.compare(measured, dataframe=True)
 
@@ -238,7 +238,7 @@ def test_one_machine_shows_its_estimates_and_no_ratios(measured):
 def test_ratios_say_nothing_against_a_baseline_at_or_below_zero():
     rows = [dict(machine=m, method="x", **{f"paired_mean{p}_core_cycles": v for p in ("", "_ci_low", "_ci_high")})
             for m, v in (("A", -1.0), ("B", 2.0))]
-    text = format_comparison(fastcpu.ComparisonTable(rows, columns=list(rows[0])))
+    text = format_comparison(fastcpu.types.ComparisonTable(rows, columns=list(rows[0])))
     assert text.splitlines()[-1].split()[-1] == "-"
     assert "1.00x" not in text
 
@@ -327,4 +327,4 @@ def test_to_json_writes_null_for_nan(measured):
     assert out.getvalue() == text and "NaN" not in text
     rows = json.loads(text)
     assert rows[0]["paired_mean_ci_low_ticks"] is None and rows[0]["runs"] == 1
-    assert fastcpu.ComparisonTable([]).to_json() == "[\n]\n" and json.loads("[\n]\n") == []
+    assert fastcpu.types.ComparisonTable([]).to_json() == "[\n]\n" and json.loads("[\n]\n") == []

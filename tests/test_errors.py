@@ -20,7 +20,7 @@ def test_unknown_method_names_the_valid_ones():
         fastcpu.bench("rdpidd", 10)
 
 
-@pytest.mark.parametrize("runs", [0, -1, fastcpu.RUNS_MAX + 1, 10**30])
+@pytest.mark.parametrize("runs", [0, -1, fastcpu.limits.RUNS_MAX + 1, 10**30])
 def test_runs_out_of_range(runs):
     with pytest.raises(ValueError, match="runs must be between 1 and"):
         fastcpu.bench("gdt", runs)
@@ -38,7 +38,7 @@ def test_method_wrong_type(method):
         fastcpu.bench(method, 10)
 
 
-@pytest.mark.parametrize("unroll", [0, -3, fastcpu.UNROLL_MAX + 1])
+@pytest.mark.parametrize("unroll", [0, -3, fastcpu.limits.UNROLL_MAX + 1])
 def test_unroll_out_of_range(unroll):
     with pytest.raises(ValueError, match="unroll must be between"):
         fastcpu.bench("gdt", 10, unroll=unroll)

@@ -337,14 +337,14 @@ def test_bench_diff_on_a_calibration_chain():
 def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
     figures = []
 
-    from fastcpu import _timing
+    from fastcpu import _measurement
 
     def measure(*args):
         measured = _harness.measure(*args)
         figures.append(measured[5:])
         return measured
 
-    monkeypatch.setattr(_timing, "measure", measure)
+    monkeypatch.setattr(_measurement, "measure", measure)
     d = fastcpu.bench_diff("imul_chain_16", 300, k=4)
     assert figures == [(d.cycles_per_tick, d.cycles_per_tick_ci95)]
     assert d.cycles_per_tick == pytest.approx(fastcpu.clock().cycles_per_tick, rel=0.25)
@@ -376,7 +376,7 @@ def test_bench_diff_times_user_functions():
     assert d.estimate > 0  # a system call per copy
 
 
-@pytest.mark.parametrize("k", [0, 1, fastcpu.UNROLL_MAX // 2 + 1])
+@pytest.mark.parametrize("k", [0, 1, fastcpu.limits.UNROLL_MAX // 2 + 1])
 def test_bench_diff_checks_k(k):
     with pytest.raises(ValueError, match="k must be between"):
         fastcpu.bench_diff("gdt", 10, k=k)

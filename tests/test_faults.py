@@ -184,8 +184,8 @@ def test_a_calibration_chain_is_no_cpu_source_and_does_not_crash():
     )
     assert p.returncode == 0, (p.returncode, p.stderr)
     assert p.stdout.splitlines() == [  # _core words it as for any row of the catalog
-        "add_chain_4 does not report the CPU here: a calibration chain reports no CPU",
-        "add_chain_4 does not report the CPU here: a calibration chain reports no CPU",
-        "imul_chain_1: a calibration chain reports no CPU",
+        "add_chain_4 does not report the CPU here: a known-cost chain reports no CPU",
+        "add_chain_4 does not report the CPU here: a known-cost chain reports no CPU",
+        "imul_chain_1: a known-cost chain reports no CPU",
         "(0, True)",
     ]

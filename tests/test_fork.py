@@ -183,7 +183,7 @@ held.wait()
 pid = os.fork()
 if pid == 0:
     # the first uses each lock guards: the clock, the bracket timer's cost,
-    # the harness-bias calibration (bench's correction)
+    # the harness-bias measurement (bench's correction)
     fastcpu.clock(refresh=True)
     from fastcpu import _bracket, _selftest
     _bracket._fixed = None

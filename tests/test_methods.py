@@ -36,8 +36,8 @@ def test_availability_follows_cpuid():
 
 # ---- the one catalog (csrc/sequences.c) -------------------------------------
 
-KINDS = {"method", "model", "calibration"}
-ROLES = {"cpu_source", "library_call", "entry_cost", "model", "calibration"}
+KINDS = {"method", "model", "chain"}
+ROLES = {"cpu_source", "library_call", "entry_cost", "model", "chain"}
 CPU_ENCODINGS = {"cpunode", "cpu", "sidt"}
 
 
@@ -60,8 +60,8 @@ def test_every_catalog_row_names_its_kind_needs_and_verdicts():
         reports, cpu_reason, chain = r["reports_cpu"], r["cpu_reason"], r["chain"]
         assert kind in KINDS, name
         assert role in ROLES, name
-        # a model's role is model, a chain's calibration, and no other row's
-        assert (role == "model") == (kind == "model") and (role == "calibration") == (kind == "calibration"), name
+        # a model's role is model, a chain's chain, and no other row's
+        assert (role == "model") == (kind == "model") and (role == "chain") == (kind == "chain"), name
         assert description, name
         assert set(needs) <= set(requirements), name
         assert available == (reason is None), name
@@ -73,13 +73,13 @@ def test_every_catalog_row_names_its_kind_needs_and_verdicts():
             assert all(here[n] for n in needs), name
         elif reason in requirements.values():
             assert reason in [requirements[n] for n in needs], name  # the reason is a need's
-        assert (chain is not None) == (kind == "calibration"), name
+        assert (chain is not None) == (kind == "chain"), name
 
 
 def test_the_catalog_reaches_python_whole():
     rows = _core.catalog()
     methods = [r for r in rows if r["kind"] in ("method", "model")]
-    chains = [r for r in rows if r["kind"] == "calibration"]
+    chains = [r for r in rows if r["kind"] == "chain"]
     # fastcpu.methods() adds the one way measured in a child (in_child), beside its row
     infos = {m.name: m for m in fastcpu.methods()}
     assert [m.name for m in fastcpu.methods() if not m.in_child] == [r["name"] for r in methods]
@@ -89,9 +89,9 @@ def test_the_catalog_reaches_python_whole():
             r["kind"], r["role"], r["description"], r["encoding"])
         assert (info.available, info.reason, info.reports_cpu, info.cpu_reason) == (
             r["available"], r["reason"], r["reports_cpu"], r["cpu_reason"])
-    assert [(c.name, c.op, c.length, c.latency_cycles) for c in fastcpu.calibration_methods()] == [
+    assert [(c.name, c.op, c.length, c.latency_cycles) for c in fastcpu.chain_methods()] == [
         (r["name"], r["chain"]["op"], r["chain"]["length"], r["chain"]["latency_cycles"]) for r in chains]
-    assert all(method_info(r["name"]).role == "calibration" for r in chains)
+    assert all(method_info(r["name"]).role == "chain" for r in chains)
     in_child = [m for m in fastcpu.methods() if m.in_child]
     assert [(m.name, m.kind, m.role) for m in in_child] == [("sched_getcpu_norseq", "method", "library_call")]
     for r in rows:  # every row is found by name alike

@@ -64,7 +64,7 @@ def test_clock_is_a_deprecated_alias_of_counter():
     with pytest.raises(TypeError, match="not both"), warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         fastcpu.bench("empty", 5, counter="pmu", clock="tsc")
-    assert fastcpu.CLOCKS == fastcpu.COUNTERS == ("tsc", "pmu")
+    assert fastcpu.limits.CLOCKS == fastcpu.limits.COUNTERS == ("tsc", "pmu")
 
 
 def _fields(r):
@@ -133,14 +133,45 @@ def test_the_old_names_of_the_paired_mean_still_answer():
 
 
 def test_the_codec_knows_nothing_of_results(tmp_path):
-    from fastcpu import _resultfile
+    from fastcpu import _json_document
 
-    doc = {"format": _resultfile.FORMAT_NAME, "version": _resultfile.FORMAT_VERSION, "anything": [1, 2]}
-    _resultfile.write_document(doc, tmp_path / "d.json.gz")
-    assert _resultfile.read_document(tmp_path / "d.json.gz")[0] == doc
+    doc = {"format": _json_document.FORMAT_NAME, "version": _json_document.FORMAT_VERSION, "anything": [1, 2]}
+    _json_document.write_document(doc, tmp_path / "d.json.gz")
+    assert _json_document.read_document(tmp_path / "d.json.gz")[0] == doc
 
 
 def test_version_has_one_home():
     from fastcpu._version import __version__
 
     assert fastcpu.__version__ == __version__
+
+
+# -- the public surface (issue 21, item 6) -------------------------------------------------
+
+
+def test_the_top_holds_what_users_call_and_the_rest_moved_with_a_warning():
+    import fastcpu.limits
+    import fastcpu.types
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no name of __all__ is deprecated
+        for name in fastcpu.__all__:
+            getattr(fastcpu, name)
+    assert len(fastcpu.__all__) <= 30
+    moved = {**{n: ("types", n) for n in fastcpu.types.__all__ if n != "ChainCheck"},
+             **{n: ("limits", n) for n in fastcpu.limits.__all__},
+             "CalibrationInfo": ("types", "ChainInfo"), "calibration_methods": (None, "chain_methods")}
+    for old, (where, new) in moved.items():
+        assert old not in fastcpu.__all__
+        home = getattr(fastcpu, where) if where else fastcpu
+        with pytest.warns(DeprecationWarning, match=rf"fastcpu\.{old} is now fastcpu\.{where + '.' if where else ''}{new}\b"):
+            value = getattr(fastcpu, old)
+        assert value is getattr(home, new), old
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        fastcpu.nonesuch  # noqa: B018
+
+
+def test_from_import_of_a_moved_name_still_works_and_warns():
+    with pytest.warns(DeprecationWarning, match="fastcpu.types.Stability"):
+        from fastcpu import Stability
+    assert Stability is __import__("fastcpu.types").types.Stability

@@ -187,7 +187,7 @@ def test_compare_on_a_terminal_shows_each_file_it_reads():
 def test_selftest_on_a_terminal_shows_its_steps(tmp_path):
     rc, err = under_a_terminal(["selftest", "--serialize", "lfence", "--runs", "10", "--rounds", "1"], tmp_path)
     assert rc in (0, 1), err  # 10 runs may miss a goal: the progress is what is checked here
-    assert "self-testing lfence inline calibration..." in err and "left" in err
+    assert "self-testing lfence inline bias..." in err and "left" in err
     total = err.split("[1/")[1].split("]")[0]
     assert f"[{total}/{total}] self-testing lfence user " in err
     assert screen(err) == ""
@@ -201,5 +201,5 @@ def test_selftest_calls_progress_for_every_step():
                      progress=lambda *a: calls.append(a))
     total = calls[0][1]
     assert [c[0] for c in calls] == list(range(total + 1))
-    assert calls[0][2] == "lfence inline calibration" and calls[-1] == (total, total, None)
+    assert calls[0][2] == "lfence inline bias" and calls[-1] == (total, total, None)
     assert all(c[1] == total for c in calls) and total > 2

@@ -16,7 +16,7 @@ import fastcpu
 
 DOCUMENTED = (TypeError, ValueError, fastcpu.Unsupported)
 NAMES = [m.name for m in fastcpu.methods()]
-CHAINS = [c.name for c in fastcpu.calibration_methods()]
+CHAINS = [c.name for c in fastcpu.chain_methods()]
 
 anything = st.one_of(
     st.none(),
@@ -50,9 +50,9 @@ def refused_count(maximum):
                      anything.filter(lambda v: not is_count(v) or v > maximum))
 
 
-runs = mostly(st.integers(min_value=1, max_value=50), refused_count(fastcpu.RUNS_MAX))
-unroll = mostly(st.integers(min_value=1, max_value=8), refused_count(fastcpu.UNROLL_MAX))
-serialize = mostly(st.sampled_from(fastcpu.SERIALIZE_MODES))
+runs = mostly(st.integers(min_value=1, max_value=50), refused_count(fastcpu.limits.RUNS_MAX))
+unroll = mostly(st.integers(min_value=1, max_value=8), refused_count(fastcpu.limits.UNROLL_MAX))
+serialize = mostly(st.sampled_from(fastcpu.limits.SERIALIZE_MODES))
 cpu = mostly(st.one_of(st.none(), st.sampled_from(ALLOWED)),
              st.one_of(st.integers(min_value=-3, max_value=4096), anything))
 
@@ -111,9 +111,9 @@ some_methods = st.one_of(
 
 
 @FEW
-@given(mostly(st.integers(min_value=1, max_value=6), refused_count(fastcpu.RUNS_MAX)),
+@given(mostly(st.integers(min_value=1, max_value=6), refused_count(fastcpu.limits.RUNS_MAX)),
        mostly(some_methods), serialize,
-       mostly(st.integers(min_value=1, max_value=3), refused_count(fastcpu.UNROLL_MAX)), cpu,
+       mostly(st.integers(min_value=1, max_value=3), refused_count(fastcpu.limits.UNROLL_MAX)), cpu,
        mostly(st.one_of(st.none(), st.just(lambda done, total, name: None))),
        mostly(st.one_of(st.none(), st.text(max_size=8))))
 def test_measure_works_or_raises_documented(n, names, s, k, c, p, lab):

@@ -50,7 +50,7 @@ def test_read_decodes_the_raw_value_per_encoding(info):
         return fastcpu.read(info.name), fastcpu.read_raw(info.name)
 
     r, raw = on_cpu(CPUS[0], both)
-    assert isinstance(r, fastcpu.CpuReading)
+    assert isinstance(r, fastcpu.types.CpuReading)
     assert r.method == info.name
     assert r.raw == raw  # pinned: the same value twice
     cpu, node = decode(info.encoding, r.raw)

@@ -5,6 +5,7 @@ string from a file escaped."""
 
 import dataclasses
 import html
+import importlib
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -66,7 +67,10 @@ def shown(obj):
 def check_repr(obj, *must_contain):
     text = repr(obj)
     assert "\n" not in text and "\r" not in text and len(text) <= REPR_MAX, text
-    assert re.match(rf"<fastcpu\.{type(obj).__name__}[ :]", text) and text.endswith(">"), text
+    # it names the type where users find it: fastcpu.X or fastcpu.types.X
+    where = re.match(rf"<(fastcpu(?:\.types)?)\.{type(obj).__name__}[ :]", text)
+    assert where and text.endswith(">"), text
+    assert getattr(importlib.import_module(where[1]), type(obj).__name__) is type(obj), text
     for piece in must_contain:
         assert piece in text, (piece, text)
     return text

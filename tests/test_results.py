@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _measure, _resultfile
+from fastcpu import _measure, _json_document
 from fastcpu import BenchResult
 from fastcpu._methods import MethodInfo
 
@@ -321,7 +321,7 @@ def test_save_refuses_a_file_created_during_the_write(small, tmp_path, monkeypat
         if not path.exists():
             path.write_text("the other writer")
 
-    monkeypatch.setattr(_resultfile.os, "fsync", racing_fsync)
+    monkeypatch.setattr(_json_document.os, "fsync", racing_fsync)
     with pytest.raises(FileExistsError):
         small.save(path)
     assert path.read_text() == "the other writer"
@@ -337,7 +337,7 @@ def test_a_failed_write_keeps_the_old_file_and_no_temporary(small, tmp_path, mon
     def broken_fsync(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_resultfile.os, "fsync", broken_fsync)
+    monkeypatch.setattr(_json_document.os, "fsync", broken_fsync)
     with pytest.raises(OSError, match="No space"):
         small.save(path, overwrite=overwrite)
     if overwrite:
@@ -577,7 +577,7 @@ def test_a_gzip_bomb_is_refused_while_streaming(tmp_path):
         f.write(gzip.compress(b'{"format": "fastcpu-results", "version": 1, "label": "'))
         f.write(member * 1024)
     compressed = path.stat().st_size
-    limit = _resultfile.gzip_limit_bytes(compressed)
+    limit = _json_document.gzip_limit_bytes(compressed)
     assert limit < 200 << 20
     # 512 MiB of address space: gzip.decompress() of the whole would not fit
     p = _limited(LOAD_AND_COMPARE, str(path), memory_bytes=512 << 20)
@@ -592,7 +592,7 @@ def test_gzip_limit_admits_real_result_files(small, tmp_path):
     path = tmp_path / "r.json.gz"
     small.save(path)
     text = gzip.decompress(path.read_bytes())
-    assert len(text) < _resultfile.gzip_limit_bytes(path.stat().st_size) // 4
+    assert len(text) < _json_document.gzip_limit_bytes(path.stat().st_size) // 4
     assert fastcpu.load(path) == small
 
 

@@ -265,8 +265,8 @@ def test_a_clock_whose_rulers_disagree_has_no_figure_whoever_builds_it(tmp_path)
     assert math.isnan(bad.cycles_per_tick) and bad.core_cycles_problem
     doc = {"tsc_hz": 2.6e9, "tsc_step_ticks": 26.0, "cycles_per_tick": None, "core_cycles_problem": "x",
            "rulers": Rulers(1.4, 1.4, 0.03, 1.0).to_dict()}
-    from fastcpu._results import _clock_from
-    from fastcpu._resultfile import Reader, ResultFileError
+    from fastcpu._machine_results import _clock_from
+    from fastcpu._json_document import Reader, ResultFileError
 
     with pytest.raises(ResultFileError, match="rulers are missing or agree"):
         _clock_from(Reader(tmp_path / "f.json"), doc)

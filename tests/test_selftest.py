@@ -1,6 +1,6 @@
-"""fastcpu.selftest(): the harness bias on the calibration chains, its
+"""fastcpu.selftest(): the harness bias on the known-cost chains, its
 correction in bench(), its report in the CLI and in result files; and the
-calibration chains as user functions in a shared library built here."""
+known-cost chains as user functions in a shared library built here."""
 
 import ctypes
 import dataclasses
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _bracket, _cli, _core, _selftest
-from fastcpu._selftest import ChainCheck, PathCheck, SelfTest
+from fastcpu import _bracket, _cli, _core, _selftest, _selftest_report
+from fastcpu._selftest_report import ChainCheck, PathCheck, SelfTest
 from hostnoise import on_some_try
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,7 +58,7 @@ def test_correction_is_the_midpoint_and_covers_both_ops():
     ("user", 200, 3.9, True), ("user", 200, -4.1, False),
 ])
 def test_goals_per_path(path, truth, error, ok):
-    assert _selftest.within_goal(error, truth, path) is ok
+    assert _selftest_report.within_goal(error, truth, path) is ok
 
 
 def _report(passed: bool) -> SelfTest:
@@ -95,13 +95,13 @@ def test_the_modes_judged_decide_pass_and_the_others_are_reported():
 
 
 def test_selftest_judges_what_it_was_asked_for(monkeypatch):
-    monkeypatch.setattr(_selftest, "_calibrate", lambda *a: _selftest.Correction(0.0, 0.5, {"add": 0.0}, 1.3, 0.0))
+    monkeypatch.setattr(_selftest, "_measure_bias", lambda *a: _selftest.Correction(0.0, 0.5, {"add": 0.0}, 1.3, 0.0))
     monkeypatch.setattr(_selftest, "_chains", lambda path: [])
     assert fastcpu.selftest(serialize="rdtscp").judged == ("rdtscp",)
     assert fastcpu.selftest(serialize=("cpuid", "lfence")).judged == ("cpuid", "lfence")
     everything = fastcpu.selftest()
     assert everything.judged == ("lfence",)
-    assert {c.serialize for c in everything.checks} == set(fastcpu.SERIALIZE_MODES)
+    assert {c.serialize for c in everything.checks} == set(fastcpu.limits.SERIALIZE_MODES)
 
 
 def test_coverage_counts_measurements():
@@ -305,11 +305,11 @@ def test_a_failed_selftest_withdraws_the_correction_and_says_so(monkeypatch):
 
 def test_a_selftest_records_its_verdict_per_path_and_mode(monkeypatch):
     def check(path, mode, error):
-        chains = (_selftest.ChainCheck("imul_chain_16", 48.0, error, 1, abs(error) <= 1.5, 1),)
-        return _selftest.PathCheck(path, mode, 0.5, 0.3, {"add": 0.4, "imul": 0.6}, chains)
+        chains = (_selftest_report.ChainCheck("imul_chain_16", 48.0, error, 1, abs(error) <= 1.5, 1),)
+        return _selftest_report.PathCheck(path, mode, 0.5, 0.3, {"add": 0.4, "imul": 0.6}, chains)
 
     # the self-test's measuring replaced by scripted verdicts: inline fails, user passes
-    monkeypatch.setattr(_selftest, "_calibrate", lambda *a: _correction(0.5))
+    monkeypatch.setattr(_selftest, "_measure_bias", lambda *a: _correction(0.5))
     monkeypatch.setattr(_selftest, "_chains", lambda path: [])
     made = iter([check("inline", "lfence", 3.0), check("user", "lfence", 0.2)])
     monkeypatch.setattr(_selftest, "PathCheck", lambda *a: next(made))
@@ -328,7 +328,7 @@ def test_a_correction_is_kept_in_ticks_and_converted_at_the_clock_of_each_measur
     c = _correction(2.0, cpt=1.3)
     assert c.core_cycles(1.25) == pytest.approx((2.5, 1.25))
     assert c.core_cycles(1.33) == pytest.approx((2.66, 1.33))
-    assert c.core_cycles() == pytest.approx((2.6, 1.3))  # unknown clock: the calibration's
+    assert c.core_cycles() == pytest.approx((2.6, 1.3))  # unknown clock: the bias measurement's
     assert c.core_cycles(math.nan) == c.core_cycles(0.0) == c.core_cycles()
 
 
@@ -346,7 +346,7 @@ def test_harness_bias_measures_again_when_old(monkeypatch):
         made.append((path, serialize, repeats))
         return _correction(float(len(made)), at=now[0])
 
-    monkeypatch.setattr(_selftest, "_calibrate", calibrate)
+    monkeypatch.setattr(_selftest, "_measure_bias", calibrate)
     monkeypatch.setattr(_selftest, "_corrections", {})
     monkeypatch.setattr(_selftest.time, "monotonic", lambda: now[0])
     assert _selftest.harness_bias("inline", "lfence", None, 1.5)[:2] == pytest.approx((1.5, 1.5))
@@ -355,8 +355,8 @@ def test_harness_bias_measures_again_when_old(monkeypatch):
     now[0] += _selftest.CORRECTION_MAX_AGE_S
     assert _selftest.harness_bias("inline", "lfence", None, 1.0)[:2] == pytest.approx((2.0, 1.0))  # old
     assert _selftest.harness_bias("user", "lfence", None, 1.0)[:2] == pytest.approx((3.0, 1.0))  # its own
-    assert made == [("inline", "lfence", _selftest.CALIBRATION_REPEATS)] * 2 + [
-        ("user", "lfence", _selftest.CALIBRATION_REPEATS)]
+    assert made == [("inline", "lfence", _selftest.BIAS_PASSES)] * 2 + [
+        ("user", "lfence", _selftest.BIAS_PASSES)]
 
 
 def test_one_thrown_pass_does_not_decide_the_correction():
@@ -374,7 +374,7 @@ def test_bench_converts_with_cycles_per_tick_measured_around_it():
 
 def test_user_chains_in_the_extension():
     rows = _core.user_chains()
-    names = {c.name for c in fastcpu.calibration_methods()}
+    names = {c.name for c in fastcpu.chain_methods()}
     assert {op for _, op, _, _, _ in rows} == {"add", "imul"}
     for name, op, length, latency, address in rows:
         assert name in names and name == f"{op}_chain_{length}"
@@ -443,7 +443,7 @@ def test_old_result_files_load_uncorrected():
             assert r.harness_bias_core_cycles == 0 and r.cycles_per_tick == res.clock.cycles_per_tick
 
 
-# ---- the calibration chains as a user's shared library ----
+# ---- the known-cost chains as a user's shared library ----
 
 
 @pytest.fixture(scope="module")

@@ -80,7 +80,7 @@ def test_unroll_calls_the_function_that_many_times(lib):
     on_some_try(check)
 
 
-@pytest.mark.parametrize("serialize", fastcpu.SERIALIZE_MODES)
+@pytest.mark.parametrize("serialize", fastcpu.limits.SERIALIZE_MODES)
 def test_every_serialize_mode_times_user_functions(lib, serialize):
     r = fastcpu.bench(lib.fc_test_empty, 50, serialize=serialize)
     assert r.serialize == serialize and r.raw.shape == (50,)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from . import _bracket
 from ._harness import NO_BRACKETS, Method, measure, run_pinned
-from ._result import BenchResult, DiffResult
+from ._bench_result import BenchResult, DiffResult
 
 __all__ = ["timed", "timed_diff"]
 

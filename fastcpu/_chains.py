@@ -1,4 +1,4 @@
-"""Calibration sequences: dependent chains of known cost, the ground truth.
+"""Known-cost chains: dependent chains of known cost, the ground truth.
 
 A chain of N dependent ``add r64, r64`` takes N core cycles and a chain of N
 dependent ``imul r64, r64`` takes 3N on every core fastcpu targets (Intel
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 from . import _core
 
-__all__ = ["CalibrationInfo", "calibration_methods", "calibration_info"]
+__all__ = ["ChainInfo", "chain_methods", "chain_info"]
 
 
 @dataclass(frozen=True)
-class CalibrationInfo:
-    """One calibration sequence.
+class ChainInfo:
+    """One known-cost chain.
 
     Attributes:
         name: what to pass to :func:`fastcpu.bench` (``'add_chain_100'``).
@@ -45,19 +45,19 @@ class CalibrationInfo:
 
 
 @functools.lru_cache(maxsize=1)
-def _catalog() -> tuple[CalibrationInfo, ...]:
-    """The catalog's rows of kind 'calibration', in its order."""
-    return tuple(CalibrationInfo(row["name"], row["description"], **row["chain"])
-                 for row in _core.catalog() if row["kind"] == "calibration")
+def _catalog() -> tuple[ChainInfo, ...]:
+    """The catalog's rows of kind 'chain', in its order."""
+    return tuple(ChainInfo(row["name"], row["description"], **row["chain"])
+                 for row in _core.catalog() if row["kind"] == "chain")
 
 
-def calibration_methods() -> list[CalibrationInfo]:
-    """Every calibration chain: add and imul, lengths 1 to 1024 (plus 100 and 300)."""
+def chain_methods() -> list[ChainInfo]:
+    """Every known-cost chain: add and imul, lengths 1 to 1024 (plus 100 and 300)."""
     return list(_catalog())
 
 
-def calibration_info(name: str) -> CalibrationInfo | None:
-    """The calibration chain called `name`, or ``None``."""
+def chain_info(name: str) -> ChainInfo | None:
+    """The known-cost chain called `name`, or ``None``."""
     for info in _catalog():
         if info.name == name:
             return info

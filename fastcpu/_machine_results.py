@@ -4,7 +4,7 @@ and how it becomes a document and is built from one.
 :func:`fastcpu.measure` (``_measure.py``) produces one; :meth:`Results.save`
 and :func:`load` move it through a file: :meth:`Results.to_document` and
 :meth:`Results.from_document` say what a document holds, the codec
-(``_resultfile.py``) writes and reads documents without knowing Results.
+(``_json_document.py``) writes and reads documents without knowing Results.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from . import _display
 from ._args import RUNS_MAX, UNROLL_MAX
 from ._clock import Clock, Rulers, nan_equal
 from ._methods import canonical_name
-from ._result import BenchResult, stability
+from ._bench_result import BenchResult, stability
 from ._stability import Stability
-from ._selftest import SelfTest
-from ._resultfile import (
+from ._selftest_report import SelfTest
+from ._json_document import (
     FORMAT_NAME,
     FORMAT_VERSION,
     STEP_MAX,
@@ -290,7 +290,7 @@ class Results(Mapping[str, BenchResult]):
     # -- documents -----------------------------------------------------------
     def to_document(self) -> dict[str, Any]:
         """The JSON document of these Results ("format" first, so a reader
-        sees it at once; the layout is in ``fastcpu/_resultfile.py``)."""
+        sees it at once; the layout is in ``fastcpu/_json_document.py``)."""
         c = self.clock
         return {
             "format": FORMAT_NAME,
@@ -313,7 +313,7 @@ class Results(Mapping[str, BenchResult]):
     @classmethod
     def from_document(cls, doc: dict[str, Any], source: str | os.PathLike[str] = "<document>") -> Results:
         """Results from a parsed, version-checked document (what
-        :func:`fastcpu._resultfile.read_document` returns), every field
+        :func:`fastcpu._json_document.read_document` returns), every field
         checked; `source` names it in messages.
 
         Raises:

@@ -213,7 +213,7 @@ class _Estimated:
                     f"\u00b1 {self.estimate_random_ci95:.2f} {unit}")
         return (f"harness bias {self.harness_bias_core_cycles:.2f} \u00b1 "
                 f"{self.harness_bias_ci95_core_cycles:.2f} core cycles per copy subtracted "
-                f"(fastcpu.selftest's, from the calibration chains on the measuring host); the "
+                f"(fastcpu.selftest's, from the known-cost chains on the measuring host); the "
                 f"95% interval adds its \u00b1 {self.estimate_systematic_ci95:.2f} {unit} "
                 f"(systematic) to the runs' \u00b1 {self.estimate_random_ci95:.2f} {unit} (random)")
 
@@ -265,7 +265,7 @@ class BenchResult(_Estimated):
             still works, deprecated.
         harness_bias_core_cycles: what the harness itself adds to a
             single-copy estimate on this host, in core cycles, as measured by
-            :func:`fastcpu.selftest` on the calibration chains; subtracted
+            :func:`fastcpu.selftest` on the known-cost chains; subtracted
             from :attr:`estimate` (0: none applied).
         harness_bias_ci95_core_cycles: the 95% half-width of that correction
             in core cycles (its spread over chains and its own scatter);

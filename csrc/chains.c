@@ -1,5 +1,5 @@
 /*
- * calibration.c: sequences whose cost is known in advance, so that fastcpu's
+ * chains.c: sequences whose cost is known in advance, so that fastcpu's
  * numbers can be checked against the truth (benchmarks/accuracy.py). Each is
  * a dependent chain: every instruction needs the result of the one before,
  * so a chain of N takes N times the instruction's latency, however wide the
@@ -13,7 +13,7 @@
  * adds at rename, several per cycle, so such a chain has no known cost.
  *
  * They are timed by the same FC_DEFINE_TIMERS harness as every method, and
- * listed in the one catalog (sequences.c) as calibration rows.
+ * listed in the one catalog (sequences.c) as chain rows.
  */
 #include "fastcpu.h"
 

@@ -1,0 +1,293 @@
+"""What a self-test found: each known-cost chain through each path and mode
+against its goal (`ChainCheck`, `PathCheck`, `SelfTest`), as plain data that
+a result file keeps and reads back. `fastcpu.selftest()` (`_selftest`)
+measures it; this module only holds and shows it, so that the results room
+knows nothing of measuring.
+
+Every figure here is in core cycles per copy unless its name says ticks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._args import SERIALIZE_MODES
+
+__all__ = [
+    "ChainCheck",
+    "PathCheck",
+    "SelfTest",
+    "within_goal",
+    "PATHS",
+    "GOAL_CYCLES",
+    "GOAL_PERCENT",
+    "GOAL_PERCENT_FROM_CYCLES",
+    "GOAL_COVERAGE",
+]
+
+#: The two ways fastcpu times a body: inlined in the timer, or a user
+#: function called through a function pointer.
+PATHS = ("inline", "user")
+#: Goals (issue 9), per path: a chain's median error (over the rounds) within GOAL_CYCLES core
+#: cycles, or (from GOAL_PERCENT_FROM_CYCLES on, where it is the wider)
+#: within GOAL_PERCENT of the truth; the
+#: printed intervals covering the truth in GOAL_COVERAGE of the measurements.
+#: A user function's call and return add a cost that its body partly hides,
+#: hence the wider goal there.
+GOAL_CYCLES = {"inline": 1.5, "user": 2.0}
+GOAL_PERCENT = {"inline": 1.0, "user": 2.0}
+GOAL_PERCENT_FROM_CYCLES = 100
+GOAL_COVERAGE = 0.90
+
+
+def within_goal(error_core_cycles: float, truth_core_cycles: float, path: str = "inline") -> bool:
+    """Whether an error (core cycles) meets `path`'s goal for a chain of that
+    truth: within GOAL_CYCLES, or, from GOAL_PERCENT_FROM_CYCLES on, within
+    GOAL_PERCENT of the truth (whichever is wider)."""
+    if abs(error_core_cycles) <= GOAL_CYCLES[path]:
+        return True
+    return truth_core_cycles >= GOAL_PERCENT_FROM_CYCLES and (
+        abs(error_core_cycles) <= truth_core_cycles * GOAL_PERCENT[path] / 100
+    )
+
+
+
+@dataclass(frozen=True)
+class ChainCheck:
+    """One known-cost chain, verified through one path and mode.
+
+    Attributes:
+        name: the chain (``'add_chain_8'``).
+        truth_core_cycles: what one copy costs, core cycles.
+        median_error_core_cycles: median over the rounds of (corrected
+            estimate minus truth), core cycles: a round across which the
+            host moved the core clock misses by percent, and shows in
+            ``covered`` when its interval did not hold it.
+        rounds: measurements made.
+        within_goal: whether the median error meets the goal.
+        covered: measurements whose printed 95% interval held the truth.
+    """
+
+    name: str
+    truth_core_cycles: float
+    median_error_core_cycles: float
+    rounds: int
+    within_goal: bool
+    covered: int
+
+
+@dataclass(frozen=True)
+class PathCheck:
+    """The harness bias of one path and serialization mode, and its check.
+
+    Attributes:
+        path: ``'inline'`` or ``'user'``.
+        serialize: the serialization mode.
+        bias_core_cycles: the correction: midpoint of the per-instruction
+            biases (estimate minus truth), core cycles per copy.
+        bias_ci95_core_cycles: its 95% half-width, core cycles.
+        op_bias_core_cycles: instruction (``'add'``, ``'imul'``) -> mean
+            bias of its chains before correction, core cycles.
+        chains: the verification of each chain.
+    """
+
+    path: str
+    serialize: str
+    bias_core_cycles: float
+    bias_ci95_core_cycles: float
+    op_bias_core_cycles: Mapping[str, float]
+    chains: tuple[ChainCheck, ...] = ()
+
+    @property
+    def floor_core_cycles(self) -> float:
+        """The shortest body this path reads right, core cycles: for a user
+        function, the call and return that the empty function pays and a
+        longer body hides (minus the bias, at least 0); a shorter body
+        reads as this floor, and its goal does not apply (bench_diff()
+        measures it). 0 for the inline path."""
+        return max(0.0, -self.bias_core_cycles) if self.path == "user" else 0.0
+
+    @property
+    def coverage(self) -> float:
+        """Share of the verification measurements whose interval held the truth."""
+        total = sum(c.rounds for c in self.chains)
+        return sum(c.covered for c in self.chains) / total if total else math.nan
+
+    @property
+    def passed(self) -> bool:
+        """Every chain within the goal, and coverage at least GOAL_COVERAGE."""
+        return bool(self.chains) and all(c.within_goal for c in self.chains) and (
+            self.coverage >= GOAL_COVERAGE
+        )
+
+    def line(self) -> str:
+        worst = max(self.chains, key=lambda c: abs(c.median_error_core_cycles), default=None)
+        ops = ", ".join(f"{op} {b:+.2f}" for op, b in self.op_bias_core_cycles.items())
+        text = (
+            f"{self.path:6} {self.serialize:6}  bias {self.bias_core_cycles:+6.2f} "
+            f"+-{self.bias_ci95_core_cycles:.2f} core cycles ({ops})"
+        )
+        if self.path == "user":
+            text += f"; call-and-return floor {self.floor_core_cycles:.1f}"
+        if worst is not None:
+            text += (
+                f"; corrected, worst {worst.name} {worst.median_error_core_cycles:+.2f}, "
+                f"coverage {self.coverage:.0%}: {'goals hold' if self.passed else 'GOAL FAILS'}"
+            )
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "serialize": self.serialize,
+            "bias_core_cycles": self.bias_core_cycles,
+            "bias_ci95_core_cycles": self.bias_ci95_core_cycles,
+            "op_bias_core_cycles": dict(self.op_bias_core_cycles),
+            "chains": [c.__dict__.copy() for c in self.chains],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> PathCheck:
+        """Raises ValueError (or KeyError, TypeError) for a report no
+        selftest() could have written."""
+        chains = []
+        for c in d.get("chains", []):
+            rounds = _count(c["rounds"], "rounds")
+            covered = _count(c["covered"], "covered")
+            if covered > rounds:
+                raise ValueError(f"covered ({covered}) exceeds rounds ({rounds})")
+            chains.append(ChainCheck(
+                name=str(c["name"]),
+                truth_core_cycles=_finite(c["truth_core_cycles"]),
+                median_error_core_cycles=_finite(c["median_error_core_cycles"]),
+                rounds=rounds,
+                within_goal=bool(c["within_goal"]),
+                covered=covered,
+            ))
+        return cls(
+            path=str(d["path"]),
+            serialize=str(d["serialize"]),
+            bias_core_cycles=_finite(d["bias_core_cycles"]),
+            bias_ci95_core_cycles=_finite(d["bias_ci95_core_cycles"]),
+            op_bias_core_cycles={str(k): _finite(v) for k, v in dict(d["op_bias_core_cycles"]).items()},
+            chains=tuple(chains),
+        )
+
+
+#: The most rounds or runs a stored self-test can claim (selftest() allows 1000 and 10**6).
+_COUNT_MAX = 10**6
+
+
+def _count(value: object, name: str) -> int:
+    """A stored count: an int (not a bool) within 0.._COUNT_MAX."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _COUNT_MAX:
+        raise ValueError(f"{name} must be an int from 0 to {_COUNT_MAX}, not {value!r}")
+    return value
+
+
+def _finite(value: object) -> float:
+    """A stored figure: a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, not {type(value).__name__}")
+    try:
+        x = float(value)
+    except OverflowError:
+        raise ValueError(f"{value!r} is too large") from None
+    if not math.isfinite(x):
+        raise ValueError(f"{value!r} is not finite")
+    return x
+
+
+@dataclass(frozen=True)
+class SelfTest:
+    """What :func:`selftest` found: one :class:`PathCheck` per path and mode.
+
+    Attributes:
+        checks: the paths and modes tested.
+        runs: runs per verification measurement.
+        rounds: verification measurements per chain.
+        seconds: how long it took, wall-clock seconds.
+        judged: the serialization modes whose checks decide :attr:`passed`
+            (empty: every mode tested). :func:`selftest` judges the modes it
+            was asked for, and, asked for none, measures every mode but
+            judges bench()'s default, ``'lfence'``, the one the goals are
+            stated for: on a guest ``'cpuid'`` is a VM exit before every
+            read, which no correction can make accurate.
+        problem: why the self-test could not run ('' when it ran): the
+            clock's core-cycle rulers disagree, so there is no truth in core
+            cycles to check against. It then has no checks and fails.
+    """
+
+    checks: tuple[PathCheck, ...]
+    runs: int = 1000
+    rounds: int = 6
+    seconds: float = 0.0
+    judged: tuple[str, ...] = ()
+    problem: str = ""
+
+    def is_judged(self, check: PathCheck) -> bool:
+        """Whether `check`'s mode decides :attr:`passed`."""
+        return not self.judged or check.serialize in self.judged
+
+    @property
+    def passed(self) -> bool:
+        """Whether it ran and every judged path and mode met the goals."""
+        return not self.problem and all(c.passed for c in self.checks if self.is_judged(c))
+
+    def lines(self) -> list[str]:
+        """The report, one line per path and mode, after a heading line."""
+        head = (
+            f"self-test: harness bias on the known-cost chains (estimate - truth, "
+            f"core cycles, +-95%), corrected and re-checked ({self.rounds} x {self.runs} runs "
+            f"per chain, {self.seconds:.1f} s): {'PASS' if self.passed else 'FAIL'}"
+        )
+        if self.problem:  # its gist: the clock's line says the rest
+            return [f"self-test: FAIL, not run: {self.problem.split(':', 1)[0]} (no truth in core cycles "
+                    "to check the harness against)"]
+        if self.judged and any(not self.is_judged(c) for c in self.checks):
+            head += f" (judged on serialize={', '.join(self.judged)}; the other modes are reported)"
+        return [head] + ["  " + c.line() + ("" if self.is_judged(c) else " (reported, not judged)")
+                         for c in self.checks]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "rounds": self.rounds,
+            "seconds": self.seconds,
+            "passed": self.passed,
+            "judged": list(self.judged),
+            "checks": [c.to_dict() for c in self.checks],
+            **({"problem": self.problem} if self.problem else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SelfTest:
+        return cls(
+            checks=tuple(PathCheck.from_dict(c) for c in d.get("checks", [])),
+            runs=_count(d.get("runs", 0), "runs"),
+            rounds=_count(d.get("rounds", 0), "rounds"),
+            seconds=_finite(d.get("seconds", 0.0)),
+            judged=_modes(d.get("judged", [])),
+            problem=_text(d.get("problem", ""), "problem"),
+        )
+
+
+def _text(value: object, name: str) -> str:
+    """A stored sentence: a str of at most 2,000 characters."""
+    if not isinstance(value, str) or len(value) > 2000:
+        raise ValueError(f"{name} must be a str of at most 2000 characters, not {value!r:.80}")
+    return value
+
+
+def _modes(value: object) -> tuple[str, ...]:
+    """A stored list of serialization modes, checked."""
+    if not isinstance(value, list) or not all(isinstance(m, str) and m in SERIALIZE_MODES for m in value):
+        raise ValueError(f"judged must be a list of serialization modes ({', '.join(SERIALIZE_MODES)}), "
+                         f"not {value!r}")
+    return tuple(value)

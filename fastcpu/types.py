@@ -1,0 +1,43 @@
+"""The record types fastcpu's functions return, for annotations and
+``isinstance``: what ``fastcpu.check()``, ``read()``, ``method_code()``,
+``compare()``, ``compare_ab()``, ``seed_table()``, ``selftest()`` and a
+result's ``stability`` give back, and the parts of a ``Clock``.
+
+The types users construct or meet first (``BenchResult``, ``DiffResult``,
+``Results``, ``Clock``, ``MethodInfo``) stay at the top, ``fastcpu.X``; these
+were there too before 0.6.0 and still answer there, deprecated.
+"""
+
+from __future__ import annotations
+
+from ._ab import ABComparison, ABRow
+from ._chains import ChainInfo
+from ._check import Agreement, AgreementTable, Reference
+from ._clock import CounterUnits, Rulers
+from ._compare import ComparisonTable
+from ._read import CpuReading
+from ._seed_table import SeedRow, SeedTable
+from ._selftest_report import ChainCheck, PathCheck, SelfTest
+from ._show import CodeBlock, MethodCode
+from ._stability import Stability
+
+__all__ = [
+    "ABComparison",
+    "ABRow",
+    "Agreement",
+    "AgreementTable",
+    "ChainCheck",
+    "ChainInfo",
+    "CodeBlock",
+    "ComparisonTable",
+    "CounterUnits",
+    "CpuReading",
+    "MethodCode",
+    "PathCheck",
+    "Reference",
+    "Rulers",
+    "SeedRow",
+    "SeedTable",
+    "SelfTest",
+    "Stability",
+]
