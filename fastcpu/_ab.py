@@ -21,17 +21,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from . import _display
+from ._args import UNITS
 from ._bench_result import BenchResult
 from ._machine_results import Results, Source, as_results
+from ._statistics import statistic
 
 __all__ = ["compare_ab", "ABRow", "ABComparison", "AB_UNITS"]
 
-#: unit name -> (what the figures are in, BenchResult attribute of the
-#: estimate, of its 95% half-width).
-AB_UNITS = {
-    "ns": ("ns", "estimate_ns", "estimate_ci95_ns"),
-    "cycles": ("core cycles", "estimate_core_cycles", "estimate_ci95_core_cycles"),
-}
+#: The units an A/B comparison is made in (a unit of ``_args.UNITS`` by
+#: its short name -> the unit): not TSC ticks, which differ between hosts.
+AB_UNITS = {u.short: u for u in UNITS.values() if u.name != "ticks"}
+#: The figure compared: the cost fastcpu recommends.
+_COST = statistic("estimate")
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,9 @@ class ABRow:
 
 
 def _row(method: str, ra: BenchResult, rb: BenchResult, unit: str) -> ABRow:
-    _, est, ci = AB_UNITS[unit]
-    a, a_ci, b, b_ci = getattr(ra, est), getattr(ra, ci), getattr(rb, est), getattr(rb, ci)
+    u = AB_UNITS[unit].name
+    a, a_ci = _COST.value(ra, u), _COST.half_width(ra, u)
+    b, b_ci = _COST.value(rb, u), _COST.half_width(rb, u)
     diff_ci = math.hypot(a_ci, b_ci)
     diff = b - a
     if abs(a) > a_ci and a != 0:
@@ -102,7 +104,7 @@ class ABComparison(Sequence[ABRow]):
         return self.rows[key]
 
     def __str__(self) -> str:
-        what = AB_UNITS[self.unit][0]
+        what = AB_UNITS[self.unit].words
         w = max([len("METHOD")] + [len(r.method) for r in self.rows])
         lines = [
             f"A: {self.a_name}",
@@ -133,7 +135,7 @@ class ABComparison(Sequence[ABRow]):
     def __repr__(self) -> str:
         """One line: how many methods, the unit, the verdicts, B and A."""
         one = _display.one_line
-        return (f"<fastcpu.types.ABComparison: {len(self)} methods in {AB_UNITS[self.unit][0]} "
+        return (f"<fastcpu.types.ABComparison: {len(self)} methods in {AB_UNITS[self.unit].words} "
                 f"({self._verdict_counts()}), B={one(repr(self.b_name), 60)} "
                 f"vs A={one(repr(self.a_name), 60)}>")
 
@@ -141,7 +143,7 @@ class ABComparison(Sequence[ABRow]):
         """The comparison as an HTML table, for Jupyter: A's and B's estimates,
         B - A and B / A with their 95% half-widths, and the verdict."""
         d = _display
-        what = AB_UNITS[self.unit][0]
+        what = AB_UNITS[self.unit].words
         rows = [
             [r.method, d.plus_minus(r.a, r.a_ci95), d.plus_minus(r.b, r.b_ci95),
              d.plus_minus(r.difference, r.difference_ci95),
@@ -190,7 +192,8 @@ def compare_ab(a: Source, b: Source, *, unit: str = "ns") -> ABComparison:
     """
     if not isinstance(unit, str):
         raise TypeError(f"unit must be a str ('ns' or 'cycles'), not {type(unit).__name__}")
-    unit = "cycles" if unit == "core_cycles" else unit
+    if unit not in AB_UNITS and unit in UNITS and unit != "ticks":
+        unit = UNITS[unit].short  # 'core_cycles', the unit's name, is 'cycles' here
     if unit not in AB_UNITS:
         raise ValueError(f"unknown unit {unit!r} for an A/B comparison: use 'ns' or 'cycles' "
                          "(TSC ticks differ between hosts)")

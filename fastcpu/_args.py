@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from . import _core
 
@@ -21,6 +22,7 @@ __all__ = [
     "COUNTERS",
     "CLOCKS",
     "UNITS",
+    "Unit",
     "check_int",
     "check_serialize",
     "check_counter",
@@ -42,11 +44,31 @@ SERIALIZE_MODES: tuple[str, ...] = _core.SERIALIZE_MODES
 COUNTERS: tuple[str, ...] = ("tsc", "pmu")
 #: The old name of COUNTERS (from when ``bench(counter=)`` was ``clock=``).
 CLOCKS: tuple[str, ...] = COUNTERS
-#: The units a figure can be shown in: TSC ticks (the counter's own units
-#: for a PMU result), nanoseconds, core cycles.
-UNITS: tuple[str, ...] = ("ticks", "ns", "core_cycles")
-#: What a caller may write for each unit (``'cycles'`` is short for core cycles).
-_UNIT_ALIASES = {"ticks": "ticks", "ns": "ns", "cycles": "core_cycles", "core_cycles": "core_cycles"}
+@dataclass(frozen=True)
+class Unit:
+    """A unit a figure can be shown in: the package's one unit table.
+
+    Attributes:
+        name: the key and column suffix (``best_core_cycles``).
+        words: how a sentence, a header or an axis says it.
+        short: what a user writes (``--unit cycles``) and a narrow column head.
+    """
+
+    name: str
+    words: str
+    short: str
+
+
+#: The units a figure can be shown in: TSC ticks (the counter's own units;
+#: core cycles for a PMU result), nanoseconds, core cycles. Every table,
+#: plot, export and argument check reads this.
+UNITS: dict[str, Unit] = {u.name: u for u in (
+    Unit("ticks", "TSC ticks", "ticks"),
+    Unit("ns", "ns", "ns"),
+    Unit("core_cycles", "core cycles", "cycles"),
+)}
+#: What a caller may write for each unit: its name or its short form.
+_UNIT_ALIASES = {**{u.short: u.name for u in UNITS.values()}, **{u.name: u.name for u in UNITS.values()}}
 
 
 def check_int(name: str, value: object, low: int, high: int) -> int:
@@ -166,10 +188,12 @@ def check_method_names(
 
 def check_unit(unit: object) -> str:
     """The unit `unit` names, as one of ``UNITS`` (``'cycles'`` is ``'core_cycles'``)."""
+    shorts = ", ".join(u.short for u in UNITS.values())
     if not isinstance(unit, str):
-        raise TypeError(f"unit must be a str (ticks, ns or cycles), not {type(unit).__name__}")
+        either = " or ".join(shorts.rsplit(", ", 1))
+        raise TypeError(f"unit must be a str ({either}), not {type(unit).__name__}")
     if unit not in _UNIT_ALIASES:
-        raise ValueError(f"unknown unit {unit!r}: use one of ticks, ns, cycles")
+        raise ValueError(f"unknown unit {unit!r}: use one of {shorts}")
     return _UNIT_ALIASES[unit]
 
 

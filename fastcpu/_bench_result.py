@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _display, _estimate
+from . import _display, _estimate, _statistics
+from ._args import UNITS
 from ._clock import Clock, CounterUnits
 from ._stability import Stability, assess
 
@@ -141,27 +142,15 @@ class _Estimated:
         """How many runs (pairs) migrated to another CPU."""
         return int(np.count_nonzero(self.migrated))
 
-    @property
-    def estimate_ns(self) -> float:
-        """:attr:`estimate` in nanoseconds."""
-        return self.ticks_to_ns(self.estimate)
-
-    @property
-    def estimate_core_cycles(self) -> float:
-        """:attr:`estimate` in core cycles."""
-        return self.ticks_to_core_cycles(self.estimate)
-
-    @property
-    def estimate_ci95_ns(self) -> float:
-        """:attr:`estimate_ci95` in nanoseconds."""
-        return self.ticks_to_ns(self.estimate_ci95)
-
-    @property
-    def estimate_ci95_core_cycles(self) -> float:
-        """:attr:`estimate_ci95` in core cycles, widened by what the
-        conversion's own uncertainty (:attr:`cycles_per_tick_ci95`, the core
-        clock's movement across the measurement) does to the estimate."""
-        return self.ticks_to_core_cycles(self.estimate_ci95) + abs(self.estimate) * self.cycles_per_tick_ci95
+    def __getattr__(self, name: str) -> float:
+        """``NAME_ns``, ``NAME_core_cycles``, ``NAME_ci95_ns`` and
+        ``NAME_ci95_core_cycles`` of every statistic of ``_statistics.STATISTICS``
+        (``best_ns``, ``estimate_ci95_core_cycles``): the statistic in that unit,
+        converted with this result's clock; a half-width in core cycles is
+        widened by what :attr:`cycles_per_tick_ci95` does to the value."""
+        if name.startswith("__"):  # copy, pickle and friends probe for dunders
+            raise AttributeError(name)
+        return _statistics.attribute(self, name)
 
     # ---- how a result shows itself (repr, and HTML in a notebook) ----
 
@@ -186,24 +175,31 @@ class _Estimated:
         """Each caveat's gist (up to its colon) for a one-line repr; '' when none."""
         return "".join(f"; {_display.one_line(c.split(':', 1)[0], 80)}" for c in self.caveats)
 
+    def _units(self) -> list[str]:
+        """The units of the HTML table: the counter's counts (TSC ticks; none
+        apart for a PMU counter, whose count is a core cycle), ns, core cycles."""
+        return [u for u in UNITS if u != "ticks" or self.counter == "tsc"]
+
     def _units_columns(self) -> list[str]:
-        """The unit columns of the HTML table: the counter's counts (TSC
-        ticks; none apart for a PMU counter, whose count is a core cycle),
-        ns, core cycles."""
-        return (["TSC ticks"] if self.counter == "tsc" else []) + ["ns", "core cycles"]
+        return [UNITS[u].words for u in self._units()]
 
-    def _in_units(self, counts: float, ns: float, core_cycles: float) -> list[float]:
-        return ([counts] if self.counter == "tsc" else []) + [ns, core_cycles]
-
-    def _estimate_rows(self) -> list[list[object]]:
-        """The HTML rows of the estimate: value +- 95% and the interval, in every unit."""
-        value = self._in_units(self.estimate, self.estimate_ns, self.estimate_core_cycles)
-        half = self._in_units(self.estimate_ci95, self.estimate_ci95_ns, self.estimate_ci95_core_cycles)
-        return [
-            [f"estimate ({self.estimator}) \u00b1 95%",
-             *(_display.plus_minus(v, h) for v, h in zip(value, half))],
-            ["95% interval", *(_display.interval(v, h) for v, h in zip(value, half))],
-        ]
+    def _statistic_rows(self) -> list[list[object]]:
+        """The HTML rows of each statistic shown there: one with an interval
+        as value +- 95% and the interval, one without as its value, in every unit."""
+        rows: list[list[object]] = []
+        for s in _statistics.shown_in("html"):
+            if not s.applies_to(self):
+                continue
+            value = [s.value(self, u) for u in self._units()]
+            if not s.has_interval:
+                rows.append([f"{s.name} (above empty)", *(f"{v:.2f}" for v in value)])
+                continue
+            half = [s.half_width(self, u) for u in self._units()]
+            label = f"{s.name} ({self.estimator})" if s.name == "estimate" else s.name
+            rows.append([f"{label} \u00b1 95%", *(_display.plus_minus(v, h) for v, h in zip(value, half))])
+            rows.append([f"{s.name} 95% interval" if s.name != "estimate" else "95% interval",
+                         *(_display.interval(v, h) for v, h in zip(value, half))])
+        return rows
 
     def _correction_words(self) -> str:
         """The harness-bias correction, and the interval's two parts."""
@@ -392,31 +388,29 @@ class BenchResult(_Estimated):
                                    harness_bias_ci95_core_cycles=ci95_core_cycles,
                                    clock=None)  # not the deprecated alias's value
 
-    @property
-    def best_ns(self) -> float:
-        """``best`` in nanoseconds."""
-        return self.ticks_to_ns(self.best)
-
-    @property
-    def median_ns(self) -> float:
-        """``median`` in nanoseconds."""
-        return self.ticks_to_ns(self.median)
-
-    @property
-    def best_core_cycles(self) -> float:
-        """``best`` in core cycles."""
-        return self.ticks_to_core_cycles(self.best)
-
-    @property
-    def median_core_cycles(self) -> float:
-        """``median`` in core cycles."""
-        return self.ticks_to_core_cycles(self.median)
-
     # ---- the recommended estimate (computed on first access) ----
 
     @functools.cached_property
     def _recommended(self) -> _estimate.Estimate:
         return _estimate.recommend(self.raw, self.empty, self.step, self.unroll, self.migrated)
+
+    @functools.cached_property
+    def _paired_mean(self) -> _estimate.Estimate:
+        if self._recommended.estimator == "paired_mean":
+            return self._recommended
+        return _estimate.paired_mean(self.raw, self.empty, self.step, self.unroll, self.migrated)
+
+    @property
+    def paired_mean(self) -> float:
+        """The fenced mean of the paired differences raw[i] - empty[i] per copy,
+        in TSC ticks (core cycles with a PMU counter), uncorrected: the estimator
+        ``'paired_mean'``, whichever :attr:`estimator` is recommended."""
+        return self._paired_mean.ticks
+
+    @property
+    def paired_mean_ci95(self) -> float:
+        """The 95% half-width of :attr:`paired_mean`, TSC ticks per copy."""
+        return self._paired_mean.ci95_ticks
 
     @property
     def resolution_limited(self) -> bool:
@@ -455,11 +449,7 @@ class BenchResult(_Estimated):
         95% interval, best and median, in TSC ticks, ns and core cycles; the
         harness-bias correction; the warnings."""
         d = _display
-        rows = self._estimate_rows() + [
-            ["best (above empty)", *self._in_units(self.best, self.best_ns, self.best_core_cycles)],
-            ["median (above empty)", *self._in_units(self.median, self.median_ns, self.median_core_cycles)],
-        ]
-        rows[2:] = [[r[0], *(f"{v:.2f}" for v in r[1:])] for r in rows[2:]]
+        rows = self._statistic_rows()
         where = f"pinned to CPU {self.cpu}" if self.cpu is not None else "not pinned"
         facts = (f"{self.runs} runs ({self.runs_used} used by the estimate, {self.migrations} "
                  f"migrated), serialize={self.serialize!r}, unroll={self.unroll}, {where}")
@@ -594,7 +584,7 @@ class DiffResult(_Estimated):
                  f"({self.runs_used} used, {self.migrations} migrated), "
                  f"serialize={self.serialize!r}, {where}")
         return d.block(
-            d.table(["", *self._units_columns()], self._estimate_rows(),
+            d.table(["", *self._units_columns()], self._statistic_rows(),
                     caption=f"fastcpu.DiffResult {self.method}: cost per copy by differencing"),
             d.paragraph(facts),
             d.paragraph("no harness-bias correction: differencing cancels what the harness adds "

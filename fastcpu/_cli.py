@@ -296,7 +296,7 @@ def _load_all(paths: Sequence[str]) -> list[Results]:
 
 
 #: --unit choices: the units, with core cycles written "cycles".
-_UNITS = tuple("cycles" if u == "core_cycles" else u for u in UNITS)
+_UNITS = tuple(u.short for u in UNITS.values())
 #: compare --format choices.
 COMPARE_FORMATS = ("table", "json", "csv")
 

@@ -28,32 +28,32 @@ import io
 import json
 import math
 import os
-import statistics
 import textwrap
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from . import _display
+from ._args import UNITS as UNIT_TABLE
 from ._args import check_choice, check_unit
-from ._estimate import paired_mean
-from ._bench_result import BenchResult
 from ._machine_results import Results, Source, as_results
+from ._statistics import shown_in
 
 __all__ = ["compare", "ComparisonTable", "COLUMNS", "STAT_NAMES", "UNITS", "LAYOUTS", "format_comparison",
            "tidy_table"]
 
-#: The statistics of each row, each in every unit of UNITS.
-STAT_NAMES = ("best", "median", "paired_mean", "paired_mean_ci_low", "paired_mean_ci_high")
-#: Column suffix -> how to read it.
-UNITS = {"ticks": "TSC ticks", "ns": "ns", "core_cycles": "core cycles"}
+#: The statistics of each row (``_statistics.shown_in('compare')``), each in
+#: every unit of UNITS, with the ends of its interval where it has one.
+STAT_NAMES = tuple(c[:-1] for s in shown_in("compare") for c in s.columns(""))
+#: Column suffix -> how to read it (the package's one unit table, _args.UNITS).
+UNITS = {u.name: u.words for u in UNIT_TABLE.values()}
 #: The machine's own rulers, repeated on each of its rows: the counter's
 #: granularity (TSC ticks), its core cycles per TSC tick (NaN: unknown there)
 #: and how many dependent ``add $imm`` its core runs per core cycle (folded
 #: at rename above 1.25; NaN: not recorded, files before fastcpu 0.5).
 MACHINE_COLUMNS = ("tsc_granularity_ticks", "clock_core_cycles_per_tick", "immediate_adds_per_core_cycle")
 COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "migrations", "source") + MACHINE_COLUMNS + tuple(
-    f"{stat}_{unit}" for unit in UNITS for stat in STAT_NAMES
+    c for unit in UNITS for s in shown_in("compare") for c in s.columns(unit)
 )
 #: Deprecated column names (the paired mean was called "mean" here) -> today's.
 _OLD_COLUMNS = {f"{old}_{unit}": f"paired_{old}_{unit}"
@@ -186,18 +186,6 @@ def _cell(value: object) -> str:
     return "" if value is None else str(value)
 
 
-_Z95 = statistics.NormalDist().inv_cdf(0.975)
-
-
-def _paired_mean_interval(r: BenchResult, z: float) -> tuple[float, float, float]:
-    """Fenced paired mean, TSC ticks per copy above the empty, and its interval at z."""
-    est = paired_mean(r.raw, r.empty, r.step, r.unroll, r.migrated)
-    if not math.isfinite(est.ci95_ticks):
-        return est.ticks, math.nan, math.nan
-    half = est.ci95_ticks * z / _Z95
-    return est.ticks, est.ticks - half, est.ticks + half
-
-
 def _machine_facts(results: Results) -> dict[str, float]:
     """MACHINE_COLUMNS of one file's clock."""
     clk = results.clock
@@ -216,20 +204,17 @@ def _immediate_add_words(per_cycle: float) -> str:
             else f"add $imm not folded ({per_cycle:.2f} per core cycle)")
 
 
-def _rows(results: Results, z: float, source: str) -> list[dict[str, Any]]:
+def _rows(results: Results, confidence: float, source: str) -> list[dict[str, Any]]:
     rows = []
     for r in results.values():
-        mean, low, high = _paired_mean_interval(r, z)
-        ticks = {"best": r.best, "median": r.median, "paired_mean": mean,
-                 "paired_mean_ci_low": low, "paired_mean_ci_high": high}
         row: dict[str, Any] = _Row({
             "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
             "serialize": r.serialize, "migrations": r.migrations, "source": source,
             **_machine_facts(results),
         })
         for unit in UNITS:
-            for stat, value in ticks.items():
-                row[f"{stat}_{unit}"] = float(r.units.convert(value, unit))
+            for stat in shown_in("compare"):
+                row.update(stat.cells(r, unit, confidence))
         rows.append(row)
     return rows
 
@@ -301,11 +286,10 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
 
 
 def _tidy_rows(resolved: Sequence[tuple[Results, str]], confidence: float) -> list[dict[str, Any]]:
-    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
     names = _unique_names([r for r, _ in resolved])
     rows = []
     for (results, source), name in zip(resolved, names):
-        for row in _rows(results, z, source):
+        for row in _rows(results, confidence, source):
             row["machine"] = name
             rows.append(row)
     return rows

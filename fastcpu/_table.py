@@ -1,4 +1,5 @@
-"""The seed-style BEST/MEDIAN table, in TSC ticks, ns and core cycles."""
+"""The CLI's table: each result's statistics (the seed's BEST and MEDIAN, the
+recommended ESTIMATE), in TSC ticks, ns and core cycles."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterable
 
 from ._clock import Clock
 from ._bench_result import BenchResult
+from ._statistics import Statistic, shown_in
 
 __all__ = ["format_clock", "format_table", "format_warnings"]
 
@@ -32,33 +34,50 @@ def format_clock(clk: Clock) -> str:
     )
 
 
+def _head(s: Statistic) -> tuple[str, list[tuple[str, int]]]:
+    """A statistic's group heading and its (column head, width) pairs: with an
+    interval, ticks +-95% and core cycles; without, ticks, ns and core cycles."""
+    if s.has_interval:
+        return s.heading, [("ticks", 8), ("+-95%", 6), ("cycles", 8)]
+    return s.heading, [("ticks", 9), ("ns", 8), ("cycles", 8)]
+
+
+def _cells(s: Statistic, r: BenchResult) -> list[str]:
+    if s.has_interval:
+        return [f"{s.value(r):8.2f}", f"{s.half_width(r):6.2f}", f"{s.value(r, 'core_cycles'):8.2f}"]
+    return [f"{s.value(r):9.1f}", f"{s.value(r, 'ns'):8.2f}", f"{s.value(r, 'core_cycles'):8.1f}"]
+
+
 def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str, str | None]] = ()) -> str:
-    """Rows of BEST, MEDIAN and the recommended ESTIMATE above the empty
-    sequence, then (name, reason) of what could not run. A ``*`` after a
-    MEDIAN marks a result whose best or median sits within a few clock steps
+    """A row per result: each statistic of ``_statistics.shown_in('table')``
+    (BEST, MEDIAN above the empty sequence, the recommended ESTIMATE) in TSC
+    ticks, ns and core cycles (a statistic with an interval: ticks, its 95%
+    half-width and core cycles), the estimator and the migrated runs; then
+    (name, reason) of what could not run. A ``*`` after the last of the seed's
+    figures marks a result whose best or median sits within a few clock steps
     (resolution limited)."""
     results = list(results)
     missing = list(unavailable)
+    stats = shown_in("table")
+    last_seed = max((i for i, s in enumerate(stats) if s.seed), default=-1)
     w = max([14] + [len(r.method) for r in results] + [len(name) for name, _ in missing])
-    lines = [
-        (
-            f"{'':{w}} {'BEST (above empty)':^27}   {'MEDIAN (above empty)':^27}    "
-            f"{'ESTIMATE (recommended)':^24}"
-        ).rstrip(),
-        (
-            f"{'METHOD':{w}} {'ticks':>9} {'ns':>8} {'cycles':>8}   "
-            f"{'ticks':>9} {'ns':>8} {'cycles':>8}    {'ticks':>8} {'+-95%':>6} {'cycles':>8}"
-            f" {'estimator':11} migrated"
-        ),
-    ]
+
+    def head_gap(i: int) -> str:  # the resolution mark's column follows the last seed figure
+        return " " if i == 0 else "    " if i == last_seed + 1 else "   "
+
+    heads, units = [f"{'':{w}}"], [f"{'METHOD':{w}}"]
+    for i, s in enumerate(stats):
+        heading, cols = _head(s)
+        width = sum(c for _, c in cols) + len(cols) - 1
+        heads.append(head_gap(i) + f"{heading:^{width}}")
+        units.append(head_gap(i) + " ".join(f"{h:>{c}}" for h, c in cols))
+    lines = ["".join(heads).rstrip(), "".join(units) + f" {'estimator':11} migrated"]
     for r in results:
         mark = "*" if r.resolution_limited else " "
-        lines.append(
-            f"{r.method:{w}} {r.best:9.1f} {r.best_ns:8.2f} {r.best_core_cycles:8.1f}   "
-            f"{r.median:9.1f} {r.median_ns:8.2f} {r.median_core_cycles:8.1f}{mark}   "
-            f"{r.estimate:8.2f} {r.estimate_ci95:6.2f} {r.estimate_core_cycles:8.2f} "
-            f"{r.estimator:11} {r.migrations:8d}"
-        )
+        row = [f"{r.method:{w}}"]
+        for i, s in enumerate(stats):
+            row.append((" " if i == 0 else "   ") + " ".join(_cells(s, r)) + (mark if i == last_seed else ""))
+        lines.append("".join(row) + f" {r.estimator:11} {r.migrations:8d}")
     if missing:
         lines.append("")
         lines.append("not available here:")

@@ -3,8 +3,9 @@
 ``to_gbench(results)`` gives the document Google Benchmark writes with
 ``--benchmark_format=json``: one benchmark per method, ``real_time`` and
 ``cpu_time`` the recommended estimate in ns per call, ``iterations`` the
-runs it rests on, and fastcpu's own figures (interval, ticks, core cycles,
-best, median) as extra numeric fields, which Google Benchmark's compare
+runs it rests on, and fastcpu's own figures (every statistic of
+``_statistics.shown_in('export')`` in every unit, ``NAME_UNIT`` and
+``NAME_ci95_UNIT``) as extra numeric fields, which Google Benchmark's compare
 tool carries along and dashboards that read that format can plot. A method
 timed alone on one thread is on the CPU for all of its wall time, so the two
 times are the same figure.
@@ -23,6 +24,7 @@ from typing import IO, Any
 
 from ._bench_result import BenchResult
 from ._machine_results import Results
+from ._statistics import shown_in
 
 __all__ = ["to_gbench", "write_csv", "CSV_COLUMNS"]
 
@@ -54,14 +56,9 @@ def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
         "cpu_time": r.estimate_ns,
         "time_unit": "ns",
         "label": f"{r.estimator}, serialize={r.serialize}, unroll={r.unroll}",
-        # fastcpu's figures, each unit in its name
-        "ci95_ns": r.estimate_ci95_ns,
-        "estimate_ticks": r.estimate,
-        "ci95_ticks": r.estimate_ci95,
-        "estimate_core_cycles": r.estimate_core_cycles,
-        "ci95_core_cycles": r.estimate_ci95_core_cycles,
-        "best_ticks": r.best,
-        "median_ticks": r.median,
+        # fastcpu's figures (every statistic of _statistics.shown_in('export')),
+        # each unit in its name
+        **{k: v for s in shown_in("export") for k, v in s.figures(r).items()},
         "runs": r.runs,
         "migrated_runs": r.migrations,
     })
@@ -108,18 +105,14 @@ def to_gbench(results: Results) -> dict[str, Any]:
 
 
 #: The CSV's columns, units in their names.
-CSV_COLUMNS = (
-    "machine", "method", "runs", "runs_used", "unroll", "serialize", "estimator",
-    "estimate_ticks", "ci95_ticks", "estimate_ns", "ci95_ns",
-    "estimate_core_cycles", "ci95_core_cycles", "best_ticks", "median_ticks",
-    "migrated_runs", "tsc_hz", "tsc_step_ticks", "cycles_per_tick",
-)
+_CSV_FIRST = ("machine", "method", "runs", "runs_used", "unroll", "serialize", "estimator")
+_CSV_LAST = ("migrated_runs", "tsc_hz", "tsc_step_ticks", "cycles_per_tick")
+CSV_COLUMNS = _CSV_FIRST + tuple(n for s in shown_in("export") for n in s.figure_names()) + _CSV_LAST
 
 
 def _csv_row(machine: str, r: BenchResult) -> list[object]:
     return [machine, r.method, r.runs, r.runs_used, r.unroll, r.serialize, r.estimator,
-            r.estimate, r.estimate_ci95, r.estimate_ns, r.estimate_ci95_ns,
-            r.estimate_core_cycles, r.estimate_ci95_core_cycles, r.best, r.median,
+            *(v for s in shown_in("export") for v in s.figures(r).values()),
             r.migrations, r.tsc_hz, r.tsc_step_ticks, r.cycles_per_tick]
 
 

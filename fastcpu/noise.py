@@ -62,7 +62,7 @@ import numpy as np
 
 from ._args import RUNS_MAX, UNROLL_MAX, check_int
 from ._clock import Clock
-from ._estimate import paired_mean
+from ._statistics import STATISTICS, statistic
 from ._bench_result import BenchResult
 
 __all__ = [
@@ -418,8 +418,7 @@ def paired_mean_ticks(result: BenchResult) -> float:
     the interrupts' variance.
     """
     _check_result("result", result)
-    return paired_mean(result.raw, result.empty, result.step, result.unroll,
-                       result.migrated).ticks
+    return statistic("paired_mean").counts(result)
 
 
 class _Estimates(dict):  # type: ignore[type-arg]
@@ -437,8 +436,10 @@ class _Estimates(dict):  # type: ignore[type-arg]
 def estimates(result: BenchResult) -> dict[str, float]:
     """best, median, mean and paired_mean of one result, TSC ticks per copy above the empty."""
     _check_result("result", result)
-    return _Estimates(best=result.best, median=result.median, mean=mean_ticks(result),
-                      paired_mean=paired_mean_ticks(result))
+    # the declared statistics it compares (_statistics), and the plain mean, which is none
+    declared = {s.name: s.counts(result) for s in STATISTICS if s.name in RECOVERY_ESTIMATORS}
+    return _Estimates({name: declared[name] if name in declared else mean_ticks(result)
+                       for name in ("best", "median", "mean", "paired_mean")})
 
 
 _STATISTICS: dict[str, Callable[[np.ndarray], Any]] = {

@@ -36,7 +36,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MultipleLocator, NullFormatter, NullLocator
 
+from ._args import UNITS as UNIT_TABLE
 from ._args import check_method_names, check_unit
+from ._statistics import statistic
 from ._methods import method_info
 from ._bench_result import BenchResult
 from ._machine_results import Results, Source, as_results
@@ -45,12 +47,8 @@ from ._seed_table import read_published
 __all__ = ["counts", "distributions", "ecdf", "ecdf_groups", "ecdf_machines", "machines", "published",
            "method_group", "is_slow", "GROUPS", "UNITS"]
 
-#: unit -> axis label of a per-run quantity in that unit.
-UNITS = {
-    "ticks": "TSC ticks per run (harness included)",
-    "ns": "ns per run (harness included)",
-    "core_cycles": "core cycles per run (harness included)",
-}
+#: unit -> axis label of a per-run quantity in that unit (_args.UNITS's words).
+UNITS = {u.name: f"{u.words} per run (harness included)" for u in UNIT_TABLE.values()}
 _SLOW_RATIO = 5.0
 
 
@@ -182,7 +180,6 @@ def method_group(name: str) -> str:
 
 # -- units, steps and the step grid ------------------------------------------------
 
-_UNIT_SHORT = {"ticks": "ticks", "ns": "ns", "core_cycles": "core cycles"}
 
 
 def _scale(r: BenchResult, unit: str) -> float:
@@ -324,7 +321,7 @@ def counts(
     if beyond:
         # Under the x axis label, outside the axes: nothing drawn can sit there.
         ax.annotate(f"{beyond} {'run' if beyond == 1 else 'runs'} > {high_x:.{_decimals(high_x)}f} "
-                    f"{_UNIT_SHORT[unit]}\nnot shown", xy=(1.0, 0.0),
+                    f"{UNIT_TABLE[unit].words}\nnot shown", xy=(1.0, 0.0),
                     xycoords=("axes fraction", ax.xaxis.label), xytext=(0, -2),
                     textcoords="offset points", ha="right", va="top", fontsize="small",
                     annotation_clip=False)
@@ -375,7 +372,7 @@ def distributions(
         ax.set_visible(False)
     if isinstance(results, Results):
         runs = sorted({r.runs for r in chosen})
-        what = {"ticks": "raw TSC ticks", "ns": "ns", "core_cycles": "core cycles"}[unit]
+        what = ("raw " if unit == "ticks" else "") + UNIT_TABLE[unit].words
         fig.suptitle(_wrap_title(f"{results.name}\n{what} per run, exact counts "
                                  f"({'/'.join(map(str, runs))} runs, serialize={results.serialize})",
                                  width - 0.3, 12))
@@ -703,8 +700,8 @@ def published(
                 if method not in res:
                     continue
                 r = res[method]
-                v, half = ((r.estimate_core_cycles, r.estimate_ci95_core_cycles) if unit == "core_cycles"
-                           else (r.estimate_ns, r.estimate_ci95_ns))
+                cost = statistic("estimate")  # the cost figure, as everywhere
+                v, half = cost.value(r, unit), cost.half_width(r, unit)
                 bars = ax.errorbar([v], [y + offsets[len(here) + i]],
                                    xerr=[[half], [half]] if math.isfinite(half) else None,
                                    fmt=_MARKERS[i % len(_MARKERS)], color=colors[i], alpha=0.75,
@@ -712,7 +709,7 @@ def published(
                 bars.lines[0].set_gid(f"measured|{method}|{res.name}")
         ax.set_xscale("symlog", linthresh=1)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_xlabel(_UNIT_SHORT[unit] + " per call, symmetric log scale")
+        ax.set_xlabel(UNIT_TABLE[unit].words + " per call, symmetric log scale")
         ax.set_title("figures published in core cycles" if unit == "core_cycles"
                      else "figures published in ns or us", fontsize="medium")
         ax.grid(axis="x", alpha=0.3)

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("core wrapper", ["_affinity", "_machine", "_chains", "_norseq", "_methods", "_clock", "_bracket", "_harness", "_read",
                       "_getcpu", "_elf", "_show", "_check"]),
     ("file codec", ["_atomicfile", "_json_document"]),
-    ("results", ["_display", "_blocks", "_estimate", "_stability", "_bench_result", "_selftest_report", "_table",
+    ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",
                  "_machine_results"]),
     ("measuring", ["_measurement", "_selftest", "_bench", "_measure"]),
     ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "plot"]),

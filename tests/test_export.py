@@ -53,7 +53,7 @@ def test_gbench_times_are_the_recommended_estimate_in_ns(res):
     for b in doc["benchmarks"]:
         r = res[b["name"]]
         assert b["real_time"] == b["cpu_time"] == pytest.approx(r.estimate_ns)
-        assert b["ci95_ns"] == pytest.approx(r.estimate_ci95_ns)
+        assert b["estimate_ci95_ns"] == pytest.approx(r.estimate_ci95_ns)
         assert b["estimate_core_cycles"] == pytest.approx(r.estimate_core_cycles)
         assert b["iterations"] == r.runs_used
     assert doc["context"]["tsc_hz"] == res.clock.tsc_hz
@@ -86,7 +86,7 @@ def test_csv_has_one_row_per_machine_and_method_with_units_named(res):
         r = res[row["method"]]
         assert row["machine"] == "export test"
         assert float(row["estimate_ns"]) == pytest.approx(r.estimate_ns)
-        assert float(row["ci95_core_cycles"]) == pytest.approx(r.estimate_ci95_core_cycles)
+        assert float(row["estimate_ci95_core_cycles"]) == pytest.approx(r.estimate_ci95_core_cycles)
         assert int(row["runs"]) == r.runs
 
 
