@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -449,8 +449,15 @@ def ecdf(
     return ax
 
 
+#: The title a group's trap-scale methods get on a panel of their own.
+SLOW_PANEL = "{group}: trap and system-call scale"
+
+
 def _panels(chosen: list[BenchResult]) -> list[tuple[str, list[BenchResult]]]:
-    """`chosen` by :func:`method_group`, in :data:`GROUPS` order, a group of more than
+    """`chosen` by :func:`method_group`, in :data:`GROUPS` order; in each group the
+    trap- and system-call-scale methods (:func:`is_slow`) on a panel of their own
+    (``SLOW_PANEL``), so that a trapped SIDT's thousands of ticks do not squeeze a
+    2-tick difference between instructions against the axis; a part of more than
     ``_PANEL_MAX`` split evenly ("models, 1 of 2")."""
     by_group: dict[str, list[BenchResult]] = {}
     for r in chosen:
@@ -458,10 +465,14 @@ def _panels(chosen: list[BenchResult]) -> list[tuple[str, list[BenchResult]]]:
     panels = []
     for group in (*GROUPS, _OTHER):
         members = by_group.get(group, [])
-        parts = -(-len(members) // _PANEL_MAX)
-        for i in range(parts):
-            part = members[i * len(members) // parts:(i + 1) * len(members) // parts]
-            panels.append((group if parts == 1 else f"{group}, {i + 1} of {parts}", part))
+        fast = [r for r in members if not is_slow(r)]
+        slow = [r for r in members if is_slow(r)]
+        for title, part in ((group, fast), (SLOW_PANEL.format(group=group), slow)):
+            if part:
+                pieces = -(-len(part) // _PANEL_MAX)
+                for i in range(pieces):
+                    piece = part[i * len(part) // pieces:(i + 1) * len(part) // pieces]
+                    panels.append((title if pieces == 1 else f"{title}, {i + 1} of {pieces}", piece))
     return panels
 
 
@@ -475,9 +486,10 @@ def ecdf_groups(
     ncols: int = 2,
 ) -> Figure:
     """:func:`ecdf` in panels, one per group of methods (:func:`method_group`: instructions,
-    library calls, models, kernel entries and comparison costs, then any others), at most
-    10 methods to a panel so that each curve has its own colour; each panel has the pooled
-    empty sequence dashed, its own x axis, and its legend to its right."""
+    library calls, models, kernel entries and comparison costs, then any others), the
+    group's trap- and system-call-scale methods (:func:`is_slow`) on a panel of their own,
+    at most 10 methods to a panel so that each curve has its own colour; each panel has
+    the pooled empty sequence dashed, its own x axis, and its legend to its right."""
     unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     _check_options(None, log_x)
@@ -634,6 +646,13 @@ def machines(
 
 _PUBLISHED_UNITS = {"core cycles": ("core_cycles", 1.0), "ns": ("ns", 1.0), "us": ("ns", 1000.0)}
 _MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
+#: How a published machine's posts are told apart: open, filled, half-filled.
+_FILLS = ("none", "full", "left", "bottom")
+
+
+def _post(row: Mapping[str, str]) -> str:
+    """Which post a published figure comes from, briefly: its date, else its source's head."""
+    return row.get("date") or row["source"].split(",")[0][:40]
 
 
 def published(
@@ -672,30 +691,39 @@ def published(
     if not order:
         raise ValueError("nothing to plot: no method with a published figure was measured "
                          "in these sources")
-    # value per (method, unit, published machine), each once (a row posted twice counts once)
-    pub: dict[tuple[str, str], dict[str, list[float]]] = {}
+    # value per (method, unit, published series), each once (a row posted twice counts once);
+    # a series is one machine in one post: the same machine in two posts (dean gaudet's
+    # P4 in take 2 and in the follow-up of 01-08) is two series, told apart by the fill
+    pub: dict[tuple[str, str], dict[tuple[str, str], list[float]]] = {}
     for row in matched:
         unit, factor = _PUBLISHED_UNITS[row["unit"]]
-        values = pub.setdefault((row["fastcpu_method"], unit), {}).setdefault(row["machine"], [])
+        series = (row["machine"], _post(row))
+        values = pub.setdefault((row["fastcpu_method"], unit), {}).setdefault(series, [])
         v = float(row["value"]) * factor
         if v not in values:
             values.append(v)
-    pub_machines = list(dict.fromkeys(row["machine"] for row in matched
-                                      if row["fastcpu_method"] in order))
-    # published: black, open shapes; measured: coloured, filled shapes
-    pub_marker = {m: _MARKERS[i % len(_MARKERS)] for i, m in enumerate(pub_machines)}
+    pub_series = list(dict.fromkeys((row["machine"], _post(row)) for row in matched
+                                    if row["fastcpu_method"] in order))
+    pub_machines = list(dict.fromkeys(m for m, _ in pub_series))
+    # published: black, a shape per machine, open for its first post, then filled, half...;
+    # measured: coloured, filled shapes
+    shape = {m: _MARKERS[i % len(_MARKERS)] for i, m in enumerate(pub_machines)}
+    fill = {}
+    for m in pub_machines:
+        posts = [p for mm, p in pub_series if mm == m]
+        fill.update({(m, p): _FILLS[k % len(_FILLS)] for k, p in enumerate(posts)})
     colors = _colors(len(loaded))
-    fig, axes = plt.subplots(1, 2, figsize=(14, 0.55 * len(order) * (1 + 0.12 * len(loaded)) + 2.2),
+    fig, axes = plt.subplots(1, 2, figsize=(14, 0.55 * len(order) * (1 + 0.12 * len(loaded)) + 2.6),
                              layout="constrained", sharey=True)
     for ax, unit in zip(axes, ("core_cycles", "ns")):
         for y, method in enumerate(order):
             here = pub.get((method, unit), {})
             slots = len(here) + len(loaded)
             offsets = (np.arange(slots) - (slots - 1) / 2) * min(0.8 / max(slots - 1, 1), 0.16)
-            for k, (machine, values) in enumerate(here.items()):
-                ax.plot(values, [y + offsets[k]] * len(values), pub_marker[machine], color="black",
-                        markerfacecolor="none", markersize=6, linestyle="none",
-                        gid=f"published|{method}|{machine}")
+            for k, ((machine, post), values) in enumerate(here.items()):
+                ax.plot(values, [y + offsets[k]] * len(values), shape[machine], color="black",
+                        fillstyle=fill[(machine, post)], markerfacecoloralt="white", markersize=6,
+                        linestyle="none", gid=f"published|{method}|{machine}|{post}")
             for i, res in enumerate(loaded):
                 if method not in res:
                     continue
@@ -718,15 +746,16 @@ def published(
     axes[0].set_yticks(range(len(order)), order)
     axes[0].set_ylim(len(order) - 0.5, -0.5)
     axes[0].set_ylabel("method")
-    handles = [Line2D([], [], marker=pub_marker[m], color="black", markerfacecolor="none",
-                      linestyle="none",
-                      label=f"published: {m}")
-               for m in pub_machines]
+    several = {m for m in pub_machines if sum(mm == m for mm, _ in pub_series) > 1}
+    handles = [Line2D([], [], marker=shape[m], color="black", fillstyle=fill[(m, p)],
+                      markerfacecoloralt="white", linestyle="none",
+                      label=f"published: {m}" + (f" ({p})" if m in several else ""))
+               for m, p in pub_series]
     handles += [Line2D([], [], marker=_MARKERS[i % len(_MARKERS)], color=c, alpha=0.75,
                        label=f"{res.name}: estimate \u00b1 95% interval")
                 for i, (res, c) in enumerate(zip(loaded, colors))]
     # The title heads the legend (see machines()).
-    fig.legend(handles=handles, loc="outside upper center", ncol=2, frameon=False, fontsize="small",
+    fig.legend(handles=handles, loc="outside upper center", ncol=3, frameon=False, fontsize="small",
                title="Published figures against each source's recommended estimate, per call",
                title_fontproperties={"size": "large"})
     return fig

@@ -88,7 +88,10 @@ def test_distributions_one_panel_per_method(results):
 
 
 def test_ecdf_overlays_methods_and_the_empty_floor(results):
-    ax = plot.ecdf(results, unit="ns")
+    # by default a trap-scale method gets a panel of its own; named, they share one
+    assert [a.get_title() for a in plot.ecdf(results, unit="ns").figure.axes if a.get_visible()] == [
+        "other", "other: trap and system-call scale"]
+    ax = plot.ecdf(results, ["fast", "trap"], unit="ns")
     labels = [line.get_label() for line in ax.lines]
     assert labels == ["empty sequence", "fast", "trap"]
     for line in ax.lines:
@@ -259,10 +262,15 @@ def test_ecdf_of_every_method_draws_one_panel_per_group_legends_outside(every_me
     ax = plot.ecdf(every_method, unit="ns")
     fig = ax.figure
     panels = [a for a in fig.axes if a.get_visible()]
-    sizes = {g: sum(plot.method_group(m) == g for m in CATALOG) for g in plot.GROUPS}
-    assert len(panels) == sum(math.ceil(n / 10) for n in sizes.values()) == 5  # models: 2 of 10
-    assert [a.get_title() for a in panels] == ["instructions", "library calls", "models, 1 of 2",
-                                               "models, 2 of 2", "kernel entries and comparison costs"]
+    # each group's instruction-scale methods, then its trap-scale ones apart, 10 at most a panel
+    expected = []
+    for g in plot.GROUPS:
+        for title, slow in ((g, False), (plot.SLOW_PANEL.format(group=g), True)):
+            n = sum(plot.method_group(m) == g and plot.is_slow(every_method[m]) == slow for m in CATALOG)
+            parts = math.ceil(n / 10)
+            expected += [title] if parts == 1 else [f"{title}, {i + 1} of {parts}" for i in range(parts)]
+    assert [a.get_title() for a in panels] == expected
+    assert "instructions: trap and system-call scale" in expected  # the fixture has both kinds
     drawn = []
     for a in panels:
         methods = [line.get_label() for line in a.lines if line.get_label() != "empty sequence"]
@@ -277,7 +285,7 @@ def test_ecdf_of_every_method_draws_one_panel_per_group_legends_outside(every_me
     assert sorted(drawn) == sorted(CATALOG)  # each method in exactly one panel
     # BenchResults given one by one (a generator, read once) are grouped the same way
     fig = plot.ecdf(iter(every_method.values())).figure
-    assert len([a for a in fig.axes if a.get_visible()]) == 5
+    assert len([a for a in fig.axes if a.get_visible()]) == len(expected)
     assert len(plot.ecdf_groups(every_method, ["gdt", "vdso"], ncols=1).axes) == 2
 
 
@@ -414,7 +422,7 @@ def test_published_plots_each_published_figure_against_each_machine_estimate(two
         if method not in ("gdt", "syscall", "rseq"):
             continue
         ax = cycles if row["unit"] == "core cycles" else ns
-        line = by_gid[(ax, f"published|{method}|{row['machine']}")]
+        line = by_gid[(ax, f"published|{method}|{row['machine']}|{plot._post(row)}")]
         value = float(row["value"]) * (1000 if row["unit"] == "us" else 1)
         assert value in list(line.get_xdata())
     for ax, attr in ((cycles, "_core_cycles"), (ns, "_ns")):
@@ -433,11 +441,51 @@ def test_published_plots_each_published_figure_against_each_machine_estimate(two
     assert any(len(c.lines[2]) for c in cycles.containers)
 
 
+def test_published_tells_one_machines_posts_apart():
+    # dean gaudet's P4 (and Core 2) in take 2 and in the 01-08 follow-up: two series each,
+    # one shape, told apart by the fill and named by the post, at heights of their own
+    data = Path(__file__).resolve().parent.parent / "data"
+    fig = plot.published(sorted(data.glob("*.json")), ["getcpu_sidt", "vgetcpu26_hit"])
+    legend = {h.get_label(): (h.get_marker(), h.get_fillstyle()) for h in fig.legends[0].legend_handles}
+    for machine in ("P4", "Core 2"):
+        posts = {label: look for label, look in legend.items() if label.startswith(f"published: {machine} (")}
+        assert len(posts) >= 2, legend
+        assert len({m for m, _ in posts.values()}) == 1 and len({f for _, f in posts.values()}) == len(posts)
+    for ax in fig.axes:
+        heights = [y for line in ax.lines if (line.get_gid() or "").startswith("published|")
+                   for y in set(line.get_ydata())]
+        assert len(heights) == len(set(heights))
+
+
 def test_published_takes_methods_and_a_csv(two_machines, tmp_path):
     fig = plot.published(two_machines, ["syscall"])
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["syscall"]
     mine = tmp_path / "mine.csv"
     mine.write_text("source,machine,fastcpu_method,value,unit\nme,box,gdt,7,ns\n")
     fig = plot.published(two_machines, figures=mine)
-    (line,) = [ln for ln in fig.axes[1].lines if ln.get_gid() == "published|gdt|box"]
+    (line,) = [ln for ln in fig.axes[1].lines if ln.get_gid() == "published|gdt|box|me"]
     assert list(line.get_xdata()) == [7.0]
+
+
+def test_a_two_tick_difference_between_instructions_shows_beside_a_trapped_sidt():
+    # the Intel host's shape: a 2-tick lattice, instructions a few ticks apart, SIDT
+    # emulated at thousands of ticks: the instructions' panel must resolve 2 ticks
+    clock = fastcpu.Clock(2.1e9, 2.0, 1.28)
+    rng = np.random.default_rng(7)
+
+    def result(name, ticks):
+        raw = (ticks + 40 + 2 * rng.integers(0, 2, 400)).astype(np.uint64)
+        empty = (40 + 2 * rng.integers(0, 2, 400)).astype(np.uint64)
+        return fastcpu.BenchResult.from_arrays(method=name, serialize="lfence", unroll=1, cpu=None, raw=raw,
+                                               empty=empty, migrated=np.zeros(400, bool), clock=clock)
+
+    res = fastcpu.Results({"rdpid": result("rdpid", 8), "gdt": result("gdt", 10), "sidt": result("sidt", 5000)},
+                          {}, clock, "lfence", "2026-01-01T00:00:00Z", label="intel-shaped")
+    fig = plot.ecdf_groups(res, unit="ticks")
+    fast = next(a for a in fig.axes if a.get_title() == "instructions")
+    slow = next(a for a in fig.axes if a.get_title() == "instructions: trap and system-call scale")
+    assert [ln.get_label() for ln in slow.lines][1:] == ["sidt"]
+    low, high = fast.get_xlim()
+    assert high - low < 40 and fast.get_xscale() == "linear"  # ticks a few apart, not thousands
+    ticks = [t for t in fast.get_xticks() if low <= t <= high]
+    assert len(ticks) >= 3 and min(np.diff(ticks)) <= 10
