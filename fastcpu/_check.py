@@ -4,6 +4,11 @@ The sweep pins the calling thread to each CPU of its affinity mask in turn
 (a CPU it cannot pin to is recorded and skipped, never the end of the sweep),
 reads every CPU-reporting method there and compares the cpu and node with
 glibc's ``sched_getcpu()`` and the getcpu system call, then restores the mask.
+
+Each cell has one of three outcomes (:data:`Outcome`): it agrees, it
+disagrees (the method read a wrong CPU or node), or it is an error (the
+method could not read there, with the reason). An error says nothing about
+the method being right or wrong, so it is never counted as a disagreement.
 """
 
 from __future__ import annotations
@@ -11,19 +16,24 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from . import _core
 from ._affinity import set_affinity
 from ._args import check_cpus, check_method_names
-from ._core import Error, Unsupported
+from ._core import Error
 from ._machine import possible_cpus
 from ._methods import methods, methods_named
 from ._read import CpuReading, failure_reason, read
 
-__all__ = ["check", "AgreementTable", "Agreement", "Reference"]
+__all__ = ["check", "AgreementTable", "Agreement", "Reference", "Outcome"]
 
 #: Rows for fastcpu's own getcpu functions, checked like the methods.
 GETCPU_ROWS = ("getcpu()", "getcpu_node()")
+
+#: What a cell (and a whole table) came to: ``'agree'``, ``'disagree'`` (a
+#: wrong CPU or node was read) or ``'error'`` (nothing could be read).
+Outcome = Literal["agree", "disagree", "error"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +84,8 @@ class Agreement:
         agrees: its cpu equals the pinned CPU, sched_getcpu() and the system
             call's cpu, and its node, when it gives one, the system call's
             (a reference that failed on that CPU is left out: see
-            :attr:`Reference.errors`).
+            :attr:`Reference.errors`). False for an error too: see
+            :attr:`outcome`, which tells the two apart.
     """
 
     method: str
@@ -83,16 +94,25 @@ class Agreement:
     error: str | None
     agrees: bool
 
+    @property
+    def outcome(self) -> Outcome:
+        """``'error'`` when the method could not read, else ``'agree'`` or
+        ``'disagree'`` (it read a wrong CPU or node)."""
+        if self.reading is None:
+            return "error"
+        return "agree" if self.agrees else "disagree"
+
     def __str__(self) -> str:
         if self.reading is None:
-            return "NO (error)"
+            return "error"
         node = "-" if self.reading.node is None else str(self.reading.node)
         return f"{'ok' if self.agrees else 'NO'} {self.reading.cpu}/{node}"
 
 
 @dataclass(frozen=True, eq=False)
 class AgreementTable:
-    """The result of :func:`fastcpu.check`: method x CPU -> agree or not.
+    """The result of :func:`fastcpu.check`: method x CPU -> agree, disagree
+    or error (:attr:`Agreement.outcome`), and the table's :attr:`outcome`.
 
     Attributes:
         cpus: the CPUs checked, in order.
@@ -114,19 +134,58 @@ class AgreementTable:
         """The agreement of `method` on `cpu` (KeyError if not checked)."""
         return self.cells[(method, cpu)]
 
+    def _cells(self, outcome: Outcome) -> list[Agreement]:
+        cells = (self.cells[(m, c)] for m in self.methods for c in self.cpus)
+        return [a for a in cells if a.outcome == outcome]
+
     def disagreements(self) -> list[Agreement]:
-        """Every cell that does not agree, in table order."""
-        return [self.cells[(m, c)] for m in self.methods for c in self.cpus if not self.cells[(m, c)].agrees]
+        """Every cell that read a wrong CPU or node, in table order (a cell
+        that could not read is in :meth:`errors` instead)."""
+        return self._cells("disagree")
+
+    def errors(self) -> list[Agreement]:
+        """Every cell whose method could not read, in table order, each with
+        its reason (:attr:`Agreement.error`)."""
+        return self._cells("error")
+
+    def inconsistent_references(self) -> list[Reference]:
+        """The references, in CPU order, where sched_getcpu() or the system
+        call named another CPU than the pinned one."""
+        return [self.references[c] for c in self.cpus if not self.references[c].consistent]
+
+    @property
+    def outcome(self) -> Outcome:
+        """``'disagree'`` when a method or a reference read a wrong CPU;
+        else ``'error'`` when a cell could not read or no CPU was checked;
+        else ``'agree'``."""
+        if self.disagreements() or self.inconsistent_references():
+            return "disagree"
+        if self.errors() or not self.cpus:
+            return "error"
+        return "agree"
 
     @property
     def all_agree(self) -> bool:
         """At least one CPU was checked, the references agree with each other
-        on each, and every method agrees with them on each."""
-        return (
-            bool(self.cpus)
-            and all(r.consistent for r in self.references.values())
-            and not self.disagreements()
-        )
+        on each, and every method read there and agrees with them on each
+        (:attr:`outcome` is ``'agree'``)."""
+        return self.outcome == "agree"
+
+    def summary(self) -> str:
+        """The table's last line: ``'all agree'``, ``'DISAGREEMENT: ...'`` or
+        ``'ERROR: ...'``, with the counts."""
+        wrong, failed = len(self.disagreements()), len(self.errors())
+        refs = len(self.inconsistent_references())
+        unread = f"; {failed} cell(s) could not read (errors above)" if failed else ""
+        if self.outcome == "disagree":
+            parts = [f"{wrong} cell(s) read a wrong CPU"] if wrong else []
+            parts += [f"the references disagree on {refs} CPU(s)"] if refs else []
+            return "DISAGREEMENT: " + ", ".join(parts) + unread
+        if self.outcome == "error":
+            if not self.cpus:
+                return "ERROR: no CPU could be checked"
+            return f"ERROR: {failed} cell(s) could not read (errors above); every cell that read agrees"
+        return "all agree"
 
     def __str__(self) -> str:
         width = max([len(m) for m in self.methods] + [len("getcpu syscall"), 14]) + 2
@@ -134,7 +193,8 @@ class AgreementTable:
         head = f"{'METHOD':{width}}" + "".join(f"{'CPU ' + str(c):>{col}}" for c in self.cpus)
         lines = [
             f"agreement on {len(self.cpus)} CPU(s), cpu/node as each method reports them; "
-            "ok = same as the pinned CPU, sched_getcpu() and the getcpu system call",
+            "ok = same as the pinned CPU, sched_getcpu() and the getcpu system call; "
+            "NO = a different CPU or node; error = could not read",
             "",
             head,
             f"{'pinned to':{width}}" + "".join(f"{c:>{col}}" for c in self.cpus),
@@ -144,9 +204,10 @@ class AgreementTable:
         ]
         for m in self.methods:
             lines.append(f"{m:{width}}" + "".join(f"{str(self.cells[(m, c)]):>{col}}" for c in self.cpus))
-        errors = [a for a in self.cells.values() if a.error]
+        errors = self.errors()
         if errors:
             lines.append("")
+            lines.append("errors (could not read; neither agreement nor disagreement):")
             lines.extend(f"  {a.method} on CPU {a.cpu}: {a.error}" for a in errors)
         if self.not_checked:
             lines.append("")
@@ -162,8 +223,7 @@ class AgreementTable:
             lines.append("CPUs skipped:")
             lines.extend(f"  CPU {c}: {why}" for c, why in self.skipped.items())
         lines.append("")
-        bad = len(self.disagreements())
-        lines.append("all agree" if self.all_agree else f"DISAGREEMENT: {bad} cell(s) differ")
+        lines.append(self.summary())
         return "\n".join(lines)
 
 
@@ -198,6 +258,10 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
             beyond the kernel's possible CPUs.
         fastcpu.Error: this thread may not change its affinity
             (sched_setaffinity denied); the message says why.
+
+    A method that cannot read on a CPU (fastcpu.Unsupported or another
+    fastcpu.Error, such as ``sched_getcpu_norseq``'s child interpreter that
+    cannot start) is an error cell with the reason, not the end of the sweep.
     """
     infos = methods() if names is None else methods_named(check_method_names(names, "names"))
     rows = [m.name for m in infos if m.reports_cpu]
@@ -239,7 +303,7 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
             for name in rows:
                 try:
                     r = _read_row(name)
-                except Unsupported as exc:
+                except Error as exc:  # Unsupported, or a child that could not answer: an error cell
                     cells[(name, cpu)] = Agreement(name, cpu, None, str(exc), False)
                     continue
                 agrees = ref.agrees(r.cpu, r.node)

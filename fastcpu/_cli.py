@@ -471,17 +471,33 @@ def _check_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpus", type=_cpu_list, help="comma-separated CPUs to pin to (default: the affinity mask)")
 
 
+#: check's exit statuses (beside 2, a bad option): every cell agrees; a
+#: method or reference read a wrong CPU; no wrong CPU, but something could
+#: not be checked (a cell that could not read, a CPU named with --cpus that
+#: could not be pinned to, nothing asked for that reports the CPU here, or
+#: check() itself refused: the affinity calls denied).
+CHECK_AGREE, CHECK_DISAGREE, CHECK_ERROR = 0, 1, 3
+
+
 def _check_run(args: argparse.Namespace) -> int:
-    table = check(args.methods, args.cpus)
+    try:
+        table = check(args.methods, args.cpus)
+    except Error as exc:  # the sweep could not run at all: nothing was compared
+        print(f"fastcpu: {exc}", file=sys.stderr)
+        return CHECK_ERROR
     print(table)
+    if table.outcome == "disagree":
+        return CHECK_DISAGREE
     if args.methods and all(m in table.not_checked for m in args.methods):
         # getcpu()'s own rows always run: "all agree" would speak of nothing asked for
         print("fastcpu check: nothing asked for was checked: "
               + "; ".join(f"{m}: {table.not_checked[m]}" for m in args.methods), file=sys.stderr)
-        return 1
+        return CHECK_ERROR
     # A CPU named with --cpus that could not be checked is a failure too; a
     # gap in the default sweep (the whole affinity mask) is not.
-    return 0 if table.all_agree and not (args.cpus and table.skipped) else 1
+    if table.outcome == "error" or (args.cpus and table.skipped):
+        return CHECK_ERROR
+    return CHECK_AGREE
 
 
 def _show_args(p: argparse.ArgumentParser) -> None:
@@ -509,7 +525,9 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
     "plot": (_plot_args, _plot_run,
              "draw result files: exact counts per method, or ECDFs across methods or machines"),
     "check": (_check_args, _check_run,
-              "read every CPU-reporting method on each CPU and compare with sched_getcpu() and the getcpu system call"),
+              "read every CPU-reporting method on each CPU and compare with sched_getcpu() and the getcpu system call "
+              "(exit status 0: all agree; 1: a wrong CPU was read; 3: no wrong CPU, but something could not be read "
+              "or checked)"),
     "selftest": (_selftest_args, _selftest_run,
                  "time the known-cost chains through the harness, report its bias on this host "
                  "and whether the accuracy goals hold (exit status 1 when one fails in a judged mode: "

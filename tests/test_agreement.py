@@ -218,7 +218,139 @@ def test_a_disagreement_is_shown(monkeypatch):
     table = fastcpu.check(["gdt", "syscall"])
     assert not table.all_agree
     assert [a.method for a in table.disagreements()] == ["gdt"] * len(CPUS)
-    assert "DISAGREEMENT" in str(table) and "NO " in str(table)
+    assert "DISAGREEMENT" in str(table)
+    row = next(line for line in str(table).splitlines() if line.startswith("gdt "))
+    assert row.split()[1::2] == ["NO"] * len(CPUS)
+
+
+# ---- three outcomes: agree, disagree (a wrong CPU), error (could not read) ----
+
+
+def _check_with(monkeypatch, replies, names=("gdt", "syscall"), cpus=None):
+    """check(names) with `replies[name](reading)` standing in for what each
+    named method read: a reading, or an exception raised."""
+    real = fastcpu._check.read
+
+    def read(name):
+        r = real(name)
+        return replies[name](r) if name in replies else r
+
+    monkeypatch.setattr(fastcpu._check, "read", read)
+    table = fastcpu.check(list(names), cpus)
+    monkeypatch.undo()
+    return table
+
+
+def _raise(exc):
+    def reply(reading):
+        raise exc
+    return reply
+
+
+def _wrong_cpu(r):
+    return fastcpu.types.CpuReading(r.method, r.cpu + 1, r.node, r.raw)
+
+
+def test_a_method_that_cannot_read_is_an_error_not_a_disagreement(monkeypatch, capsys):
+    before = os.sched_getaffinity(0)
+    table = _check_with(monkeypatch, {"gdt": _raise(fastcpu.Unsupported("gdt: refused here"))})
+    assert os.sched_getaffinity(0) == before
+    assert table.outcome == "error" and not table.all_agree
+    assert table.disagreements() == []
+    assert [(a.method, a.cpu, a.error) for a in table.errors()] == [("gdt", c, "gdt: refused here") for c in CPUS]
+    for c in CPUS:
+        cell = table.cell("gdt", c)
+        assert cell.outcome == "error" and cell.reading is None and not cell.agrees
+        assert table.cell("syscall", c).outcome == "agree"
+    text = str(table)
+    assert "DISAGREEMENT" not in text
+    assert text.splitlines()[-1] == table.summary() == (
+        f"ERROR: {len(CPUS)} cell(s) could not read (errors above); every cell that read agrees")
+    row = next(line for line in text.splitlines() if line.startswith("gdt "))
+    assert row.split() == ["gdt"] + ["error"] * len(CPUS)
+    assert f"  gdt on CPU {CPUS[0]}: gdt: refused here" in text
+
+
+def test_any_fastcpu_error_of_a_read_is_an_error_cell(monkeypatch):
+    # not only Unsupported: a child that died without an answer, say; the
+    # sweep goes on over every CPU
+    table = _check_with(monkeypatch, {"gdt": _raise(fastcpu.Error("gdt: the child died"))})
+    assert table.cpus == tuple(CPUS) and table.outcome == "error"
+    assert [a.error for a in table.errors()] == ["gdt: the child died"] * len(CPUS)
+
+
+def test_a_wrong_cpu_beside_an_error_is_a_disagreement(monkeypatch, capsys):
+    table = _check_with(monkeypatch, {"gdt": _wrong_cpu, "syscall": _raise(fastcpu.Unsupported("syscall: denied"))})
+    assert table.outcome == "disagree" and not table.all_agree
+    assert [a.method for a in table.disagreements()] == ["gdt"] * len(CPUS)
+    assert [a.method for a in table.errors()] == ["syscall"] * len(CPUS)
+    assert table.summary() == (f"DISAGREEMENT: {len(CPUS)} cell(s) read a wrong CPU; "
+                               f"{len(CPUS)} cell(s) could not read (errors above)")
+
+
+def test_references_that_disagree_are_a_disagreement(monkeypatch):
+    real = _core.read_cpu
+
+    def lying(name):
+        cpu, node, raw, ok = real(name)
+        return (cpu + 1, node, raw + 1, ok) if name == "sched_getcpu" else (cpu, node, raw, ok)
+
+    monkeypatch.setattr(_core, "read_cpu", lying)
+    table = fastcpu.check(["gdt"])
+    monkeypatch.undo()
+    assert table.outcome == "disagree"
+    assert [r.cpu for r in table.inconsistent_references()] == CPUS
+    assert table.summary().startswith(f"DISAGREEMENT: {len(CPUS)} cell(s) read a wrong CPU, "
+                                      f"the references disagree on {len(CPUS)} CPU(s)")
+
+
+def test_no_cpu_checked_is_an_error(monkeypatch):
+    refuse_pinning_to(monkeypatch, CPUS[0])
+    table = fastcpu.check(["gdt"], cpus=[CPUS[0]])
+    monkeypatch.undo()
+    assert table.cpus == () and table.outcome == "error" and not table.all_agree
+    assert table.summary() == "ERROR: no CPU could be checked"
+
+
+@pytest.mark.parametrize("replies, status", [
+    ({}, 0),
+    ({"gdt": _wrong_cpu}, 1),
+    ({"gdt": _raise(fastcpu.Unsupported("gdt: refused here"))}, 3),
+    ({"gdt": _wrong_cpu, "syscall": _raise(fastcpu.Unsupported("syscall: denied"))}, 1),
+], ids=["agree", "disagree", "error", "disagree-and-error"])
+def test_cli_check_exit_status_says_which_outcome(monkeypatch, capsys, replies, status):
+    real = fastcpu._check.read
+    monkeypatch.setattr(fastcpu._check, "read", lambda name: replies[name](real(name)) if name in replies else real(name))
+    assert main(["check", "--methods", "gdt,syscall"]) == status
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(("all agree", "DISAGREEMENT", "ERROR")[[0, 1, 3].index(status)])
+
+
+GETCPU_DENIED = r"""
+import json, sys
+import fastcpu
+from fastcpu._cli import main
+table = fastcpu.check(["gdt", "syscall"])
+print(json.dumps({"outcome": table.outcome, "summary": table.summary(),
+                  "errors": [[a.method, a.error] for a in table.errors()],
+                  "ref_errors": [list(table.references[c].errors) for c in table.cpus],
+                  "status": main(["check", "--methods", "gdt,syscall"])}))
+"""
+
+
+def test_the_getcpu_syscall_denied_is_an_error(capfd):
+    # the syscall row cannot read: an error, and the reference that failed is
+    # left out of the comparison; nothing read a wrong CPU
+    from seccomp_helper import run_denied
+
+    p = run_denied(GETCPU_DENIED, ["getcpu"])
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout.splitlines()[-1])
+    assert out["outcome"] == "error" and out["status"] == 3
+    assert out["summary"].startswith("ERROR: ") and "DISAGREEMENT" not in p.stdout
+    assert [m for m, _ in out["errors"]] == ["syscall"] * len(CPUS)
+    assert all("the getcpu system call failed: errno 1 (EPERM" in e for _, e in out["errors"])
+    assert all(len(e) == 1 and e[0].startswith("syscall: ") for e in out["ref_errors"])
 
 
 def test_cli_check_prints_the_table(capsys):
@@ -285,7 +417,7 @@ def test_cli_check_fails_when_a_named_cpu_was_skipped(monkeypatch, capsys):
     gap = CPUS[-1]
     refuse_pinning_to(monkeypatch, gap)
     cpus = ",".join(map(str, CPUS))
-    assert main(["check", "--methods", "syscall", "--cpus", cpus]) == 1
+    assert main(["check", "--methods", "syscall", "--cpus", cpus]) == 3  # not checked, not wrong
     assert "CPUs skipped" in capsys.readouterr().out
     monkeypatch.undo()
     assert main(["check", "--methods", "syscall", "--cpus", cpus]) == 0
