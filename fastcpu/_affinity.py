@@ -6,7 +6,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-from ._args import check_cpu
+from ._args import affinity_mask, check_cpu, denied
 from ._core import Error
 
 __all__ = ["pinned", "set_affinity"]
@@ -28,7 +28,8 @@ _UNPINNED = contextlib.nullcontext()
 @contextlib.contextmanager
 def _pinned_to(cpu: int) -> Iterator[None]:
     check_cpu(cpu)
-    before = os.sched_getaffinity(0)
+    before = affinity_mask(f"pin this thread to CPU {cpu} (its mask is restored afterwards)",
+                           "pass cpu=None to stay unpinned")
     set_affinity({cpu}, f"pin this thread to CPU {cpu}")
     try:
         yield
@@ -47,8 +48,4 @@ def set_affinity(cpus: set[int], doing: str) -> None:
     try:
         os.sched_setaffinity(0, cpus)
     except PermissionError as exc:
-        raise Error(
-            f"cannot {doing}: sched_setaffinity was denied ({exc.strerror}; a seccomp "
-            "filter, a container or a security module forbids it): pass cpu=None to "
-            "stay unpinned"
-        ) from exc
+        raise Error(f"cannot {doing}: {denied('sched_setaffinity', exc)}: pass cpu=None to stay unpinned") from exc

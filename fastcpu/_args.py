@@ -30,6 +30,8 @@ __all__ = [
     "check_cpus",
     "check_method_names",
     "check_unit",
+    "denied",
+    "affinity_mask",
 ]
 
 #: The most timed runs one measurement takes.
@@ -116,17 +118,42 @@ def check_cpu(cpu: object, name: str = "cpu") -> int:
     Raises:
         TypeError: `cpu` is not an int.
         ValueError: `cpu` is negative or outside the mask.
+        fastcpu.Error: the mask cannot be read (sched_getaffinity denied).
     """
     if isinstance(cpu, bool) or not isinstance(cpu, int):
         raise TypeError(f"{name} must be an int or None, not {type(cpu).__name__}")
-    allowed = os.sched_getaffinity(0)
+    cli = name.startswith("--")
+    allowed = affinity_mask(f"check {name} {cpu} against this thread's affinity mask",
+                            f"leave {name} out" if cli else f"pass {name}=None to stay unpinned")
     if cpu not in allowed:
-        instead = f"leave {name} out" if name.startswith("--") else "None to stay unpinned"
+        instead = f"leave {name} out" if cli else "None to stay unpinned"
         raise ValueError(
             f"{name} {cpu} is not in this thread's affinity mask {sorted(allowed)}: "
             f"pass one of those, or {instead}"
         )
     return cpu
+
+
+def denied(call: str, exc: OSError) -> str:
+    """Why a system call failed when a policy refused it: ``'CALL was denied
+    (STRERROR; a seccomp filter, ...)'``, for the messages that name the fix."""
+    return (f"{call} was denied ({exc.strerror}; a seccomp filter, a container or a "
+            "security module forbids it)")
+
+
+def affinity_mask(doing: str, fix: str) -> set[int]:
+    """This thread's affinity mask (``os.sched_getaffinity(0)``), what
+    :func:`check_cpu` checks against and what pinning restores. A refusal is
+    raised as :class:`fastcpu.Error` saying what was being done (`doing`,
+    after ``'cannot '``), that the call was denied, and `fix`.
+
+    Raises:
+        fastcpu.Error: the call failed (EPERM, EACCES or ENOSYS from a seccomp filter).
+    """
+    try:
+        return os.sched_getaffinity(0)
+    except OSError as exc:
+        raise _core.Error(f"cannot {doing}: {denied('sched_getaffinity', exc)}: {fix}") from exc
 
 
 def check_cpus(cpus: object, possible: int | None, name: str = "cpus") -> list[int]:

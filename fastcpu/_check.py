@@ -20,7 +20,7 @@ from typing import Literal
 
 from . import _core
 from ._affinity import set_affinity
-from ._args import check_cpus, check_method_names
+from ._args import affinity_mask, check_cpus, check_method_names, denied
 from ._core import Error
 from ._machine import possible_cpus
 from ._methods import methods, methods_named
@@ -256,8 +256,9 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
         ValueError: an unknown method name (the nearest are suggested), an
             empty list, a name or CPU given twice, a negative CPU, or one
             beyond the kernel's possible CPUs.
-        fastcpu.Error: this thread may not change its affinity
-            (sched_setaffinity denied); the message says why.
+        fastcpu.Error: this thread may not read or change its affinity
+            (sched_getaffinity or sched_setaffinity denied); the message
+            says which.
 
     A method that cannot read on a CPU (fastcpu.Unsupported or another
     fastcpu.Error, such as ``sched_getcpu_norseq``'s child interpreter that
@@ -268,9 +269,13 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
     not_checked = {m.name: (m.reason if not m.available else m.cpu_reason) or "" for m in infos if not m.reports_cpu}
     if names is None:
         rows.extend(GETCPU_ROWS)
-    wanted = sorted(os.sched_getaffinity(0)) if cpus is None else check_cpus(cpus, possible_cpus())
-
-    before = os.sched_getaffinity(0)
+    wanted = None if cpus is None else check_cpus(cpus, possible_cpus())
+    # check() has no unpinned mode: it pins to each CPU and restores this mask
+    before = affinity_mask(
+        "read this thread's affinity mask, which check() restores after pinning to each CPU",
+        "allow it (check() pins only where it can restore), or read unpinned with fastcpu.read()")
+    if wanted is None:
+        wanted = sorted(before)
     checked: list[int] = []
     skipped: dict[int, str] = {}
     references: dict[int, Reference] = {}
@@ -282,11 +287,7 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
                 os.sched_setaffinity(0, {cpu})
             except PermissionError as exc:
                 # denied for every CPU alike (seccomp, a container): not a gap
-                raise Error(
-                    f"check() pins this thread to each CPU, but sched_setaffinity was denied "
-                    f"({exc.strerror}; a seccomp filter, a container or a security module "
-                    "forbids it)"
-                ) from exc
+                raise Error(f"check() pins this thread to each CPU, but {denied('sched_setaffinity', exc)}") from exc
             except (OSError, ValueError, OverflowError) as exc:
                 skipped[cpu] = f"cannot pin to it ({exc})"
                 continue

@@ -14,6 +14,7 @@ from . import _core
 
 __all__ = [
     "machine_info",
+    "affinity",
     "cpu_governors",
     "boost_enabled",
     "isolated_cpus",
@@ -59,10 +60,24 @@ def parse_cpu_list(text: str | None) -> list[int] | None:
     return cpus
 
 
+def affinity() -> list[int] | None:
+    """This thread's affinity mask, sorted; None when it cannot be read
+    (sched_getaffinity denied by a seccomp filter)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except OSError:
+        return None
+
+
 def cpu_governors() -> dict[int, str]:
-    """cpufreq scaling governor per CPU; empty when cpufreq is absent (as in most guests)."""
+    """cpufreq scaling governor per CPU of the affinity mask (of the online
+    CPUs when the mask cannot be read); empty when cpufreq is absent (as in
+    most guests)."""
     out = {}
-    for cpu in sorted(os.sched_getaffinity(0)):
+    cpus = affinity()
+    if cpus is None:
+        cpus = parse_cpu_list(read_text(_SYS_CPU / "online")) or []
+    for cpu in cpus:
         gov = read_text(_SYS_CPU / f"cpu{cpu}" / "cpufreq" / "scaling_governor")
         if gov is not None:
             out[cpu] = gov
@@ -126,7 +141,7 @@ def machine_info() -> dict[str, object]:
         "rseq_registered": bool(feats["rseq_registered"]),
         "rseq_size": feats["rseq_size"],
         "online_cpus": parse_cpu_list(read_text(_SYS_CPU / "online")),
-        "affinity": sorted(os.sched_getaffinity(0)),
+        "affinity": affinity(),
         "isolated_cpus": isolated_cpus(),
         "nohz_full": parse_cpu_list(read_text(_SYS_CPU / "nohz_full")),
         "governors": cpu_governors(),

@@ -1,6 +1,7 @@
 """Bad input raises precise exceptions; unavailable methods raise Unsupported."""
 
 import json
+import os
 
 import pytest
 
@@ -124,6 +125,59 @@ def test_denied_affinity_calls_raise_fastcpu_error_with_the_reason():
     assert is_error and message.startswith("check() pins this thread to each CPU, but sched_setaffinity "
                                            "was denied"), out["check"]
     assert out["unpinned"] == 10  # nothing to pin: nothing refused
+
+
+AFFINITY_UNREADABLE = r"""
+import contextlib, io, json
+import fastcpu
+from fastcpu._cli import main
+cpu = %d
+out = {}
+for name, call in [("bench", lambda: fastcpu.bench("gdt", 10, cpu=cpu)),
+                   ("bench_diff", lambda: fastcpu.bench_diff("gdt", 10, cpu=cpu)),
+                   ("measure", lambda: fastcpu.measure(10, ["gdt"], cpu=cpu)),
+                   ("selftest", lambda: fastcpu.selftest(cpu=cpu)),
+                   ("check", lambda: fastcpu.check(["gdt"])),
+                   ("check_cpus", lambda: fastcpu.check(["gdt"], [cpu])),
+                   ("unpinned", lambda: fastcpu.bench("gdt", 10).runs),
+                   ("measure_unpinned", lambda: fastcpu.measure(10, ["gdt"], selftest=False).machine["affinity"])]:
+    try:
+        out[name] = call()
+    except Exception as exc:
+        out[name] = [type(exc).__name__, isinstance(exc, fastcpu.Error), str(exc)]
+for name, argv in [("cli_check", ["check", "--methods", "gdt"]),
+                   ("cli_cpu", ["--runs", "10", "--methods", "gdt", "--cpu", str(cpu)])]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        out[name] = [main(argv), err.getvalue()]
+print(json.dumps(out))
+"""
+
+
+def test_an_unreadable_affinity_mask_raises_fastcpu_error_with_the_fix():
+    # sched_getaffinity denied (issue 22, item 6): a bare PermissionError before
+    from seccomp_helper import run_denied
+
+    p = run_denied(AFFINITY_UNREADABLE % min(os.sched_getaffinity(0)), ["sched_getaffinity"])
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    denied = "sched_getaffinity was denied (Operation not permitted; a seccomp filter"
+    for name in ("bench", "bench_diff", "measure", "selftest"):
+        kind, is_error, message = out[name]
+        assert kind == "Error" and is_error, out[name]
+        assert message.startswith("cannot check cpu ") and denied in message, message
+        assert message.endswith(": pass cpu=None to stay unpinned"), message
+    for name in ("check", "check_cpus"):
+        kind, is_error, message = out[name]
+        assert kind == "Error" and is_error, out[name]
+        assert message.startswith("cannot read this thread's affinity mask, which check() restores"), message
+        assert denied in message and "fastcpu.read()" in message, message
+    assert out["unpinned"] == 10
+    assert out["measure_unpinned"] is None  # a machine fact that cannot be read is None
+    status, err = out["cli_check"]
+    assert status == 3 and denied in err and "Traceback" not in err
+    status, err = out["cli_cpu"]
+    assert status == 1 and denied in err and err.rstrip().endswith("leave --cpu out"), err
 
 
 def test_core_messages_show_the_number_they_refuse():
