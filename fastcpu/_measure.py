@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterable
-from typing import Union
+from typing import NoReturn, Union
 
 from . import _core
 from ._args import (
@@ -65,7 +65,10 @@ def measure(
     Each method is one :func:`fastcpu.bench` call with these settings. A
     named method this machine cannot run is recorded in
     ``Results.unavailable`` with the reason instead of raising, so one script
-    serves every machine.
+    serves every machine: one the catalog refuses up front, and one whose
+    bench() raised :class:`fastcpu.Unsupported` (``sched_getcpu_norseq``
+    where its child interpreter cannot start: pipes denied, no file
+    descriptors left, an interpreter this user may not run).
 
     Args:
         runs: timed runs per method, 1 to ``RUNS_MAX``.
@@ -86,8 +89,9 @@ def measure(
         TypeError, ValueError: a bad argument (checked before measuring).
         fastcpu.Unsupported: no method at all can run here, or
             ``counter='pmu'`` cannot.
-        fastcpu.Error: `cpu` was given but this thread may not be pinned to
-            it (sched_setaffinity denied); the message says why.
+        fastcpu.Error: `cpu` was given but this thread's affinity may not be
+            read or changed (sched_getaffinity or sched_setaffinity denied);
+            the message says which.
     """
     runs = check_int("runs", runs, 1, RUNS_MAX)
     unroll = check_int("unroll", unroll, 1, UNROLL_MAX)
@@ -104,22 +108,30 @@ def measure(
     chosen = chosen_methods(methods)
     todo = [m for m in chosen if m.available]
     if not todo:
-        raise _core.Unsupported(
-            "none of the methods can run here: "
-            + "; ".join(f"{m.name}: {m.reason}" for m in chosen)
-        )
+        _none_can_run({m.name: m.reason or "not available" for m in chosen})
+    if counter == "pmu":  # the process's counter: once, not as every method's reason
+        _core.pmu_open()
 
     clk = clock()
     date = utc_now()
     machine = machine_info()
     report = run_selftest(serialize=serialize, cpu=cpu) if selftest and unroll == 1 and counter == "tsc" else None
     results = {}
+    failed: dict[str, str] = {}
     for done, m in enumerate(todo):
         if progress is not None:
             progress(done, len(todo), m.name)
-        results[m.name] = bench(m.name, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter)
+        try:
+            results[m.name] = bench(m.name, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter)
+        except _core.Unsupported as exc:  # it could not run after all: a reason, not the end
+            failed[m.name] = _reason(m.name, exc)
     if progress is not None:
         progress(len(todo), len(todo), None)
+    # in the order asked for, whether refused up front or when it ran
+    unavailable = {m.name: failed[m.name] if m.available else m.reason or "not available"
+                   for m in chosen if not m.available or m.name in failed}
+    if not results:
+        _none_can_run(unavailable)
     return Results(
         results=results,
         machine=machine,
@@ -128,6 +140,19 @@ def measure(
         date=date,
         label=label,
         fastcpu_version=__version__,
-        unavailable={m.name: m.reason or "not available" for m in chosen if not m.available},
+        unavailable=unavailable,
         selftest=report,
+    )
+
+
+def _reason(name: str, exc: Exception) -> str:
+    """An Unsupported's message as a reason beside `name` (without the
+    ``'name: '`` it starts with)."""
+    text = str(exc)
+    return text[len(name) + 2:] if text.startswith(f"{name}: ") else text
+
+
+def _none_can_run(reasons: dict[str, str]) -> NoReturn:
+    raise _core.Unsupported(
+        "none of the methods can run here: " + "; ".join(f"{name}: {why}" for name, why in reasons.items())
     )

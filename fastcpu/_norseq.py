@@ -14,11 +14,16 @@ The child inherits the calling thread's CPU affinity (fork copies the calling
 thread's mask), so a thread pinned to a CPU reads that CPU in the child too,
 and ``bench(..., cpu=N)``, which pins the caller first, pins the child. The child refuses to measure if
 glibc registered rseq all the same (a glibc that ignores the tunable, a
-setuid interpreter): ``fastcpu.Unsupported`` says so.
+setuid interpreter): ``fastcpu.Unsupported`` says so. A child that cannot be
+started (pipes denied by a seccomp filter, no file descriptor left, an
+interpreter this user may not run) is ``fastcpu.Unsupported`` with the
+reason too: ``measure()`` records it in ``Results.unavailable`` and
+``check()`` as an error cell.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import pickle
 import subprocess
@@ -82,7 +87,8 @@ def _ask(request: dict[str, Any], timeout_s: float | None) -> Any:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise _core.Unsupported(f"{NAME}: could not run the child interpreter: {exc}") from None
+        raise _core.Unsupported(f"{NAME}: could not run the child interpreter {sys.executable}: "
+                                f"{_why_not_started(exc)}") from None
     try:
         answer = pickle.loads(done.stdout)
     except Exception:  # noqa: BLE001 - whatever a dying child left on stdout
@@ -95,6 +101,26 @@ def _ask(request: dict[str, Any], timeout_s: float | None) -> Any:
         kind, message = answer["error"]
         raise (_core.Unsupported if kind == "Unsupported" else _core.Error)(f"{NAME}: {message}")
     return answer["value"]
+
+
+#: What an errno of starting the child most likely means, for the reason.
+_START_ERRNOS = {
+    errno.EACCES: "this user may not run it (a directory on its path is closed to it)",
+    errno.EPERM: "a seccomp filter or a security module denied a pipe or the new process",
+    errno.EMFILE: "no file descriptor left for its pipes (RLIMIT_NOFILE)",
+    errno.ENFILE: "the system is out of file descriptors",
+    errno.EAGAIN: "no process may be created (RLIMIT_NPROC or a pids cgroup)",
+    errno.ENOENT: "it does not exist",
+}
+
+
+def _why_not_started(exc: OSError | subprocess.TimeoutExpired) -> str:
+    """The reason a child could not be started (or did not answer in time)."""
+    if isinstance(exc, subprocess.TimeoutExpired):
+        return f"it did not answer within {exc.timeout:g} s"
+    text = exc.strerror or str(exc)
+    hint = _START_ERRNOS.get(exc.errno or 0)
+    return f"{text}: {hint}" if hint else text
 
 
 def read_cpu() -> tuple[int, int | None, int, bool]:

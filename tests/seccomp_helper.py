@@ -20,7 +20,7 @@ import tempfile
 import pytest
 
 #: x86-64 system call numbers.
-SYS = {"getcpu": 309, "sched_setaffinity": 203, "sched_getaffinity": 204}
+SYS = {"getcpu": 309, "sched_setaffinity": 203, "sched_getaffinity": 204, "pipe": 22, "pipe2": 293}
 
 _REFUSED = 77  # the helper's exit status when the kernel refuses the filter
 

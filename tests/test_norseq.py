@@ -3,6 +3,8 @@ a child interpreter started with GLIBC_TUNABLES=glibc.pthread.rseq=0, beside
 the in-process sched_getcpu. test_agreement.py sweeps it over every CPU with
 the other CPU-reporting methods."""
 
+import json
+import os
 import subprocess
 import sys
 
@@ -11,7 +13,7 @@ import pytest
 
 import fastcpu
 from fastcpu import _core, _norseq
-from pinning import CPUS, on_cpu, syscall_getcpu
+from pinning import CPUS, on_cpu, run_python, syscall_getcpu
 
 NAME = "sched_getcpu_norseq"
 INFO = {m.name: m for m in fastcpu.methods()}
@@ -102,3 +104,117 @@ def test_a_child_that_dies_is_an_error(monkeypatch):
     monkeypatch.setattr(sys, "executable", "/bin/false")
     with pytest.raises(fastcpu.Error, match="exited with status 1 without an answer"):
         fastcpu.read(NAME)
+
+
+# ---- a child that cannot start (issue 22, item 6) ----------------------------
+# Each way runs in a fresh interpreter: a seccomp filter, a resource limit or
+# another user. measure() records the method in Results.unavailable with the
+# reason and measures the rest; check() makes its cells errors, not
+# disagreements.
+
+CANNOT_START = r"""
+import json, os, sys
+import fastcpu
+SETUP
+res = fastcpu.measure(20, ["gdt", "sched_getcpu_norseq"], selftest=False)
+table = fastcpu.check(["gdt", "sched_getcpu_norseq"])
+try:
+    fastcpu.measure(20, ["sched_getcpu_norseq"], selftest=False)
+    alone = None
+except fastcpu.Unsupported as exc:
+    alone = str(exc)
+print(json.dumps({
+    "measured": list(res), "unavailable": dict(res.unavailable), "alone": alone,
+    "outcome": table.outcome, "all_agree": table.all_agree, "summary": table.summary(),
+    "errors": [[a.method, a.cpu, a.error] for a in table.errors()],
+    "disagreements": len(table.disagreements()), "cpus": list(table.cpus),
+    "gdt": [table.cell("gdt", c).outcome for c in table.cpus],
+}))
+"""
+
+
+def _cannot_start(p, why):
+    """What the script printed, checked for the method being refused with `why`."""
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["measured"] == ["gdt"]
+    reason = out["unavailable"][NAME]
+    assert reason.startswith("could not run the child interpreter ") and why in reason, reason
+    assert out["alone"] == f"none of the methods can run here: {NAME}: {reason}"
+    # check(): an error per CPU with the same reason, and no disagreement
+    assert out["outcome"] == "error" and not out["all_agree"] and out["disagreements"] == 0
+    assert [(m, c) for m, c, _ in out["errors"]] == [(NAME, c) for c in out["cpus"]]
+    assert all(e == f"{NAME}: {reason}" for _, _, e in out["errors"])
+    assert out["gdt"] == ["agree"] * len(out["cpus"])
+    assert out["summary"].startswith(f"ERROR: {len(out['cpus'])} cell(s) could not read")
+    return out
+
+
+def test_pipes_denied_put_it_in_unavailable():
+    from seccomp_helper import run_denied
+
+    p = run_denied(CANNOT_START.replace("SETUP", ""), ["pipe", "pipe2"])
+    _cannot_start(p, "Operation not permitted: a seccomp filter or a security module denied a pipe")
+
+
+def test_no_file_descriptors_left_put_it_in_unavailable():
+    setup = ("import resource\n"
+             "resource.setrlimit(resource.RLIMIT_NOFILE, (4, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))")
+    p = run_python(CANNOT_START.replace("SETUP", setup))
+    _cannot_start(p, "no file descriptor left for its pipes (RLIMIT_NOFILE)")
+
+
+# The interpreter is reached through a directory the measuring user may not
+# enter, as a venv's base interpreter under /root is for another user: as
+# root, the script drops to nobody first (root enters any directory).
+UNPRIVILEGED = r"""
+LOCKED = LOCKED_PATH
+sys.executable = os.path.join(LOCKED, "python")
+if os.geteuid() == 0:
+    try:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+    except OSError as exc:
+        print(json.dumps({"skip": f"cannot become an unprivileged user (uid 65534): {exc}"}))
+        sys.exit(0)
+"""
+
+
+def test_an_interpreter_this_user_may_not_run_puts_it_in_unavailable(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    os.symlink(sys.executable, locked / "python")
+    locked.chmod(0)
+    try:
+        setup = UNPRIVILEGED.replace("LOCKED_PATH", repr(str(locked)))
+        p = run_python(CANNOT_START.replace("SETUP", setup))
+    finally:
+        locked.chmod(0o700)
+    if p.returncode == 0 and '"skip"' in p.stdout:
+        pytest.skip(json.loads(p.stdout)["skip"])
+    _cannot_start(p, "Permission denied: this user may not run it")
+
+
+def test_measure_records_a_child_that_cannot_start(monkeypatch):
+    # in-process: an interpreter that is not there
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    res = fastcpu.measure(20, ["sched_getcpu", NAME, "gdt"], selftest=False)
+    assert list(res) == ["sched_getcpu", "gdt"]
+    assert list(res.unavailable) == [NAME]
+    assert res.unavailable[NAME] == ("could not run the child interpreter /nonexistent/python: "
+                                     "No such file or directory: it does not exist")
+    assert NAME in str(res) and "not available here" in str(res)
+
+
+def test_cli_run_completes_and_shows_the_reason():
+    from seccomp_helper import run_denied
+
+    p = run_denied("import sys; from fastcpu._cli import main; "
+                   "sys.exit(main(['run', '--runs', '20', '--methods', 'gdt,sched_getcpu_norseq', '--out', '-']))",
+                   ["pipe", "pipe2"])
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert list(doc["unavailable"]) == [NAME]
+    assert "not available here" in p.stderr
+    assert f"{NAME} could not run the child interpreter" in " ".join(p.stderr.split())
