@@ -14,6 +14,22 @@
 
 static int core_exec(PyObject *module)
 {
+    /* The feature cache, the verdicts and numpy's C API table are
+     * process-wide, so only the main interpreter may load the module. The
+     * Py_mod_multiple_interpreters slot says so from 3.12 on, but only to
+     * interpreters that check it (not legacy ones), and 3.11 has no slot at
+     * all. Refuse here, first: before numpy is imported into the
+     * sub-interpreter (numpy then refuses the main one: "cannot load module
+     * more than once per process") and before any state exists, so the
+     * main interpreter can still import fastcpu afterwards. */
+    if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
+        PyErr_SetString(PyExc_ImportError,
+                        "fastcpu cannot be imported in a sub-interpreter: its C core "
+                        "(fastcpu._core) keeps process-wide state and uses numpy's C API, "
+                        "which are the main interpreter's; import fastcpu in the main "
+                        "interpreter");
+        return -1;
+    }
     /* sequences.c asserts at compile time that fc_catalog[] fits
      * FC_METHODS_MAX */
     if (_import_array() < 0)
