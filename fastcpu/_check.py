@@ -156,17 +156,17 @@ class AgreementTable:
     @property
     def outcome(self) -> Outcome:
         """``'disagree'`` when a method or a reference read a wrong CPU;
-        else ``'error'`` when a cell could not read or no CPU was checked;
-        else ``'agree'``."""
+        else ``'error'`` when a cell could not read, no CPU was checked or no
+        method was (none asked for reports the CPU here); else ``'agree'``."""
         if self.disagreements() or self.inconsistent_references():
             return "disagree"
-        if self.errors() or not self.cpus:
+        if self.errors() or not self.cpus or not self.methods:
             return "error"
         return "agree"
 
     @property
     def all_agree(self) -> bool:
-        """At least one CPU was checked, the references agree with each other
+        """At least one CPU and one method were checked, the references agree with each other
         on each, and every method read there and agrees with them on each
         (:attr:`outcome` is ``'agree'``)."""
         return self.outcome == "agree"
@@ -184,6 +184,9 @@ class AgreementTable:
         if self.outcome == "error":
             if not self.cpus:
                 return "ERROR: no CPU could be checked"
+            if not self.methods:  # the references alone agreeing would be no answer
+                return ("NOTHING CHECKED: no method asked for reports the CPU here (not checked, "
+                        "above); only the references were read")
             return f"ERROR: {failed} cell(s) could not read (errors above); every cell that read agrees"
         return "all agree"
 

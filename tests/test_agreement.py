@@ -3,6 +3,8 @@ call on threads pinned to each CPU, and fastcpu.check() says so."""
 
 import json
 import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -421,3 +423,16 @@ def test_cli_check_fails_when_a_named_cpu_was_skipped(monkeypatch, capsys):
     assert "CPUs skipped" in capsys.readouterr().out
     monkeypatch.undo()
     assert main(["check", "--methods", "syscall", "--cpus", cpus]) == 0
+
+
+def test_nothing_checked_is_never_all_agree():
+    # a kernel-entry cost reports no CPU anywhere: asked for alone, nothing is checked
+    table = fastcpu.check(["null_syscall"])
+    assert list(table.methods) == []
+    assert "null_syscall" in table.not_checked
+    assert table.outcome == "error" and not table.all_agree
+    assert table.summary().startswith("NOTHING CHECKED") and "all agree" not in str(table)
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "check", "--methods", "null_syscall"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 3, p.stderr
+    assert "all agree" not in p.stdout and "NOTHING CHECKED" in p.stdout
