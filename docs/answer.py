@@ -37,10 +37,6 @@ WAYS = {
     "sldt": "SLDT",
 }
 
-#: Encodings that can hold a CPU number, by what the kernel stores there.
-_DESCRIPTOR_STORES = {"sidt", "sgdt", "sldt"}
-
-
 #: Microarchitectures of the hosts the project has run on (a guest sees only
 #: family and model); others are named by family and model alone.
 _UARCH = {("AuthenticAMD", 25, 1): "Zen 3", ("AuthenticAMD", 25, 17): "Zen 4",
@@ -70,14 +66,13 @@ def host_name(machine: dict) -> str:
         f" ({uarch})" if uarch else "")
 
 
-def reports_cpu(name: str, machine: dict) -> str:
-    """Whether `name` reports the CPU on the machine the file describes."""
-    if name in _DESCRIPTOR_STORES:
-        if machine.get("flags", {}).get("umip"):
-            what = "selector" if name == "sldt" else "limit"
-            return f"no: UMIP traps {name.upper()} and the kernel's emulation returns {what} 0"
-        return "no: no kernel stores the CPU in a descriptor-table limit"
-    return "yes"
+def reports_cpu(res: fastcpu.Results, name: str) -> str:
+    """Whether `name` reported the CPU on the file's machine, and why not:
+    ``Results.reports_cpu``, the one definition every answer uses."""
+    verdict = res.reports_cpu(name)
+    if verdict.reports_cpu:
+        return "yes"
+    return "no: " + verdict.why.removeprefix("no CPU source here: ").removeprefix("inferred: ")
 
 
 def section(path: Path) -> str:
@@ -114,7 +109,7 @@ def section(path: Path) -> str:
         lines.append(
             f"| {label} (`{name}`) | {r.estimate_core_cycles:.1f} | {r.estimate_ci95_core_cycles:.1f} "
             f"| {r.estimate_ns:.1f} | {r.best_core_cycles:.1f}{flag} | {r.median_core_cycles:.1f}{flag} "
-            f"| {reports_cpu(name, m)} |"
+            f"| {reports_cpu(res, name)} |"
         )
     lines.append("")
     lines.append(
@@ -129,15 +124,15 @@ def section(path: Path) -> str:
             "the smallest difference of two runs and the middle one are each rounded to the "
             "lattice separately, so for a cost under one step either can land a step above the other."
         )
-    cheapest = min((res[n] for n in WAYS if n in res and reports_cpu(n, m) == "yes"),
-                   key=lambda r: r.estimate, default=None)
-    if cheapest is not None:
+    lines.append("")
+    if any(res.reports_cpu(n).why.startswith("inferred") for n in WAYS if n in res):
+        lines.append(f"The file has no agreement sweep (fastcpu {res.fastcpu_version or 'before 0.6'} "
+                     "wrote it): \"reports the CPU here\" is inferred from the catalog and the host's "
+                     "UMIP flag, where a file of fastcpu 0.6 or later records what each way read on "
+                     "every CPU.")
         lines.append("")
-        lines.append(
-            f"The cheapest way that reports the CPU on this host: `{cheapest.method}`, "
-            f"{cheapest.estimate_core_cycles:.1f} +- {cheapest.estimate_ci95_core_cycles:.1f} core cycles "
-            f"({cheapest.estimate_ns:.1f} ns)."
-        )
+    lines.append(f"The cheapest way that reports the CPU on this host (`Results.cheapest_way()`, by "
+                 f"ESTIMATE): {res.cheapest_way_words()}.")
     lines += ["", END]
     return "\n".join(lines)
 

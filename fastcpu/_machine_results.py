@@ -23,7 +23,7 @@ import numpy as np
 from . import _display
 from ._args import RUNS_MAX, UNROLL_MAX
 from ._clock import Clock, Rulers, nan_equal
-from ._methods import canonical_name
+from ._methods import canonical_name, method_info
 from ._bench_result import BenchResult, stability
 from ._stability import Stability
 from ._selftest_report import SelfTest
@@ -39,7 +39,7 @@ from ._json_document import (
 )
 from ._table import format_clock, format_table
 
-__all__ = ["Results", "Source", "load", "as_results"]
+__all__ = ["Results", "Source", "load", "as_results", "CpuVerdict", "NOT_WAYS", "infer_cpu_verdict"]
 
 #: A Results, or the path of a result file to load one from.
 Source = Union["Results", str, "os.PathLike[str]"]
@@ -75,6 +75,57 @@ def _same(a: object, b: object) -> bool:
     return nan_equal(a) == nan_equal(b)
 
 
+#: Catalog roles that are no way a process has on the kernel it runs: models
+#: of historical and proposed implementations (MethodInfo.role).
+NOT_WAYS = ("model",)
+#: Encodings that read a descriptor table's limit or selector: no released
+#: kernel stores the CPU there (MethodInfo.encoding).
+_DESCRIPTOR_TABLE = ("sidt", "limit", "selector")
+
+
+@dataclass(frozen=True)
+class CpuVerdict:
+    """Whether a method reported the CPU on the machine of a Results, and why.
+
+    Attributes:
+        reports_cpu: it read the CPU it ran on, on every CPU of the pinned
+            sweep (``fastcpu.check()``), as sched_getcpu() and the getcpu
+            system call did there.
+        why: what the sweep saw (``'agreed on CPUs 0, 1'``, the wrong CPU,
+            the error, why it is no CPU source there), or, for a file
+            written before fastcpu 0.6 recorded the sweep, ``'inferred: ...'``.
+    """
+
+    reports_cpu: bool
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reports_cpu": self.reports_cpu, "why": self.why}
+
+
+def infer_cpu_verdict(method: str, machine: Mapping[str, object]) -> CpuVerdict:
+    """What the catalog says of `method` on a machine described by `machine`
+    (``machine_info()``'s facts), where no sweep was recorded: its encoding
+    holds a CPU number, except a descriptor-table limit, which no released
+    kernel sets to one (and which UMIP's emulation reads as 0)."""
+    try:
+        info = method_info(method)
+    except ValueError:
+        return CpuVerdict(False, "inferred: not in this fastcpu's catalog")
+    if info.encoding in _DESCRIPTOR_TABLE:
+        flags = machine.get("flags")
+        umip = isinstance(flags, Mapping) and bool(flags.get("umip"))
+        return CpuVerdict(False, "inferred: a descriptor table's limit or selector, which no released "
+                          "kernel sets to the CPU" + ("; UMIP's emulation reads it as 0 there" if umip else ""))
+    if info.encoding not in ("cpu", "cpunode"):
+        return CpuVerdict(False, "inferred: it reads no CPU number (a cost, not a way)")
+    if info.role in NOT_WAYS:
+        return CpuVerdict(False, "inferred: a model of an implementation, and the file has no sweep "
+                                 "to say what it read (written before fastcpu 0.6)")
+    return CpuVerdict(True, "inferred from the catalog: the file has no agreement sweep "
+                            "(written before fastcpu 0.6)")
+
+
 @dataclass(frozen=True, eq=False)
 class Results(Mapping[str, BenchResult]):
     """Every method measured on one machine, with the machine's facts.
@@ -102,6 +153,9 @@ class Results(Mapping[str, BenchResult]):
         notes: what was done to the file after it was measured, one
             sentence each (e.g. core cycles re-derived from a ruler measured
             on that host): shown with the clock.
+        cpu_verdicts: method -> :class:`CpuVerdict`, what the pinned
+            agreement sweep made with the measurement saw each method read
+            (empty for files before fastcpu 0.6: :meth:`reports_cpu` infers).
     """
 
     results: Mapping[str, BenchResult]
@@ -114,6 +168,7 @@ class Results(Mapping[str, BenchResult]):
     unavailable: Mapping[str, str] = field(default_factory=dict)
     selftest: SelfTest | None = None
     notes: tuple[str, ...] = ()
+    cpu_verdicts: Mapping[str, CpuVerdict] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.clock, Clock):
@@ -137,8 +192,13 @@ class Results(Mapping[str, BenchResult]):
         unavailable = {str(k): str(v) for k, v in dict(self.unavailable).items()}
         machine = _json_normal(dict(self.machine), "machine")
         object.__setattr__(self, "results", MappingProxyType(results))
+        verdicts = dict(self.cpu_verdicts)
+        for name, v in verdicts.items():
+            if not isinstance(v, CpuVerdict):
+                raise TypeError(f"cpu_verdicts[{name!r}] must be a CpuVerdict, not {type(v).__name__}")
         object.__setattr__(self, "unavailable", MappingProxyType(unavailable))
         object.__setattr__(self, "machine", MappingProxyType(machine))  # type: ignore[arg-type]
+        object.__setattr__(self, "cpu_verdicts", MappingProxyType(verdicts))
 
     # -- the mapping ---------------------------------------------------------
     def __getitem__(self, method: str) -> BenchResult:
@@ -158,7 +218,7 @@ class Results(Mapping[str, BenchResult]):
         if not isinstance(other, Results):
             return NotImplemented
         meta = ("machine", "clock", "serialize", "date", "label", "fastcpu_version", "unavailable",
-                "selftest", "notes")
+                "selftest", "notes", "cpu_verdicts")
         if any(getattr(self, m) != getattr(other, m) for m in meta):
             return False
         if list(self.results) != list(other.results):
@@ -171,7 +231,7 @@ class Results(Mapping[str, BenchResult]):
         # The read-only views cannot be pickled; rebuild from plain dicts.
         return (Results, (dict(self.results), dict(self.machine), self.clock, self.serialize,
                           self.date, self.label, self.fastcpu_version, dict(self.unavailable),
-                          self.selftest, self.notes))
+                          self.selftest, self.notes, dict(self.cpu_verdicts)))
 
     # -- reading -------------------------------------------------------------
     @property
@@ -182,6 +242,47 @@ class Results(Mapping[str, BenchResult]):
         model = self.machine.get("model_name") or "unknown CPU"
         host = self.machine.get("hostname")
         return f"{model} on {host}" if host else str(model)
+
+    def reports_cpu(self, method: str) -> CpuVerdict:
+        """Whether `method` reported the CPU on this machine: what the pinned
+        sweep recorded with the measurement saw, else (a file from before
+        fastcpu 0.6) what the catalog says there (:func:`infer_cpu_verdict`).
+        The one definition every "cheapest way" answer uses."""
+        name = canonical_name(method) if isinstance(method, str) else method
+        verdict = self.cpu_verdicts.get(name)
+        return verdict if verdict is not None else infer_cpu_verdict(name, self.machine)
+
+    def ways(self) -> list[BenchResult]:
+        """The results of the ways a process can learn its CPU with here (every
+        catalog row but the models, ``NOT_WAYS``) that reported the CPU
+        (:meth:`reports_cpu`), in the order measured."""
+        out = []
+        for name, r in self.results.items():
+            try:
+                role = method_info(name).role
+            except ValueError:  # a method this fastcpu no longer knows
+                continue
+            if role not in NOT_WAYS and self.reports_cpu(name).reports_cpu:
+                out.append(r)
+        return out
+
+    def cheapest_way(self) -> BenchResult | None:
+        """The answer to the seed's question here: of :meth:`ways`, the one of
+        the lowest ESTIMATE (the cost figure, ``BenchResult.estimate``);
+        ``None`` when none reported the CPU."""
+        return min(self.ways(), key=lambda r: r.estimate, default=None)
+
+    def cheapest_way_words(self) -> str:
+        """:meth:`cheapest_way` in words, as the CLI, the seed table and the
+        README say it: ``'rseq: 0.3 +- 0.1 core cycles (0.1 ns), ESTIMATE'``."""
+        w = self.cheapest_way()
+        if w is None:
+            return "none measured here reported the CPU"
+        ns = f"{w.estimate_ns:.1f} +- {w.estimate_ci95_ns:.1f} ns"
+        if math.isnan(w.estimate_core_cycles):  # core cycles unknown there
+            return f"{w.method}: {ns}, ESTIMATE"
+        return (f"{w.method}: {w.estimate_core_cycles:.1f} +- {w.estimate_ci95_core_cycles:.1f} core cycles "
+                f"({w.estimate_ns:.1f} ns), ESTIMATE")
 
     def table(self) -> str:
         """The seed-style BEST/MEDIAN table (above the empty sequence, per copy)."""
@@ -307,6 +408,8 @@ class Results(Mapping[str, BenchResult]):
             "machine": dict(self.machine),
             "unavailable": dict(self.unavailable),
             **({"selftest": self.selftest.to_dict()} if self.selftest is not None else {}),
+            **({"cpu_verdicts": {k: v.to_dict() for k, v in self.cpu_verdicts.items()}}
+               if self.cpu_verdicts else {}),
             "results": [_entry(r) for r in self.results.values()],
         }
 
@@ -345,9 +448,24 @@ class Results(Mapping[str, BenchResult]):
                 unavailable=unavailable,
                 selftest=_selftest_from(rd, doc),
                 notes=_sentences(rd, doc, "notes", ""),
+                cpu_verdicts=_verdicts_from(rd, doc),
             )
         except (TypeError, ValueError) as exc:
             raise rd.fail(f"inconsistent contents: {exc}") from None
+
+
+def _verdicts_from(rd: Reader, doc: dict[str, Any]) -> dict[str, CpuVerdict]:
+    """The document's ``cpu_verdicts`` (absent before fastcpu 0.6), each checked."""
+    if "cpu_verdicts" not in doc:
+        return {}
+    out = {}
+    for name, v in rd.get(doc, "cpu_verdicts", (dict,), "").items():
+        where = f"cpu_verdicts.{name}."
+        if not isinstance(v, dict):
+            raise rd.fail(f"cpu_verdicts.{name} must be an object, not {type(v).__name__}")
+        out[canonical_name(name)] = CpuVerdict(rd.get(v, "reports_cpu", (bool,), where),
+                                               rd.get(v, "why", (str,), where))
+    return out
 
 
 def _entry(r: BenchResult) -> dict[str, Any]:

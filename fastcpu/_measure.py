@@ -22,7 +22,9 @@ from ._clock import clock
 from ._machine import machine_info
 from ._methods import MethodInfo, methods_named
 from ._methods import methods as all_methods
-from ._machine_results import Results
+from ._check import check
+from ._core import Error
+from ._machine_results import CpuVerdict, Results, infer_cpu_verdict
 from ._selftest import selftest as run_selftest
 from ._version import __version__
 
@@ -142,7 +144,38 @@ def measure(
         fastcpu_version=__version__,
         unavailable=unavailable,
         selftest=report,
+        cpu_verdicts=cpu_verdicts(list(results), machine),
     )
+
+
+def cpu_verdicts(names: list[str], machine: dict) -> dict[str, CpuVerdict]:
+    """What each of `names` read on the pinned agreement sweep (``check()``,
+    every CPU of this thread's mask): whether it reported the CPU there, and
+    why. Where the sweep cannot run at all (its affinity calls denied), what
+    the catalog says, with that reason."""
+    try:
+        table = check(names)
+    except Error as exc:
+        return {n: CpuVerdict((v := infer_cpu_verdict(n, machine)).reports_cpu,
+                              f"{v.why}; the agreement sweep could not run: {exc}") for n in names}
+    out = {}
+    cpus = ", ".join(map(str, table.cpus))
+    for n in names:
+        if n in table.not_checked:
+            out[n] = CpuVerdict(False, f"no CPU source here: {table.not_checked[n]}")
+            continue
+        cells = [table.cell(n, c) for c in table.cpus]
+        wrong = [a for a in cells if a.outcome == "disagree"]
+        failed = [a for a in cells if a.outcome == "error"]
+        if wrong:
+            out[n] = CpuVerdict(False, "read a wrong CPU: " + "; ".join(
+                f"{a.reading.cpu} on CPU {a.cpu}" for a in wrong if a.reading is not None))
+        elif failed or not cells:
+            out[n] = CpuVerdict(False, "could not read: " + ("; ".join(
+                f"CPU {a.cpu}: {a.error}" for a in failed) or "no CPU could be checked"))
+        else:
+            out[n] = CpuVerdict(True, f"agreed with sched_getcpu() and the getcpu system call on CPU(s) {cpus}")
+    return out
 
 
 def _reason(name: str, exc: Exception) -> str:
