@@ -15,6 +15,7 @@ from ._chains import ChainInfo
 from ._check import Agreement, AgreementTable, Reference
 from ._clock import CounterUnits, Rulers
 from ._compare import ComparisonTable
+from ._machine_results import CpuVerdict
 from ._read import CpuReading
 from ._seed_table import SeedRow, SeedTable
 from ._selftest_report import ChainCheck, PathCheck, SelfTest
@@ -31,6 +32,7 @@ __all__ = [
     "CodeBlock",
     "ComparisonTable",
     "CounterUnits",
+    "CpuVerdict",
     "CpuReading",
     "MethodCode",
     "PathCheck",

@@ -158,7 +158,7 @@ def test_the_top_holds_what_users_call_and_the_rest_moved_with_a_warning():
         for name in fastcpu.__all__:
             getattr(fastcpu, name)
     assert len(fastcpu.__all__) <= 30
-    moved = {**{n: ("types", n) for n in fastcpu.types.__all__ if n != "ChainCheck"},
+    moved = {**{n: ("types", n) for n in fastcpu.types.__all__ if n not in ("ChainCheck", "CpuVerdict")},
              **{n: ("limits", n) for n in fastcpu.limits.__all__},
              "CalibrationInfo": ("types", "ChainInfo"), "calibration_methods": (None, "chain_methods")}
     for old, (where, new) in moved.items():
