@@ -238,6 +238,13 @@ struct fc_method {
      * `encoding` (rseq: node_id is a second field); NULL for most. */
     uint32_t (*read_cpu)(bool *valid, unsigned *cpu, int *node);
     struct fc_chain chain; /* FC_KIND_CHAIN rows only */
+    /* A row measured and read only in a child interpreter started with this
+     * GLIBC_TUNABLES setting (glibc reads tunables once, at process start),
+     * timing the sequence of the row `code_of` names; NULL: in this process.
+     * The C core refuses such a row in-process: fastcpu's Python starts the
+     * child (_norseq.py) and judges whether it can. */
+    const char *in_child;
+    const char *code_of; /* whose timers and reader these are; NULL: its own */
 };
 
 #define FC_METHODS_MAX 256 /* size of the per-row availability caches */

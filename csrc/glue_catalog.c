@@ -58,11 +58,12 @@ static PyObject *catalog_row(const struct fc_method *m)
         Py_XDECREF(chain);
         return NULL;
     }
-    return Py_BuildValue("{sssssssssssNsOszsOszsN}", "name", m->name, "kind", fc_kind_name(m->kind),
-                         "role", fc_role_name(m->role), "description", m->description,
-                         "encoding", encoding_names[m->encoding], "needs", needs, "available",
-                         why ? Py_False : Py_True, "reason", why, "reports_cpu",
-                         cpu_why ? Py_False : Py_True, "cpu_reason", cpu_why, "chain", chain);
+    return Py_BuildValue("{sssssssssssNsOszsOszsNszss}", "name", m->name, "kind",
+                         fc_kind_name(m->kind), "role", fc_role_name(m->role), "description",
+                         m->description, "encoding", encoding_names[m->encoding], "needs", needs,
+                         "available", why ? Py_False : Py_True, "reason", why, "reports_cpu",
+                         cpu_why ? Py_False : Py_True, "cpu_reason", cpu_why, "chain", chain,
+                         "in_child", m->in_child, "code_of", m->code_of ? m->code_of : m->name);
 }
 
 PyDoc_STRVAR(catalog_doc,
@@ -73,8 +74,10 @@ PyDoc_STRVAR(catalog_doc,
 "(where it is shown); description; encoding; needs (the names of what it\n"
 "requires, requirements()); available and reason (None when available);\n"
 "reports_cpu and cpu_reason (None when it reports the CPU); chain ({op,\n"
-"length, latency_cycles} for a known-cost chain, else None). May fork\n"
-"once per fault-prone row.");
+"length, latency_cycles} for a known-cost chain, else None); in_child (the\n"
+"GLIBC_TUNABLES setting of the child interpreter it runs in, else None:\n"
+"this process judges it unavailable) and code_of (whose sequence it\n"
+"times). May fork once per fault-prone row.");
 
 static PyObject *core_catalog(PyObject *module, PyObject *Py_UNUSED(ignored))
 {

@@ -314,6 +314,11 @@ static const char *chain_no_cpu(void) { return "a known-cost chain reports no CP
  * .cpu_check (why it may not report the CPU here) and .description.
  */
 #define FC_ROW(n, k, r) .name = #n, .kind = k, .role = r, .read = read_##n, FC_TIMERS(n)
+/* A row that times another row's sequence elsewhere: in a child interpreter
+ * started with the GLIBC_TUNABLES setting `tunable` (fastcpu.h: in_child). */
+#define FC_CHILD_ROW(n, of, r, tunable)                                      \
+    .name = #n, .kind = FC_KIND_METHOD, .role = FC_ROLE_##r, .read = read_##of, \
+    FC_TIMERS(of), .code_of = #of, .in_child = tunable
 /* A method: `role` CPU_SOURCE, LIBRARY_CALL or ENTRY_COST (fastcpu.h). */
 #define FC_METHOD_ROW(n, role) FC_ROW(n, FC_KIND_METHOD, FC_ROLE_##role)
 /* A model of models.c: its timers call `fn` out of line. */
@@ -370,6 +375,13 @@ const struct fc_method fc_catalog[] = {
     {FC_METHOD_ROW(sched_getcpu, LIBRARY_CALL), .encoding = FC_ENC_CPU,
      .description = "A call of glibc's sched_getcpu() (rseq cpu_id since glibc "
                     "2.35, else the vDSO)."},
+    {FC_CHILD_ROW(sched_getcpu_norseq, sched_getcpu, LIBRARY_CALL, "glibc.pthread.rseq=0"),
+     .encoding = FC_ENC_CPU,
+     .description = "A call of glibc's sched_getcpu() with rseq registration turned off "
+                    "(GLIBC_TUNABLES=glibc.pthread.rseq=0), so it calls the vDSO's getcpu as "
+                    "glibc did before 2.35 (the seed's 13.7 ns row): the same sequence as "
+                    "sched_getcpu, timed and read in a child interpreter started with the "
+                    "tunable (it is read at process start), on the calling thread's CPUs."},
     {FC_METHOD_ROW(syscall, ENTRY_COST), .encoding = FC_ENC_CPUNODE,
      .description = "The getcpu system call itself (syscall instruction, no libc "
                     "wrapper), made as the getcpu models are called."},
@@ -614,6 +626,9 @@ const char *fc_row_problem(const struct fc_method *m)
         return "a chain on a row that is no chain, or the reverse";
     if (m->chain.op && (!m->chain.length || !m->chain.latency_cycles))
         return "a chain without a length or a latency";
+    if (m->in_child && (!*m->in_child || !m->code_of || !fc_method_find(m->code_of) ||
+                        fc_method_find(m->code_of)->in_child))
+        return "a child's row without a tunable or an in-process row whose code it times";
     for (const struct fc_method *o = fc_catalog; o < m; o++)
         if (strcmp(o->name, m->name) == 0)
             return "a name an earlier row has";

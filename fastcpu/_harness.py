@@ -129,5 +129,5 @@ def measure(target: str | int, runs: int, serialize: str, copies: int, diff: boo
     cycles_per_tick, ci95): NaN for best and median of a diff, and for the
     core clock without brackets."""
     if isinstance(target, str) and method_info(target).in_child:
-        return _norseq.run((runs, serialize, copies, diff, counter), counter)
+        return _norseq.run(target, (runs, serialize, copies, diff, counter), counter)
     return _core.measure(target, runs, serialize, copies, diff, counter, *brackets)

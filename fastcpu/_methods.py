@@ -50,8 +50,12 @@ class MethodInfo:
             the CPU number), ``'library_call'`` (a library's way to ask: the
             vDSO, glibc), ``'entry_cost'`` (a kernel entry, or another cost the
             ways are compared with), ``'model'`` or ``'chain'``.
-        in_child: measured and read in a child process (glibc's
-            sched_getcpu with rseq registration off), not in this one.
+        in_child: measured and read in a child interpreter (the catalog
+            row's GLIBC_TUNABLES setting: glibc's sched_getcpu with rseq
+            registration off), not in this one; whether it can run here is
+            whether that child can start (``_norseq``).
+        code_of: the row whose sequence it times (its own name but for a
+            row measured in a child): what ``fastcpu show`` disassembles.
     """
 
     name: str
@@ -64,11 +68,22 @@ class MethodInfo:
     kind: str = "method"
     role: str = "cpu_source"
     in_child: bool = False
+    code_of: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.code_of:
+            object.__setattr__(self, "code_of", self.name)
 
     @classmethod
     def from_row(cls, row: dict[str, object]) -> MethodInfo:
-        """The entry of one row of the C catalog (``_core.catalog()``)."""
-        return cls(**{f: row[f] for f in _ROW_FIELDS})  # type: ignore[arg-type]
+        """The entry of one row of the C catalog (``_core.catalog()``). A row
+        measured in a child is judged by whether that child can start: the C
+        core refuses it in this process, rseq registered."""
+        fields = {f: row[f] for f in _ROW_FIELDS}
+        if row["in_child"] is not None:
+            why = _norseq.available_reason()
+            fields.update(available=why is None, reason=why, reports_cpu=why is None, cpu_reason=why)
+        return cls(**fields, in_child=row["in_child"] is not None, code_of=str(row["code_of"]))  # type: ignore[arg-type]
 
 
 #: The fields a C catalog row gives a MethodInfo, by name.
@@ -79,14 +94,8 @@ _ROW_FIELDS = ("name", "description", "encoding", "available", "reason", "report
 @functools.lru_cache(maxsize=1)
 def _rows() -> tuple[MethodInfo, ...]:
     """Every row of the catalog, methods, models and known-cost chains, in
-    its order, with glibc's sched_getcpu without rseq (measured in a child,
-    _norseq.py) beside the in-process one."""
-    infos = [MethodInfo.from_row(row) for row in _core.catalog()]
-    why = _norseq.available_reason()
-    norseq = MethodInfo(_norseq.NAME, _norseq.DESCRIPTION, "cpu", why is None, why, why is None, why,
-                        kind="method", role="library_call", in_child=True)
-    at = next(i for i, m in enumerate(infos) if m.name == _norseq.CODE_OF) + 1
-    return tuple(infos[:at] + [norseq] + infos[at:])
+    its order."""
+    return tuple(MethodInfo.from_row(row) for row in _core.catalog())
 
 
 @functools.lru_cache(maxsize=1)

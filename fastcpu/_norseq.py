@@ -32,20 +32,16 @@ from typing import Any
 
 from . import _core
 
-__all__ = ["NAME", "DESCRIPTION", "CODE_OF", "available_reason", "read_cpu", "run"]
+__all__ = ["available_reason", "read_cpu", "run"]
 
-#: The method's name in the catalog.
-NAME = "sched_getcpu_norseq"
-#: The in-process method whose code the child times (for ``fastcpu show``).
-CODE_OF = "sched_getcpu"
-TUNABLE = "glibc.pthread.rseq=0"
-DESCRIPTION = (
-    "A call of glibc's sched_getcpu() with rseq registration turned off "
-    "(GLIBC_TUNABLES=glibc.pthread.rseq=0), so it calls the vDSO's getcpu as "
-    "glibc did before 2.35 (the seed's 13.7 ns row): the same sequence as "
-    "sched_getcpu, timed and read in a child interpreter started with the "
-    "tunable (it is read at process start), on the calling thread's CPUs."
-)
+
+def _row(name: str) -> tuple[str, str]:
+    """(the GLIBC_TUNABLES setting, the row whose sequence it times) of the
+    catalog row `name` that runs in a child (csrc/sequences.c: in_child)."""
+    for row in _core.catalog():
+        if row["name"] == name and row["in_child"] is not None:
+            return str(row["in_child"]), str(row["code_of"])
+    raise ValueError(f"{name} is no catalog row measured in a child")
 
 # How long a child that only reads (start an interpreter, import numpy and
 # fastcpu, one call) may take before it is taken for hung, in seconds.
@@ -64,10 +60,10 @@ def available_reason() -> str | None:
     return None
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(tunable: str) -> dict[str, str]:
     env = dict(os.environ)
     tunables = env.get("GLIBC_TUNABLES", "")
-    env["GLIBC_TUNABLES"] = f"{tunables}:{TUNABLE}" if tunables else TUNABLE
+    env["GLIBC_TUNABLES"] = f"{tunables}:{tunable}" if tunables else tunable
     # the child imports this very copy of fastcpu, wherever it was loaded from
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = env.get("PYTHONPATH", "")
@@ -75,31 +71,34 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _ask(request: dict[str, Any], timeout_s: float | None) -> Any:
-    """Run `request` in a child started with the tunable; its answer."""
+def _ask(name: str, request: dict[str, Any], timeout_s: float | None) -> Any:
+    """Run `request` for the row `name` in a child started with its tunable;
+    the child's answer."""
+    tunable, code_of = _row(name)
+    request = {**request, "tunable": tunable, "code_of": code_of}
     try:
         done = subprocess.run(
             [sys.executable, "-c", "from fastcpu._norseq import _child; _child()"],
             input=pickle.dumps(request),
             capture_output=True,
-            env=_child_env(),
+            env=_child_env(tunable),
             timeout=timeout_s,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise _core.Unsupported(f"{NAME}: could not run the child interpreter {sys.executable}: "
+        raise _core.Unsupported(f"{name}: could not run the child interpreter {sys.executable}: "
                                 f"{_why_not_started(exc)}") from None
     try:
         answer = pickle.loads(done.stdout)
     except Exception:  # noqa: BLE001 - whatever a dying child left on stdout
         tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         raise _core.Error(
-            f"{NAME}: the child interpreter exited with status {done.returncode} "
+            f"{name}: the child interpreter exited with status {done.returncode} "
             f"without an answer: {tail[0]}"
         ) from None
     if "error" in answer:
         kind, message = answer["error"]
-        raise (_core.Unsupported if kind == "Unsupported" else _core.Error)(f"{NAME}: {message}")
+        raise (_core.Unsupported if kind == "Unsupported" else _core.Error)(f"{name}: {message}")
     return answer["value"]
 
 
@@ -123,34 +122,34 @@ def _why_not_started(exc: OSError | subprocess.TimeoutExpired) -> str:
     return f"{text}: {hint}" if hint else text
 
 
-def read_cpu() -> tuple[int, int | None, int, bool]:
-    """One sched_getcpu() in a child without rseq: (cpu, node, raw, valid),
-    as ``_core.read_cpu`` returns them; the child runs on the calling
-    thread's CPUs."""
-    return _ask({"op": "read"}, _START_S)
+def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
+    """One reading of the row `name` in its child (sched_getcpu() without
+    rseq): (cpu, node, raw, valid), as ``_core.read_cpu`` returns them; the
+    child runs on the calling thread's CPUs."""
+    return _ask(name, {"op": "read"}, _START_S)
 
 
-def run(args: tuple, clock: str) -> tuple:
-    """``_core.measure`` of sched_getcpu with `args` (runs, serialize,
-    copies, diff, counter) and no brackets, in a child without rseq that
-    runs on the calling thread's CPUs (bench() pins the caller first), with
-    its own PMU counter opened when `clock` is ``'pmu'``: what measure()
-    returned (TSC ticks or core cycles, as in-process). No time limit: a
-    long measurement is legitimate, and Ctrl-C reaches the child too."""
-    return _ask({"op": "measure", "args": args, "clock": clock}, None)
+def run(name: str, args: tuple, counter: str) -> tuple:
+    """``_core.measure`` of the row `name`'s sequence with `args` (runs,
+    serialize, copies, diff, counter) and no brackets, in its child (without
+    rseq), which runs on the calling thread's CPUs (bench() pins the caller
+    first), with its own PMU counter opened when `counter` is ``'pmu'``: what
+    measure() returned (TSC ticks or core cycles, as in-process). No time
+    limit: a long measurement is legitimate, and Ctrl-C reaches the child too."""
+    return _ask(name, {"op": "measure", "args": args, "counter": counter}, None)
 
 
 def _serve(request: dict[str, Any]) -> Any:
     if _core.features()["rseq_registered"]:
         raise _core.Unsupported(
             "glibc registered rseq in the child although GLIBC_TUNABLES held "
-            f"{TUNABLE} (a glibc that ignores it, or a secure-execution interpreter)"
+            f"{request['tunable']} (a glibc that ignores it, or a secure-execution interpreter)"
         )
     if request["op"] == "read":
-        return _core.read_cpu(CODE_OF)
-    if request["clock"] == "pmu":
+        return _core.read_cpu(request["code_of"])
+    if request["counter"] == "pmu":
         _core.pmu_open()
-    return _core.measure(CODE_OF, *request["args"], 0, 0, 0.0, 0.0, 0.0)  # no brackets there
+    return _core.measure(request["code_of"], *request["args"], 0, 0, 0.0, 0.0, 0.0)  # no brackets there
 
 
 def _child() -> None:

@@ -62,7 +62,7 @@ def read(method: str) -> CpuReading:
     if not info.reports_cpu:
         raise Unsupported(f"{info.name}: {info.cpu_reason}")
     if info.in_child:  # read in a child without rseq
-        cpu, node, raw, valid = _norseq.read_cpu()
+        cpu, node, raw, valid = _norseq.read_cpu(info.name)
     else:
         cpu, node, raw, valid = _core.read_cpu(info.name)
     if not valid:
@@ -110,7 +110,7 @@ def read_raw(method: str) -> int:
     """
     info = _runnable(method)
     if info.in_child:  # read in a child without rseq
-        _, _, raw, valid = _norseq.read_cpu()
+        _, _, raw, valid = _norseq.read_cpu(info.name)
     else:
         raw, valid = _core.read(info.name)
     if not valid:

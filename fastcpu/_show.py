@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from . import _core, _norseq
+from . import _core
 from ._core import Unsupported
 from ._elf import ElfError, FunctionSymbol, function_symbols
 from ._methods import method_info
@@ -165,8 +165,8 @@ def method_code(method: str, *, disassembler: str = "auto") -> MethodCode:
     """
     info = method_info(method)
     tool, note = _choose(disassembler)
-    # sched_getcpu_norseq times sched_getcpu's code, in a child (_norseq.py)
-    timer, model, path, base = _core.code(_norseq.CODE_OF if info.in_child else info.name)
+    # a row measured in a child (sched_getcpu_norseq) times another row's code
+    timer, model, path, base = _core.code(info.code_of)
     try:
         symbols = function_symbols(path)
         heads = [_symbol_at(symbols, timer - base, path)]

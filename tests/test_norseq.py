@@ -30,7 +30,7 @@ def test_it_sits_beside_sched_getcpu_in_the_catalog():
 
 
 def _child_says(code):
-    out = subprocess.run([sys.executable, "-c", code], env=_norseq._child_env(),
+    out = subprocess.run([sys.executable, "-c", code], env=_norseq._child_env("glibc.pthread.rseq=0"),
                          capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
@@ -48,9 +48,9 @@ def test_an_existing_tunable_is_kept():
     mp = pytest.MonkeyPatch()
     try:
         mp.setenv("GLIBC_TUNABLES", "glibc.malloc.check=0")
-        assert _norseq._child_env()["GLIBC_TUNABLES"] == "glibc.malloc.check=0:glibc.pthread.rseq=0"
+        assert _norseq._child_env("glibc.pthread.rseq=0")["GLIBC_TUNABLES"] == "glibc.malloc.check=0:glibc.pthread.rseq=0"
         mp.delenv("GLIBC_TUNABLES")
-        assert _norseq._child_env()["GLIBC_TUNABLES"] == "glibc.pthread.rseq=0"
+        assert _norseq._child_env("glibc.pthread.rseq=0")["GLIBC_TUNABLES"] == "glibc.pthread.rseq=0"
     finally:
         mp.undo()
 
@@ -93,7 +93,7 @@ def test_a_child_that_keeps_rseq_is_refused(monkeypatch):
     # the rseq path under the norseq name
     if not _core.features()["rseq_registered"]:
         pytest.skip("glibc registers no rseq here")
-    monkeypatch.setattr(_norseq, "TUNABLE", "glibc.malloc.check=0")
+    monkeypatch.setattr(_norseq, "_row", lambda name: ("glibc.malloc.check=0", "sched_getcpu"))
     with pytest.raises(fastcpu.Unsupported, match="registered rseq in the child"):
         fastcpu.read(NAME)
     with pytest.raises(fastcpu.Unsupported, match="registered rseq in the child"):

@@ -21,7 +21,9 @@ def test_every_method_shows_its_lfence_timer(name):
     assert code.method == name and code.library == LIBRARY
     timer = code.blocks[0]
     # sched_getcpu_norseq times sched_getcpu's code in a child without rseq
-    assert timer.symbol == f"time_{_norseq.CODE_OF if name == _norseq.NAME else name}_lfence"
+    info = fastcpu._methods.method_info(name)
+    assert timer.symbol == f"time_{info.code_of}_lfence"
+    assert info.code_of == (name if not info.in_child else "sched_getcpu")
     # the harness: lfence; rdtsc; (join the halves;) lfence opens,
     # rdtscp; lfence closes
     opens, closes = timer.code.find(LFENCE + RDTSC), timer.code.rfind(RDTSCP + LFENCE)
