@@ -104,11 +104,14 @@ class ABComparison(Sequence[ABRow]):
         return self.rows[key]
 
     def __str__(self) -> str:
+        """The table a terminal shows (names from the files through
+        :func:`_display.printable`)."""
+        shown = _display.printable
         what = AB_UNITS[self.unit].words
-        w = max([len("METHOD")] + [len(r.method) for r in self.rows])
+        w = max([len("METHOD")] + [len(shown(r.method)) for r in self.rows])
         lines = [
-            f"A: {self.a_name}",
-            f"B: {self.b_name}",
+            f"A: {shown(self.a_name)}",
+            f"B: {shown(self.b_name)}",
             f"{what} per call above the empty sequence (ESTIMATE +- 95%); ratio B/A",
             f"{'METHOD':{w}}  {'A':>10} {'+-':>6}  {'B':>10} {'+-':>6}  {'B - A':>10} {'+-':>6}"
             f"  {'B / A':>7} {'+-':>6}  VERDICT",
@@ -116,7 +119,7 @@ class ABComparison(Sequence[ABRow]):
         for r in self.rows:
             ratio = "      -        -" if math.isnan(r.ratio) else f"{r.ratio:7.3f} {r.ratio_ci95:6.3f}"
             lines.append(
-                f"{r.method:{w}}  {r.a:10.2f} {r.a_ci95:6.2f}  {r.b:10.2f} {r.b_ci95:6.2f}  "
+                f"{shown(r.method):{w}}  {r.a:10.2f} {r.a_ci95:6.2f}  {r.b:10.2f} {r.b_ci95:6.2f}  "
                 f"{r.difference:+10.2f} {r.difference_ci95:6.2f}  {ratio}  {r.verdict}"
             )
         if any(math.isnan(r.ratio) for r in self.rows):
@@ -124,7 +127,7 @@ class ABComparison(Sequence[ABRow]):
                          "may be nothing says nothing.")
         for name, only in (("A", self.only_a), ("B", self.only_b)):
             if only:
-                lines.append(f"only in {name}: {', '.join(only)}")
+                lines.append(f"only in {name}: {', '.join(map(shown, only))}")
         return "\n".join(lines)
 
     def _verdict_counts(self) -> str:

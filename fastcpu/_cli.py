@@ -3,6 +3,15 @@
 Each subcommand is one entry in COMMANDS: a function adding its arguments to
 a parser and a function running it. Bad options exit with status 2 and one
 line on stderr, never a traceback.
+
+Text from a file or the command line (labels, machine and method names,
+paths, notes, the messages quoting them) reaches the terminal through
+:func:`fastcpu._display.printable`: control characters show as escapes
+(``\\x1b``) instead of retitling or clearing the terminal. CSV and JSON are
+data and stay faithful: JSON escapes by itself; CSV keeps text as it is
+(quoted where CSV needs it) except that a lone surrogate, which UTF-8 cannot
+hold, is written as its escape, and that, as ``ls`` does with file names,
+CSV printed on a terminal is escaped line by line like the tables.
 """
 
 from __future__ import annotations
@@ -24,12 +33,13 @@ from ._ab import compare_ab
 from ._args import COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int
 from ._atomicfile import check_replaceable, tmp_prefix, write_atomic
 from ._check import check
+from ._display import printable
 from ._clock import clock
 from ._compare import format_comparison, tidy_table
 from ._core import Error
 from ._measure import chosen_methods, measure
 from ._methods import MethodInfo
-from ._progress import ProgressLine
+from ._progress import ProgressLine, is_terminal
 from ._json_document import encode_document
 from ._machine_results import Results, load
 from ._seed_table import seed_table
@@ -211,16 +221,27 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="replace --out if it exists (without it, an existing file is refused before measuring)")
 
 
-def _run_document(results: Results, fmt: str) -> bytes:
-    """What run --format `fmt` writes, uncompressed."""
+def _run_document(results: Results, fmt: str, terminal: bool = False) -> bytes:
+    """What run --format `fmt` writes, uncompressed (a CSV for a `terminal`
+    escaped: :func:`_csv_bytes`)."""
     if fmt == "gbench":
         # NaN and Infinity (an interval of too few runs) as Google Benchmark writes them
         return (json.dumps(export.to_gbench(results), indent=2, allow_nan=False) + "\n").encode("utf-8")
     if fmt == "csv":
         text = io.StringIO()
         export.write_csv(results, text)
-        return text.getvalue().encode("utf-8")
+        return _csv_bytes(text.getvalue(), terminal)
     return encode_document(results.to_document())
+
+
+def _csv_bytes(text: str, terminal: bool = False) -> bytes:
+    """CSV `text` as UTF-8: as it is, but for a lone surrogate (a name
+    undecodable bytes left), which UTF-8 cannot hold, written as its escape
+    (``\\udcff``); for a `terminal`, each line through printable(), so that
+    a label's ESC sequences show instead of acting."""
+    if terminal:
+        text = "\n".join(printable(line) for line in text.split("\n"))
+    return text.encode("utf-8", "backslashreplace")
 
 
 def _write_stdout(data: bytes) -> None:
@@ -250,7 +271,7 @@ def _run_run(args: argparse.Namespace) -> int:
         results = measure(args.runs, args.methods, args.serialize, unroll=args.unroll, cpu=args.cpu,
                           progress=progress, label=args.label, counter=counter)
     if out is None:  # standard output holds the document alone: the table goes to stderr
-        _write_stdout(_run_document(results, args.format))
+        _write_stdout(_run_document(results, args.format, terminal=is_terminal(sys.stdout)))
         print(results, file=sys.stderr)
         return 0
     try:
@@ -262,8 +283,8 @@ def _run_run(args: argparse.Namespace) -> int:
         raise ValueError(f"{out} appeared while measuring: pass --overwrite to replace it") from None
     print(results)
     shown = f"./{out}" if str(out) == "-" else str(out)  # not standard output
-    print(f"wrote {shown}" + ("" if args.format == "json" else f" ({args.format}: an export, not a result file)"),
-          file=sys.stderr)
+    print(f"wrote {printable(shown)}"
+          + ("" if args.format == "json" else f" ({args.format}: an export, not a result file)"), file=sys.stderr)
     return 0
 
 
@@ -340,15 +361,15 @@ def _compare_run(args: argparse.Namespace) -> int:
     loaded = _load_all(args.files)
     table = tidy_table(list(zip(loaded, args.files)))
     if fmt == "csv":
-        sys.stdout.write(table.to_csv())
-    elif fmt == "json":
+        _write_stdout(_csv_bytes(table.to_csv(), terminal=is_terminal(sys.stdout)))
+    elif fmt == "json":  # ASCII: JSON escapes control characters and surrogates itself
         sys.stdout.write(table.to_json())
     else:
         print(format_comparison(table, args.unit or "cycles"))
         for results in loaded:
             if results.selftest is not None:
                 print()
-                print(f"{results.name}:")
+                print(f"{printable(results.name)}:")
                 print("\n".join(results.selftest.lines()))
     return 0
 
@@ -452,7 +473,7 @@ def _plot_run(args: argparse.Namespace) -> int:
         write_atomic(out, image.getvalue(), overwrite=args.overwrite)
     except FileExistsError:
         raise ValueError(f"{out} appeared while drawing: pass --overwrite to replace it") from None
-    print(f"wrote {out}", file=sys.stderr)
+    print(f"wrote {printable(out)}", file=sys.stderr)
     return 0
 
 
@@ -491,7 +512,7 @@ def _check_run(args: argparse.Namespace) -> int:
     if args.methods and all(m in table.not_checked for m in args.methods):
         # getcpu()'s own rows always run: "all agree" would speak of nothing asked for
         print("fastcpu check: nothing asked for was checked: "
-              + "; ".join(f"{m}: {table.not_checked[m]}" for m in args.methods), file=sys.stderr)
+              + printable("; ".join(f"{m}: {table.not_checked[m]}" for m in args.methods)), file=sys.stderr)
         return CHECK_ERROR
     # A CPU named with --cpus that could not be checked is a failure too; a
     # gap in the default sweep (the whole affinity mask) is not.
@@ -601,11 +622,11 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except (UsageError, ValueError, TypeError) as exc:
-        print(f"fastcpu: error: {exc}", file=sys.stderr)
+        print(f"fastcpu: error: {printable(exc)}", file=sys.stderr)
         return 2
     except (Error, OSError) as exc:
         # Not a bad option: the machine refused (Unsupported) or a write failed.
-        print(f"fastcpu: {exc}", file=sys.stderr)
+        print(f"fastcpu: {printable(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("fastcpu: interrupted", file=sys.stderr)

@@ -183,7 +183,7 @@ def _plain(value: object) -> object:
 def _cell(value: object) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.3f}"
-    return "" if value is None else str(value)
+    return "" if value is None else _display.printable(value)  # names from files
 
 
 def _machine_facts(results: Results) -> dict[str, float]:
@@ -397,9 +397,11 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     est_w = max([len(est_head)] + [len(c[i]) for c in cells for i in range(len(machines))])
     ratio_w = max([len(ratio_head)] + [len(c) for r in ratio_cells for c in r])
     group_w = est_w + (2 + ratio_w if ratios else 0)
-    method_w = max([len("METHOD")] + [len(t) for t in methods])
+    # names come from files: a terminal gets them through printable()
+    shown = {name: _display.printable(name) for name in machines + methods}
+    method_w = max([len("METHOD")] + [len(shown[t]) for t in methods])
 
-    names = [textwrap.wrap(m + (" (baseline)" if ratios and i == 0 else ""), group_w,
+    names = [textwrap.wrap(shown[m] + (" (baseline)" if ratios and i == 0 else ""), group_w,
                            max_lines=NAME_LINES_MAX, placeholder=" ...") or [""]
              for i, m in enumerate(machines)]
     depth = max((len(n) for n in names), default=0)
@@ -422,7 +424,7 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     lines.append(f"{'METHOD':{method_w}}" + gap
                  + gap.join(group(est_head, ratio_head if ratios else None) for _ in machines))
     for k, method in enumerate(methods):
-        lines.append(f"{method:{method_w}}" + gap + gap.join(
+        lines.append(f"{shown[method]:{method_w}}" + gap + gap.join(
             group(cells[k][i], ratio_cells[k][i] if ratios else None) for i in range(len(machines))))
     if not rows or any(c not in rows[0] for c in MACHINE_COLUMNS):  # a table of other columns
         return "\n".join(lines)
@@ -431,7 +433,7 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     for m in machines:
         first = next(r for r in rows if str(r["machine"]) == m)
         cpt = float(first["clock_core_cycles_per_tick"])
-        lines.append(f"  {m}: granularity {float(first['tsc_granularity_ticks']):.4g} ticks; "
+        lines.append(f"  {shown[m]}: granularity {float(first['tsc_granularity_ticks']):.4g} ticks; "
                      + (f"{cpt:.3f} core cycles per tick" if math.isfinite(cpt) else "core cycles unknown")
                      + f"; {_immediate_add_words(float(first['immediate_adds_per_core_cycle']))}")
     return "\n".join(lines)
@@ -439,8 +441,9 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
 
 def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
     """A row per machine and method: runs, unroll, best, median, the paired mean and its interval."""
-    mw = max([len("MACHINE")] + [len(str(r["machine"])) for r in rows])
-    tw = max([len("METHOD")] + [len(str(r["method"])) for r in rows])
+    shown = _display.printable
+    mw = max([len("MACHINE")] + [len(shown(r["machine"])) for r in rows])
+    tw = max([len("METHOD")] + [len(shown(r["method"])) for r in rows])
     ci = f"{round(confidence * 100)}% CI OF PAIRED MEAN"
     lines = [
         f"{UNITS[suffix]} per copy above the empty sequence",
@@ -451,7 +454,7 @@ def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> 
         low, high = r[f"paired_mean_ci_low_{suffix}"], r[f"paired_mean_ci_high_{suffix}"]
         interval = "" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]"
         lines.append(
-            f"{r['machine']:{mw}}  {r['method']:{tw}}  {r['runs']:7d} {r['unroll']:6d}  "
+            f"{shown(r['machine']):{mw}}  {shown(r['method']):{tw}}  {r['runs']:7d} {r['unroll']:6d}  "
             f"{r[f'best_{suffix}']:9.2f} {r[f'median_{suffix}']:9.2f} "
             f"{r[f'paired_mean_{suffix}']:11.2f}  {interval}"
         )

@@ -2,8 +2,11 @@
 the HTML table a notebook shows (``_repr_html_``).
 
 It knows nothing of results: callers hand it text and numbers. Every string
-that reaches the HTML passes through :func:`escape` here, because labels,
-method names and machine facts come from user files.
+that reaches the HTML passes through :func:`escape` here, and every string
+from a file or an argument that reaches a terminal through :func:`printable`,
+because labels, method names and machine facts come from user files (a label
+holding ESC sequences would otherwise retitle or clear the terminal of
+whoever prints it).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import html
 import math
 from collections.abc import Iterable, Sequence
 
-__all__ = ["escape", "one_line", "figure", "plus_minus", "interval", "table", "paragraph",
+__all__ = ["escape", "printable", "one_line", "figure", "plus_minus", "interval", "table", "paragraph",
            "bullets", "details", "block", "DASH"]
 
 #: What an empty or unknown cell shows.
@@ -26,11 +29,25 @@ def escape(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def printable(value: object) -> str:
+    """`value` as text safe to print on a terminal (or draw): each character
+    ``str.isprintable()`` refuses written as ``repr()`` writes it, so that it
+    shows instead of acting. Those are the C0 and C1 controls and DEL (ESC,
+    BEL, CR, newline: ``\\x1b``, ``\\x07``, ``\\r``, ``\\n``), format
+    characters (the bidi overrides that reorder what follows, ``\\u202e``),
+    separators other than the space, and lone surrogates (``\\ud800``, which
+    no UTF-8 stream can write). Everything else, backslashes and non-ASCII
+    letters included, is unchanged."""
+    text = str(value)
+    if text.isprintable():  # nearly always: no copy
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def one_line(value: object, limit: int = NAME_MAX) -> str:
-    """`value` as text for a one-line repr(): control characters (a newline
-    from a hostile file) escaped, cut to `limit` characters with ``...``."""
-    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                   for c in str(value))
+    """`value` as text for a one-line repr(): :func:`printable` (a newline
+    from a hostile file escaped), cut to `limit` characters with ``...``."""
+    text = printable(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -355,12 +355,15 @@ class Results(Mapping[str, BenchResult]):
         return d.block(*parts)
 
     def __str__(self) -> str:
+        """The summary a terminal shows: every text from the file through
+        :func:`_display.printable`."""
+        shown = _display.printable
         runs = sorted({r.runs for r in self.results.values()})
         return "\n".join([
-            f"{self.name}, measured {self.date} with fastcpu {self.fastcpu_version}, "
-            f"{'/'.join(map(str, runs)) or 0} runs per method, serialize={self.serialize}",
+            f"{shown(self.name)}, measured {shown(self.date)} with fastcpu {shown(self.fastcpu_version)}, "
+            f"{'/'.join(map(str, runs)) or 0} runs per method, serialize={shown(self.serialize)}",
             format_clock(self.clock),
-            *(f"note: {n}" for n in self.notes),
+            *(f"note: {shown(n)}" for n in self.notes),
             *(self.selftest.lines() if self.selftest is not None else []),
             "",
             self.table(),

@@ -19,7 +19,9 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
-__all__ = ["ProgressLine", "seconds_left", "format_time_left"]
+from ._display import printable
+
+__all__ = ["ProgressLine", "seconds_left", "format_time_left", "is_terminal"]
 
 
 def seconds_left(elapsed_s: float, done: int, total: int) -> float:
@@ -47,7 +49,8 @@ def format_time_left(seconds: float) -> str:
     return f"about {hours}h{rest // 60:02d}m left"
 
 
-def _is_terminal(stream: TextIO) -> bool:
+def is_terminal(stream: TextIO | None) -> bool:
+    """Whether `stream` is a terminal (not a pipe, a file, closed or None)."""
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):  # no isatty, or closed
@@ -87,7 +90,7 @@ class ProgressLine:
                  enabled: bool | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.verb = verb
         self.stream = sys.stderr if stream is None else stream
-        self.enabled = _is_terminal(self.stream) if enabled is None else enabled
+        self.enabled = is_terminal(self.stream) if enabled is None else enabled
         self._clock = clock
         self._start: float | None = None
         self._shown = 0  # characters on the line now
@@ -108,7 +111,9 @@ class ProgressLine:
         """Replace the line with `text` (cut to the terminal's width)."""
         if not self.enabled:
             return
-        text = text[:max(_columns(self.stream) - 1, 1)]
+        # the name may be a path from the command line: escaped, it cannot
+        # move the cursor or retitle the terminal
+        text = printable(text)[:max(_columns(self.stream) - 1, 1)]
         self._write("\r" + text + " " * max(self._shown - len(text), 0))
         self._shown = len(text)
 

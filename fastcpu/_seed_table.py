@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._display import printable
 from ._machine_results import Results, Source, as_results
 
 __all__ = ["seed_table", "SeedRow", "SeedTable", "SEED_COLUMNS", "published_cheapest"]
@@ -87,7 +88,9 @@ class SeedTable(Sequence[SeedRow]):
         return self.rows[i]
 
     def __str__(self) -> str:
-        mw = max([len("MACHINE")] + [len(r.machine) for r in self.rows])
+        """The seed's layout, for a terminal (names from the files through
+        :func:`_display.printable`)."""
+        mw = max([len("MACHINE")] + [len(printable(r.machine)) for r in self.rows])
         cols = [c.upper() for c in SEED_COLUMNS]
         block = " ".join(f"{c:>7}" for c in cols)
         bw = len(block)
@@ -99,7 +102,7 @@ class SeedTable(Sequence[SeedRow]):
         for r in self.rows:
             best = " ".join(f"{_cell(r.best.get(c)):>7}" for c in SEED_COLUMNS)
             median = " ".join(f"{_cell(r.median.get(c)):>7}" for c in SEED_COLUMNS)
-            lines.append(f"{r.machine:{mw}}  {best}  {median}  {r.cheapest}")
+            lines.append(f"{printable(r.machine):{mw}}  {best}  {median}  {printable(r.cheapest)}")
         lines.append("dean gaudet's rows time whole vgetcpu() calls: GDT = the LSL vgetcpu of "
                      "2007, SIDT = his SIDT patch, no cache; his cached calls count among the ways.")
         lines.append("CHEAPEST: the lowest ESTIMATE among the ways that reported the CPU on that "

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._args import SERIALIZE_MODES
+from ._display import printable
 
 __all__ = [
     "ChainCheck",
@@ -238,7 +239,11 @@ class SelfTest:
         return not self.problem and all(c.passed for c in self.checks if self.is_judged(c))
 
     def lines(self) -> list[str]:
-        """The report, one line per path and mode, after a heading line."""
+        """The report, one line per path and mode, after a heading line; text
+        read from a file (names, the problem) shown by :func:`_display.printable`."""
+        return [printable(line) for line in self._lines()]
+
+    def _lines(self) -> list[str]:
         head = (
             f"self-test: harness bias on the known-cost chains (estimate - truth, "
             f"core cycles, +-95%), corrected and re-checked ({self.rounds} x {self.runs} runs "

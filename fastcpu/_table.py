@@ -1,5 +1,8 @@
 """The CLI's table: each result's statistics (the seed's BEST and MEDIAN, the
-recommended ESTIMATE), in TSC ticks, ns and core cycles."""
+recommended ESTIMATE), in TSC ticks, ns and core cycles.
+
+Text that may come from a file (method names, reasons, warnings) is shown
+through :func:`fastcpu._display.printable`: these are printed on terminals."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from collections.abc import Iterable
 
 from ._clock import Clock
 from ._bench_result import BenchResult
+from ._display import printable
 from ._statistics import Statistic, shown_in
 
 __all__ = ["format_clock", "format_table", "format_warnings"]
@@ -57,10 +61,11 @@ def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str
     figures marks a result whose best or median sits within a few clock steps
     (resolution limited)."""
     results = list(results)
-    missing = list(unavailable)
+    names = [printable(r.method) for r in results]
+    missing = [(printable(name), printable(reason)) for name, reason in unavailable]
     stats = shown_in("table")
     last_seed = max((i for i, s in enumerate(stats) if s.seed), default=-1)
-    w = max([14] + [len(r.method) for r in results] + [len(name) for name, _ in missing])
+    w = max([14] + [len(name) for name in names] + [len(name) for name, _ in missing])
 
     def head_gap(i: int) -> str:  # the resolution mark's column follows the last seed figure
         return " " if i == 0 else "    " if i == last_seed + 1 else "   "
@@ -72,9 +77,9 @@ def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str
         heads.append(head_gap(i) + f"{heading:^{width}}")
         units.append(head_gap(i) + " ".join(f"{h:>{c}}" for h, c in cols))
     lines = ["".join(heads).rstrip(), "".join(units) + f" {'estimator':11} migrated"]
-    for r in results:
+    for r, name in zip(results, names):
         mark = "*" if r.resolution_limited else " "
-        row = [f"{r.method:{w}}"]
+        row = [f"{name:{w}}"]
         for i, s in enumerate(stats):
             row.append((" " if i == 0 else "   ") + " ".join(_cells(s, r)) + (mark if i == last_seed else ""))
         lines.append("".join(row) + f" {r.estimator:11} {r.migrations:8d}")
@@ -99,5 +104,5 @@ def format_warnings(results: Iterable[BenchResult]) -> str:
     if not machine and not per_method:
         return ""
     lines = ["warnings (the figures stand; these say what may skew them):"]
-    lines.extend(f"  - {w}" for w in machine + per_method)
+    lines.extend(f"  - {printable(w)}" for w in machine + per_method)
     return "\n".join(lines)

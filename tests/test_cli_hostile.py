@@ -1,0 +1,222 @@
+"""Hostile text and hostile surroundings (issue 22, items 4 and 5): what a
+file or the command line holds is shown, never obeyed, by every output meant
+for a terminal, and `python -m fastcpu` answers everything with a line and a
+documented exit status, never a traceback."""
+
+import csv
+import io
+import json
+import os
+import pty
+import subprocess
+import sys
+
+import pytest
+
+import fastcpu
+from fastcpu import _display
+from fastcpu._cli import main
+from fastcpu._compare import format_comparison
+from fastcpu._table import format_warnings
+from fastcpu.noise import NoiseModel
+
+#: What a hostile label holds: retitle the terminal (OSC 0 ... BEL), clear it
+#: (CSI 2J), go back to the start of the line (CR), a newline to fake a row,
+#: and a bidi override that reverses what follows.
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\rX\n\u202eevil"
+#: How every terminal output must show it: as repr() writes it.
+SHOWN = repr(HOSTILE)[1:-1]
+
+
+def terminal_safe(text):
+    """Nothing in `text` a terminal would act on: every character printable
+    but the newlines between lines."""
+    bad = sorted({c for c in text if not c.isprintable() and c != "\n"})
+    assert not bad, f"{bad} in {text!r:.300}"
+    return text
+
+
+def cli(*args, cwd=None, env=None, **kw):
+    """python -m fastcpu in a subprocess, its output as text (invalid UTF-8
+    fails here: every output must be valid)."""
+    kw.setdefault("capture_output", True)
+    p = subprocess.run([sys.executable, "-m", "fastcpu", *map(str, args)], cwd=cwd, timeout=300,
+                       env=None if env is None else dict(os.environ, **env), **kw)
+    for stream in ("stdout", "stderr"):
+        data = getattr(p, stream)
+        if isinstance(data, bytes):
+            setattr(p, stream, data.decode("utf-8"))
+    return p
+
+
+def no_traceback(p):
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+    return p
+
+
+def simulated(label=None, methods=("gdt", "rdpid"), machine=None, **kw):
+    """Results from the noise model (no timing), with what a file could hold."""
+    model = NoiseModel(step_ticks=1, overhead_ticks=50, jitter_ticks=2)
+    clock = fastcpu.Clock(tsc_hz=2e9, tsc_step_ticks=1, cycles_per_tick=1.5)
+    results = {m: model.simulate(10.0 + 20 * i, 300, seed=i, clock=clock, method=m)
+               for i, m in enumerate(methods)}
+    return fastcpu.Results(results, machine or {"model_name": "model"}, clock, "model",
+                           "2025-01-01T00:00:00Z", label=label, **kw)
+
+
+def hostile():
+    """Every text field a terminal output shows, hostile."""
+    return simulated(HOSTILE, methods=("gdt", "rdpid", "m" + HOSTILE),
+                     unavailable={"x" + HOSTILE: "reason " + HOSTILE}, notes=("note " + HOSTILE,))
+
+
+@pytest.fixture
+def files(tmp_path):
+    hostile().save(tmp_path / "evil.json")
+    simulated("plain").save(tmp_path / "plain.json")
+    return tmp_path / "evil.json", tmp_path / "plain.json"
+
+
+# -- 4. text from a file or the command line is shown, not obeyed -----------------------------
+
+#: What printable() must escape: C0, DEL and C1 controls, the bidi controls
+#: and other format characters, a line separator, lone surrogates.
+UNSAFE = [chr(c) for c in [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200B, 0x200E, 0x200F,
+                           *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x2028, 0xFEFF, 0xD800, 0xDCFF]]
+
+
+def test_printable_writes_controls_bidi_and_surrogates_as_repr_does():
+    for char in UNSAFE:
+        shown = _display.printable(f"a{char}b")
+        assert shown == "a" + repr(char)[1:-1] + "b", hex(ord(char))
+        assert shown.isascii() and shown.isprintable()
+
+
+def test_printable_leaves_text_as_it_is():
+    text = "café 日本 \\x1b 'quoted' ☃"
+    assert _display.printable(text) is text
+    assert _display.one_line(HOSTILE, 20) == SHOWN[:17] + "..."
+
+
+def test_every_terminal_format_of_the_library_shows_file_text_escaped(tmp_path):
+    hostile().save(tmp_path / "evil.json")
+    doc = json.loads((tmp_path / "evil.json").read_text())
+    doc["results"][0]["caveats"] = ["caveat " + HOSTILE]  # a file may say anything
+    (tmp_path / "evil.json").write_text(json.dumps(doc))
+    res, plain = fastcpu.load(tmp_path / "evil.json"), simulated("plain")
+    table = fastcpu.compare(res, plain, dataframe=False)
+    shown = {
+        "str(Results)": str(res),
+        "compare machines": format_comparison(table, "ns"),
+        "compare rows": format_comparison(table, "ns", layout="rows"),
+        "ComparisonTable.to_string": table.to_string(),
+        "compare_ab": str(fastcpu.compare_ab(res, plain)),
+        "compare_ab B": str(fastcpu.compare_ab(plain, res)),
+        "seed_table": str(fastcpu.seed_table(res, published=False)),
+        "warnings": format_warnings(res.values()),
+    }
+    for what, text in shown.items():
+        terminal_safe(text)
+        assert SHOWN in text, what
+    assert f"note: note {SHOWN}" in shown["str(Results)"] and f"reason {SHOWN}" in shown["str(Results)"]
+    assert f"only in A: m{SHOWN}" in shown["compare_ab"] and f"only in B: m{SHOWN}" in shown["compare_ab B"]
+    # the table still lines up: each name padded as it is shown
+    rows = res.table().splitlines()[1:2 + len(res)]
+    assert len({len(line) for line in rows}) == 1, rows
+
+
+def test_a_self_test_from_a_file_is_escaped():
+    from fastcpu._selftest_report import PathCheck, SelfTest
+
+    check = PathCheck("user" + HOSTILE, "lfence", 0.0, 0.1, {"add" + HOSTILE: 0.0})
+    lines = SelfTest((check,)).lines() + SelfTest((), problem=HOSTILE + ": x").lines()
+    assert all(terminal_safe(line) for line in lines)
+    assert f"user{SHOWN}" in lines[1] and SHOWN in lines[2]
+
+
+def test_run_prints_a_hostile_label_escaped_and_keeps_it_in_the_file(tmp_path):
+    p = no_traceback(cli("run", "--runs", "10", "--methods", "gdt", "--out", "r.json", "--label", HOSTILE,
+                         cwd=tmp_path))
+    assert p.returncode == 0, p.stderr
+    terminal_safe(p.stdout + p.stderr)
+    assert p.stdout.startswith(SHOWN + ", measured ")
+    assert fastcpu.load(tmp_path / "r.json").label == HOSTILE  # the file is faithful
+
+
+@pytest.mark.parametrize("view", [[], ["--ab"], ["--seed-table"], ["--unit", "ticks"]],
+                         ids=["table", "ab", "seed-table", "ticks"])
+def test_compare_shows_a_hostile_file_escaped(files, view):
+    evil, plain = files
+    p = no_traceback(cli("compare", *view, evil, plain))
+    assert p.returncode == 0, p.stderr
+    terminal_safe(p.stdout + p.stderr)
+    assert SHOWN in p.stdout
+
+
+def test_compare_csv_and_json_stay_faithful_when_piped(files):
+    evil, plain = files
+    p = no_traceback(cli("compare", "--format", "csv", evil, plain))
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert {r["machine"] for r in rows} == {HOSTILE, "plain"}
+    assert "m" + HOSTILE in {r["method"] for r in rows}
+    p = no_traceback(cli("compare", "--format", "json", evil, plain))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.isascii()  # JSON escapes control characters itself
+    assert {r["machine"] for r in json.loads(p.stdout)} == {HOSTILE, "plain"}
+
+
+def on_a_terminal(args, cwd):
+    """python -m fastcpu with stdout on a pseudo-terminal: its exit status and what it printed."""
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "fastcpu", *map(str, args)], cwd=cwd,
+                                stdout=slave, stderr=subprocess.DEVNULL)
+    finally:
+        os.close(slave)
+    got = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        os.close(master)
+        rc = proc.wait(timeout=300)
+    return rc, got.decode("utf-8").replace("\r\n", "\n")  # the terminal's own line ends
+
+
+def test_csv_printed_on_a_terminal_is_escaped_as_ls_escapes_names(files):
+    evil, plain = files
+    rc, out = on_a_terminal(["compare", "--format", "csv", evil, plain], evil.parent)
+    assert rc == 0
+    terminal_safe(out)
+    assert SHOWN.split("\\n")[0] in out  # the newline in the label is a quoted line break of the CSV
+
+
+def test_messages_quoting_a_hostile_path_or_argument_are_escaped(tmp_path):
+    for args in (["compare", f"missing{HOSTILE}.json"],
+                 ["plot", "--out", f"x{HOSTILE}.png", "missing.json"],
+                 ["run", "--out", f"nodir{HOSTILE}/x.json"],
+                 ["show", HOSTILE],
+                 ["check", "--methods", HOSTILE],
+                 ["--methods", HOSTILE],
+                 [f"--{HOSTILE}"]):
+        p = no_traceback(cli(*args, cwd=tmp_path))
+        assert p.returncode == 2, (args, p.stderr)
+        terminal_safe(p.stderr)
+        assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("fastcpu: error: "), p.stderr
+
+
+def test_the_progress_line_escapes_a_hostile_path():
+    from fastcpu._progress import ProgressLine
+
+    out = io.StringIO()
+    line = ProgressLine("reading", out, enabled=True)
+    line(0, 2, HOSTILE)
+    assert out.getvalue().startswith("\r") and SHOWN in out.getvalue()
+    terminal_safe(out.getvalue()[1:])  # the one carriage return is the line's own
