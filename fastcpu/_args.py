@@ -1,6 +1,6 @@
 """Argument checks and the constants they check against: one home for every
 module that takes runs, unroll, a serialization mode, a counter, a CPU, a
-list of method names or a unit.
+list of method names, a unit or a label.
 
 This module sits at the bottom of the import graph (it imports only the C
 core, for its limits): bench(), measure(), check(), the plots, the noise
@@ -32,6 +32,7 @@ __all__ = [
     "check_unit",
     "denied",
     "affinity_mask",
+    "check_label",
 ]
 
 #: The most timed runs one measurement takes.
@@ -236,3 +237,26 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"unknown {name} {value!r}: use one of {', '.join(choices)}")
     return value
+
+
+def check_label(label: object, name: str = "label") -> str | None:
+    """`label` if it is None or text that UTF-8 can hold: a label is written
+    into a result file and printed, and a lone surrogate (``'\\ud800'``, or
+    ``'\\udcff'`` where Python read bytes that are not UTF-8, as in
+    ``--label $'\\xff'``) can be neither.
+
+    Raises:
+        TypeError: neither a str nor None.
+        ValueError: it holds a lone surrogate.
+    """
+    if label is None:
+        return None
+    if not isinstance(label, str):
+        raise TypeError(f"{name} must be a str or None, not {type(label).__name__}")
+    bad = next((c for c in label if "\ud800" <= c <= "\udfff"), None)
+    if bad is not None:
+        # U+DC80..U+DCFF is how Python reads an undecodable byte (surrogateescape)
+        what = (f"the byte 0x{ord(bad) - 0xDC00:02x}, which is not UTF-8" if "\udc80" <= bad <= "\udcff"
+                else f"a lone surrogate (U+{ord(bad):04X}), which is not text")
+        raise ValueError(f"{name} {label!r} holds {what}: give the label as UTF-8 text")
+    return label

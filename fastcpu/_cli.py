@@ -30,7 +30,8 @@ from typing import Any
 
 from . import _core, export
 from ._ab import compare_ab
-from ._args import COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int
+from ._args import (COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int,
+                    check_label)
 from ._atomicfile import check_replaceable, tmp_prefix, write_atomic
 from ._check import check
 from ._display import printable
@@ -75,6 +76,16 @@ def _cpu(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a CPU number: {text!r}") from None
+
+
+def _label(text: str) -> str:
+    """--label: UTF-8 text, refused before measuring (a file cannot hold the
+    bytes of another encoding, and plot cannot draw them)."""
+    try:
+        check_label(text, "the label")
+    except ValueError as exc:  # argparse names the option
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _method_list(text: str) -> list[str]:
@@ -216,7 +227,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                         "Benchmark's JSON, real_time and cpu_time the ESTIMATE in ns, for its "
                         "compare.py; csv: one row per method, units in the column names. gbench "
                         "and csv are exports: fastcpu cannot load them back")
-    p.add_argument("--label", help="a name for this machine, kept in the file")
+    p.add_argument("--label", type=_label, help="a name for this machine, kept in the file (UTF-8 text)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace --out if it exists (without it, an existing file is refused before measuring)")
 

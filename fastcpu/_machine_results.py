@@ -21,7 +21,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import _display
-from ._args import RUNS_MAX, UNROLL_MAX
+from ._args import RUNS_MAX, UNROLL_MAX, check_label
 from ._clock import Clock, Rulers, nan_equal
 from ._methods import canonical_name, method_info
 from ._bench_result import BenchResult, stability
@@ -145,7 +145,8 @@ class Results(Mapping[str, BenchResult]):
         serialize: the serialization mode of every result.
         date: when it was measured, ISO 8601 UTC (``2025-01-31T12:00:00Z``).
         label: a free-form name for the machine (``None``: use the model
-            name and host name).
+            name and host name); text UTF-8 can hold (a lone surrogate is
+            refused with ValueError).
         fastcpu_version: the fastcpu that measured it.
         unavailable: methods asked for but not runnable there -> the reason.
         selftest: the harness self-test made with the measurement (its bias
@@ -173,8 +174,7 @@ class Results(Mapping[str, BenchResult]):
     def __post_init__(self) -> None:
         if not isinstance(self.clock, Clock):
             raise TypeError(f"clock must be a fastcpu.Clock, not {type(self.clock).__name__}")
-        if self.label is not None and not isinstance(self.label, str):
-            raise TypeError(f"label must be a str or None, not {type(self.label).__name__}")
+        check_label(self.label)
         results: dict[str, BenchResult] = {}
         for name, r in dict(self.results).items():
             if not isinstance(r, BenchResult):

@@ -14,6 +14,7 @@ from ._args import (
     check_counter,
     check_cpu,
     check_int,
+    check_label,
     check_method_names,
     check_serialize,
 )
@@ -80,7 +81,8 @@ def measure(
         cpu: pin the measuring thread to this CPU (restored afterwards).
         progress: ``progress(done, total, method)``, called before each
             method and once at the end (``method`` ``None``).
-        label: a free-form name for the machine, kept in the file.
+        label: a free-form name for the machine, kept in the file (text
+            UTF-8 can hold: a lone surrogate is refused).
         selftest: run :func:`fastcpu.selftest` for this mode first (well
             under a second in 'lfence' mode): its bias corrections go into
             the estimates and its report into ``Results.selftest`` (single
@@ -103,8 +105,7 @@ def measure(
         check_cpu(cpu)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable or None, not {type(progress).__name__}")
-    if label is not None and not isinstance(label, str):
-        raise TypeError(f"label must be a str or None, not {type(label).__name__}")
+    check_label(label)  # before measuring: Results() would refuse it after
     if not isinstance(selftest, bool):
         raise TypeError(f"selftest must be a bool, not {type(selftest).__name__}")
     chosen = chosen_methods(methods)

@@ -20,6 +20,9 @@ apart) and heavy-tailed (interrupts, traps), so:
 
 Every function returns the Figure or Axes it drew on and accepts an existing
 Axes where that makes sense. fastcpu never selects a matplotlib backend.
+Names from files (machines, methods) are drawn through
+:func:`fastcpu._display.printable`: a control character or lone surrogate
+shows as its escape instead of failing the font's text layout.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from ._args import check_method_names, check_unit
 from ._statistics import statistic
 from ._methods import method_info
 from ._bench_result import BenchResult
+from ._display import printable
 from ._machine_results import Results, Source, as_results
 from ._seed_table import read_published
 
@@ -297,7 +301,7 @@ def counts(
     # The method's counts point up, the empty sequence's down, on one exact
     # x axis: equal values stay visible without shifting either.
     for ticks, label, color, sign in (
-        (result.raw, f"{result.method} \u2191", "C0", 1),
+        (result.raw, f"{printable(result.method)} \u2191", "C0", 1),
         (result.empty, "empty sequence \u2193", "0.5", -1),
     ):
         values, n = np.unique(ticks[ticks <= high], return_counts=True)
@@ -315,7 +319,7 @@ def counts(
         _step_grid(ax, result.step * scale, low_x - step, high_x + step, most=6)
     ax.set_xlabel(UNITS[unit] + (", log scale" if log else ""))
     ax.set_ylabel("runs (count)")
-    title = f"{result.method}: {_estimate_text(result, unit)}"
+    title = f"{printable(result.method)}: {_estimate_text(result, unit)}"
     title += f" per copy (x{result.unroll})" if result.unroll > 1 else ""
     ax.set_title(title, fontsize="medium", pad=14)
     if beyond:
@@ -373,7 +377,7 @@ def distributions(
     if isinstance(results, Results):
         runs = sorted({r.runs for r in chosen})
         what = ("raw " if unit == "ticks" else "") + UNIT_TABLE[unit].words
-        fig.suptitle(_wrap_title(f"{results.name}\n{what} per run, exact counts "
+        fig.suptitle(_wrap_title(f"{printable(results.name)}\n{what} per run, exact counts "
                                  f"({'/'.join(map(str, runs))} runs, serialize={results.serialize})",
                                  width - 0.3, 12))
     return fig
@@ -401,7 +405,7 @@ def _ecdf_panel(ax: Axes, chosen: list[BenchResult], pooled: np.ndarray, unit: s
     curves = [pooled]
     for r, color in zip(chosen, _colors(len(chosen))):
         curves.append(_convert(r, r.raw, unit))
-        _ecdf(ax, curves[-1], color=color, label=r.method)
+        _ecdf(ax, curves[-1], color=color, label=printable(r.method))
     _finish_ecdf_axis(ax, curves, unit, log, upto, _step(chosen, unit))
 
 
@@ -437,14 +441,14 @@ def ecdf(
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
     if ax is None and methods is None and len(_panels(chosen)) > 1:
-        name = results.name if isinstance(results, Results) else None
+        name = printable(results.name) if isinstance(results, Results) else None
         return _grouped_figure(chosen, name, unit, log_x, upto, 2).axes[0]
     if ax is None:
         _, ax = plt.subplots(figsize=(8.5, 4.5), layout="constrained")
     pooled = np.concatenate([_convert(r, r.empty, unit) for r in chosen])
     _ecdf_panel(ax, chosen, pooled, unit, log_x, upto)
     if isinstance(results, Results):
-        ax.set_title(f"{results.name}: ECDF of each method's runs", fontsize="medium")
+        ax.set_title(f"{printable(results.name)}: ECDF of each method's runs", fontsize="medium")
     _legend_outside(ax, ncol=2 if len(chosen) > 14 else 1)
     return ax
 
@@ -497,7 +501,7 @@ def ecdf_groups(
     chosen = _bench_results(results, methods)
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
-    return _grouped_figure(chosen, results.name if isinstance(results, Results) else None,
+    return _grouped_figure(chosen, printable(results.name) if isinstance(results, Results) else None,
                            unit, log_x, upto, ncols)
 
 
@@ -585,15 +589,15 @@ def ecdf_machines(
     curves = []
     for res, color in zip(loaded, _colors(len(loaded))):
         if method not in res:
-            ax.plot([], [], " ", label=f"{res.name}: not measured")
+            ax.plot([], [], " ", label=f"{printable(res.name)}: not measured")
             continue
         r = res[method]
         curves += [_convert(r, r.raw, unit), _convert(r, r.empty, unit)]
-        _ecdf(ax, curves[-2], color=color, label=res.name)
+        _ecdf(ax, curves[-2], color=color, label=printable(res.name))
         _ecdf(ax, curves[-1], color=color, linestyle="--", linewidth=1)
     ax.plot([], [], "--", color="0.4", linewidth=1, label="dashed: its empty sequence")
     _finish_ecdf_axis(ax, curves, unit, log, upto, _step(present, unit))
-    ax.set_title(method, fontsize="medium")
+    ax.set_title(printable(method), fontsize="medium")
     if legend:
         _legend_outside(ax)
     return ax
@@ -629,7 +633,7 @@ def machines(
         ax.set_visible(False)
     # One legend for the grid, at its top: every panel has the same sources.
     colors = _colors(len(loaded))
-    handles = [Line2D([], [], color=c, label=res.name) for res, c in zip(loaded, colors)]
+    handles = [Line2D([], [], color=c, label=printable(res.name)) for res, c in zip(loaded, colors)]
     handles.append(Line2D([], [], color="0.4", linestyle="--", linewidth=1,
                           label="dashed: its empty sequence"))
     n = len(loaded)
@@ -734,7 +738,7 @@ def published(
                                    xerr=[[half], [half]] if math.isfinite(half) else None,
                                    fmt=_MARKERS[i % len(_MARKERS)], color=colors[i], alpha=0.75,
                                    markersize=5, capsize=2, linewidth=1)
-                bars.lines[0].set_gid(f"measured|{method}|{res.name}")
+                bars.lines[0].set_gid(f"measured|{method}|{printable(res.name)}")
         ax.set_xscale("symlog", linthresh=1)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_xlabel(UNIT_TABLE[unit].words + " per call, symmetric log scale")
@@ -752,7 +756,7 @@ def published(
                       label=f"published: {m}" + (f" ({p})" if m in several else ""))
                for m, p in pub_series]
     handles += [Line2D([], [], marker=_MARKERS[i % len(_MARKERS)], color=c, alpha=0.75,
-                       label=f"{res.name}: estimate \u00b1 95% interval")
+                       label=f"{printable(res.name)}: estimate \u00b1 95% interval")
                 for i, (res, c) in enumerate(zip(loaded, colors))]
     # The title heads the legend (see machines()).
     fig.legend(handles=handles, loc="outside upper center", ncol=3, frameon=False, fontsize="small",

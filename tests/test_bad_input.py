@@ -196,6 +196,9 @@ RESULTS = [
         "measure progress"),
     row(lambda c: fastcpu.measure(5, ["gdt"], label=1), TypeError, "label must be a str or None",
         "measure label"),
+    row(lambda c: fastcpu.measure(5, ["gdt"], label="a\ud800"), ValueError,
+        r"label 'a\\ud800' holds a lone surrogate \(U\+D800\), which is not text: give the label as UTF-8",
+        "measure label=lone surrogate"),
     *(row(lambda c, p=p: c.res.save(p), TypeError, "path must be a str or os.PathLike", f"save({p!r})")
       for p in [None, 5, b"x.json"]),
     row(lambda c: c.res.save(""), ValueError, "path is empty: give the result file's name", "save('')"),
@@ -243,6 +246,10 @@ RESULTS = [
         "unknown unit 'parsecs': use one of ticks, ns, cycles", "ComparisonTable.format unit=parsecs"),
     row(lambda c: fastcpu.Results({}, {}, None, "lfence", "2025-01-31T12:00:00Z"), TypeError,
         "clock must be a fastcpu.Clock", "Results(clock=None)"),
+    row(lambda c: fastcpu.Results({}, {}, c.res.clock, "lfence", "", label=b"x"), TypeError,
+        "label must be a str or None, not bytes", "Results(label=bytes)"),
+    row(lambda c: fastcpu.Results({}, {}, c.res.clock, "lfence", "", label="\udcff\udcfe"), ValueError,
+        "holds the byte 0xff, which is not UTF-8: give the label as UTF-8 text", "Results(label=undecoded bytes)"),
     row(lambda c: fastcpu.Results({"syscall": c.r}, {}, c.res.clock, "lfence", ""), ValueError,
         "results\\['syscall'\\] holds method 'gdt': key it by its method", "Results(wrong key)"),
     row(lambda c: fastcpu.stability(None), TypeError, "reports on one fastcpu.BenchResult, not NoneType",
@@ -558,6 +565,9 @@ CLI = [
     pytest.param(["run", "--out", "/proc/x.json"], "cannot write /proc/x.json: ", id="run --out /proc"),
     pytest.param(["run", "--out", "x.json", "--label"], "argument --label: expected one argument",
                  id="run --label"),
+    pytest.param(["run", "--out", "x.json", "--label", os.fsdecode(b"\xff\xfe")],  # as the shell gives $'\xff\xfe'
+                 r"argument --label: the label '\\udcff\\udcfe' holds the byte 0xff, which is not UTF-8: give "
+                 "the label as UTF-8 text", id="run --label not UTF-8"),
     pytest.param(["run", "--out", "x.json", "--overwrite=yes"], "argument --overwrite: ignored explicit argument",
                  id="run --overwrite=yes"),
     *(pytest.param(["run", "--out", "x.json", opt, *args], match.replace("OPT", opt[2:]), id=f"run {opt} {' '.join(args)}")

@@ -220,3 +220,67 @@ def test_the_progress_line_escapes_a_hostile_path():
     line(0, 2, HOSTILE)
     assert out.getvalue().startswith("\r") and SHOWN in out.getvalue()
     terminal_safe(out.getvalue()[1:])  # the one carriage return is the line's own
+
+
+# -- 4. text UTF-8 cannot hold: refused at the door, shown escaped everywhere else ----------
+
+def test_a_label_of_bytes_that_are_not_utf8_is_refused_before_measuring(tmp_path):
+    # the shell hands Python $'\xff\xfe' as '\udcff\udcfe' (surrogateescape); before,
+    # run wrote it into the file and plot failed on it with a 4-line matplotlib message
+    p = no_traceback(cli("run", "--runs", "10", "--methods", "gdt", "--out", "r.json",
+                         "--label", os.fsdecode(b"\xff\xfe"), cwd=tmp_path))
+    assert p.returncode == 2
+    assert p.stderr.splitlines() == ["fastcpu: error: argument --label: the label '\\udcff\\udcfe' holds "
+                                     "the byte 0xff, which is not UTF-8: give the label as UTF-8 text"]
+    assert os.listdir(tmp_path) == [] and p.stdout == ""
+
+
+@pytest.fixture
+def unencodable(tmp_path):
+    """A file whose machine and method names hold lone surrogates (which
+    JSON's \\ud800 escape can carry): the label is refused at the door and on
+    loading, other names are shown escaped."""
+    machine = {"model_name": "CPU\ud800", "hostname": "host" + os.fsdecode(b"\xff")}
+    simulated(None, methods=("gdt", "rdpid", "m\udcfe"), machine=machine).save(tmp_path / "u.json")
+    simulated("plain", methods=("gdt", "rdpid", "m\udcfe")).save(tmp_path / "plain.json")
+    return tmp_path / "u.json", tmp_path / "plain.json"
+
+
+@pytest.mark.parametrize("view", [[], ["--format", "csv"], ["--format", "json"], ["--ab"], ["--seed-table"]],
+                         ids=["table", "csv", "json", "ab", "seed-table"])
+def test_compare_never_fails_to_encode_a_name(unencodable, view):
+    # before: exit 2, "'utf-8' codec can't encode character '\ud800'"
+    p = no_traceback(cli("compare", *view, *unencodable))  # cli() decodes stdout as strict UTF-8
+    assert p.returncode == 0, p.stderr
+    assert "codec" not in p.stderr
+    terminal_safe(p.stderr)
+    if view == ["--format", "json"]:
+        assert {r["machine"] for r in json.loads(p.stdout)} == {"CPU\ud800 on host\udcff", "plain"}
+    else:
+        assert "CPU\\ud800 on host\\udcff" in p.stdout
+    if view != ["--format", "csv"]:
+        terminal_safe(p.stdout)
+
+
+def test_plot_draws_names_it_cannot_encode_escaped(unencodable):
+    u, plain = unencodable
+    for args in (["plot", u, "--out", "one.png"], ["plot", u, plain, "--out", "two.svg"],
+                 ["plot", u, "--kind", "ecdf", "--out", "e.png"]):
+        p = no_traceback(cli(*args, cwd=u.parent))
+        assert p.returncode == 0, p.stderr
+        assert (u.parent / args[-1]).stat().st_size > 0
+    assert "CPU\\ud800" in (u.parent / "two.svg").read_text()
+
+
+def test_a_file_holding_such_a_label_is_refused_in_one_line(tmp_path):
+    simulated("plain").save(tmp_path / "s.json")
+    doc = json.loads((tmp_path / "s.json").read_text())
+    doc["label"] = "x\ud800"  # JSON can carry it; no label may hold it
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    with pytest.raises(fastcpu.ResultFileError, match="label"):
+        fastcpu.load(tmp_path / "s.json")
+    for view in ([], ["--format", "csv"], ["--ab"], ["--seed-table"]):
+        p = no_traceback(cli("compare", *view, "s.json", "s.json", cwd=tmp_path))
+        assert p.returncode == 2 and p.stdout == ""
+        assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("fastcpu: error: s.json: "), p.stderr
+        assert "codec" not in p.stderr and "label" in p.stderr
