@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import json
 import math
 import os
 import sys
 import tempfile
+import textwrap
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from . import _core, export
 from ._ab import compare_ab
@@ -50,6 +53,19 @@ from ._table import format_clock, format_table, format_warnings
 from ._version import __version__
 
 __all__ = ["main"]
+
+
+#: Exit statuses, in the epilog of ``fastcpu --help``.
+EXIT_OK = 0
+EXIT_FAILED = 1  # the machine refused, a goal failed, output could not be written, a warning under -W error
+EXIT_USAGE = 2  # a bad option, argument or file, refused before any work
+EXIT_INTERRUPTED = 130  # Ctrl-C
+EXIT_BROKEN_PIPE = 141  # the reader of stdout or stderr left (`| head`), as if SIGPIPE had ended it
+EXIT_STATUSES = textwrap.fill(
+    "exit status: 0 done (check: every method agrees; selftest: the goals hold); 1 failed: the machine "
+    "refused, a goal or check failed, output could not be written, or a warning was made an error by "
+    "-W error; 2 a bad option, argument or file, refused before any work; 130 interrupted; 141 the "
+    "reader of the output left (| head)", 79)
 
 
 class UsageError(Exception):
@@ -272,6 +288,9 @@ def _run_run(args: argparse.Namespace) -> int:
     counter = check_counter_options(args)
     # Refuse before measuring, not after: a measurement is never thrown away.
     out = None if args.out in STDOUT_NAMES else check_out(args.out, overwrite=args.overwrite)
+    if out is None and _stdout_closed():
+        raise ValueError(f"--out {args.out}: standard output is closed: name a file, or redirect "
+                         "standard output instead of closing it")
     if out is not None and args.format != "json" and out.name.endswith(".gz"):
         raise ValueError(f"--format {args.format} writes plain text, as its readers expect: "
                          f"drop .gz from --out, or use --format json")
@@ -574,7 +593,8 @@ def _parser(command: str) -> argparse.ArgumentParser:
     p = _Parser(
         prog="fastcpu" if command == "table" else f"fastcpu {command}",
         description=help_text + ".",
-        epilog=f"commands (fastcpu COMMAND --help for each):\n{others}" if command == "table" else None,
+        epilog=(f"commands (fastcpu COMMAND --help for each):\n{others}\n\n" if command == "table" else "")
+        + EXIT_STATUSES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"fastcpu {__version__}")
@@ -606,8 +626,96 @@ def _printable_streams() -> Iterator[None]:
                 pass
 
 
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when its descriptor was closed before Python started
+    (``>&-``), where Python leaves ``sys.stdout`` None and print() drops
+    everything: each write fails instead, as one to a closed descriptor does."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "cannot write standard output: it is closed "
+                                   "(redirect it to /dev/null instead of closing it)")
+
+
+def _stdout_closed() -> bool:
+    return isinstance(sys.stdout, _ClosedOutput)
+
+
+@contextlib.contextmanager
+def _open_streams() -> Iterator[None]:
+    """Standard streams that exist while a command runs. A closed stdout
+    fails on the first write (exit 1, said on stderr). A closed stderr
+    discards what is said (there is no one to say it to; the exit status
+    tells) where ``print(file=None)`` would have put the messages on stdout,
+    after a document written there."""
+    saved = sys.stdout, sys.stderr
+    null = None
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()
+    if sys.stderr is None:
+        sys.stderr = null = open(os.devnull, "w")
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+        if null is not None:
+            null.close()
+
+
+def _discard(stream: TextIO) -> None:
+    """Point `stream`'s descriptor at /dev/null: what its buffer holds, and
+    Python's flush at exit, then go nowhere instead of failing (which would
+    print 'Exception ignored' and make the exit status 120)."""
+    try:
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (AttributeError, OSError, ValueError):
+        return
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
+def _flushes(stream: TextIO) -> bool:
+    """Whether `stream` can be flushed; if not (a pipe whose reader left, a
+    full disk), it is :func:`_discard`-ed."""
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        _discard(stream)
+        return False
+    return True
+
+
+def _say(text: str) -> None:
+    """`text` as one line on stderr, escaped (it may quote a file or an
+    argument); nothing when stderr cannot take it (a pipe nobody reads):
+    the exit status still tells."""
+    try:
+        print(printable(text), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        _discard(sys.stderr)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """warnings.showwarning while a command runs: one line, escaped, instead
+    of two naming fastcpu's source."""
+    _say(f"fastcpu: warning: {message}")
+
+
+@contextlib.contextmanager
+def _warnings_in_one_line() -> Iterator[None]:
+    with warnings.catch_warnings():  # restores showwarning afterwards
+        warnings.showwarning = _show_warning
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    with _printable_streams():
+    """``python -m fastcpu ARGS``: run the command and return its exit
+    status (EXIT_STATUSES); whatever happens, a line on stderr, never a
+    traceback."""
+    with _open_streams(), _printable_streams(), _warnings_in_one_line():
         return _main(argv)
 
 
@@ -619,26 +727,52 @@ def _main(argv: Sequence[str] | None) -> int:
 
         near = difflib.get_close_matches(argv[0], list(COMMANDS), n=1)
         hint = f": did you mean '{near[0]}'?" if near else f"; commands: {', '.join(COMMANDS)}"
-        print(f"fastcpu: error: unknown command {argv[0]!r}{hint}", file=sys.stderr)
-        return 2
+        _say(f"fastcpu: error: unknown command {argv[0]!r}{hint}")
+        return EXIT_USAGE
     try:
-        args = _parser(command).parse_args(argv)
-        return COMMANDS[command][1](args)
+        return _run(command, argv)
     except MemoryError:
-        print("fastcpu: out of memory", file=sys.stderr)
-        return 1
+        _say("fastcpu: out of memory")
+        return EXIT_FAILED
     except BrokenPipeError:
         # The reader left (`| head`): nothing more to say to it, and no
-        # complaint when Python flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+        # complaint when Python flushes the streams at exit.
+        _flushes(sys.stdout)
+        _flushes(sys.stderr)
+        return EXIT_BROKEN_PIPE
     except (UsageError, ValueError, TypeError) as exc:
-        print(f"fastcpu: error: {printable(exc)}", file=sys.stderr)
-        return 2
+        _say(f"fastcpu: error: {exc}")
+        return EXIT_USAGE
+    except Warning as exc:  # raised, not shown: -W error (or PYTHONWARNINGS=error)
+        _say(f"fastcpu: error: {type(exc).__name__}: {exc} (a warning, made an error by -W error)")
+        return EXIT_FAILED
     except (Error, OSError) as exc:
         # Not a bad option: the machine refused (Unsupported) or a write failed.
-        print(f"fastcpu: {printable(exc)}", file=sys.stderr)
-        return 1
+        _say(f"fastcpu: {_os_error_words(exc)}")
+        _flushes(sys.stdout)  # what a failed write left must not fail again at exit
+        return EXIT_FAILED
     except KeyboardInterrupt:
-        print("fastcpu: interrupted", file=sys.stderr)
-        return 130
+        _say("fastcpu: interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - a bug: still one line, never a traceback
+        _say(f"fastcpu: internal error: {type(exc).__name__}: {exc} (a bug in fastcpu: please report it)")
+        return EXIT_FAILED
+
+
+def _run(command: str, argv: list[str]) -> int:
+    try:
+        args = _parser(command).parse_args(argv)
+    except SystemExit as exc:  # --help or --version, printed: flushed below as any output is
+        status = exc.code if isinstance(exc.code, int) else EXIT_OK
+    else:
+        status = COMMANDS[command][1](args)
+    sys.stdout.flush()  # a reader gone or a full disk is told here, not at exit
+    return status
+
+
+def _os_error_words(exc: BaseException) -> str:
+    """An OSError as ``NAME: what went wrong`` (the file it names, not
+    ``[Errno N]``); any other exception as its text."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc)
