@@ -1,20 +1,33 @@
 """Writing a file atomically: a temporary file beside the target, synced,
 then renamed or linked into place, so that a crash leaves the old file or the
 new one, never half of one. Temporary files are hidden and say who wrote them
-(``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``); the next write to the same name
-removes those whose writer is gone. Knows nothing of what is written."""
+(``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``, NAME cut where the whole would be
+longer than the file system allows); the next write to the same name removes
+those whose writer is gone. Errors name the target, never the temporary
+file. Knows nothing of what is written."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
-__all__ = ["check_replaceable", "check_target", "nonempty_path", "tmp_prefix", "write_atomic"]
+__all__ = ["check_name_length", "check_replaceable", "check_target", "create_tmp", "nonempty_path",
+           "tmp_prefix", "write_atomic"]
 
 #: Leftover temporary files: ".NAME.fastcpu-save-PID-XXXXXXXX.tmp".
 _TMP_TAG = "fastcpu-save"
+#: The digits of the largest pid Linux gives (PID_MAX_LIMIT, 4194304): the
+#: room a temporary name keeps for any writer's pid, so that every writer
+#: cuts NAME alike and finds the others' leftovers.
+_PID_DIGITS = 7
+#: Random hex digits that tell two temporary files of one writer apart.
+_RANDOM_DIGITS = 8
+#: What a temporary name adds to NAME: "." NAME "." TAG "-" PID "-" RANDOM ".tmp".
+_TMP_EXTRA = len(f"..{_TMP_TAG}-") + _PID_DIGITS + len("-") + _RANDOM_DIGITS + len(".tmp")
+#: NAME_MAX where the file system does not say (Linux's, for every local one).
+_NAME_MAX_DEFAULT = 255
 
 
 def _umask() -> int:
@@ -26,6 +39,27 @@ def _umask() -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0o022
+
+
+def _name_max(directory: Path) -> int:
+    """The longest file name, in bytes, `directory`'s file system takes."""
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return _NAME_MAX_DEFAULT
+
+
+def check_name_length(path: Path) -> None:
+    """Refuse a name longer than its file system takes, before any work is
+    done to fill it (the write would fail with ENAMETOOLONG after it).
+
+    Raises:
+        ValueError: the last part of `path` is too long.
+    """
+    size, most = len(os.fsencode(path.name)), _name_max(path.parent)
+    if size > most:
+        raise ValueError(f"{path}: a name of {size} bytes; its file system takes at most {most}: "
+                         "choose a shorter name")
 
 
 def check_replaceable(path: Path) -> None:
@@ -52,8 +86,8 @@ def check_target(path: object, overwrite: object) -> Path:
 
     Raises:
         TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
-        ValueError: `path` is empty, a symbolic link, or names something
-            other than a regular file.
+        ValueError: `path` is empty, a symbolic link, names something
+            other than a regular file, or is too long for its file system.
         IsADirectoryError, FileNotFoundError: a directory, or in none.
         FileExistsError: it exists and `overwrite` is false.
     """
@@ -62,6 +96,7 @@ def check_target(path: object, overwrite: object) -> Path:
     if not isinstance(overwrite, bool):
         raise TypeError(f"overwrite must be a bool, not {type(overwrite).__name__}")
     path = nonempty_path(path)
+    check_name_length(path)
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory: give a file name")
     if not path.parent.is_dir():
@@ -80,12 +115,14 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
 
     Raises:
         FileExistsError: `path` appeared and `overwrite` is false.
-        OSError: the directory cannot be written.
+        OSError: the directory cannot be written; the error names `path`.
     """
     directory = path.parent
     _remove_leftovers(path)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=tmp_prefix(path) + f"{os.getpid()}-",
-                               suffix=".tmp")
+    try:
+        fd, tmp = create_tmp(path)
+    except OSError as exc:
+        raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it 0600
@@ -102,16 +139,50 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
     except FileExistsError:
         _remove(tmp)
         raise FileExistsError(f"{path} exists: pass overwrite=True to replace it") from None
+    except OSError as exc:
+        _remove(tmp)
+        raise _naming(exc, path) from None
     except BaseException:
         _remove(tmp)
         raise
     _fsync_dir(directory)
 
 
+def _naming(exc: OSError, path: Path) -> OSError:
+    """`exc` (of its own subclass: PermissionError, ...) naming `path`, the
+    file asked for, instead of the temporary file it failed on."""
+    return OSError(exc.errno, exc.strerror or str(exc), os.fspath(path))
+
+
+def create_tmp(path: Path) -> tuple[int, str]:
+    """A new temporary file beside `path`, open for writing (mode 0600, as
+    mkstemp makes it): its descriptor and name (``tmp_prefix(path)`` + pid
+    + random digits + ``.tmp``), within the directory's NAME_MAX.
+
+    Raises:
+        OSError: the directory cannot be written.
+    """
+    prefix = os.path.join(path.parent, f"{tmp_prefix(path)}{os.getpid()}-")
+    for _ in range(100):  # another writer took the name: draw again, as mkstemp does
+        tmp = f"{prefix}{secrets.token_hex(_RANDOM_DIGITS // 2)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
 def tmp_prefix(path: Path) -> str:
     """How save()'s temporary files for `path` start: hidden, named after the
-    target and fastcpu, then the writer's pid (``.x.json.fastcpu-save-PID-``)."""
-    return f".{path.name}.{_TMP_TAG}-"
+    target and fastcpu, then the writer's pid (``.x.json.fastcpu-save-PID-``).
+    NAME is cut (whole characters, counted in bytes) where the temporary
+    name would be longer than the directory's NAME_MAX: a legal name of 230
+    bytes must not fail with ENAMETOOLONG."""
+    room = _name_max(path.parent) - _TMP_EXTRA
+    name = path.name
+    while len(os.fsencode(name)) > room and name:
+        name = name[:-1]
+    return f".{name}.{_TMP_TAG}-"
 
 
 def _remove_leftovers(path: Path) -> None:

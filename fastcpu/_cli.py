@@ -24,7 +24,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import textwrap
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -35,7 +34,7 @@ from . import _core, export
 from ._ab import compare_ab
 from ._args import (COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int,
                     check_label)
-from ._atomicfile import check_replaceable, tmp_prefix, write_atomic
+from ._atomicfile import check_name_length, check_replaceable, create_tmp, write_atomic
 from ._check import check
 from ._display import printable
 from ._clock import clock
@@ -142,6 +141,7 @@ def check_out(text: str, option: str = "--out", *, overwrite: bool = False) -> P
     if not text:
         raise ValueError(f"{option} is empty: give a file name")
     out = Path(text)
+    check_name_length(out)  # before is_dir(), which would raise ENAMETOOLONG itself
     if out.is_dir():
         raise ValueError(f"{option} {out} is a directory: give a file name")
     parent = out.parent
@@ -154,7 +154,7 @@ def check_out(text: str, option: str = "--out", *, overwrite: bool = False) -> P
     # system still refuses (/proc, /sys).
     try:
         # named as save() names its own: a leftover is removed by the next save
-        fd, probe = tempfile.mkstemp(dir=parent, prefix=f"{tmp_prefix(out)}{os.getpid()}-", suffix=".tmp")
+        fd, probe = create_tmp(out)
     except OSError as exc:
         raise ValueError(f"cannot write {out}: {exc.strerror or exc}") from None
     os.close(fd)

@@ -382,12 +382,14 @@ class Results(Mapping[str, BenchResult]):
 
         Raises:
             TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
-            ValueError: `path` is empty, a symbolic link, or names something
-                other than a regular file (a device, a FIFO).
+            ValueError: `path` is empty, a symbolic link, names something
+                other than a regular file (a device, a FIFO), or is longer
+                than its file system takes (NAME_MAX).
             FileExistsError: `path` exists and `overwrite` is false.
             IsADirectoryError: `path` is a directory.
             FileNotFoundError: its directory does not exist.
-            OSError: the directory cannot be written.
+            OSError: the directory cannot be written (naming `path`, not
+                the temporary file).
         """
         write_document(self.to_document(), path, overwrite=overwrite)
 

@@ -406,3 +406,78 @@ def test_help_documents_every_exit_status():
     text = " ".join(p.stdout.split())
     for status in ("0 done", "1 failed", "2 a bad option", "130 interrupted", "141 the reader"):
         assert status in text
+
+
+# -- 5. a legal name is written; the temporary file beside it stays within NAME_MAX ---------------
+
+def name_of(tmp_path, size, char="a", suffix=".json"):
+    """A file name of `size` bytes in UTF-8."""
+    width = len(char.encode())
+    stem = char * ((size - len(suffix)) // width)
+    return stem + "b" * (size - len(suffix) - len(stem.encode())) + suffix
+
+
+@pytest.mark.parametrize("char", ["a", "é", "日"])
+def test_a_name_of_name_max_bytes_is_saved_through_a_temporary_name_that_fits(tmp_path, char):
+    from fastcpu._atomicfile import tmp_prefix
+
+    most = os.pathconf(tmp_path, "PC_NAME_MAX")
+    res = simulated("plain")
+    for size in (230, most):  # before: ENAMETOOLONG from the temporary name, about 35 bytes longer
+        path = tmp_path / name_of(tmp_path, size, char)
+        assert len(os.fsencode(path.name)) == size
+        res.save(path)
+        assert fastcpu.load(path) == res
+        prefix = tmp_prefix(path)
+        assert len(os.fsencode(f"{prefix}4194304-abcdef12.tmp")) <= most  # the largest pid Linux gives
+        assert path.name.startswith(prefix[1:prefix.index(".fastcpu-save-")])  # cut at a whole character
+    too_long = tmp_path / name_of(tmp_path, most + 1)
+    with pytest.raises(ValueError, match=f"a name of {most + 1} bytes; its file system takes at most {most}"):
+        res.save(too_long)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        name_of(tmp_path, s, char) for s in (230, most))  # no temporary file left
+
+
+def test_a_cut_temporary_name_is_still_found_as_a_leftover(tmp_path):
+    from fastcpu._atomicfile import tmp_prefix
+
+    path = tmp_path / name_of(tmp_path, os.pathconf(tmp_path, "PC_NAME_MAX"))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()  # a pid no process has now
+    leftover = tmp_path / f"{tmp_prefix(path)}{gone}-abcdef12.tmp"
+    leftover.write_text("x")
+    simulated("plain").save(path)
+    assert not leftover.exists() and fastcpu.load(path).label == "plain"
+
+
+@pytest.mark.parametrize("where", ["fsync", "link", "replace"])
+def test_a_failed_write_names_the_target_not_the_temporary_file(tmp_path, monkeypatch, where):
+    import errno
+
+    from fastcpu import _atomicfile
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device", str(args[0]))
+
+    monkeypatch.setattr(_atomicfile.os, where, full)
+    path = tmp_path / "r.json"
+    with pytest.raises(OSError) as info:
+        simulated("plain").save(path, overwrite=where == "replace")
+    monkeypatch.undo()
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(path)
+    assert ".tmp" not in str(info.value)
+    assert os.listdir(tmp_path) == []  # the temporary file is gone too
+
+
+def test_run_writes_a_230_byte_name_and_refuses_a_too_long_one_before_measuring(tmp_path):
+    name = name_of(tmp_path, 230)
+    p = no_traceback(cli("run", "--runs", "10", "--methods", "gdt", "--out", name, cwd=tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert os.listdir(tmp_path) == [name] and p.stderr == f"wrote {name}\n"
+    most = os.pathconf(tmp_path, "PC_NAME_MAX")
+    for command in (["run", "--runs", "10", "--methods", "gdt"], ["plot", name]):
+        p = no_traceback(cli(*command, "--out", name_of(tmp_path, most + 1, suffix=".png"), cwd=tmp_path))
+        assert p.returncode == 2 and p.stdout == ""
+        assert p.stderr.endswith(f": a name of {most + 1} bytes; its file system takes at most {most}: "
+                                 "choose a shorter name\n") and len(p.stderr.splitlines()) == 1
+    assert os.listdir(tmp_path) == [name]
