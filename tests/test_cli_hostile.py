@@ -481,3 +481,74 @@ def test_run_writes_a_230_byte_name_and_refuses_a_too_long_one_before_measuring(
         assert p.stderr.endswith(f": a name of {most + 1} bytes; its file system takes at most {most}: "
                                  "choose a shorter name\n") and len(p.stderr.splitlines()) == 1
     assert os.listdir(tmp_path) == [name]
+
+
+# -- every subcommand, hostile inputs: a line and a documented status, never a traceback ----------
+
+@pytest.fixture(scope="module")
+def hostile_dir(tmp_path_factory):
+    """Files a hostile or broken world hands the CLI."""
+    d = tmp_path_factory.mktemp("hostile")
+    hostile().save(d / "evil.json")
+    simulated(None, machine={"model_name": "CPU\ud800"}, methods=("gdt", "m\udcfe")).save(d / "unenc.json")
+    (d / "garbage.json").write_bytes(b"\xff\xfe\x1b[2J\x00" * 50)
+    (d / "empty.json").write_bytes(b"")
+    simulated("plain").save(d / "whole.json.gz")
+    (d / "cut.json.gz").write_bytes((d / "whole.json.gz").read_bytes()[:200])
+    doc = json.loads((d / "evil.json").read_text())
+    doc["results"][0]["runs"] = 10**30
+    (d / "huge.json").write_text(json.dumps(doc))
+    doc = json.loads((d / "evil.json").read_text())
+    doc["label"] = "\ud800" + HOSTILE
+    (d / "surrogate.json").write_text(json.dumps(doc))
+    doc["label"], doc["results"] = None, "\x1b[2J"
+    (d / "types.json").write_text(json.dumps(doc))
+    (d / "dir.json").mkdir()
+    return d
+
+
+FILES = ["evil.json", "unenc.json", "garbage.json", "empty.json", "cut.json.gz", "huge.json", "surrogate.json",
+         "types.json", "dir.json", f"missing{HOSTILE}.json"]
+MEASURE = ["--runs", "10", "--methods", "gdt"]
+HOSTILE_RUNS = [
+    [*MEASURE, "--cpu", HOSTILE],
+    ["--runs", str(10**30)],
+    ["--methods", f"gdt,{HOSTILE}"],
+    ["run", *MEASURE, "--out", "-", "--label", HOSTILE],
+    ["run", *MEASURE, "--out", "-", "--label", os.fsdecode(b"\xff")],
+    ["run", *MEASURE, "--out", "dir.json", "--overwrite"],
+    ["run", *MEASURE, "--out", f"{HOSTILE}/x.json"],
+    ["run", "--runs", "10", "--methods", "gdt", "--out", "-", "--format", "csv", "--label", HOSTILE],
+    *(["compare", f] for f in FILES),
+    ["compare", "evil.json", "unenc.json", "whole.json.gz"],
+    ["compare", "--ab", "evil.json", "unenc.json"],
+    ["compare", "--seed-table", "evil.json", "unenc.json"],
+    ["compare", "--format", "csv", "evil.json", "unenc.json"],
+    ["compare", "--unit", HOSTILE, "evil.json"],
+    *(["plot", f, "--out", "x.png", "--overwrite"] for f in FILES[:4]),
+    ["plot", "evil.json", "unenc.json", "--out", "y.svg", "--overwrite"],
+    ["plot", "evil.json", "--methods", HOSTILE, "--out", "z.png"],
+    ["plot", "evil.json", "--out", f"{HOSTILE}.png"],
+    ["check", "--methods", HOSTILE],
+    ["check", "--cpus", HOSTILE],
+    ["check", "--methods", "rdpid", "--cpus", "0"],
+    ["selftest", "--cpu", HOSTILE],
+    ["selftest", "--runs", "10", "--rounds", "1", "--serialize", "lfence"],
+    ["show", HOSTILE],
+    ["show", "gdt", "--disassembler", "none"],
+    [HOSTILE],
+    [f"--{HOSTILE}"],
+]
+
+
+@pytest.mark.parametrize("python", [[], ["-W", "error"]], ids=["plain", "-W error"])
+@pytest.mark.parametrize("args", HOSTILE_RUNS, ids=lambda a: " ".join(_display.one_line(x, 20) for x in a))
+def test_every_subcommand_answers_hostile_input_without_a_traceback(hostile_dir, args, python):
+    p = no_traceback(cli(*args, python=python, cwd=hostile_dir))
+    assert p.returncode in (0, 1, 2), (p.returncode, p.stderr)
+    terminal_safe(p.stderr)
+    if "csv" not in args:
+        terminal_safe(p.stdout)
+    if p.returncode:  # said on stderr, or a report on stdout that says FAIL (selftest, check)
+        assert p.stderr.splitlines()[-1:] and p.stderr.splitlines()[-1].startswith("fastcpu") \
+            or "FAIL" in p.stdout or "disagree" in p.stdout, (p.stdout, p.stderr)
