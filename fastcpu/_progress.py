@@ -51,6 +51,8 @@ def format_time_left(seconds: float) -> str:
 
 def is_terminal(stream: TextIO | None) -> bool:
     """Whether `stream` is a terminal (not a pipe, a file, closed or None)."""
+    if stream is None:
+        return False
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):  # no isatty, or closed

@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import os
-import pty
 import subprocess
 import sys
 
@@ -172,35 +171,14 @@ def test_compare_csv_and_json_stay_faithful_when_piped(files):
     assert {r["machine"] for r in json.loads(p.stdout)} == {HOSTILE, "plain"}
 
 
-def on_a_terminal(args, cwd):
-    """python -m fastcpu with stdout on a pseudo-terminal: its exit status and what it printed."""
-    master, slave = pty.openpty()
-    try:
-        proc = subprocess.Popen([sys.executable, "-m", "fastcpu", *map(str, args)], cwd=cwd,
-                                stdout=slave, stderr=subprocess.DEVNULL)
-    finally:
-        os.close(slave)
-    got = b""
-    try:
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed its end
-                break
-            if not chunk:
-                break
-            got += chunk
-    finally:
-        os.close(master)
-        rc = proc.wait(timeout=300)
-    return rc, got.decode("utf-8").replace("\r\n", "\n")  # the terminal's own line ends
-
-
 def test_csv_printed_on_a_terminal_is_escaped_as_ls_escapes_names(files):
     evil, plain = files
-    rc, out = on_a_terminal(["compare", "--format", "csv", evil, plain], evil.parent)
+    from test_progress import under_a_terminal
+
+    rc, out = under_a_terminal(["compare", "--format", "csv", evil, plain], evil.parent, stream="stdout")
     assert rc == 0
-    terminal_safe(out)
+    terminal_safe(out.replace("\r\n", "\n"))  # the terminal's own line ends
+    assert "\ufffd" not in out  # valid UTF-8
     assert SHOWN.split("\\n")[0] in out  # the newline in the label is a quoted line break of the CSV
 
 

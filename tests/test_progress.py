@@ -141,12 +141,14 @@ def test_piped_stderr_gets_no_progress(tmp_path, args):
     assert "[1/" not in err and "left" not in err and "measuring" not in err and "\r" not in err, err
 
 
-def under_a_terminal(args, cwd):
-    """Run the CLI with stderr on a pseudo-terminal: (exit status, what the terminal got)."""
+def under_a_terminal(args, cwd, stream="stderr"):
+    """Run the CLI with `stream` (stderr, or stdout) on a pseudo-terminal and
+    the other discarded: (exit status, what the terminal got)."""
     master, slave = pty.openpty()
+    other = "stdout" if stream == "stderr" else "stderr"
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "fastcpu", *args], cwd=cwd,
-                                stdout=subprocess.DEVNULL, stderr=slave)
+        proc = subprocess.Popen([sys.executable, "-m", "fastcpu", *map(str, args)], cwd=cwd,
+                                **{stream: slave, other: subprocess.DEVNULL})
     finally:
         os.close(slave)
     got = b""
