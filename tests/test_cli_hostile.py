@@ -14,7 +14,6 @@ import pytest
 
 import fastcpu
 from fastcpu import _display
-from fastcpu._cli import main
 from fastcpu._compare import format_comparison
 from fastcpu._table import format_warnings
 from fastcpu.noise import NoiseModel

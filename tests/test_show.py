@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 import fastcpu
-from fastcpu import _core, _elf, _norseq, _show
+from fastcpu import _core, _elf, _show
 from fastcpu._cli import main
 
 NAMES = [m.name for m in fastcpu.methods()]
