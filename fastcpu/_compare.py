@@ -37,7 +37,7 @@ from . import _display
 from ._args import UNITS as UNIT_TABLE
 from ._args import check_choice, check_unit
 from ._machine_results import Results, Source, as_results
-from ._statistics import shown_in
+from ._statistics import shown_in, statistic
 
 __all__ = ["compare", "ComparisonTable", "COLUMNS", "STAT_NAMES", "UNITS", "LAYOUTS", "format_comparison",
            "tidy_table"]
@@ -55,6 +55,9 @@ MACHINE_COLUMNS = ("tsc_granularity_ticks", "clock_core_cycles_per_tick", "immed
 COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "migrations", "source") + MACHINE_COLUMNS + tuple(
     c for unit in UNITS for s in shown_in("compare") for c in s.columns(unit)
 )
+#: The figure that answers "what does this way cost", as everywhere
+#: (BenchResult.estimate): the terminal layouts show it and its ratios.
+COST = statistic("estimate")
 #: Deprecated column names (the paired mean was called "mean" here) -> today's.
 _OLD_COLUMNS = {f"{old}_{unit}": f"paired_{old}_{unit}"
                 for unit in UNITS for old in ("mean", "mean_ci_low", "mean_ci_high")}
@@ -323,7 +326,7 @@ def _frame_class(pd: Any) -> type:
 #: first), or a row per machine and method.
 LAYOUTS = ("machines", "rows")
 #: The most header lines a machine's name takes in the 'machines' layout.
-NAME_LINES_MAX = 3
+NAME_LINES_MAX = 4
 
 
 def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95,
@@ -332,14 +335,15 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
 
     ``layout='machines'`` (the default, what ``fastcpu compare`` prints): a
     row per method and, per machine (in the order of the table, its name
-    above), a column with the paired mean (uncorrected: not
-    ``BenchResult.estimate``) +- the half-width of its interval, and a RATIO
-    column, that mean over the
-    first machine's (the baseline: ``1.00x`` in its own column; taken in ns
-    when `unit` is ticks, which differ between hosts); a method a
-    machine lacks shows ``-``, as does a ratio against a baseline estimate
-    that is not above 0. With one machine, no ratios. ``layout='rows'``: a row per machine and method with
-    runs, unroll, best, median, the paired mean and its interval.
+    above), a column with the ESTIMATE (``BenchResult.estimate``, the cost
+    figure everywhere: the recommended estimator less the harness bias where
+    the self-test trusts it) +- the half-width of its interval, and a RATIO
+    column, that estimate over the first machine's (the baseline: ``1.00x``
+    in its own column; taken in ns when `unit` is ticks, which differ
+    between hosts); a method a machine lacks shows ``-``, as does a ratio
+    against a baseline estimate that is not above 0. With one machine, no
+    ratios. ``layout='rows'``: a row per machine and method with runs,
+    unroll, BEST, MEDIAN (the seed's figures), the ESTIMATE and its interval.
 
     Args:
         table: what :func:`compare` returns (DataFrame or ComparisonTable).
@@ -370,15 +374,17 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     # a ratio of ticks across machines would mix that in, so take it in ns
     ratio_suffix = "ns" if suffix == "ticks" else suffix
 
+    cost = COST.name
+
     def estimate(machine: str, method: str) -> float:
         r = by.get((machine, method))
-        return math.nan if r is None else float(r[f"paired_mean_{ratio_suffix}"])
+        return math.nan if r is None else float(r[f"{cost}_{ratio_suffix}"])
 
     def cell(machine: str, method: str) -> str:
         r = by.get((machine, method))
         if r is None:
             return "-"
-        mean, low, high = (float(r[f"paired_mean{part}_{suffix}"]) for part in ("", "_ci_low", "_ci_high"))
+        mean, low, high = (float(r[f"{cost}{part}_{suffix}"]) for part in ("", "_ci_low", "_ci_high"))
         if math.isnan(mean):
             return "nan"
         # compare()'s interval is the mean +- a half-width: the narrower way to write it
@@ -391,7 +397,7 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
             return "-"
         return f"{value / base:.2f}x"
 
-    est_head, ratio_head = f"PAIRED MEAN +-{pct}%", "RATIO"
+    est_head, ratio_head = f"{COST.heading} +-{pct}%", "RATIO"
     cells = [[cell(m, t) for m in machines] for t in methods]
     ratio_cells = [[ratio(m, t) for m in machines] for t in methods] if ratios else []
     est_w = max([len(est_head)] + [len(c[i]) for c in cells for i in range(len(machines))])
@@ -407,10 +413,10 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     depth = max((len(n) for n in names), default=0)
     names = [[""] * (depth - len(n)) + n for n in names]  # bottom-aligned: each name sits on its column
 
-    title = (f"{UNITS[suffix]} per copy above the empty sequence; PAIRED MEAN: the fenced mean of "
-             f"the paired differences +- its {pct}% interval")
+    title = (f"{UNITS[suffix]} per copy above the empty sequence; {COST.heading}: {COST.meaning} "
+             f"+- its {pct}% interval")
     if ratios:
-        title += "\nRATIO: a machine's paired mean over the baseline's (the first machine's)"
+        title += f"\nRATIO: a machine's {COST.heading} over the baseline's (the first machine's)"
         if ratio_suffix != suffix:
             title += ", in ns: TSC ticks differ between hosts"
     gap = "   "
@@ -440,22 +446,24 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
 
 
 def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
-    """A row per machine and method: runs, unroll, best, median, the paired mean and its interval."""
+    """A row per machine and method: runs, unroll, the seed's figures (BEST,
+    MEDIAN) and the cost figure (ESTIMATE) with its interval."""
     shown = _display.printable
     mw = max([len("MACHINE")] + [len(shown(r["machine"])) for r in rows])
     tw = max([len("METHOD")] + [len(shown(r["method"])) for r in rows])
-    ci = f"{round(confidence * 100)}% CI OF PAIRED MEAN"
+    seed = [s for s in shown_in("compare") if s.seed]
+    ci = f"{round(confidence * 100)}% CI OF {COST.heading}"
     lines = [
-        f"{UNITS[suffix]} per copy above the empty sequence",
+        f"{UNITS[suffix]} per copy above the empty sequence; {COST.heading}: {COST.meaning}",
         f"{'MACHINE':{mw}}  {'METHOD':{tw}}  {'RUNS':>7} {'UNROLL':>6}  "
-        f"{'BEST':>9} {'MEDIAN':>9} {'PAIRED MEAN':>11}  {ci}",
+        + "".join(f"{s.heading.split()[0]:>9} " for s in seed) + f"{COST.heading:>11}  {ci}",
     ]
     for r in rows:
-        low, high = r[f"paired_mean_ci_low_{suffix}"], r[f"paired_mean_ci_high_{suffix}"]
+        low, high = r[f"{COST.name}_ci_low_{suffix}"], r[f"{COST.name}_ci_high_{suffix}"]
         interval = "" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]"
         lines.append(
             f"{shown(r['machine']):{mw}}  {shown(r['method']):{tw}}  {r['runs']:7d} {r['unroll']:6d}  "
-            f"{r[f'best_{suffix}']:9.2f} {r[f'median_{suffix}']:9.2f} "
-            f"{r[f'paired_mean_{suffix}']:11.2f}  {interval}"
+            + "".join(f"{r[f'{s.name}_{suffix}']:9.2f} " for s in seed)
+            + f"{r[f'{COST.name}_{suffix}']:11.2f}  {interval}"
         )
     return "\n".join(lines)

@@ -142,8 +142,8 @@ STATISTICS: tuple[Statistic, ...] = (
         lambda r: r.median, seed=True, shown_in=("table", "compare", "export", "html")),
     Statistic(
         "estimate", "ESTIMATE",
-        "the cost fastcpu recommends: the estimator of BenchResult.estimator, less the "
-        "harness bias where the self-test trusts it",
+        "the cost fastcpu recommends (BenchResult.estimate): the recommended estimator, less "
+        "the harness bias where the self-test trusts it",
         lambda r: r.estimate, lambda r: r.estimate_random_ci95, lambda r: r.estimate_systematic_ci95),
     Statistic(
         "paired_mean", "PAIRED MEAN",

@@ -139,7 +139,8 @@ def test_format_comparison_shows_one_unit(measured):
     assert table.format("ns", layout="rows") == text
     assert table.format(layout="rows").startswith("core cycles per copy")
     assert text.splitlines()[0].startswith("ns per copy")
-    assert "95% CI OF PAIRED MEAN" in text and "gdt" in text and "syscall" in text
+    assert "95% CI OF ESTIMATE" in text and "gdt" in text and "syscall" in text
+    assert "PAIRED MEAN" not in text  # the cost figure is the ESTIMATE, named so everywhere
     assert table.format("ns") == format_comparison(table, "ns", layout="machines")
     with pytest.raises(ValueError, match="use one of ticks, ns, cycles"):
         format_comparison(table, "parsecs")
@@ -158,7 +159,7 @@ def side_by_side(text):
     head = lines.index(next(line for line in lines if line.startswith("METHOD")))
     names_at = lines[lines.index("") + 1:head]
     header = lines[head]
-    n = header.count("PAIRED MEAN")
+    n = header.count("ESTIMATE")
     first = min(len(line) - len(line.lstrip()) for line in names_at)  # names start on their columns
     width = (len(header) - first - 3 * (n - 1)) // n
     spans = [(first + k * (width + 3), first + k * (width + 3) + width) for k in range(n)]
@@ -208,19 +209,23 @@ def test_compare_lays_methods_out_side_by_side_with_ratios():
             if r is None:  # not measured there
                 assert (cell, ratio) == ("-", "-")
                 continue
-            mean = r["paired_mean_core_cycles"]
-            half = (r["paired_mean_ci_high_core_cycles"] - r["paired_mean_ci_low_core_cycles"]) / 2
+            # the ESTIMATE: the cost figure, as the CLI table, A/B and the HTML show it
+            mean = r["estimate_core_cycles"]
+            half = (r["estimate_ci_high_core_cycles"] - r["estimate_ci_low_core_cycles"]) / 2
             assert cell == f"{mean:.2f} +- {half:.2f}"
             if machine == machines[0]:
                 assert ratio == "1.00x"
-            elif base is not None and base["paired_mean_core_cycles"] > 0:
-                assert ratio == f"{mean / base['paired_mean_core_cycles']:.2f}x"
+            elif base is not None and base["estimate_core_cycles"] > 0:
+                assert ratio == f"{mean / base['estimate_core_cycles']:.2f}x"
                 checked += 1
     assert checked > 20
     # one method by hand: the Zen 5 file's syscall over the Zen 3 file's
     a, b = by[(machines[0], "syscall")], by[(machines[1], "syscall")]
     ratio = rows["syscall"][1][1]
-    assert float(ratio[:-1]) == pytest.approx(b["paired_mean_core_cycles"] / a["paired_mean_core_cycles"], abs=0.005)
+    assert float(ratio[:-1]) == pytest.approx(b["estimate_core_cycles"] / a["estimate_core_cycles"], abs=0.005)
+    # and the same figure as the result's own ESTIMATE
+    res = fastcpu.load(DATA[0])
+    assert a["estimate_core_cycles"] == pytest.approx(res["syscall"].estimate_core_cycles)
     assert any(c == ("-", "-") for cells in rows.values() for c in cells)  # sldt: only on Zen 3
 
 
@@ -231,12 +236,13 @@ def test_one_machine_shows_its_estimates_and_no_ratios(measured):
     names, rows = side_by_side(text)
     assert names == ["here"]
     assert list(rows) == ["gdt", "syscall"]
-    assert rows["gdt"][0][0] == f"{table[0]['paired_mean_ns']:.2f} +- " \
-        f"{(table[0]['paired_mean_ci_high_ns'] - table[0]['paired_mean_ci_low_ns']) / 2:.2f}"
+    assert rows["gdt"][0][0] == f"{table[0]['estimate_ns']:.2f} +- " \
+        f"{(table[0]['estimate_ci_high_ns'] - table[0]['estimate_ci_low_ns']) / 2:.2f}"
+    assert table[0]["estimate_ns"] == pytest.approx(measured["gdt"].estimate_ns)
 
 
 def test_ratios_say_nothing_against_a_baseline_at_or_below_zero():
-    rows = [dict(machine=m, method="x", **{f"paired_mean{p}_core_cycles": v for p in ("", "_ci_low", "_ci_high")})
+    rows = [dict(machine=m, method="x", **{f"estimate{p}_core_cycles": v for p in ("", "_ci_low", "_ci_high")})
             for m, v in (("A", -1.0), ("B", 2.0))]
     text = format_comparison(fastcpu.types.ComparisonTable(rows, columns=list(rows[0])))
     assert text.splitlines()[-1].split()[-1] == "-"
