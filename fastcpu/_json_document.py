@@ -342,24 +342,45 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def _read_regular_file(path: Path) -> bytes:
-    """The bytes of `path`, a regular file of at most TEXT_MAX_BYTES. Opened
-    without blocking (a FIFO would wait for a writer) and checked before a
-    byte is read (/dev/zero never ends)."""
+def _check_regular(path: Path, st: os.stat_result) -> None:
+    """Refuse what is not a regular file, naming what it is."""
+    if stat.S_ISDIR(st.st_mode):
+        # errno, strerror and filename set, as open() would: callers print them.
+        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a result file written by "
+                                "Results.save()", str(path))
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+        raise ResultFileError(f"{path}: {kind}, not a result file: give the path of a "
+                              "file written by Results.save()")
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor of `path`, a regular file: its type is checked before it
+    is opened (opening a socket fails with ENXIO, a FIFO waits for a
+    writer, a device may never end) and again once open (it may have been
+    replaced in between; O_NONBLOCK keeps a FIFO put there from blocking)."""
+    _check_regular(path, os.stat(path))
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except IsADirectoryError:
-        fd = -1
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # became a socket (or a device without its driver)
+            raise ResultFileError(f"{path}: a socket or a device, not a result file: give the path "
+                                  "of a file written by Results.save()") from None
+        raise
     try:
-        st = os.fstat(fd) if fd >= 0 else os.stat(path)
-        if stat.S_ISDIR(st.st_mode):
-            # errno, strerror and filename set, as open() would: callers print them.
-            raise IsADirectoryError(errno.EISDIR, "Is a directory, not a result file written by "
-                                    "Results.save()", str(path))
-        if not stat.S_ISREG(st.st_mode):
-            kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
-            raise ResultFileError(f"{path}: {kind}, not a result file: give the path of a "
-                                  "file written by Results.save()")
+        _check_regular(path, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The bytes of `path`, a regular file of at most TEXT_MAX_BYTES, checked
+    before a byte is read (/dev/zero never ends)."""
+    fd = _open_regular(path)
+    try:
+        st = os.fstat(fd)
         if st.st_size > TEXT_MAX_BYTES:
             raise ResultFileError(f"{path}: {st.st_size} bytes, more than the {TEXT_MAX_BYTES} "
                                   "a result file may hold")

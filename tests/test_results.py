@@ -551,12 +551,19 @@ sys.exit(main(["compare", sys.argv[1]]))
 """
 
 
-@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "/dev/urandom"])
+@pytest.mark.parametrize("kind", ["fifo", "socket", "/dev/zero", "/dev/urandom"])
 def test_load_and_compare_refuse_what_is_not_a_regular_file(tmp_path, kind):
     if kind == "fifo":
         path = tmp_path / "r.json"
         os.mkfifo(path)  # no writer: opening it to read would wait forever
         what = "a FIFO"
+    elif kind == "socket":
+        import socket
+
+        path = tmp_path / "r.json"
+        with socket.socket(socket.AF_UNIX) as s:
+            s.bind(str(path))  # opening it fails with ENXIO: its type is asked first
+        what = "a socket"
     else:
         path = kind
         what = "a character device"
