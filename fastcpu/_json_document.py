@@ -95,6 +95,22 @@ _GZIP_MAGIC = b"\x1f\x8b"
 #: The largest document load() reads, in bytes of JSON text (plain, or once
 #: decompressed): about 2.7 x 10^8 runs of 2-byte ticks.
 TEXT_MAX_BYTES = 1 << 30
+#: A result file's JSON may hold this many separators (``[ { , :``, one
+#: before each value or key) whatever its size: its machine facts, self-test
+#: and results but their arrays, with room for a machine of thousands of
+#: CPUs (each in three lists)...
+SEPARATORS_FIXED = 1 << 18
+#: ...and beyond it one per this many bytes of text (a result of 10 runs
+#: takes about 30 bytes a separator, of 1,000 runs about 1,000).
+BYTES_PER_SEPARATOR = 128
+#: The longest integer in a result file, in digits (a uint64 has 20).
+INTEGER_DIGITS_MAX = 40
+#: load() holds at most this many times the file's text in memory at its
+#: peak (a plain file's size; what a gzip file decompresses to, bounded by
+#: gzip_limit_bytes())...
+LOAD_MEMORY_MULTIPLE = 10
+#: ...plus this much, whatever the file (what SEPARATORS_FIXED values may build).
+LOAD_MEMORY_ALLOWANCE_BYTES = 64 << 20
 #: A gzip file may decompress to this much text whatever its size...
 _GZIP_FLOOR_BYTES = 32 << 20
 #: ...and beyond it to this many times its compressed size. Result files
@@ -139,6 +155,12 @@ def encode_document(doc: dict[str, Any], *, compress: bool = False) -> bytes:
     when `compress` (what write_document() writes, for writers of other kinds
     of file: standard output)."""
     data = (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode("utf-8")
+    separators = len(data.translate(None, _NOT_SEPARATORS))
+    if separators > separators_max(len(data)):
+        # what read_document() would refuse is not written
+        raise ValueError(f"the document holds {separators} JSON values and keys in {len(data)} "
+                         f"bytes, more than the {separators_max(len(data))} a result file may: "
+                         "fewer results, or more runs each (their arrays are what a file holds)")
     return gzip.compress(data, mtime=0) if compress else data
 
 
@@ -232,17 +254,74 @@ def _kind_names(kinds: tuple[type, ...]) -> str:
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
-def _read_upto(f: Any, most: int) -> bytes:
-    """Up to `most` bytes of `f`, read in chunks: memory grows with what the
-    file holds, not with the limit (read(n) would allocate n at once)."""
-    chunks, total = [], 0
-    while total < most:
-        chunk = f.read(min(1 << 20, most - total))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)
+# -- the text: read once, into one buffer, checked as it arrives --------------
+
+#: Bytes read (or decompressed) at a time.
+_CHUNK_BYTES = 1 << 20
+#: Bytes of plain JSON text: printable ASCII but the backslash, and the
+#: whitespace JSON allows. Any other byte is looked at (rarely there is one).
+_PLAIN_BYTES = bytes(sorted(set(range(0x20, 0x7F)) - {0x5C} | {0x09, 0x0A, 0x0D}))
+#: Bytes no JSON text holds: control characters but its whitespace.
+_BINARY_BYTES = bytes(sorted(set(range(0x20)) - {0x09, 0x0A, 0x0D}))
+_NOT_BINARY_BYTES = bytes(sorted(set(range(256)) - set(_BINARY_BYTES)))
+#: One of these comes before every JSON value but the outermost ('[' or ','
+#: in a list, ':' in an object) and every object key ('{' or ','):
+#: counting them bounds what parsing the text builds.
+_SEPARATORS = b"[{,:"
+_NOT_SEPARATORS = bytes(sorted(set(range(256)) - set(_SEPARATORS)))
+
+
+def separators_max(text_bytes: int) -> int:
+    """The most JSON separators (``[ { , :``, one before each value or key,
+    counted in strings too) a result file of `text_bytes` may hold: its bulk
+    is base64 strings, which hold none. Parsing builds at most about 100
+    bytes of objects per separator, so this bounds what a text of many small
+    values (``[[], [], ...]``: 25 times its size) costs."""
+    return SEPARATORS_FIXED + text_bytes // BYTES_PER_SEPARATOR
+
+
+class _TextGate:
+    """Checks a result file's text chunk by chunk as it is read or
+    decompressed, so that what cannot be one is refused before the rest is
+    read: binary data (a gzip bomb of zeros stops at its first chunk), and
+    more separators than a text of `most_bytes` may hold. Says whether the
+    text is ``plain`` (only :data:`_PLAIN_BYTES`: no escape, no non-ASCII
+    character, so no string in it holds a control character or a surrogate)."""
+
+    def __init__(self, path: Path, most_bytes: int) -> None:
+        self.path = path
+        self.most_bytes = most_bytes
+        self.seen_bytes = 0
+        self.separators = 0
+        self.plain = True
+
+    def feed(self, chunk: bytes) -> None:
+        odd = chunk.translate(None, _PLAIN_BYTES)
+        if odd:
+            bad = odd.translate(None, _NOT_BINARY_BYTES)
+            if bad:
+                at = self.seen_bytes + chunk.index(bad[:1])
+                raise ResultFileError(f"{self.path}: not a fastcpu result file (binary data, not "
+                                      f"JSON text: byte {bad[0]:#04x} at offset {at})")
+            self.plain = False
+        self.separators += len(chunk.translate(None, _NOT_SEPARATORS))
+        self.seen_bytes += len(chunk)
+        if self.separators > separators_max(self.most_bytes):  # however much more comes
+            raise self._too_many(self.most_bytes)
+
+    def finish(self) -> None:
+        """The count against the text's own size, once it is whole."""
+        if self.separators > separators_max(self.seen_bytes):
+            raise self._too_many(self.seen_bytes)
+
+    def _too_many(self, text_bytes: int) -> ResultFileError:
+        return ResultFileError(
+            f"{self.path}: not a fastcpu result file: {self.separators} JSON values and keys "
+            f"(counted by the '[', '{{', ',' and ':' before each) in its first {self.seen_bytes} "
+            f"bytes, more than the {separators_max(text_bytes)} a result file of {text_bytes} "
+            f"bytes holds ({SEPARATORS_FIXED} plus one per {BYTES_PER_SEPARATOR} bytes: its bulk "
+            "is base64 arrays); refused before parsing, which would build objects of many "
+            "times the file's size")
 
 
 def gzip_limit_bytes(compressed_bytes: int) -> int:
@@ -250,30 +329,81 @@ def gzip_limit_bytes(compressed_bytes: int) -> int:
     return min(TEXT_MAX_BYTES, _GZIP_FLOOR_BYTES + _GZIP_RATIO_MAX * compressed_bytes)
 
 
-def _gunzip(path: Path, data: bytes) -> bytes:
-    """Decompress, streaming, and stop as soon as the text passes the limit."""
-    limit = gzip_limit_bytes(len(data))
+def _read_plain(path: Path, f: Any, size_bytes: int) -> tuple[bytearray, _TextGate]:
+    """The whole of `f`, a file of `size_bytes`, in one buffer of that size
+    (no chunks joined into a second copy), checked."""
+    text = bytearray(size_bytes)
+    done = 0
+    with memoryview(text) as view:
+        while done < size_bytes:
+            got = f.readinto(view[done:])
+            if not got:
+                break
+            done += got
+    del text[done:]  # it shrank while we read: what is left is checked
+    if f.read(1):
+        raise ResultFileError(f"{path}: the file grew while it was read (is something writing "
+                              "it?); load it once it is written")
+    gate = _TextGate(path, len(text))
+    for start in range(0, len(text), _CHUNK_BYTES):
+        gate.feed(bytes(text[start:start + _CHUNK_BYTES]))
+    gate.finish()
+    return text, gate
+
+
+def _gunzip(path: Path, f: Any, compressed_bytes: int) -> tuple[bytearray, _TextGate]:
+    """The text of the gzip file `f`, decompressed as a stream into one
+    growing buffer and checked chunk by chunk: refused as soon as it passes
+    :func:`gzip_limit_bytes` or the gate refuses a chunk, so that a bomb
+    costs at most the limit, once."""
+    limit = gzip_limit_bytes(compressed_bytes)
+    gate = _TextGate(path, limit)
+    text = bytearray()
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
-            text = _read_upto(g, limit + 1)
+        with gzip.GzipFile(fileobj=f, mode="rb") as g:
+            while chunk := g.read(_CHUNK_BYTES):
+                if len(text) + len(chunk) > limit:
+                    raise ResultFileError(
+                        f"{path}: gzip data expands to more than {limit} bytes ({compressed_bytes} "
+                        f"compressed): more than a result file of that size holds (a decompression "
+                        f"bomb?); if it is one, gunzip it and load the plain file (up to "
+                        f"{TEXT_MAX_BYTES} bytes)")
+                gate.feed(chunk)
+                text += chunk
     except EOFError:
         raise ResultFileError(f"{path}: truncated gzip file (the compressed stream "
                               "ends early)") from None
     except (OSError, zlib.error) as exc:
         raise ResultFileError(f"{path}: corrupt gzip file ({exc})") from None
-    if len(text) > limit:
-        raise ResultFileError(
-            f"{path}: gzip data expands to more than {limit} bytes ({len(data)} compressed): "
-            f"more than a result file of that size holds (a decompression bomb?); if it is "
-            f"one, gunzip it and load the plain file (up to {TEXT_MAX_BYTES} bytes)")
-    return text
+    gate.finish()
+    return text, gate
 
 
-def _decode_text(path: Path, data: bytes) -> str:
+def _read_text(path: Path) -> tuple[bytearray, _TextGate]:
+    """The text of the result file `path` (plain, or gzip whatever its name),
+    in one buffer, and what its gate saw."""
+    fd = _open_regular(path)
+    try:
+        size_bytes = os.fstat(fd).st_size
+        if size_bytes > TEXT_MAX_BYTES:
+            raise ResultFileError(f"{path}: {size_bytes} bytes, more than the {TEXT_MAX_BYTES} "
+                                  "a result file may hold")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            if f.read(2) == _GZIP_MAGIC:
+                f.seek(0)
+                return _gunzip(path, f, size_bytes)
+            f.seek(0)
+            return _read_plain(path, f, size_bytes)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _decode_text(path: Path, data: bytearray) -> str:
     if not data:
         raise ResultFileError(f"{path}: empty file (truncated?), not a fastcpu result file")
-    if data[:2] == _GZIP_MAGIC:
-        data = _gunzip(path, data)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -288,9 +418,27 @@ def _looks_like_ours(text: str) -> bool:
     return head.startswith(ours) or (len(head) >= 10 and ours.startswith(head))
 
 
+class _NotFinite(ValueError):
+    pass
+
+
+def _integer(digits: str) -> int:
+    """A JSON integer of at most INTEGER_DIGITS_MAX digits: a longer one
+    is no figure of ours, and int() of one takes time quadratic in its
+    length where sys.set_int_max_str_digits(0) lifted Python's own limit."""
+    if len(digits) > INTEGER_DIGITS_MAX + 1:
+        raise ValueError(f"an integer of {len(digits)} characters, more than the "
+                             f"{INTEGER_DIGITS_MAX} digits of any figure in a result file")
+    return int(digits)
+
+
+def _not_finite(name: str) -> float:
+    raise _NotFinite(name)
+
+
 def _parse(path: Path, text: str) -> dict[str, Any]:
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_int=_integer, parse_constant=_not_finite)
     except RecursionError:
         raise ResultFileError(f"{path}: not a fastcpu result file (JSON nested too deeply "
                               "to read)") from None
@@ -303,7 +451,10 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
             raise ResultFileError(f"{path}: {problem} fastcpu result file (JSON ends or breaks "
                                   f"at line {exc.lineno} column {exc.colno}: {exc.msg})") from None
         raise ResultFileError(f"{path}: not a fastcpu result file (not JSON: {exc})") from None
-    except ValueError as exc:  # an integer too long to convert (sys.get_int_max_str_digits())
+    except _NotFinite as exc:
+        raise ResultFileError(f"{path}: not a fastcpu result file (JSON with {exc}, which is no "
+                              "number: fastcpu writes null for a figure it does not know)") from None
+    except ValueError as exc:  # an integer too long (ours, or sys.get_int_max_str_digits())
         raise ResultFileError(f"{path}: not a fastcpu result file (a JSON number too long to "
                               f"read: {exc})") from None
     if not isinstance(doc, dict):
@@ -330,12 +481,20 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path]:
     """The document in the result file `path` (plain or gzip JSON), its format
     and version checked, and the path it was read from (for messages):
     :func:`fastcpu.load` builds Results from it. See :func:`fastcpu.load` for
-    the limits and what is raised."""
+    the limits and what is raised.
+
+    Memory: the text once (a bytearray of the file's size, or of what a gzip
+    file decompresses to, grown in place), then its str beside it while it
+    is decoded, then the str and the parsed document, whose size the gate's
+    count of separators bounds; each buffer is dropped once the next is made.
+    """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     path = nonempty_path(path)
-    data = _read_regular_file(path)
-    return _parse(path, _decode_text(path, data)), path
+    data, _ = _read_text(path)
+    text = _decode_text(path, data)
+    del data
+    return _parse(path, text), path
 
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
@@ -373,24 +532,3 @@ def _open_regular(path: Path) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def _read_regular_file(path: Path) -> bytes:
-    """The bytes of `path`, a regular file of at most TEXT_MAX_BYTES, checked
-    before a byte is read (/dev/zero never ends)."""
-    fd = _open_regular(path)
-    try:
-        st = os.fstat(fd)
-        if st.st_size > TEXT_MAX_BYTES:
-            raise ResultFileError(f"{path}: {st.st_size} bytes, more than the {TEXT_MAX_BYTES} "
-                                  "a result file may hold")
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=True) as f:
-            fd = -1
-            data = _read_upto(f, TEXT_MAX_BYTES + 1)  # the size may change while we read
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    if len(data) > TEXT_MAX_BYTES:
-        raise ResultFileError(f"{path}: more than the {TEXT_MAX_BYTES} bytes a result file may hold")
-    return data

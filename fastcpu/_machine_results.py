@@ -648,9 +648,19 @@ def load(path: str | os.PathLike[str]) -> Results:
 
     Limits: only a regular file is read (a FIFO, a device or a socket is
     refused before anything is read), of at most ``TEXT_MAX_BYTES`` (1 GiB)
-    of JSON text; a gzip file is decompressed as a stream and refused once
-    its text passes 32 MiB plus 64 times its compressed size (result files
-    compress 8-17 times; a decompression bomb up to 1032).
+    of JSON text; a gzip file is decompressed as a stream into one buffer
+    and refused at its first chunk of binary data, or once its text passes
+    32 MiB plus 64 times its compressed size (result files compress 8-17
+    times; a decompression bomb up to 1032); a text with more JSON values
+    than a result file holds (262,144 plus one per 128 bytes: its bulk is
+    base64 arrays) is refused before it is parsed.
+
+    Memory: at its peak load() holds at most ``LOAD_MEMORY_MULTIPLE`` = 10
+    times the file's text (a plain file's size; a gzip file's decompressed
+    text, bounded as above) plus 64 MiB, whatever the file holds. The
+    densest real files come near 8: one-byte ticks take 6 bytes in memory
+    per byte of base64, and a text with a character outside the Basic
+    Multilingual Plane takes 4 bytes a character while it is parsed.
 
     Raises:
         TypeError: `path` is not a str or os.PathLike.
@@ -658,8 +668,9 @@ def load(path: str | os.PathLike[str]) -> Results:
         OSError: the file cannot be read (FileNotFoundError,
             IsADirectoryError, PermissionError, ...).
         fastcpu.ResultFileError (a ValueError): the file is not a regular
-            file, too large, empty or truncated, not JSON (or JSON nested
-            too deeply, or with a number too long to read), JSON of another
+            file, too large, empty or truncated, binary, not JSON (or JSON
+            nested too deeply, with more values than a result file holds, or
+            with a number too long to read or not finite), JSON of another
             kind, of a newer format version, or inconsistent (an array whose
             length disagrees with ``runs`` or fails its CRC-32, statistics
             that disagree with the arrays, a missing or mistyped field); the

@@ -1,0 +1,229 @@
+"""Result files built to hurt (issue 22, items 2 and 3): load() holds at most
+a stated multiple of the file's text in memory, whatever the file holds."""
+
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastcpu
+from fastcpu import _json_document
+
+SANITIZED = bool(os.environ.get("FASTCPU_SANITIZED")) or fastcpu._core.SANITIZED
+MiB = 1 << 20
+
+
+def _clock():
+    return fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=26.0, cycles_per_tick=1.4)
+
+
+def small_results(runs=8, methods=("gdt",), label="hostile"):
+    """Results of `runs` synthetic runs per method, no measuring."""
+    rng = np.random.default_rng(1)
+    results = {}
+    for m in methods:
+        empty = 1000 + 26 * rng.integers(0, 2, runs)
+        results[m] = fastcpu.BenchResult.from_arrays(
+            method=m, serialize="lfence", unroll=1, cpu=None, raw=empty + 26 * rng.integers(0, 3, runs),
+            empty=empty, migrated=np.zeros(runs, bool), clock=_clock())
+    return fastcpu.Results(results, {"vendor": "AuthenticAMD", "family": 25, "model": 17}, _clock(),
+                           "lfence", "2026-12-01T00:00:00Z", label=label, fastcpu_version="0.6.0")
+
+
+def _document(res):
+    return json.loads(_json_document.encode_document(res.to_document()))
+
+
+def _save(path, doc):
+    path.write_bytes(_json_document.encode_document(doc))
+    return path
+
+
+# -- memory: at most LOAD_MEMORY_MULTIPLE x the text, plus a fixed allowance -----------------------
+
+#: What a child holds at its peak beyond a loaded small file: the bound of load()'s docstring.
+PEAK = r"""
+import sys
+import fastcpu
+
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
+
+fastcpu.load(sys.argv[2])  # every module and cache load() uses, warmed
+# the peak from here on: a child forked from a large parent starts with its peak
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+before = status("VmRSS")
+try:
+    fastcpu.load(sys.argv[1])
+    what = "loaded"
+except fastcpu.ResultFileError as exc:
+    what = "ResultFileError: " + str(exc)
+print(status("VmHWM") - before)
+print(what)
+"""
+
+SIZE = 16 * MiB
+
+
+def _filler(doc, key, value_text, size=SIZE):
+    """`doc` as text with `key` holding `value_text` (JSON), padded with a
+    long label to about `size` bytes."""
+    doc = dict(doc)
+    doc[key] = "@@VALUE@@"
+    text = json.dumps(doc)
+    doc["label"] = "x" * max(0, size - len(text) - len(value_text))
+    return json.dumps(doc).replace('"@@VALUE@@"', value_text)
+
+
+def _within_budget(element, size=SIZE):
+    """A list of as many `element`s as the separator budget leaves room for."""
+    n = _json_document.separators_max(size) // (1 + element.count("[") + element.count("{")
+                                                   + element.count(":") + element.count(",")) - 200
+    return "[" + ",".join([element] * n) + "]"
+
+
+def _hostile(tmp_path):
+    """name -> (path, bytes of text it holds): the worst inputs we could build."""
+    base = _document(small_results())
+    out = {}
+
+    def plain(name, text):
+        path = tmp_path / f"{name}.json"
+        path.write_text(text, encoding="utf-8")
+        out[name] = (path, path.stat().st_size)
+
+    plain("many empty lists", _filler(base, "pad", "[" + ",".join(["[]"] * (SIZE // 3)) + "]"))
+    plain("empty lists within the budget", _filler(base, "pad", _within_budget("[]")))
+    plain("one-key objects within the budget", _filler(base, "pad", _within_budget('{"a":-6}')))
+    plain("short strings within the budget", _filler(base, "pad", _within_budget('"ab"')))
+    plain("floats within the budget", _filler(base, "pad", _within_budget("0.5")))
+    plain("40-digit integers within the budget", _filler(base, "pad", _within_budget("7" * 40)))
+    plain("deep nesting", _filler(base, "pad", "[" * 200_000 + "]" * 200_000))
+    plain("a long label", _filler(base, "pad", "0"))
+    astral = "\U0001d11e"  # 4 bytes of UTF-8, 4 in a str: the whole text becomes 4 bytes a character
+    doc = dict(base, label=astral + "x" * (SIZE - 8))
+    plain("a long label beside a character outside the BMP", json.dumps(doc, ensure_ascii=False))
+    doc = dict(base, label=astral * (SIZE // 4))
+    plain("a label of characters outside the BMP", json.dumps(doc, ensure_ascii=False))
+    many = ",".join(['"' + astral + "x" * 60 + '"'] * (SIZE // 70))
+    plain("many strings beside characters outside the BMP", _filler(base, "pad", "[" + many + "]"))
+    # the densest real arrays: one-byte ticks, 6 bytes in memory per byte of base64
+    runs = SIZE * 3 // 8
+    dense = fastcpu.BenchResult.from_arrays(
+        method="gdt", serialize="lfence", unroll=1, cpu=None, raw=np.full(runs, 255, np.uint64),
+        empty=np.arange(runs, dtype=np.uint64) % 200, migrated=np.arange(runs) % 3 == 0, clock=_clock())
+    res = fastcpu.Results({"gdt": dense}, {}, _clock(), "lfence", "2026-12-01T00:00:00Z")
+    res.save(tmp_path / "dense.json")
+    out["one-byte ticks, the densest arrays"] = (tmp_path / "dense.json", (tmp_path / "dense.json").stat().st_size)
+    return out
+
+
+@pytest.mark.skipif(SANITIZED, reason="AddressSanitizer quarantines freed memory")
+def test_load_holds_at_most_its_stated_multiple_of_the_text_whatever_the_file(tmp_path):
+    small = _save(tmp_path / "small.json", _document(small_results()))
+    multiple, allowance = _json_document.LOAD_MEMORY_MULTIPLE, _json_document.LOAD_MEMORY_ALLOWANCE_BYTES
+    worst = []
+    for name, (path, text_bytes) in _hostile(tmp_path).items():
+        p = subprocess.run([sys.executable, "-c", PEAK, str(path), str(small)], capture_output=True,
+                           text=True, timeout=120, preexec_fn=_address_space(4 << 30))
+        assert p.returncode == 0, (name, p.stderr[-2000:])
+        grew, what = p.stdout.split("\n", 1)
+        grew = int(grew)
+        worst.append(f"{name}: {grew / MiB:.0f} MiB for {text_bytes / MiB:.0f} MiB ({what[:60]})")
+        assert grew <= multiple * text_bytes + allowance, worst[-1]
+        path.unlink()
+    print("\n".join(worst))
+
+
+def _address_space(most_bytes):
+    def limit():
+        if not SANITIZED:  # AddressSanitizer reserves terabytes for its shadow
+            resource.setrlimit(resource.RLIMIT_AS, (most_bytes, most_bytes))
+    return limit
+
+
+def _gzip_bomb(path, member_text, members, head=b""):
+    """A gzip file of `head` then `members` gzip members of `member_text`
+    each (a gzip file may hold several; they decompress to their concatenation)."""
+    member = gzip.compress(member_text, compresslevel=9)
+    with open(path, "wb") as f:
+        f.write(gzip.compress(head))
+        for _ in range(members):
+            f.write(member)
+    return path
+
+
+def _peak_of_load(path, small):
+    p = subprocess.run([sys.executable, "-c", PEAK, str(path), str(small)], capture_output=True,
+                       text=True, timeout=120, preexec_fn=_address_space(4 << 30))
+    assert p.returncode == 0, p.stderr[-2000:]
+    grew, what = p.stdout.split("\n", 1)
+    return int(grew), what.strip()
+
+
+@pytest.mark.skipif(SANITIZED, reason="AddressSanitizer quarantines freed memory")
+def test_a_gzip_bomb_of_zeros_is_refused_at_its_first_chunk(tmp_path):
+    # 16 MB of 64 MiB members of zeros: 16 GiB; the old reader took 1 GiB of
+    # it, then joined its chunks into a second copy (2.1 GiB at its peak)
+    path = _gzip_bomb(tmp_path / "zeros.json.gz", bytes(64 * MiB), 256)
+    small = _save(tmp_path / "small.json", _document(small_results()))
+    grew, what = _peak_of_load(path, small)
+    assert what == (f"ResultFileError: {path}: not a fastcpu result file (binary data, not JSON text: "
+                    "byte 0x00 at offset 0)")
+    assert grew < 16 * MiB
+
+
+@pytest.mark.skipif(SANITIZED, reason="AddressSanitizer quarantines freed memory")
+def test_a_gzip_bomb_of_json_text_costs_its_limit_once(tmp_path):
+    # text a result file could hold (a label of one letter), 64 x more than
+    # the limit allows: decompressed into one buffer, refused as it passes
+    head = b'{"format": "fastcpu-results", "version": 1, "label": "'
+    path = _gzip_bomb(tmp_path / "bomb.json.gz", b"A" * MiB, 1024, head)
+    limit = _json_document.gzip_limit_bytes(path.stat().st_size)
+    small = _save(tmp_path / "small.json", _document(small_results()))
+    grew, what = _peak_of_load(path, small)
+    assert what.startswith(f"ResultFileError: {path}: gzip data expands to more than {limit} bytes")
+    assert grew < 1.1 * limit + 16 * MiB, f"{grew / MiB:.0f} MiB for a limit of {limit / MiB:.0f} MiB"
+
+
+def test_many_small_values_are_refused_before_parsing(tmp_path):
+    # 24 MiB of "[], " loaded in 1.4-3.1 s and grew 457-616 MiB (19-26 x) before
+    doc = _document(small_results())
+    text = _filler(doc, "pad", "[" + ", ".join(["[]"] * (6 * MiB)) + "]", size=0)
+    path = tmp_path / "pad.json"
+    path.write_text(text)
+    with pytest.raises(fastcpu.ResultFileError, match=r"not a fastcpu result file: \d+ JSON values and "
+                       r"keys .* more than the \d+ a result file of \d+ bytes holds"):
+        fastcpu.load(path)
+    # compressed, it is refused while streaming, before the rest is decompressed
+    gz = tmp_path / "pad.json.gz"
+    gz.write_bytes(gzip.compress(text.encode()))
+    with pytest.raises(fastcpu.ResultFileError, match=r"in its first \d+ bytes") as caught:
+        fastcpu.load(gz)
+    assert int(str(caught.value).split("in its first ")[1].split()[0]) < len(text) // 4
+
+
+def test_what_load_would_refuse_is_never_saved(tmp_path):
+    res = small_results()
+    crowded = fastcpu.Results(dict(res), {"x": [[]] * _json_document.SEPARATORS_FIXED}, res.clock,
+                              res.serialize, res.date)
+    with pytest.raises(ValueError, match="JSON values and keys .* more than the .* a result file may"):
+        crowded.save(tmp_path / "r.json")
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_json_constants_that_are_no_number_are_refused(tmp_path, constant):
+    doc = _document(small_results())
+    text = json.dumps(doc).replace('"tsc_hz": 2600000000.0', f'"tsc_hz": {constant}')
+    assert constant in text
+    (tmp_path / "r.json").write_text(text)
+    with pytest.raises(fastcpu.ResultFileError, match=f"JSON with {constant}, which is no number"):
+        fastcpu.load(tmp_path / "r.json")
