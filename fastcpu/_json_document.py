@@ -5,9 +5,10 @@ writes one atomically (:func:`write_document`, through ``_atomicfile.py``), read
 and checks its format and version (:func:`read_document`), and gives the
 field-by-field reader (:class:`Reader`) and array encodings both sides use.
 
-Layout (format version 1; version 2 where the clock's core cycles are unknown)::
+Layout (format version 3; fastcpu up to 0.6.0 wrote version 1, and 2 where
+the clock's core cycles are unknown: they read the same, without the checksum)::
 
-    {"format": "fastcpu-results", "version": 1,
+    {"format": "fastcpu-results", "version": 3,
      "fastcpu_version": "0.1.0", "date": "2025-01-31T12:00:00Z", "label": null,
      "serialize": "lfence",
      "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 25.96, "cycles_per_tick": 1.37,
@@ -34,7 +35,10 @@ Layout (format version 1; version 2 where the clock's core cycles are unknown)::
                      "crc32": 309187465},
         "migrated": {"dtype": "bool", "length": 1000, "encoding": "base64-packbits",
                      "data": "...", "crc32": 2768625435}},
-       ...]}
+       ...],
+     "checksum": {"sha256": "<64 hex digits>",                   (version >= 3, required)
+                  "field_crc32": {"format": <CRC-32>, ..., "clock": {"tsc_hz": <CRC-32>, ...},
+                                  ..., "results": [{"method": <CRC-32>, ...}, ...]}}}
 
 Arrays of TSC ticks are stored as little-endian unsigned integers of the
 narrowest width that holds their largest value (``<u1`` .. ``<u8``) and read
@@ -48,6 +52,17 @@ stored figures disagree. ``counter`` says what the runs counted (``'tsc'``,
 ``'pmu'``, ``'pmu_user'``; TSC ticks when absent, as in files written before
 it was added; its old name ``"clock"`` is read too). A path ending in ``.gz`` is gzip-compressed; load()
 recognises gzip by its magic bytes whatever the name.
+
+``checksum`` (format version 3 on) protects every figure, not just the
+arrays: ``sha256`` is the SHA-256 of the document's canonical form, every
+field but ``checksum`` (JSON without whitespace, object keys sorted,
+strings escaped to ASCII as ``json.dumps`` escapes them, numbers as
+Python's ``repr`` writes them), so that re-indenting or reordering keeps it
+and changing any value does not; ``field_crc32`` holds the CRC-32 of each
+field's canonical form, two levels deep (one per key of an object, one per
+item of a list, per key of an object item), for the message to name what
+differs. A file of version 3 without its checksum is refused; one of
+version 1 or 2 loads unverified (``Results.verified`` is False).
 """
 
 from __future__ import annotations
@@ -56,12 +71,15 @@ import base64
 import binascii
 import errno
 import gzip
-import io
+import hashlib
 import json
 import math
 import os
+import re
 import stat
 import zlib
+from collections.abc import Callable
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +103,11 @@ __all__ = [
 
 FORMAT_NAME = "fastcpu-results"
 #: The newest format version this fastcpu reads and the one it writes.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+#: From this format version on a file must carry its checksum ("checksum").
+CHECKSUM_VERSION = 3
+#: The deepest a document nests (a result file: 5 levels).
+DEPTH_MAX = 32
 
 #: The coarsest TSC step a file may claim, in ticks (about one step a second at 4 GHz).
 STEP_MAX = 1 << 32
@@ -151,9 +173,18 @@ def write_document(doc: dict[str, Any], path: str | os.PathLike[str], *, overwri
 
 
 def encode_document(doc: dict[str, Any], *, compress: bool = False) -> bytes:
-    """The bytes of a result file holding `doc`: JSON text, gzip-compressed
-    when `compress` (what write_document() writes, for writers of other kinds
-    of file: standard output)."""
+    """The bytes of a result file holding `doc` with its checksum (any
+    ``"checksum"`` it holds replaced): JSON text, gzip-compressed when
+    `compress` (what write_document() writes, for writers of other kinds of
+    file: standard output).
+
+    Raises:
+        TypeError, ValueError: `doc` holds what JSON cannot (NaN, a set), or
+            more values or nesting than read_document() accepts.
+    """
+    doc = {k: v for k, v in doc.items() if k != "checksum"}
+    doc["checksum"] = {"sha256": _digest(doc, plain=False),
+                       "field_crc32": _field_crc32(doc, plain=False)}
     data = (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode("utf-8")
     separators = len(data.translate(None, _NOT_SEPARATORS))
     if separators > separators_max(len(data)):
@@ -162,6 +193,169 @@ def encode_document(doc: dict[str, Any], *, compress: bool = False) -> bytes:
                          f"bytes, more than the {separators_max(len(data))} a result file may: "
                          "fewer results, or more runs each (their arrays are what a file holds)")
     return gzip.compress(data, mtime=0) if compress else data
+
+
+# -- the checksum ----------------------------------------------------------------
+# "checksum": {"sha256": SHA-256 of the canonical document (every field but
+# "checksum"), "field_crc32": the CRC-32 of each field's canonical form, two
+# levels deep, to name what differs}. Canonical: JSON with no whitespace,
+# object keys sorted, strings escaped as json.dumps(ensure_ascii=True)
+# escapes them, numbers as Python's repr writes them (an integer's digits; a
+# float's shortest repr that reads back the same), in ASCII. Every text a
+# reader accepts parses to one document, so the checksum survives re-indenting
+# and reordering, and no change of a value goes unseen.
+
+
+def _canonical_str(s: str, emit: Callable[[bytes], object], plain: bool) -> None:
+    """`s` as JSON in ASCII, a slice at a time (no copy of a long string).
+    `plain`: it is known to need no escape (a text without backslashes or
+    non-ASCII bytes holds no string that does)."""
+    emit(b'"')
+    for start in range(0, len(s), _CHUNK_BYTES):
+        part = s[start:start + _CHUNK_BYTES]  # slices never split a code point
+        if plain and part.isascii():
+            emit(part.encode("ascii"))
+        else:
+            emit(encode_basestring_ascii(part)[1:-1].encode("ascii"))
+    emit(b'"')
+
+
+def _json_key(key: object) -> str:
+    """An object key as json.dumps writes it."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool) or key is None:
+        return {True: "true", False: "false", None: "null"}[key]
+    if isinstance(key, int):
+        return int.__repr__(key)
+    if isinstance(key, float):
+        return float.__repr__(key)
+    raise TypeError(f"a key of {type(key).__name__} is no JSON object key")
+
+
+def _canonical(value: Any, emit: Callable[[bytes], object], plain: bool, depth: int = 0) -> None:
+    """Emit the canonical JSON of `value`, in pieces."""
+    if isinstance(value, str):
+        _canonical_str(value, emit, plain)
+    elif value is None or isinstance(value, bool):
+        emit(b"null" if value is None else b"true" if value else b"false")
+    elif isinstance(value, int):
+        emit(int.__repr__(value).encode("ascii"))
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} is no JSON number")
+        emit(float.__repr__(value).encode("ascii"))
+    elif isinstance(value, (dict, list, tuple)):
+        if depth >= DEPTH_MAX:
+            raise ValueError(f"nested deeper than the {DEPTH_MAX} levels a result file may")
+        if isinstance(value, dict):
+            emit(b"{")
+            for i, (key, item) in enumerate(sorted(((_json_key(k), v) for k, v in value.items()),
+                                                   key=lambda kv: kv[0])):
+                if i:
+                    emit(b",")
+                _canonical_str(key, emit, plain)
+                emit(b":")
+                _canonical(item, emit, plain, depth + 1)
+            emit(b"}")
+        else:
+            emit(b"[")
+            for i, item in enumerate(value):
+                if i:
+                    emit(b",")
+                _canonical(item, emit, plain, depth + 1)
+            emit(b"]")
+    else:
+        raise TypeError(f"{type(value).__name__} is no JSON value")
+
+
+def _digest(doc: dict[str, Any], plain: bool) -> str:
+    """The SHA-256 of `doc`'s canonical form, every field but "checksum", in hex."""
+    h = hashlib.sha256()
+    _canonical({k: v for k, v in doc.items() if k != "checksum"}, h.update, plain)
+    return h.hexdigest()
+
+
+def _crc32(value: Any, plain: bool) -> int:
+    crc = 0
+
+    def emit(piece: bytes) -> None:
+        nonlocal crc
+        crc = zlib.crc32(piece, crc)
+
+    _canonical(value, emit, plain)
+    return crc
+
+
+def _field_crc32(doc: dict[str, Any], plain: bool) -> dict[str, Any]:
+    """The CRC-32 of each field of `doc` but "checksum", two levels deep:
+    a field holding an object gives one per key, a list one per item (per
+    key of an object item: each result's fields)."""
+
+    def crcs(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: _crc32(v, plain) for k, v in value.items()}
+        return _crc32(value, plain)
+
+    out: dict[str, Any] = {}
+    for key, value in doc.items():
+        if key == "checksum":
+            continue
+        if isinstance(value, list):
+            out[key] = [crcs(item) for item in value]
+        else:
+            out[key] = crcs(value)
+    return out
+
+
+def _differences(saved: Any, now: Any, where: str = "") -> list[str]:
+    """Where two field_crc32 trees differ, as field names."""
+    if isinstance(saved, dict) and isinstance(now, dict):
+        out = [f"{where}{k} (not there when it was saved)" for k in now if k not in saved]
+        out += [f"{where}{k} (gone since it was saved)" for k in saved if k not in now]
+        for k in now:
+            if k in saved:
+                out += _differences(saved[k], now[k], f"{where}{k}.")
+        return out
+    name = where.rstrip(".")
+    if isinstance(saved, list) and isinstance(now, list):
+        if len(saved) != len(now):
+            return [f"{name} ({len(now)} items, {len(saved)} when it was saved)"]
+        return [d for i, (a, b) in enumerate(zip(saved, now)) for d in _differences(a, b, f"{name}[{i}].")]
+    return [] if saved == now else [name]
+
+
+_SHA256_HEX = re.compile("[0-9a-f]{64}")
+
+
+def _verified(path: Path, doc: dict[str, Any], plain: bool) -> bool:
+    """Check `doc` against its checksum, which it loses: True when it matched,
+    False for a file from before checksums (format version < 3)."""
+    if "checksum" not in doc:
+        if doc["version"] >= CHECKSUM_VERSION:
+            raise ResultFileError(f"{path}: format version {doc['version']} without its 'checksum' "
+                                  "field: the file was altered or damaged")
+        return False
+    saved = doc.pop("checksum")
+    if not (isinstance(saved, dict) and set(saved) == {"sha256", "field_crc32"}
+            and isinstance(saved["sha256"], str) and _SHA256_HEX.fullmatch(saved["sha256"])
+            and isinstance(saved["field_crc32"], dict)):
+        raise ResultFileError(f"{path}: field 'checksum' must be an object of 'sha256' (64 "
+                              "lowercase hex digits) and 'field_crc32' (an object), as save() "
+                              "writes it: the file was altered or damaged")
+    try:
+        if _digest(doc, plain) == saved["sha256"]:
+            return True
+        differ = _differences(saved["field_crc32"], _field_crc32(doc, plain))
+    except ValueError as exc:  # nested too deeply
+        raise ResultFileError(f"{path}: not a fastcpu result file ({exc})") from None
+    if differ:
+        more = f" and {len(differ) - 5} more" if len(differ) > 5 else ""
+        what = f"{', '.join(differ[:5])}{more} differ{'s' if len(differ) == 1 else ''} from"
+    else:
+        what = "every field matches checksum.field_crc32, but the whole does not match"
+    raise ResultFileError(f"{path}: the file was altered or damaged since it was saved: {what} "
+                          "the checksum saved with it; restore it from a copy, or measure again")
 
 
 # -- reading -------------------------------------------------------------------
@@ -477,11 +671,13 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
     return doc
 
 
-def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path]:
+def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, bool]:
     """The document in the result file `path` (plain or gzip JSON), its format
-    and version checked, and the path it was read from (for messages):
-    :func:`fastcpu.load` builds Results from it. See :func:`fastcpu.load` for
-    the limits and what is raised.
+    and version checked and its checksum verified (and removed), the path it
+    was read from (for messages), and whether it carried a checksum (False
+    for files of format version < 3, which carry none): :func:`fastcpu.load`
+    builds Results from it. See :func:`fastcpu.load` for the limits and
+    what is raised.
 
     Memory: the text once (a bytearray of the file's size, or of what a gzip
     file decompresses to, grown in place), then its str beside it while it
@@ -491,10 +687,12 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path]:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     path = nonempty_path(path)
-    data, _ = _read_text(path)
+    data, gate = _read_text(path)
     text = _decode_text(path, data)
     del data
-    return _parse(path, text), path
+    doc = _parse(path, text)
+    del text
+    return doc, path, _verified(path, doc, gate.plain)
 
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),

@@ -45,6 +45,10 @@ __all__ = ["Results", "Source", "load", "as_results", "CpuVerdict", "NOT_WAYS", 
 Source = Union["Results", str, "os.PathLike[str]"]
 #: What a result may have counted (BenchResult.counter).
 _COUNTERS = ("tsc", "pmu", "pmu_user")
+#: What Results say of figures no checksum protects (Results.verified False).
+UNVERIFIED = ("not verified: its file carries no checksum (written before format version 3), so a "
+              "damaged figure in it would have loaded unnoticed; saving these Results writes one, "
+              "for the figures as they read now")
 
 
 def _json_normal(value: object, what: str) -> object:
@@ -157,6 +161,13 @@ class Results(Mapping[str, BenchResult]):
         cpu_verdicts: method -> :class:`CpuVerdict`, what the pinned
             agreement sweep made with the measurement saw each method read
             (empty for files before fastcpu 0.6: :meth:`reports_cpu` infers).
+        verified: False where these Results come from a result file whose
+            figures no checksum protects (one written before format version
+            3, or a document given to :meth:`from_document`): a damaged
+            figure there would have loaded unnoticed, and printing them says
+            so. True for Results measured here or loaded from a file whose
+            checksum matched. Not part of equality: it says where they came
+            from, not what they hold.
     """
 
     results: Mapping[str, BenchResult]
@@ -170,6 +181,7 @@ class Results(Mapping[str, BenchResult]):
     selftest: SelfTest | None = None
     notes: tuple[str, ...] = ()
     cpu_verdicts: Mapping[str, CpuVerdict] = field(default_factory=dict)
+    verified: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.clock, Clock):
@@ -231,7 +243,7 @@ class Results(Mapping[str, BenchResult]):
         # The read-only views cannot be pickled; rebuild from plain dicts.
         return (Results, (dict(self.results), dict(self.machine), self.clock, self.serialize,
                           self.date, self.label, self.fastcpu_version, dict(self.unavailable),
-                          self.selftest, self.notes, dict(self.cpu_verdicts)))
+                          self.selftest, self.notes, dict(self.cpu_verdicts), self.verified))
 
     # -- reading -------------------------------------------------------------
     @property
@@ -341,7 +353,7 @@ class Results(Mapping[str, BenchResult]):
                         f"methods, {runs} runs per method, serialize={self.serialize}",
                         bold=f"fastcpu.Results {self.name}"),
             d.paragraph(format_clock(self.clock)),
-            d.bullets(self.notes, "notes on this file"),
+            d.bullets(([] if self.verified else [UNVERIFIED]) + list(self.notes), "notes on this file"),
             d.table(columns, rows, groups=groups),
             d.bullets(machine_warnings, "machine warnings (from the facts saved with the results)"),
             d.bullets((f"{name}: {reason}" for name, reason in self.unavailable.items()),
@@ -363,6 +375,7 @@ class Results(Mapping[str, BenchResult]):
             f"{shown(self.name)}, measured {shown(self.date)} with fastcpu {shown(self.fastcpu_version)}, "
             f"{'/'.join(map(str, runs)) or 0} runs per method, serialize={shown(self.serialize)}",
             format_clock(self.clock),
+            *([] if self.verified else [f"note: {UNVERIFIED}"]),
             *(f"note: {shown(n)}" for n in self.notes),
             *(self.selftest.lines() if self.selftest is not None else []),
             "",
@@ -400,10 +413,8 @@ class Results(Mapping[str, BenchResult]):
         c = self.clock
         return {
             "format": FORMAT_NAME,
-            # the lowest version that holds everything here: 2 only for a
-            # clock whose core cycles are unknown (null), which readers of
-            # version 1 would refuse as "not a finite number"
-            "version": FORMAT_VERSION if c.core_cycles_problem else 1,
+            # 3: the codec adds the checksum every reader of 3 requires
+            "version": FORMAT_VERSION,
             "fastcpu_version": self.fastcpu_version,
             "date": self.date,
             "label": self.label,
@@ -419,10 +430,12 @@ class Results(Mapping[str, BenchResult]):
         }
 
     @classmethod
-    def from_document(cls, doc: dict[str, Any], source: str | os.PathLike[str] = "<document>") -> Results:
+    def from_document(cls, doc: dict[str, Any], source: str | os.PathLike[str] = "<document>", *,
+                      verified: bool = False) -> Results:
         """Results from a parsed, version-checked document (what
         :func:`fastcpu._json_document.read_document` returns), every field
-        checked; `source` names it in messages.
+        checked; `source` names it in messages, `verified` says whether its
+        checksum was checked (:attr:`verified`).
 
         Raises:
             fastcpu.ResultFileError: a field is missing, mistyped or out of
@@ -454,6 +467,7 @@ class Results(Mapping[str, BenchResult]):
                 selftest=_selftest_from(rd, doc),
                 notes=_sentences(rd, doc, "notes", ""),
                 cpu_verdicts=_verdicts_from(rd, doc),
+                verified=verified,
             )
         except (TypeError, ValueError) as exc:
             raise rd.fail(f"inconsistent contents: {exc}") from None
@@ -676,8 +690,8 @@ def load(path: str | os.PathLike[str]) -> Results:
             that disagree with the arrays, a missing or mistyped field); the
             message names the problem.
     """
-    doc, where = read_document(path)
-    return Results.from_document(doc, where)
+    doc, where, verified = read_document(path)
+    return Results.from_document(doc, where, verified=verified)
 
 
 def as_results(

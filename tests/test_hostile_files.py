@@ -4,6 +4,8 @@ a stated multiple of the file's text in memory, whatever the file holds."""
 import gzip
 import json
 import os
+import pickle
+import re
 import resource
 import subprocess
 import sys
@@ -33,6 +35,28 @@ def small_results(runs=8, methods=("gdt",), label="hostile"):
             empty=empty, migrated=np.zeros(runs, bool), clock=_clock())
     return fastcpu.Results(results, {"vendor": "AuthenticAMD", "family": 25, "model": 17}, _clock(),
                            "lfence", "2026-12-01T00:00:00Z", label=label, fastcpu_version="0.6.0")
+
+
+def rich_results(runs=6):
+    """Small Results with every kind of field a file holds: the clock's rulers
+    and read spacing, each result's own core cycles per tick, its harness
+    correction and caveats, notes, what could not run, a self-test."""
+    from fastcpu.types import ChainCheck, PathCheck, Rulers, SelfTest
+
+    clock = fastcpu.Clock(2.6e9, 26.0, 1.4, 26.0, Rulers(1.4, 1.41, 0.03, 1.0))
+    res = small_results(runs, ("gdt", "rdpid"))
+    results = {m: fastcpu.BenchResult.from_arrays(
+        method=m, serialize="lfence", unroll=1 + i, cpu=i or None, raw=r.raw, empty=r.empty,
+        migrated=np.arange(runs) == i, clock=clock, cycles_per_tick=1.39 + i / 100,
+        cycles_per_tick_ci95=0.01, harness_bias_core_cycles=0.9 - i, harness_bias_ci95_core_cycles=1.6,
+        caveats=("a caveat",) * i) for i, (m, r) in enumerate(res.items())}
+    chain = ChainCheck("add_chain_16", 16.0, 0.29, 6, True, 6)
+    selftest = SelfTest((PathCheck("inline", "lfence", -0.04, 0.42, {"add": 0.03, "imul": -0.1}, (chain,)),),
+                        runs=1000, rounds=6, seconds=0.13, judged=("lfence",))
+    return fastcpu.Results(results, {"vendor": "AuthenticAMD", "family": 25, "governors": {"0": "performance"},
+                                     "affinity": [0, 1], "boost": None},
+                           clock, "lfence", "2026-12-01T00:00:00Z", label="rich", fastcpu_version="0.6.0",
+                           unavailable={"sidt": "UMIP"}, selftest=selftest, notes=("a note",))
 
 
 def _document(res):
@@ -227,3 +251,107 @@ def test_json_constants_that_are_no_number_are_refused(tmp_path, constant):
     (tmp_path / "r.json").write_text(text)
     with pytest.raises(fastcpu.ResultFileError, match=f"JSON with {constant}, which is no number"):
         fastcpu.load(tmp_path / "r.json")
+
+
+# -- item 3: figures no one can change silently ----------------------------------------------
+
+
+def test_no_single_bit_flip_anywhere_loads_with_a_changed_figure(tmp_path):
+    # before: only the arrays carried a CRC; 10-14 of 400 flips anywhere in
+    # a file loaded silently with changed figures (cycles_per_tick, the
+    # harness bias, the clock's digits)
+    res = rich_results()
+    path = tmp_path / "r.json"
+    res.save(path)
+    saved = path.read_bytes()
+    body = saved.index(b'"checksum"')
+    flipped = tmp_path / "flipped.json"
+    loaded = refused = 0
+    # every bit of every third byte of the document, every seventh of its checksum
+    for i in [*range(0, body, 3), *range(body, len(saved), 7)]:
+        for bit in range(8):
+            damaged = bytearray(saved)
+            damaged[i] ^= 1 << bit
+            flipped.write_bytes(damaged)
+            try:
+                got = fastcpu.load(flipped)
+            except fastcpu.ResultFileError:
+                refused += i < body
+                continue
+            # what loads reads back as the same document (a CRC-32 of
+            # checksum.field_crc32, which only names what differs), never other figures
+            loaded += i < body
+            assert got == res and got.verified, (i, bit, bytes(saved[max(0, i - 40):i + 10]))
+    assert refused > 0.99 * 8 * len(range(0, body, 3)), (loaded, refused)
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda d: d["clock"].update(cycles_per_tick=1.5), "clock.cycles_per_tick differs"),
+    (lambda d: d["results"][1].update(harness_bias_core_cycles=-0.2), "results[1].harness_bias_core_cycles differs"),
+    (lambda d: d["results"][0]["raw"].update(crc32=d["results"][0]["raw"]["crc32"] ^ 1), "results[0].raw differs"),
+    (lambda d: d["machine"].update(family=26), "machine.family differs"),
+    (lambda d: d.update(label="other"), "label differs"),
+    (lambda d: d.update(pad=[]), "pad (not there when it was saved) differs"),
+    (lambda d: d.pop("notes"), "notes (gone since it was saved) differs"),
+    (lambda d: d["results"].pop(), "results (1 items, 2 when it was saved) differs"),
+    (lambda d: d["selftest"].update(seconds=1.0), "selftest.seconds differs"),
+    (lambda d: d["checksum"].update(sha256="0" * 64), "every field matches checksum.field_crc32, but the whole"),
+])
+def test_an_edit_without_a_new_checksum_is_refused_naming_the_field(tmp_path, edit, named):
+    path = tmp_path / "r.json"
+    rich_results().save(path)
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc, indent=1))
+    with pytest.raises(fastcpu.ResultFileError, match=r"the file was altered or damaged since it was saved: "
+                       + re.escape(named) + r".* restore it from a copy, or measure again"):
+        fastcpu.load(path)
+
+
+@pytest.mark.parametrize("checksum", [None, "abc", {"sha256": "0" * 64}, {"sha256": "A" * 64, "field_crc32": {}},
+                                      {"sha256": "0" * 64, "field_crc32": {}, "more": 1}])
+def test_a_checksum_of_the_wrong_shape_is_refused(tmp_path, checksum):
+    path = tmp_path / "r.json"
+    rich_results().save(path)
+    doc = json.loads(path.read_text())
+    doc["checksum"] = checksum
+    path.write_text(json.dumps(doc))
+    with pytest.raises(fastcpu.ResultFileError, match="field 'checksum' must be an object of 'sha256'"):
+        fastcpu.load(path)
+    del doc["checksum"]  # format version 3 requires one
+    path.write_text(json.dumps(doc))
+    with pytest.raises(fastcpu.ResultFileError, match="format version 3 without its 'checksum' field"):
+        fastcpu.load(path)
+
+
+def test_reindented_or_reordered_files_still_verify(tmp_path):
+    res = rich_results()
+    res.save(tmp_path / "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps(dict(reversed(doc.items())), indent=4, sort_keys=True))
+    back = fastcpu.load(again)
+    assert back == res and back.verified
+
+
+def test_files_without_a_checksum_load_unverified_and_say_so(tmp_path):
+    res = rich_results()
+    assert res.verified  # measured (here: built) in this process
+    res.save(tmp_path / "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    del doc["checksum"]
+    for version in (1, 2):  # what fastcpu wrote before format version 3
+        doc["version"] = version
+        (tmp_path / "old.json").write_text(json.dumps(doc))
+        old = fastcpu.load(tmp_path / "old.json")
+        assert old == res and not old.verified
+        assert "not verified: its file carries no checksum" in str(old)
+        assert "not verified: its file carries no checksum" in old._repr_html_()
+    assert "not verified" not in str(res)
+    assert pickle.loads(pickle.dumps(old)).verified is False
+    old.save(tmp_path / "new.json")  # saved anew: with a checksum, for the figures as they read now
+    assert fastcpu.load(tmp_path / "new.json").verified
+    committed = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                             "amd-epyc-kvm-guest.json")
+    if os.path.exists(committed):  # format version 1, as first written
+        assert not fastcpu.load(committed).verified
