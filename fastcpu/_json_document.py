@@ -78,7 +78,7 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
@@ -391,6 +391,30 @@ class Reader:
             raise self.fail(f"field {where}{key!r} is {obj[key]!r}, expected a finite number")
         return value
 
+    def number(self, obj: dict[str, Any], key: str, low: float, high: float, where: str,
+               unit: str = "") -> float:
+        """A number field as a float within low..high (`unit` for the message)."""
+        value = self.get(obj, key, (int, float), where)
+        try:
+            x = float(value)
+        except OverflowError:
+            x = math.inf
+        if not low <= x <= high:  # NaN too
+            unit = f" {unit}" if unit else ""
+            raise self.fail(f"field {where}{key!r} is {value!r}, must be a number from {low:g} to "
+                            f"{high:g}{unit}")
+        return x
+
+    def known(self, obj: dict[str, Any], fields: Iterable[str], where: str) -> None:
+        """Refuse a field `obj` should not hold: a misspelt name would
+        otherwise leave its value unread (an optional figure read as its
+        default)."""
+        allowed = set(fields)
+        unknown = [k for k in obj if k not in allowed]
+        if unknown:
+            raise self.fail(f"unknown field {where}{unknown[0]!r}: {where.rstrip('.') or 'the document'} "
+                            f"holds only {', '.join(sorted(allowed))}")
+
     def bounded(self, obj: dict[str, Any], key: str, low: int, high: int, where: str) -> int:
         """An integer field within low..high."""
         value = self.get(obj, key, (int,), where)
@@ -401,6 +425,7 @@ class Reader:
     def array(self, entry: dict[str, Any], key: str, runs: int, where: str) -> np.ndarray:
         spec = self.get(entry, key, (dict,), where)
         at = f"{where}{key!r}"
+        self.known(spec, ("dtype", "length", "encoding", "data", "crc32"), f"{at}.")
         dtype = self.get(spec, "dtype", (str,), f"{at}.")
         length = self.get(spec, "length", (int,), f"{at}.")
         encoding = self.get(spec, "encoding", (str,), f"{at}.")

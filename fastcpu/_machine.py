@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Callable
 from pathlib import Path
 
 from . import _core
@@ -15,6 +16,9 @@ from . import _core
 __all__ = [
     "machine_info",
     "affinity",
+    "FACT_KINDS",
+    "CPU_NUMBER_MAX",
+    "fact_problem",
     "cpu_governors",
     "boost_enabled",
     "isolated_cpus",
@@ -109,6 +113,55 @@ def possible_cpus() -> int | None:
 def glibc_version() -> str | None:
     lib, version = platform.libc_ver()
     return version if lib == "glibc" and version else None
+
+
+#: CPU numbers are below this (Linux allows 8,192 with MAXSMP; room to spare).
+CPU_NUMBER_MAX = 1 << 22
+
+#: What each fact machine_info() records may hold besides null (unknown), for
+#: a reader of stored facts: a kind of :data:`_KINDS`. A new fact gets its
+#: kind here (tests/test_hostile_files.py holds machine_info() to it).
+FACT_KINDS: dict[str, str] = {
+    "vendor": "text", "model_name": "text", "family": "number", "model": "number",
+    "stepping": "number", "microcode": "text", "flags": "flags", "hypervisor": "text",
+    "kernel": "text", "glibc": "text", "rseq_registered": "yes/no", "rseq_size": "number",
+    "online_cpus": "cpus", "affinity": "cpus", "isolated_cpus": "cpus", "nohz_full": "cpus",
+    "governors": "governors", "boost": "yes/no", "hostname": "text", "python": "text",
+}
+
+
+def _cpu_number(c: object) -> bool:
+    return type(c) is int and 0 <= c < CPU_NUMBER_MAX
+
+
+def _cpu_key(c: object) -> bool:
+    return isinstance(c, str) and c.isdecimal() and c.isascii() and int(c) < CPU_NUMBER_MAX
+
+
+#: kind -> (does a value fit it, what it must be in words)
+_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "text": (lambda v: isinstance(v, str), "a string"),
+    "number": (lambda v: type(v) is int and 0 <= v < 1 << 32, "a whole number from 0 to 2**32 - 1"),
+    "yes/no": (lambda v: isinstance(v, bool), "true or false"),
+    "flags": (lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(f, bool)
+                                                    for k, f in v.items()),
+              "an object of names, each true or false"),
+    "cpus": (lambda v: isinstance(v, list) and all(_cpu_number(c) for c in v),
+             f"a list of CPU numbers (0 to {CPU_NUMBER_MAX - 1})"),
+    "governors": (lambda v: isinstance(v, dict) and all(_cpu_key(c) and isinstance(g, str)
+                                                        for c, g in v.items()),
+                  "an object mapping CPU numbers (as strings) to cpufreq governor names"),
+}
+
+
+def fact_problem(key: str, value: object) -> str | None:
+    """What stored fact `key` must be, when `value` does not fit its kind
+    (None when it does, is null, or is no fact machine_info() records)."""
+    kind = FACT_KINDS.get(key)
+    if kind is None or value is None:
+        return None
+    fits, words = _KINDS[kind]
+    return None if fits(value) else f"{words}, or null"
 
 
 #: features() entries that say nothing of the machine: whether the private

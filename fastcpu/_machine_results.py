@@ -23,6 +23,7 @@ import numpy as np
 from . import _display
 from ._args import RUNS_MAX, UNROLL_MAX, check_label
 from ._clock import Clock, Rulers, nan_equal
+from ._machine import CPU_NUMBER_MAX, fact_problem
 from ._methods import canonical_name, method_info
 from ._bench_result import BenchResult, stability
 from ._stability import Stability
@@ -443,6 +444,7 @@ class Results(Mapping[str, BenchResult]):
                 results with the clock).
         """
         rd = Reader(Path(source))
+        rd.known(doc, _FIELDS, "")
         clock = _clock_from(rd, rd.get(doc, "clock", (dict,), ""))
         serialize = rd.get(doc, "serialize", (str,), "")
         entries = rd.get(doc, "results", (list,), "")
@@ -453,11 +455,13 @@ class Results(Mapping[str, BenchResult]):
                 raise rd.fail(f"method {r.method!r} appears twice")
             results[r.method] = r
         label = rd.get(doc, "label", (str, type(None)), "")
-        unavailable = {canonical_name(k): v for k, v in rd.get(doc, "unavailable", (dict,), "").items()}
+        unavailable = {}
+        for name, reason in rd.get(doc, "unavailable", (dict,), "").items():
+            unavailable[canonical_name(name)] = rd.get({name: reason}, name, (str,), "unavailable.")
         try:
             return cls(
                 results=results,
-                machine=rd.get(doc, "machine", (dict,), ""),
+                machine=_machine_from(rd, rd.get(doc, "machine", (dict,), "")),
                 clock=clock,
                 serialize=serialize,
                 date=rd.get(doc, "date", (str,), ""),
@@ -482,13 +486,59 @@ def _verdicts_from(rd: Reader, doc: dict[str, Any]) -> dict[str, CpuVerdict]:
         where = f"cpu_verdicts.{name}."
         if not isinstance(v, dict):
             raise rd.fail(f"cpu_verdicts.{name} must be an object, not {type(v).__name__}")
+        rd.known(v, ("reports_cpu", "why"), where)
         out[canonical_name(name)] = CpuVerdict(rd.get(v, "reports_cpu", (bool,), where),
                                                rd.get(v, "why", (str,), where))
     return out
 
 
+#: The fields of a document ("checksum" is the codec's: read_document() takes it).
+_FIELDS = ("format", "version", "fastcpu_version", "date", "label", "serialize", "clock", "notes",
+           "machine", "unavailable", "selftest", "cpu_verdicts", "results", "checksum")
+#: The fields of a result's entry ("clock" is the old name of "counter").
+_ENTRY_FIELDS = ("method", "runs", "serialize", "unroll", "cpu", "counter", "clock", "best_ticks",
+                 "median_ticks", "cycles_per_tick", "cycles_per_tick_ci95", "harness_bias_core_cycles",
+                 "harness_bias_ci95_core_cycles", "caveats", "raw", "empty", "migrated")
+_CLOCK_FIELDS = ("tsc_hz", "tsc_step_ticks", "cycles_per_tick", "tsc_read_spacing_ticks", "rulers",
+                 "core_cycles_problem")
+_RULER_FIELDS = ("add_cycles_per_tick", "imul_cycles_per_tick", "tolerance", "immediate_adds_per_core_cycle")
+
+# What a stored figure may be: wide of anything measured, narrow enough that
+# every conversion and export of it stays finite.
+#: A count per run (TSC ticks, or core cycles) is below this: 35 days of one
+#: run at 3 GHz, where a counter read backwards wraps to near 2**64. Every
+#: statistic reads such counts alike and exactly: a float64 holds each, and
+#: their differences and deviations stay within an int64.
+TICKS_MAX = 1 << 53
+#: A TSC's rate, ticks per second: 1 MHz to 100 GHz.
+TSC_HZ_RANGE = (1e6, 1e11)
+#: Core cycles per TSC tick (a core from 1/1000 to 1000 times the TSC's rate).
+CYCLES_PER_TICK_RANGE = (1e-3, 1e3)
+#: The largest harness bias (and its 95% half-width) a file may claim, core cycles.
+HARNESS_BIAS_MAX_CORE_CYCLES = 1e6
+
+
+def _machine_from(rd: Reader, machine: dict[str, Any]) -> dict[str, Any]:
+    """The stored machine facts, each that machine_info() records of its
+    kind (or null); facts it does not record are the caller's own, any JSON."""
+    for key, value in machine.items():
+        must = fact_problem(key, value)
+        if must:
+            shown = json.dumps(value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise rd.fail(f"field machine.{key!r} is {shown}, must be {must}")
+    return machine
+
+
 def _entry(r: BenchResult) -> dict[str, Any]:
-    """One result's entry in a document."""
+    """One result's entry in a document (a count load() would refuse is
+    refused here: ValueError)."""
+    for key, counts in (("raw", r.raw), ("empty", r.empty)):
+        top = int(counts.max())
+        if top >= TICKS_MAX:
+            raise ValueError(f"{r.method}: {key} holds {top} at run {int(np.argmax(counts >= TICKS_MAX))}: "
+                             "counts must be below 2**53, what a TSC delta can be (a counter read "
+                             "backwards wraps to near 2**64); leave that run out, or measure again")
     return {
         "method": r.method, "runs": r.runs, "serialize": r.serialize,
         "unroll": r.unroll, "cpu": r.cpu, "counter": r.counter,
@@ -526,35 +576,36 @@ def _clock_from(rd: Reader, clk: dict[str, Any]) -> Clock:
     """The clock of a document, checked: cycles_per_tick may be null only
     with the reason (core_cycles_problem); rulers and the read spacing are
     optional (files before fastcpu 0.5 lack them)."""
+    rd.known(clk, _CLOCK_FIELDS, "clock.")
     problem = rd.get(clk, "core_cycles_problem", (str,), "clock.") if "core_cycles_problem" in clk else ""
     if problem and clk.get("cycles_per_tick") is not None:
         raise rd.fail("clock.cycles_per_tick must be null where clock.core_cycles_problem says why "
                       "core cycles are unknown")
-    cpt = math.nan if problem else rd.finite(clk, "cycles_per_tick", "clock.")
+    if len(problem) > 2000:
+        raise rd.fail("clock.core_cycles_problem is longer than 2000 characters")
+    cpt = math.nan if problem else rd.number(clk, "cycles_per_tick", *CYCLES_PER_TICK_RANGE, "clock.",
+                                             "core cycles per TSC tick")
     rulers = None
     if "rulers" in clk:
+        rd.known(rd.get(clk, "rulers", (dict,), "clock."), _RULER_FIELDS, "clock.rulers.")
         try:
-            rulers = Rulers.from_dict(rd.get(clk, "rulers", (dict,), "clock."))
+            rulers = Rulers.from_dict(clk["rulers"])
         except (TypeError, ValueError) as exc:
             raise rd.fail(f"clock.rulers: {exc}") from None
-    spacing = rd.finite(clk, "tsc_read_spacing_ticks", "clock.") if "tsc_read_spacing_ticks" in clk else math.nan
+    spacing = (rd.number(clk, "tsc_read_spacing_ticks", 0, STEP_MAX, "clock.", "TSC ticks")
+               if "tsc_read_spacing_ticks" in clk else math.nan)
     clock = Clock(
-        tsc_hz=rd.finite(clk, "tsc_hz", "clock."),
-        tsc_step_ticks=rd.finite(clk, "tsc_step_ticks", "clock."),
+        tsc_hz=rd.number(clk, "tsc_hz", *TSC_HZ_RANGE, "clock.", "TSC ticks per second"),
+        tsc_step_ticks=rd.number(clk, "tsc_step_ticks", 1, STEP_MAX, "clock.", "TSC ticks"),
         cycles_per_tick=cpt,
         tsc_read_spacing_ticks=spacing,
         rulers=rulers,
     )
-    if not (clock.tsc_hz > 0 and (problem or clock.cycles_per_tick > 0)
-            and 1 <= clock.tsc_step_ticks <= STEP_MAX and not spacing < 0):
-        raise rd.fail(f"clock values out of range: {clk}")
     if rulers is not None and not problem and not rulers.agree:
         raise rd.fail("clock.rulers disagree, yet clock.core_cycles_problem does not say so")
     if problem and (rulers is None or rulers.agree):
         raise rd.fail("clock.core_cycles_problem says core cycles are unknown, yet clock.rulers "
                       "are missing or agree")
-    if problem and len(problem) > 2000:
-        raise rd.fail("clock.core_cycles_problem is longer than 2000 characters")
     return clock
 
 
@@ -586,34 +637,39 @@ def _counter_of(rd: Reader, entry: dict[str, Any], where: str) -> str:
 
 
 def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> BenchResult:
-    """The BenchResult of one document entry, its stored statistics checked
-    against its arrays."""
+    """The BenchResult of one document entry, every field within its range
+    and its stored statistics checked against its arrays."""
     if not isinstance(entry, dict):
         raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
+    rd.known(entry, _ENTRY_FIELDS, f"results[{i}].")
     method = canonical_name(rd.get(entry, "method", (str,), f"results[{i}]."))  # former names
     where = f"results[{i}] ({method}) "
     runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
     unroll = rd.bounded(entry, "unroll", 1, UNROLL_MAX, where)
+    cpu = rd.get(entry, "cpu", (int, type(None)), where)
+    if cpu is not None:
+        cpu = rd.bounded(entry, "cpu", 0, CPU_NUMBER_MAX - 1, where)
     r = BenchResult.from_arrays(
         method=method,
         serialize=rd.get(entry, "serialize", (str,), where),
         unroll=unroll,
-        cpu=rd.get(entry, "cpu", (int, type(None)), where),
-        raw=rd.array(entry, "raw", runs, where),
-        empty=rd.array(entry, "empty", runs, where),
+        cpu=cpu,
+        raw=_counts(rd, entry, "raw", runs, where),
+        empty=_counts(rd, entry, "empty", runs, where),
         migrated=rd.array(entry, "migrated", runs, where),
         clock=clock,
         counter=_counter_of(rd, entry, where),
         # optional (fastcpu >= 0.3.0): older files convert with the file's clock, uncorrected;
         # null where the file's clock says core cycles are unknown
         cycles_per_tick=_entry_cycles_per_tick(rd, entry, where, clock),
-        cycles_per_tick_ci95=_optional(rd, entry, "cycles_per_tick_ci95", where),
-        harness_bias_core_cycles=_optional(rd, entry, "harness_bias_core_cycles", where),
-        harness_bias_ci95_core_cycles=_optional(rd, entry, "harness_bias_ci95_core_cycles", where),
+        cycles_per_tick_ci95=_optional(rd, entry, "cycles_per_tick_ci95", 0, CYCLES_PER_TICK_RANGE[1],
+                                       where, "core cycles per TSC tick"),
+        harness_bias_core_cycles=_optional(rd, entry, "harness_bias_core_cycles", -HARNESS_BIAS_MAX_CORE_CYCLES,
+                                           HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
+        harness_bias_ci95_core_cycles=_optional(rd, entry, "harness_bias_ci95_core_cycles", 0,
+                                                HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
         caveats=_sentences(rd, entry, "caveats", where),
     )
-    if not (r.cycles_per_tick > 0 or (clock.core_cycles_problem and math.isnan(r.cycles_per_tick))):
-        raise rd.fail(f"{where}cycles_per_tick out of range: {r.cycles_per_tick}")
     if math.isnan(r.cycles_per_tick) and (r.harness_bias_core_cycles or r.harness_bias_ci95_core_cycles):
         raise rd.fail(f"{where}a harness correction in core cycles where core cycles are unknown")
     for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
@@ -625,6 +681,20 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
     return r
 
 
+def _counts(rd: Reader, entry: dict[str, Any], key: str, runs: int, where: str) -> np.ndarray:
+    """An array of counts per run, each below TICKS_MAX: so that every
+    statistic reads them alike (the medians as floats, the paired
+    differences as int64, which a count of 2**63 or more would wrap)."""
+    a = rd.array(entry, key, runs, where)
+    top = int(a.max())
+    if top >= TICKS_MAX:
+        at = int(np.argmax(a >= TICKS_MAX))
+        raise rd.fail(f"{where}{key!r} holds {top} at run {at}: counts must be below 2**53, what a "
+                      "TSC delta can be (35 days at 3 GHz; a counter read backwards wraps to near "
+                      "2**64): the file was altered or damaged")
+    return a
+
+
 def _entry_cycles_per_tick(rd: Reader, entry: dict[str, Any], where: str, clock: Clock) -> float | None:
     """A result's own core cycles per tick: None (the clock's) when absent,
     NaN when null and the clock says why core cycles are unknown."""
@@ -632,12 +702,14 @@ def _entry_cycles_per_tick(rd: Reader, entry: dict[str, Any], where: str, clock:
         return None
     if entry["cycles_per_tick"] is None and clock.core_cycles_problem:
         return math.nan
-    return rd.finite(entry, "cycles_per_tick", where)
+    return rd.number(entry, "cycles_per_tick", *CYCLES_PER_TICK_RANGE, where, "core cycles per TSC tick")
 
 
-def _optional(rd: Reader, entry: dict[str, Any], key: str, where: str) -> float:
-    """A number field that files written before fastcpu 0.3.0 lack (then 0)."""
-    return rd.finite(entry, key, where) if key in entry else 0.0
+def _optional(rd: Reader, entry: dict[str, Any], key: str, low: float, high: float, where: str,
+              unit: str) -> float:
+    """A number field within low..high that files written before fastcpu
+    0.3.0 lack (then 0)."""
+    return rd.number(entry, key, low, high, where, unit) if key in entry else 0.0
 
 
 def _selftest_from(rd: Reader, doc: dict[str, Any]) -> SelfTest | None:
@@ -649,8 +721,8 @@ def _selftest_from(rd: Reader, doc: dict[str, Any]) -> SelfTest | None:
         report = SelfTest.from_dict(st)
         report.lines()  # every figure can be shown (a number too large for a float cannot)
         return report
-    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
-        raise rd.fail(f"selftest: unreadable report ({type(exc).__name__}: {exc})") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise rd.fail(f"selftest: unreadable report: {str(exc).strip(chr(39))}") from None
 
 
 def load(path: str | os.PathLike[str]) -> Results:
@@ -658,7 +730,9 @@ def load(path: str | os.PathLike[str]) -> Results:
 
     Returns:
         Results equal to the saved ones: same metadata, equal arrays (uint64
-        ticks, bool migrations), statistics recomputed from the arrays.
+        ticks, bool migrations), statistics recomputed from the arrays;
+        ``verified`` False for a file written before format version 3,
+        whose figures no checksum protects.
 
     Limits: only a regular file is read (a FIFO, a device or a socket is
     refused before anything is read), of at most ``TEXT_MAX_BYTES`` (1 GiB)
@@ -685,10 +759,13 @@ def load(path: str | os.PathLike[str]) -> Results:
             file, too large, empty or truncated, binary, not JSON (or JSON
             nested too deeply, with more values than a result file holds, or
             with a number too long to read or not finite), JSON of another
-            kind, of a newer format version, or inconsistent (an array whose
-            length disagrees with ``runs`` or fails its CRC-32, statistics
-            that disagree with the arrays, a missing or mistyped field); the
-            message names the problem.
+            kind, of a newer format version, altered or damaged since it was
+            saved (its checksum does not match: the message names the fields
+            that differ), or inconsistent (an array whose length disagrees
+            with ``runs`` or fails its CRC-32, a count of 2**53 or more,
+            statistics that disagree with the arrays, a missing, unknown or
+            mistyped field, a figure out of its range: the message names the
+            field and what it must be).
     """
     doc, where, verified = read_document(path)
     return Results.from_document(doc, where, verified=verified)

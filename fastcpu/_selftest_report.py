@@ -151,55 +151,105 @@ class PathCheck:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> PathCheck:
-        """Raises ValueError (or KeyError, TypeError) for a report no
-        selftest() could have written."""
+    def from_dict(cls, d: Mapping[str, Any], where: str = "") -> PathCheck:
+        """Raises ValueError (or TypeError) for a report no selftest() could
+        have written, naming the field (`where` comes before its name)."""
+        _known(d, ("path", "serialize", "bias_core_cycles", "bias_ci95_core_cycles", "op_bias_core_cycles",
+                   "chains"), where)
         chains = []
-        for c in d.get("chains", []):
-            rounds = _count(c["rounds"], "rounds")
-            covered = _count(c["covered"], "covered")
+        for i, c in enumerate(_list(d.get("chains", []), f"{where}chains")):
+            at = f"{where}chains[{i}]."
+            _known(c, ("name", "truth_core_cycles", "median_error_core_cycles", "rounds", "within_goal",
+                       "covered"), at)
+            rounds = _count(_field(c, "rounds", at), f"{at}rounds")
+            covered = _count(_field(c, "covered", at), f"{at}covered")
             if covered > rounds:
-                raise ValueError(f"covered ({covered}) exceeds rounds ({rounds})")
+                raise ValueError(f"{at}covered ({covered}) exceeds {at}rounds ({rounds})")
             chains.append(ChainCheck(
-                name=str(c["name"]),
-                truth_core_cycles=_finite(c["truth_core_cycles"]),
-                median_error_core_cycles=_finite(c["median_error_core_cycles"]),
+                name=_text(_field(c, "name", at), f"{at}name", 200),
+                truth_core_cycles=_finite(_field(c, "truth_core_cycles", at), f"{at}truth_core_cycles",
+                                          1e-9, _FIGURE_MAX_CORE_CYCLES),
+                median_error_core_cycles=_finite(_field(c, "median_error_core_cycles", at),
+                                                 f"{at}median_error_core_cycles"),
                 rounds=rounds,
-                within_goal=bool(c["within_goal"]),
+                within_goal=_yes_no(_field(c, "within_goal", at), f"{at}within_goal"),
                 covered=covered,
             ))
+        ops = _field(d, "op_bias_core_cycles", where)
+        if not isinstance(ops, Mapping) or len(ops) > 16:
+            raise TypeError(f"{where}op_bias_core_cycles must be an object of at most 16 instructions, "
+                            f"not {type(ops).__name__}")
         return cls(
-            path=str(d["path"]),
-            serialize=str(d["serialize"]),
-            bias_core_cycles=_finite(d["bias_core_cycles"]),
-            bias_ci95_core_cycles=_finite(d["bias_ci95_core_cycles"]),
-            op_bias_core_cycles={str(k): _finite(v) for k, v in dict(d["op_bias_core_cycles"]).items()},
+            path=_one_of(_field(d, "path", where), PATHS, f"{where}path"),
+            serialize=_one_of(_field(d, "serialize", where), SERIALIZE_MODES, f"{where}serialize"),
+            bias_core_cycles=_finite(_field(d, "bias_core_cycles", where), f"{where}bias_core_cycles"),
+            bias_ci95_core_cycles=_finite(_field(d, "bias_ci95_core_cycles", where),
+                                          f"{where}bias_ci95_core_cycles", 0.0),
+            op_bias_core_cycles={_text(k, f"{where}op_bias_core_cycles key", 32):
+                                 _finite(v, f"{where}op_bias_core_cycles.{k}") for k, v in ops.items()},
             chains=tuple(chains),
         )
 
 
 #: The most rounds or runs a stored self-test can claim (selftest() allows 1000 and 10**6).
 _COUNT_MAX = 10**6
+#: The largest figure (a bias, an error, a chain's cost) a stored self-test may
+#: hold, core cycles: wide of any, small enough that every line of it prints.
+_FIGURE_MAX_CORE_CYCLES = 1e9
+
+
+def _field(d: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in d:
+        raise KeyError(f"{where}{key} is missing")
+    return d[key]
+
+
+def _known(d: object, fields: tuple[str, ...], where: str) -> None:
+    """`d` an object holding no field but `fields` (a misspelt one would go unread)."""
+    if not isinstance(d, Mapping):
+        raise TypeError(f"{where.rstrip('.') or 'selftest'} must be an object, not {type(d).__name__}")
+    unknown = [k for k in d if k not in fields]
+    if unknown:
+        raise ValueError(f"unknown field {where}{unknown[0]} (it holds only {', '.join(fields)})")
+
+
+def _list(value: object, name: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"{name} must be a list, not {type(value).__name__}")
+    return value
 
 
 def _count(value: object, name: str) -> int:
     """A stored count: an int (not a bool) within 0.._COUNT_MAX."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _COUNT_MAX:
-        raise ValueError(f"{name} must be an int from 0 to {_COUNT_MAX}, not {value!r}")
+        raise ValueError(f"{name} must be an int from 0 to {_COUNT_MAX}, not {value!r:.80}")
     return value
 
 
-def _finite(value: object) -> float:
-    """A stored figure: a finite number."""
+def _finite(value: object, name: str, low: float = -_FIGURE_MAX_CORE_CYCLES,
+            high: float = _FIGURE_MAX_CORE_CYCLES) -> float:
+    """A stored figure: a number within low..high."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"expected a number, not {type(value).__name__}")
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
     try:
         x = float(value)
     except OverflowError:
-        raise ValueError(f"{value!r} is too large") from None
-    if not math.isfinite(x):
-        raise ValueError(f"{value!r} is not finite")
+        x = math.inf
+    if not low <= x <= high:
+        raise ValueError(f"{name} must be a number from {low:g} to {high:g}, not {value!r:.80}")
     return x
+
+
+def _yes_no(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be true or false, not {value!r:.80}")
+    return value
+
+
+def _one_of(value: object, allowed: tuple[str, ...], name: str) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r:.80}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -273,26 +323,31 @@ class SelfTest:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SelfTest:
+        """Raises ValueError, TypeError or KeyError for a report no selftest()
+        could have written, naming the field."""
+        _known(d, ("runs", "rounds", "seconds", "passed", "judged", "checks", "problem"), "selftest.")
+        _yes_no(d.get("passed", False), "selftest.passed")  # worked out again from the checks
         return cls(
-            checks=tuple(PathCheck.from_dict(c) for c in d.get("checks", [])),
-            runs=_count(d.get("runs", 0), "runs"),
-            rounds=_count(d.get("rounds", 0), "rounds"),
-            seconds=_finite(d.get("seconds", 0.0)),
+            checks=tuple(PathCheck.from_dict(c, f"selftest.checks[{i}].")
+                         for i, c in enumerate(_list(d.get("checks", []), "selftest.checks"))),
+            runs=_count(d.get("runs", 0), "selftest.runs"),
+            rounds=_count(d.get("rounds", 0), "selftest.rounds"),
+            seconds=_finite(d.get("seconds", 0.0), "selftest.seconds", 0.0),
             judged=_modes(d.get("judged", [])),
-            problem=_text(d.get("problem", ""), "problem"),
+            problem=_text(d.get("problem", ""), "selftest.problem"),
         )
 
 
-def _text(value: object, name: str) -> str:
-    """A stored sentence: a str of at most 2,000 characters."""
-    if not isinstance(value, str) or len(value) > 2000:
-        raise ValueError(f"{name} must be a str of at most 2000 characters, not {value!r:.80}")
+def _text(value: object, name: str, most: int = 2000) -> str:
+    """A stored string of at most `most` characters."""
+    if not isinstance(value, str) or len(value) > most:
+        raise ValueError(f"{name} must be a str of at most {most} characters, not {value!r:.80}")
     return value
 
 
 def _modes(value: object) -> tuple[str, ...]:
     """A stored list of serialization modes, checked."""
     if not isinstance(value, list) or not all(isinstance(m, str) and m in SERIALIZE_MODES for m in value):
-        raise ValueError(f"judged must be a list of serialization modes ({', '.join(SERIALIZE_MODES)}), "
-                         f"not {value!r}")
+        raise ValueError(f"selftest.judged must be a list of serialization modes "
+                         f"({', '.join(SERIALIZE_MODES)}), not {value!r:.80}")
     return tuple(value)

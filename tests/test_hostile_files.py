@@ -355,3 +355,154 @@ def test_files_without_a_checksum_load_unverified_and_say_so(tmp_path):
                              "amd-epyc-kvm-guest.json")
     if os.path.exists(committed):  # format version 1, as first written
         assert not fastcpu.load(committed).verified
+
+
+def _resealed(path, doc):
+    """`doc` with a fresh checksum, as a tool that knows the format would
+    write it: the checks behind the checksum are what is tested."""
+    path.write_bytes(_json_document.encode_document(doc))
+    return path
+
+
+def _consume(res):
+    """Everything that reads a loaded Results: none may raise."""
+    import io
+
+    from fastcpu import export
+
+    json.dumps(export.to_gbench(res), allow_nan=False)
+    export.write_csv(res, io.StringIO())
+    table = fastcpu.compare(res, dataframe=False)
+    str(table)
+    str(res), repr(res), res._repr_html_()
+    for r in res.values():
+        repr(r), str(r), r._repr_html_(), r.warnings, r.estimate_core_cycles
+
+
+@pytest.mark.parametrize("raw, empty", [(2**64 - 1, 60), (0, 2**64 - 1), (2**63, 0), (2**53, 60)])
+def test_counts_no_tsc_delta_can_be_are_refused(tmp_path, raw, empty):
+    # crafted with valid CRCs: raw 2**64-1 made estimate raise OverflowError;
+    # raw 0 against empty 2**64-1 gave an estimate of +2.3 ticks and a median
+    # of -1.8e19 (one statistic read a wrapped uint64, the other did not)
+    doc = _document(rich_results())
+    runs = doc["results"][0]["runs"]
+    doc["results"][0]["raw"] = _json_document.encode_ticks(np.full(runs, raw, np.uint64))
+    doc["results"][0]["empty"] = _json_document.encode_ticks(np.full(runs, empty, np.uint64))
+    for key in ("best_ticks", "median_ticks"):
+        del doc["results"][0][key]
+    bad = "raw" if raw >= 2**53 else "empty"
+    with pytest.raises(fastcpu.ResultFileError, match=rf"results\[0\] \(gdt\) '{bad}' holds "
+                       rf"{max(raw, empty)} at run 0: counts must be below 2\*\*53"):
+        fastcpu.load(_resealed(tmp_path / "r.json", doc))
+
+
+@pytest.mark.parametrize("raw, empty", [(2**53 - 1, 0), (0, 2**53 - 1)])
+def test_every_statistic_reads_the_largest_counts_alike(tmp_path, raw, empty):
+    doc = _document(rich_results())
+    runs = doc["results"][0]["runs"]
+    doc["results"][0]["raw"] = _json_document.encode_ticks(np.full(runs, raw, np.uint64))
+    doc["results"][0]["empty"] = _json_document.encode_ticks(np.full(runs, empty, np.uint64))
+    for key in ("best_ticks", "median_ticks"):
+        del doc["results"][0][key]
+    res = fastcpu.load(_resealed(tmp_path / "r.json", doc))
+    r = res["gdt"]
+    per_copy = (raw - empty) / r.unroll
+    for figure in (r.best, r.median, r.estimate + r.harness_bias_ticks):
+        assert figure == pytest.approx(per_copy, rel=1e-9)
+    _consume(res)
+    from fastcpu._cli import main
+
+    assert main(["compare", str(tmp_path / "r.json")]) == 0
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda d: d["machine"].update(governors=True), "field machine.'governors' is true, must be an object "
+     "mapping CPU numbers (as strings) to cpufreq governor names, or null"),
+    (lambda d: d["machine"].update(governors=-1), "field machine.'governors' is -1, must be an object"),
+    (lambda d: d["machine"].update(governors="x"), "field machine.'governors' is \"x\", must be an object"),
+    (lambda d: d["machine"].update(governors={"zero": "performance"}), "field machine.'governors' is"),
+    (lambda d: d["machine"].update(affinity=[0, -1]), "field machine.'affinity' is [0, -1], must be a list of "
+     "CPU numbers"),
+    (lambda d: d["machine"].update(family="25"), "field machine.'family' is \"25\", must be a whole number"),
+    (lambda d: d["machine"].update(boost=1), "field machine.'boost' is 1, must be true or false, or null"),
+    (lambda d: d["clock"].update(tsc_hz=1e308), "field clock.'tsc_hz' is 1e+308, must be a number from 1e+06 "
+     "to 1e+11 TSC ticks per second"),
+    (lambda d: d["clock"].update(cycles_per_tick=1e-300), "field clock.'cycles_per_tick' is 1e-300, must be a "
+     "number from 0.001 to 1000 core cycles per TSC tick"),
+    (lambda d: d["clock"].update(tsc_read_spacing_ticks=-1), "field clock.'tsc_read_spacing_ticks' is -1"),
+    (lambda d: d["results"][0].update(cycles_per_tick=2e3), "field results[0] (gdt) 'cycles_per_tick' is 2000.0"),
+    (lambda d: d["results"][0].update(harness_bias_core_cycles=-1e300), "field results[0] (gdt) "
+     "'harness_bias_core_cycles' is -1e+300, must be a number from -1e+06 to 1e+06 core cycles"),
+    (lambda d: d["results"][0].update(harness_bias_ci95_core_cycles=-0.5), "'harness_bias_ci95_core_cycles' is "
+     "-0.5, must be a number from 0"),
+    (lambda d: d["results"][0].update(cycles_per_tick_ci95=True), "'cycles_per_tick_ci95' is a bool"),
+    (lambda d: d["results"][1].update(cpu=-1), "results[1] (rdpid) cpu is -1, must be 0 to"),
+    (lambda d: d["results"][0].update(harness_bias=1.0), r"unknown field results[0].'harness_bias': results[0] "
+     "holds only"),
+    (lambda d: d["results"][0]["raw"].update(crc=1), "unknown field results[0] (gdt) 'raw'.'crc'"),
+    (lambda d: d["clock"]["rulers"].update(tolerence=0.03), "unknown field clock.rulers.'tolerence'"),
+    (lambda d: d.update(pad=[[]] * 10), "unknown field 'pad': the document holds only"),
+    (lambda d: d["unavailable"].update(sidt=3), "field unavailable.'sidt' is int, expected a string"),
+    (lambda d: d["selftest"]["checks"][0].update(bias_core_cycles=1e308), "selftest: unreadable report: "
+     "selftest.checks[0].bias_core_cycles must be a number from -1e+09 to 1e+09, not 1e+308"),
+    (lambda d: d["selftest"]["checks"][0].update(path="both"), "selftest.checks[0].path must be one of inline, user"),
+    (lambda d: d["selftest"]["checks"][0]["chains"][0].update(within_goal=1), "selftest.checks[0].chains[0]."
+     "within_goal must be true or false, not 1"),
+    (lambda d: d["selftest"]["checks"][0]["chains"][0].update(name=[]), "selftest.checks[0].chains[0].name "
+     "must be a str"),
+    (lambda d: d["selftest"].update(passed="yes"), "selftest.passed must be true or false"),
+    (lambda d: d["selftest"].update(extra=1), "unknown field selftest.extra"),
+])
+def test_every_field_is_checked_for_its_type_and_range_naming_it(tmp_path, edit, named):
+    # before, machine.governors=true (or -1, "x") and clock.tsc_hz=1e308
+    # loaded, then export.to_gbench() raised AttributeError or OverflowError
+    doc = _document(rich_results())
+    edit(doc)
+    with pytest.raises(fastcpu.ResultFileError, match=re.escape(named)):
+        fastcpu.load(_resealed(tmp_path / "r.json", doc))
+
+
+def _leaves(node, at=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, at + (k,))
+    elif isinstance(node, list) and node:
+        for i, v in enumerate(node):
+            yield from _leaves(v, at + (i,))
+    else:
+        yield at
+
+
+#: Values no field of ours holds, or holds only in a narrow range.
+STRANGE = [True, -1, "x", 1e308, -1e-308, 2**64, None, {}, [0]]
+
+
+def test_any_field_of_any_value_loads_whole_or_is_refused_by_name(tmp_path):
+    doc = _document(rich_results())
+    del doc["checksum"]
+    path = tmp_path / "r.json"
+    loaded = 0
+    for at in _leaves(doc):
+        names = [str(k) for k in at if isinstance(k, str)][-2:]
+        for value in STRANGE:
+            edited = json.loads(json.dumps(doc))
+            node = edited
+            for k in at[:-1]:
+                node = node[k]
+            node[at[-1]] = value
+            try:
+                res = fastcpu.load(_resealed(path, edited))
+            except fastcpu.ResultFileError as exc:
+                assert any(n in str(exc) for n in names), (at, value, str(exc))
+                continue
+            loaded += 1
+            _consume(res)  # what loads, every reader can use
+    assert loaded > 20  # free text (labels, names, facts of our own) loads
+
+
+def test_every_fact_machine_info_records_has_a_kind_and_fits_it():
+    from fastcpu._machine import FACT_KINDS, fact_problem, machine_info
+
+    facts = json.loads(json.dumps(machine_info()))
+    assert set(facts) == set(FACT_KINDS)
+    assert {k: fact_problem(k, v) for k, v in facts.items() if fact_problem(k, v)} == {}
