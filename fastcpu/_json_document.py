@@ -698,7 +698,8 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 
 def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, bool]:
     """The document in the result file `path` (plain or gzip JSON), its format
-    and version checked and its checksum verified (and removed), the path it
+    and version checked, its checksum verified (and removed) and every string
+    :func:`printable`, the path it
     was read from (for messages), and whether it carried a checksum (False
     for files of format version < 3, which carry none): :func:`fastcpu.load`
     builds Results from it. See :func:`fastcpu.load` for the limits and
@@ -717,7 +718,45 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, b
     del data
     doc = _parse(path, text)
     del text
-    return doc, path, _verified(path, doc, gate.plain)
+    verified = _verified(path, doc, gate.plain)
+    if not gate.plain:  # only escapes or non-ASCII text can hold what is replaced
+        try:
+            _printable_strings(doc)
+        except ValueError as exc:  # nested too deeply
+            raise ResultFileError(f"{path}: not a fastcpu result file ({exc})") from None
+    return doc, path, verified
+
+
+#: What no string read from a file keeps: control characters (C0, DEL, C1),
+#: which move a terminal's cursor or clear its screen, and lone surrogates
+#: ("\ud800"), which no UTF-8 output (a terminal, a CSV file, a plot's font)
+#: can write.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable(s: str) -> str:
+    """`s` with each control character and lone surrogate replaced by
+    U+FFFD, the replacement character."""
+    if s.isascii() and s.isprintable():  # no copy, and fast: the arrays' base64
+        return s
+    return _UNPRINTABLE.sub("\ufffd", s)
+
+
+def _printable_strings(node: Any, depth: int = 0) -> Any:
+    """`node` with every string in it, keys too, :func:`printable`, in place."""
+    if isinstance(node, str):
+        return printable(node)
+    if depth >= DEPTH_MAX:
+        raise ValueError(f"nested deeper than the {DEPTH_MAX} levels a result file may")
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            node[i] = _printable_strings(item, depth + 1)
+    elif isinstance(node, dict):
+        items = list(node.items())
+        node.clear()
+        for key, item in items:
+            node[printable(key)] = _printable_strings(item, depth + 1)
+    return node
 
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),

@@ -743,6 +743,10 @@ def load(path: str | os.PathLike[str]) -> Results:
     than a result file holds (262,144 plus one per 128 bytes: its bulk is
     base64 arrays) is refused before it is parsed.
 
+    Text: every control character and lone surrogate in a string of the
+    file (a label, a machine fact, a note) is replaced by U+FFFD, so that
+    none reaches a terminal, a CSV file or a plot.
+
     Memory: at its peak load() holds at most ``LOAD_MEMORY_MULTIPLE`` = 10
     times the file's text (a plain file's size; a gzip file's decompressed
     text, bounded as above) plus 64 MiB, whatever the file holds. The

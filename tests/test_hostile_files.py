@@ -506,3 +506,42 @@ def test_every_fact_machine_info_records_has_a_kind_and_fits_it():
     facts = json.loads(json.dumps(machine_info()))
     assert set(facts) == set(FACT_KINDS)
     assert {k: fact_problem(k, v) for k, v in facts.items() if fact_problem(k, v)} == {}
+
+
+def _strings(res):
+    """Every string a loaded Results shows."""
+    out = [res.label, res.date, res.fastcpu_version, *res.notes, *res.unavailable, *res.unavailable.values()]
+    out += [v for v in res.machine.values() if isinstance(v, str)]
+    for r in res.values():
+        out += [r.method, r.serialize, *r.caveats]
+    return out
+
+
+def test_control_characters_and_lone_surrogates_never_leave_the_door(tmp_path):
+    # before: a label "\ud800" loaded as is, and compare and plot failed on it
+    # (UnicodeEncodeError, a font error); "\x1b[2J" reached the terminal
+    doc = _document(rich_results())
+    doc["label"] = "lone \ud800 surrogate, \x1b[2J escape"
+    doc["machine"]["hostname"] = "host\udcff"  # what os.uname() gives for a non-UTF-8 name
+    doc["notes"] = ["a note\x00with a NUL"]
+    doc["unavailable"] = {"sidt\x07": "UMIP\x9b"}
+    doc["results"][1]["caveats"] = ["\u0085caveat"]
+    path = _resealed(tmp_path / "r.json", doc)
+    res = fastcpu.load(path)
+    assert res.verified  # replaced after the checksum was checked
+    assert res.label == "lone \ufffd surrogate, \ufffd[2J escape"
+    assert res.machine["hostname"] == "host\ufffd" and res.notes == ("a note\ufffdwith a NUL",)
+    assert dict(res.unavailable) == {"sidt\ufffd": "UMIP\ufffd"} and res["rdpid"].caveats == ("\ufffdcaveat",)
+    for s in _strings(res):
+        s.encode("utf-8")  # no lone surrogate
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in s), ascii(s)
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    for args in (["compare", str(path)], ["compare", str(path), "--csv"],
+                 ["plot", str(path), "--out", str(tmp_path / "r.png")]):
+        p = subprocess.run([sys.executable, "-m", "fastcpu", *args], capture_output=True, text=True,
+                           timeout=300, env=env)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (args, p.stderr[-2000:])
+        assert "\x1b" not in p.stdout + p.stderr
+    assert (tmp_path / "r.png").stat().st_size > 0
+    table = str(fastcpu.compare(path, dataframe=False))
+    assert "lone \ufffd surrogate" in table
