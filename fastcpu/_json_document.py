@@ -544,7 +544,8 @@ class _TextGate:
 
 
 def gzip_limit_bytes(compressed_bytes: int) -> int:
-    """The most text load() accepts from a gzip file of `compressed_bytes`."""
+    """The most text load() accepts from `compressed_bytes` of a gzip file
+    (the whole file, or the part of it read so far)."""
     return min(TEXT_MAX_BYTES, _GZIP_FLOOR_BYTES + _GZIP_RATIO_MAX * compressed_bytes)
 
 
@@ -572,21 +573,25 @@ def _read_plain(path: Path, f: Any, size_bytes: int) -> tuple[bytearray, _TextGa
 
 def _gunzip(path: Path, f: Any, compressed_bytes: int) -> tuple[bytearray, _TextGate]:
     """The text of the gzip file `f`, decompressed as a stream into one
-    growing buffer and checked chunk by chunk: refused as soon as it passes
-    :func:`gzip_limit_bytes` or the gate refuses a chunk, so that a bomb
-    costs at most the limit, once."""
+    growing buffer and checked chunk by chunk. The limit holds for every
+    prefix: the text so far may hold :func:`gzip_limit_bytes` of the
+    compressed bytes read so far, so that a bomb (a file of members that
+    each expand a thousandfold) is refused after a few of them, holding
+    little more than the 32 MiB floor, once."""
     limit = gzip_limit_bytes(compressed_bytes)
     gate = _TextGate(path, limit)
     text = bytearray()
     try:
         with gzip.GzipFile(fileobj=f, mode="rb") as g:
             while chunk := g.read(_CHUNK_BYTES):
-                if len(text) + len(chunk) > limit:
+                read_bytes = f.tell()  # compressed, a read-ahead buffer beyond what was used
+                allowed = min(limit, gzip_limit_bytes(read_bytes))
+                if len(text) + len(chunk) > allowed:
                     raise ResultFileError(
-                        f"{path}: gzip data expands to more than {limit} bytes ({compressed_bytes} "
-                        f"compressed): more than a result file of that size holds (a decompression "
-                        f"bomb?); if it is one, gunzip it and load the plain file (up to "
-                        f"{TEXT_MAX_BYTES} bytes)")
+                        f"{path}: gzip data expands to more than {allowed} bytes from its first "
+                        f"{read_bytes} of {compressed_bytes} compressed bytes: more than a result "
+                        f"file holds (a decompression bomb?); if it is one, gunzip it and load the "
+                        f"plain file (up to {TEXT_MAX_BYTES} bytes)")
                 gate.feed(chunk)
                 text += chunk
     except EOFError:

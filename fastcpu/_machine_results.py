@@ -737,11 +737,11 @@ def load(path: str | os.PathLike[str]) -> Results:
     Limits: only a regular file is read (a FIFO, a device or a socket is
     refused before anything is read), of at most ``TEXT_MAX_BYTES`` (1 GiB)
     of JSON text; a gzip file is decompressed as a stream into one buffer
-    and refused at its first chunk of binary data, or once its text passes
-    32 MiB plus 64 times its compressed size (result files compress 8-17
-    times; a decompression bomb up to 1032); a text with more JSON values
-    than a result file holds (262,144 plus one per 128 bytes: its bulk is
-    base64 arrays) is refused before it is parsed.
+    and refused at its first chunk of binary data, or as soon as its text
+    passes 32 MiB plus 64 times the compressed bytes read so far (result
+    files compress 8-17 times; a decompression bomb up to 1032); a text
+    with more JSON values than a result file holds (262,144 plus one per
+    128 bytes: its bulk is base64 arrays) is refused before it is parsed.
 
     Text: every control character and lone surrogate in a string of the
     file (a label, a machine fact, a note) is replaced by U+FFFD, so that
