@@ -99,6 +99,8 @@ __all__ = [
     "encode_document",
     "write_document",
     "gzip_limit_bytes",
+    "separators_max",
+    "printable",
 ]
 
 FORMAT_NAME = "fastcpu-results"
@@ -106,7 +108,7 @@ FORMAT_NAME = "fastcpu-results"
 FORMAT_VERSION = 3
 #: From this format version on a file must carry its checksum ("checksum").
 CHECKSUM_VERSION = 3
-#: The deepest a document nests (a result file: 5 levels).
+#: The deepest a document nests (a result file: 6 levels, to a self-test's chains).
 DEPTH_MAX = 32
 
 #: The coarsest TSC step a file may claim, in ticks (about one step a second at 4 GHz).
@@ -643,7 +645,7 @@ def _looks_like_ours(text: str) -> bool:
 
 
 class _NotFinite(ValueError):
-    pass
+    """NaN or Infinity in the text: Python's json reads them, JSON has no such number."""
 
 
 def _integer(digits: str) -> int:
@@ -652,7 +654,7 @@ def _integer(digits: str) -> int:
     length where sys.set_int_max_str_digits(0) lifted Python's own limit."""
     if len(digits) > INTEGER_DIGITS_MAX + 1:
         raise ValueError(f"an integer of {len(digits)} characters, more than the "
-                             f"{INTEGER_DIGITS_MAX} digits of any figure in a result file")
+                         f"{INTEGER_DIGITS_MAX} digits of any figure in a result file")
     return int(digits)
 
 
@@ -702,13 +704,12 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 
 
 def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, bool]:
-    """The document in the result file `path` (plain or gzip JSON), its format
-    and version checked, its checksum verified (and removed) and every string
-    :func:`printable`, the path it
-    was read from (for messages), and whether it carried a checksum (False
-    for files of format version < 3, which carry none): :func:`fastcpu.load`
-    builds Results from it. See :func:`fastcpu.load` for the limits and
-    what is raised.
+    """The document in the result file `path` (plain or gzip JSON), its
+    format and version checked, its checksum verified (and removed) and
+    every string :func:`printable`; the path it was read from (for
+    messages); and whether it carried a checksum (False for files of format
+    version < 3, which carry none). :func:`fastcpu.load` builds Results from
+    it; see there for the limits and what is raised.
 
     Memory: the text once (a bytearray of the file's size, or of what a gzip
     file decompresses to, grown in place), then its str beside it while it

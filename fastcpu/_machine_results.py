@@ -455,9 +455,8 @@ class Results(Mapping[str, BenchResult]):
                 raise rd.fail(f"method {r.method!r} appears twice")
             results[r.method] = r
         label = rd.get(doc, "label", (str, type(None)), "")
-        unavailable = {}
-        for name, reason in rd.get(doc, "unavailable", (dict,), "").items():
-            unavailable[canonical_name(name)] = rd.get({name: reason}, name, (str,), "unavailable.")
+        stored = rd.get(doc, "unavailable", (dict,), "")
+        unavailable = {canonical_name(name): rd.get(stored, name, (str,), "unavailable.") for name in stored}
         try:
             return cls(
                 results=results,
@@ -721,8 +720,9 @@ def _selftest_from(rd: Reader, doc: dict[str, Any]) -> SelfTest | None:
         report = SelfTest.from_dict(st)
         report.lines()  # every figure can be shown (a number too large for a float cannot)
         return report
-    except (KeyError, TypeError, ValueError) as exc:
-        raise rd.fail(f"selftest: unreadable report: {str(exc).strip(chr(39))}") from None
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        problem = exc.args[0] if isinstance(exc, KeyError) else exc  # a KeyError's str() quotes it
+        raise rd.fail(f"selftest: unreadable report: {problem}") from None
 
 
 def load(path: str | os.PathLike[str]) -> Results:
