@@ -100,7 +100,7 @@ __all__ = [
     "write_document",
     "gzip_limit_bytes",
     "separators_max",
-    "printable",
+    "encodable",
 ]
 
 FORMAT_NAME = "fastcpu-results"
@@ -706,7 +706,7 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, bool]:
     """The document in the result file `path` (plain or gzip JSON), its
     format and version checked, its checksum verified (and removed) and
-    every string :func:`printable`; the path it was read from (for
+    every string :func:`encodable`; the path it was read from (for
     messages); and whether it carried a checksum (False for files of format
     version < 3, which carry none). :func:`fastcpu.load` builds Results from
     it; see there for the limits and what is raised.
@@ -727,41 +727,42 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, b
     verified = _verified(path, doc, gate.plain)
     if not gate.plain:  # only escapes or non-ASCII text can hold what is replaced
         try:
-            _printable_strings(doc)
+            _encodable_strings(doc)
         except ValueError as exc:  # nested too deeply
             raise ResultFileError(f"{path}: not a fastcpu result file ({exc})") from None
     return doc, path, verified
 
 
-#: What no string read from a file keeps: control characters (C0, DEL, C1),
-#: which move a terminal's cursor or clear its screen, and lone surrogates
-#: ("\ud800"), which no UTF-8 output (a terminal, a CSV file, a plot's font)
-#: can write.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+#: What no string read from a file keeps: lone surrogates ("\ud800", which
+#: json reads from "\\ud800"), which no UTF-8 output (a terminal, a CSV
+#: file, a plot's font) can write. Control characters stay, faithful: every
+#: terminal output shows them escaped (_display.printable), JSON and CSV
+#: outputs keep them.
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
-def printable(s: str) -> str:
-    """`s` with each control character and lone surrogate replaced by
-    U+FFFD, the replacement character."""
-    if s.isascii() and s.isprintable():  # no copy, and fast: the arrays' base64
+def encodable(s: str) -> str:
+    """`s` with each lone surrogate replaced by U+FFFD, the replacement
+    character: text any UTF-8 output can write."""
+    if s.isascii():  # no copy, and fast: the arrays' base64
         return s
-    return _UNPRINTABLE.sub("\ufffd", s)
+    return _SURROGATES.sub("\ufffd", s)
 
 
-def _printable_strings(node: Any, depth: int = 0) -> Any:
-    """`node` with every string in it, keys too, :func:`printable`, in place."""
+def _encodable_strings(node: Any, depth: int = 0) -> Any:
+    """`node` with every string in it, keys too, :func:`encodable`, in place."""
     if isinstance(node, str):
-        return printable(node)
+        return encodable(node)
     if depth >= DEPTH_MAX:
         raise ValueError(f"nested deeper than the {DEPTH_MAX} levels a result file may")
     if isinstance(node, list):
         for i, item in enumerate(node):
-            node[i] = _printable_strings(item, depth + 1)
+            node[i] = _encodable_strings(item, depth + 1)
     elif isinstance(node, dict):
         items = list(node.items())
         node.clear()
         for key, item in items:
-            node[printable(key)] = _printable_strings(item, depth + 1)
+            node[encodable(key)] = _encodable_strings(item, depth + 1)
     return node
 
 
