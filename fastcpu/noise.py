@@ -21,7 +21,11 @@ phase within a step, so the difference of the two reads is::
 That is the quantization of a guest whose TSC advances every 10 ns (26 ticks
 at 2.6 GHz): a sequence of a few cycles reads 0 or one step more than the
 empty one. Over the random phase ``E[observed] = E[D]``: the mean is unbiased
-while best and median stick to multiples of the step. Differencing ``k`` and
+while best and median stick to multiples of the step. Where the step is not
+a whole number of ticks (24.5 at 2.45 GHz), the counter's updates fall
+between ticks, and a multiple of the step reads as either neighbouring
+tick, by where the first update fell: ``floor(observed + u)``, ``u ~
+Uniform[0, 1)``, which keeps the mean (``E[floor(x + u)] = x``). Differencing ``k`` and
 ``2k`` copies (nanoBench, uarch-bench) removes the overhead and the shadow:
 ``(D(2k) - D(k)) / k = c`` once ``k * c`` exceeds the shadow.
 
@@ -91,6 +95,22 @@ def _check_result(name: str, value: object) -> BenchResult:
     return value
 
 
+class _OldKeys(dict):  # type: ignore[type-arg]
+    """A dict that still answers to the old names of its keys (``_old_keys``:
+    old -> new), with a DeprecationWarning naming the new one."""
+
+    _what = "key"
+    _old_keys: dict[str, str] = {}
+
+    def __missing__(self, key: str) -> Any:
+        if key in self._old_keys:
+            new = self._old_keys[key]
+            warnings.warn(f"the {self._what} {key!r} is now {new!r}; the old name will be removed",
+                          DeprecationWarning, stacklevel=2)
+            return self[new]
+        raise KeyError(key)
+
+
 @dataclass(frozen=True)
 class NoiseModel:
     """How a true cost becomes observed TSC ticks (see the module docstring).
@@ -138,10 +158,12 @@ class NoiseModel:
 
     def observe(self, durations: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """What the counter shows for each duration: whole steps, as uint64
-        TSC ticks (a fractional step's multiples rounded to the tick)."""
+        TSC ticks. A fractional step's multiple reads as either neighbouring
+        tick (``floor(k * step + u)``, ``u`` uniform in [0, 1)), as the reads
+        of a counter whose updates fall between ticks do; a whole step's is exact."""
         phase = rng.random(durations.size) * self.step_ticks
         steps = np.floor((phase + durations) / self.step_ticks)
-        return np.rint(steps * self.step_ticks).astype(np.uint64)
+        return np.floor(steps * self.step_ticks + rng.random(durations.size)).astype(np.uint64)
 
     def simulate(
         self,
@@ -374,22 +396,31 @@ def p4_held_out(
     return rows
 
 
-#: Illustrative regimes (TSC ticks). "10 ns steps (this guest)" is
+class _Regimes(_OldKeys):
+    """Regime name -> NoiseModel; still answers to ``'10 ns steps (this
+    guest)'``, the old name of the Zen 4 guest's regime (deprecated: read on
+    any other host, "this guest" named the wrong machine)."""
+
+    _what = "regime"
+    _old_keys = {"10 ns steps (this guest)": "10 ns steps (Zen 4 guest)"}
+
+
+#: Illustrative regimes (TSC ticks). "10 ns steps (Zen 4 guest)" is
 #: NoiseModel.fit() of the 270,000 empty-sequence runs in
 #: data/amd-epyc-kvm-guest.json (AMD EPYC family 25 model 17, Zen 4, KVM
 #: guest, 2.6 GHz TSC, measured on a quiet moment), rounded; "P4-like slow
 #: timer" is fit_p4_regime(), its shadow fitted to published P4 figures (see
 #: the module docstring); the other two are round numbers chosen to isolate
 #: one effect each, not measurements of any machine.
-REGIMES: dict[str, NoiseModel] = {
+REGIMES: dict[str, NoiseModel] = _Regimes({
     "fine counter": NoiseModel(step_ticks=1, overhead_ticks=40.0, jitter_ticks=1.5,
                                interrupt_rate=0.001, interrupt_ticks=3000.0),
-    "10 ns steps (this guest)": NoiseModel(step_ticks=26, overhead_ticks=59.1, jitter_ticks=0.0,
-                                           interrupt_rate=0.00008, interrupt_ticks=11900.0),
+    "10 ns steps (Zen 4 guest)": NoiseModel(step_ticks=26, overhead_ticks=59.1, jitter_ticks=0.0,
+                                            interrupt_rate=0.00008, interrupt_ticks=11900.0),
     "P4-like slow timer": fit_p4_regime(),
     "interrupt-heavy": NoiseModel(step_ticks=1, overhead_ticks=40.0, jitter_ticks=1.5,
                                   interrupt_rate=0.05, interrupt_ticks=3000.0),
-}
+})
 
 #: The estimators :func:`recovery` compares, in TSC ticks per copy: the
 #: seed's ``best`` and ``median`` (``median`` is also the estimator
@@ -421,16 +452,12 @@ def paired_mean_ticks(result: BenchResult) -> float:
     return statistic("paired_mean").counts(result)
 
 
-class _Estimates(dict):  # type: ignore[type-arg]
+class _Estimates(_OldKeys):
     """Estimator -> TSC ticks per copy; still answers to ``'clean_mean'``, the
     old name of ``'paired_mean'`` (deprecated)."""
 
-    def __missing__(self, key: str) -> float:
-        if key == "clean_mean":
-            warnings.warn("the estimator 'clean_mean' is now 'paired_mean'; the old name will be "
-                          "removed", DeprecationWarning, stacklevel=2)
-            return self["paired_mean"]
-        raise KeyError(key)
+    _what = "estimator"
+    _old_keys = {"clean_mean": "paired_mean"}
 
 
 def estimates(result: BenchResult) -> dict[str, float]:

@@ -41,6 +41,20 @@ def test_a_fixed_duration_reads_as_the_two_neighbouring_steps_in_proportion():
     assert n[1] / n.sum() == pytest.approx(0.4, abs=0.02)
 
 
+def test_a_fractional_steps_multiples_read_as_either_neighbouring_tick():
+    # A 24.5-tick step (a 2.45 GHz TSC moving every 10 ns) and a run of 2.5
+    # steps: half the runs read two steps, 49 ticks exactly, half three, 73.5
+    # ticks, which read 73 or 74 about equally, as the reads of such a
+    # counter do (rounding every 73.5 to 74 left the mean 0.25 high).
+    model = NoiseModel(step_ticks=24.5, overhead_ticks=61.25)
+    r = model.simulate(0.0, 20000, seed=7)
+    values, n = np.unique(r.empty, return_counts=True)
+    assert values.tolist() == [49, 73, 74]
+    share = dict(zip(values.tolist(), n / n.sum()))
+    assert share[49] == pytest.approx(0.5, abs=0.02)
+    assert share[73] == pytest.approx(0.25, abs=0.02) and share[74] == pytest.approx(0.25, abs=0.02)
+    assert r.empty.mean() == pytest.approx(61.25, abs=0.2)
+
 def test_the_mean_is_unbiased_under_quantization_while_best_and_median_stick_to_steps():
     true = 7.0  # far below one 26-tick step
     r = GUEST.simulate(true, 40000, seed=3)
@@ -198,3 +212,11 @@ def test_p4_shadow_interval_refuses_figures_no_shadow_fits():
         p4_shadow_interval([49.0])
     with pytest.raises(TypeError, match="model must be"):
         p4_held_out("P4")
+
+
+def test_the_zen_4_guests_regime_answers_to_its_old_name_with_a_warning():
+    with pytest.warns(DeprecationWarning, match="10 ns steps \\(Zen 4 guest\\)"):
+        old = REGIMES["10 ns steps (this guest)"]
+    assert old is REGIMES["10 ns steps (Zen 4 guest)"] and old.step_ticks == 26
+    with pytest.raises(KeyError):
+        REGIMES["no such regime"]
