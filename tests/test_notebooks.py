@@ -196,6 +196,7 @@ HOST_LINE = (r"host: (.+) \((\S+) family (\d+) model (\d+)\), (.+); (\d+) runs p
 #: checked, each against its figures).
 LIBRARY_SENTENCES = [
     r"dean gaudet's rows time whole vgetcpu\(\) calls: .*",
+    r"CHEAPEST: the lowest ESTIMATE among the ways .*",  # SeedTable's own, tests/test_seed_table.py
 ]
 
 
@@ -669,6 +670,14 @@ def check_across_machines(out: Output) -> None:
                                                           ("faster", "slower", "no detectable difference")]
             counted += 1
     assert counted >= 1
+    # the seed's question answered per machine: Results.cheapest_way(), the one answer
+    answered = 0
+    for path in sorted((ROOT / "data").glob("*.json")):
+        res = fastcpu.load(path)
+        found = out.all(re.escape(f"{res.name}: {res.cheapest_way_words()}"))
+        assert found, f"the notebook's cheapest way for {path.name} is not Results.cheapest_way()'s"
+        answered += 1
+    assert answered >= 1
 
 
 # -- the prose ----------------------------------------------------------------------------------
