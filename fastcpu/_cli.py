@@ -110,10 +110,29 @@ def _method_list(text: str) -> list[str]:
     return names
 
 
+class _Methods(argparse.Action):
+    """``--methods``: names comma- or space-separated (``gdt,rdpid`` or ``gdt
+    rdpid``), as argparse users expect either; given twice, both lists."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs="+", type=_method_list, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        names = list(getattr(namespace, self.dest, None) or [])
+        names += [n for group in values for n in group]
+        setattr(namespace, self.dest, names)
+
+
+#: --methods' help, with what it defaults to.
+def _methods_help(default: str) -> str:
+    return f"method names, comma- or space-separated (default: {default})"
+
+
 def add_measure_options(p: argparse.ArgumentParser) -> None:
     """The options shared by every command that measures."""
     p.add_argument("--runs", type=_positive_int, default=1000, help="timed runs per method (default 1000)")
-    p.add_argument("--methods", type=_method_list, help="comma-separated method names (default: all available)")
+    p.add_argument("--methods", action=_Methods, help=_methods_help("all available"))
     p.add_argument("--serialize", choices=SERIALIZE_MODES, default="lfence", help="serialization mode (default lfence)")
     p.add_argument("--cpu", type=_cpu, help="pin the measuring thread to this CPU")
 
@@ -219,6 +238,10 @@ def _table_run(args: argparse.Namespace) -> int:
     if no_interval:
         print(f"+-95% inf: {args.runs} run(s) per method leave too few undisturbed pairs for an "
               f"interval ({', '.join(no_interval)}); take more runs (--runs 100 or more)")
+    # the seed's question answered as everywhere (Results.cheapest_way): among
+    # the ways that read the right CPU on every CPU of the pinned sweep
+    print()
+    print(f"cheapest way that reports the CPU here (by ESTIMATE): {printable(measured.cheapest_way_words())}")
     warnings = format_warnings(results)
     if warnings:
         print()
@@ -455,10 +478,11 @@ def _plot_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="replace --out if it exists (without it, an existing file is refused before drawing)")
     p.add_argument("--kind", choices=("auto", "counts", "ecdf", "machines"), default="auto",
-                   help="counts: exact counts per method; ecdf: methods overlaid; machines: each "
-                        "method across the files (default: counts for one file, machines for several)")
-    p.add_argument("--methods", type=_method_list,
-                   help="comma-separated method names (default: all measured)")
+                   help="counts: exact counts per method; ecdf: the methods' ECDFs, a panel per kind "
+                        "of method with its trap- and system-call-scale methods apart (one panel for "
+                        "--methods); machines: each method across the files (default: counts for one "
+                        "file, machines for several)")
+    p.add_argument("--methods", action=_Methods, help=_methods_help("all measured"))
     p.add_argument("--unit", choices=_UNITS, default=None,
                    help="x unit (default ticks for one file, ns across machines)")
     p.add_argument("--dpi", type=_dpi, default=110, help=f"resolution, 1 to {DPI_MAX} (default 110)")
@@ -518,7 +542,7 @@ def _cpu_list(text: str) -> list[int]:
 
 
 def _check_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--methods", type=_method_list, help="comma-separated method names (default: every CPU source)")
+    p.add_argument("--methods", action=_Methods, help=_methods_help("every CPU source"))
     p.add_argument("--cpus", type=_cpu_list, help="comma-separated CPUs to pin to (default: the affinity mask)")
 
 

@@ -86,3 +86,32 @@ def test_the_readmes_answer_is_results_answer():
     assert named, "README.md has no generated answer section"
     res = fastcpu.load(ROOT / named[1])
     assert f"by ESTIMATE): {res.cheapest_way_words()}." in readme
+
+
+def test_the_cli_table_answers_with_the_same_words():
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "--methods", "gdt", "rdpid", "null_syscall",
+                        "--runs", "60"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("cheapest way that reports the CPU here"))
+    # Results.cheapest_way_words(): a method that reports the CPU, never a cost
+    assert re.fullmatch(r"cheapest way that reports the CPU here \(by ESTIMATE\): (gdt|rdpid): "
+                        r"-?[\d.]+ \+- [\d.]+ core cycles \(-?[\d.]+ ns\), ESTIMATE", line), line
+
+
+@pytest.mark.parametrize("spelling", [["gdt,rdpid"], ["gdt", "rdpid"], ["gdt", "--methods", "rdpid"]],
+                         ids=["commas", "spaces", "twice"])
+def test_methods_take_commas_or_spaces(spelling):
+    from fastcpu._cli import _parser
+
+    needs = {"table": [], "check": [], "run": ["--out", "x.json"], "plot": ["x.json", "--out", "x.png"]}
+    for command, before in needs.items():
+        args = _parser(command).parse_args([*before, "--methods", *spelling])
+        assert args.methods == ["gdt", "rdpid"], command
+
+
+def test_plot_help_says_what_the_ecdf_draws():
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "plot", "--help"], capture_output=True, text=True,
+                       timeout=60)
+    text = " ".join(p.stdout.split())
+    assert "methods overlaid" not in text and "trap- and system-call-scale methods apart" in text
+    assert "comma- or space-separated" in text
