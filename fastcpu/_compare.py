@@ -30,6 +30,7 @@ import math
 import os
 import textwrap
 import warnings
+from dataclasses import dataclass
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -154,23 +155,26 @@ class ComparisonTable(Sequence[dict]):
         return f"<fastcpu.types.ComparisonTable: {len(self)} rows{within} x {len(self.columns)} columns>"
 
     def _repr_html_(self) -> str:
-        """The table as HTML, for Jupyter: every column, under a header row
-        naming the unit of each (TSC ticks, ns, core cycles)."""
-        def unit_of(column: str) -> str:
-            for suffix, words in UNITS.items():
-                if column.endswith(f"_{suffix}"):
-                    return f"{words} per copy above the empty sequence"
-            return ""
-
-        groups: list[tuple[str, int]] = []
-        for column in self.columns:
-            unit = unit_of(column)
-            if groups and groups[-1][0] == unit:
-                groups[-1] = (unit, groups[-1][1] + 1)
-            else:
-                groups.append((unit, 1))
-        rows = [[_cell(row.get(c)) for c in self.columns] for row in self.rows]
-        return _display.block(_display.table(self.columns, rows, groups=groups))
+        """The table as HTML, for Jupyter, in the layout the terminal shows
+        (:meth:`format`): a row per method, per machine its ESTIMATE +- 95%
+        in core cycles and its RATIO to the first machine's; every column of
+        the tidy table stays in ``to_string()``, ``to_csv()`` and ``to_json()``."""
+        needed = {f"{COST.name}{part}_core_cycles" for part in ("", "_ci_low", "_ci_high")}
+        if not needed <= set(self.columns) or not {"machine", "method"} <= set(self.columns):
+            rows = [[_cell(row.get(c)) for c in self.columns] for row in self.rows]  # other columns
+            return _display.block(_display.table(self.columns, rows))
+        side = _side_by_side(list(self.rows), "core_cycles", 0.95)
+        per = 2 if side.ratios else 1
+        heads = [f"{COST.heading} \u00b1 95%"] + (["RATIO"] if side.ratios else [])
+        shown = _display.printable  # names from files, as every other view shows them
+        groups = [("", 1)] + [(shown(name) + (" (baseline)" if side.ratios and i == 0 else ""), per)
+                              for i, name in enumerate(side.machines)]
+        rows = [[shown(method), *(c for k in range(len(side.machines))
+                           for c in ([side.cells[i][k]] + ([side.ratios[i][k]] if side.ratios else [])))]
+                for i, method in enumerate(side.methods)]
+        return _display.block(
+            _display.table(["method", *heads * len(side.machines)], rows, groups=groups),
+            *(_display.paragraph(line) for line in side.title))
 
 
 def _plain(value: object) -> object:
@@ -363,17 +367,26 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
     return _format_machines(rows, suffix, confidence)
 
 
-def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
+@dataclass(frozen=True)
+class _SideBySide:
+    """The 'machines' layout as data: what the terminal and HTML both show."""
+
+    machines: list[str]
+    methods: list[str]
+    cells: list[list[str]]  # [method][machine]: the ESTIMATE +- its half-width
+    ratios: list[list[str]]  # the same shape, RATIO cells; [] with one machine
+    title: list[str]
+
+
+def _side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float) -> _SideBySide:
     machines = list(dict.fromkeys(str(r["machine"]) for r in rows))
     methods = list(dict.fromkeys(str(r["method"]) for r in rows))
     by = {(str(r["machine"]), str(r["method"])): r for r in rows}
-    ratios = len(machines) > 1
     pct = round(confidence * 100)
 
     # TSC ticks differ between hosts (their TSCs tick at different rates):
     # a ratio of ticks across machines would mix that in, so take it in ns
     ratio_suffix = "ns" if suffix == "ticks" else suffix
-
     cost = COST.name
 
     def estimate(machine: str, method: str) -> float:
@@ -397,9 +410,23 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
             return "-"
         return f"{value / base:.2f}x"
 
+    title = [f"{UNITS[suffix]} per copy above the empty sequence; {COST.heading}: {COST.meaning} "
+             f"+- its {pct}% interval"]
+    if len(machines) > 1:
+        title.append(f"RATIO: a machine's {COST.heading} over the baseline's (the first machine's)"
+                     + (", in ns: TSC ticks differ between hosts" if ratio_suffix != suffix else ""))
+    return _SideBySide(machines, methods, [[cell(m, t) for m in machines] for t in methods],
+                       [[ratio(m, t) for m in machines] for t in methods] if len(machines) > 1 else [],
+                       title)
+
+
+def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
+    side = _side_by_side(rows, suffix, confidence)
+    machines, methods = side.machines, side.methods
+    ratios = bool(side.ratios)
+    pct = round(confidence * 100)
     est_head, ratio_head = f"{COST.heading} +-{pct}%", "RATIO"
-    cells = [[cell(m, t) for m in machines] for t in methods]
-    ratio_cells = [[ratio(m, t) for m in machines] for t in methods] if ratios else []
+    cells, ratio_cells = side.cells, side.ratios
     est_w = max([len(est_head)] + [len(c[i]) for c in cells for i in range(len(machines))])
     ratio_w = max([len(ratio_head)] + [len(c) for r in ratio_cells for c in r])
     group_w = est_w + (2 + ratio_w if ratios else 0)
@@ -413,14 +440,8 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     depth = max((len(n) for n in names), default=0)
     names = [[""] * (depth - len(n)) + n for n in names]  # bottom-aligned: each name sits on its column
 
-    title = (f"{UNITS[suffix]} per copy above the empty sequence; {COST.heading}: {COST.meaning} "
-             f"+- its {pct}% interval")
-    if ratios:
-        title += f"\nRATIO: a machine's {COST.heading} over the baseline's (the first machine's)"
-        if ratio_suffix != suffix:
-            title += ", in ns: TSC ticks differ between hosts"
     gap = "   "
-    lines = [title, ""]
+    lines = [*side.title, ""]
     for k in range(depth):
         lines.append((" " * method_w + gap + gap.join(n[k].ljust(group_w) for n in names)).rstrip())
 

@@ -15,7 +15,7 @@ import pytest
 
 import fastcpu
 from fastcpu import _core
-from fastcpu._compare import STAT_NAMES
+from fastcpu._compare import format_comparison
 from conftest import AVAILABLE
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -249,20 +249,26 @@ def test_results_repr_names_the_machine_and_counts_methods(zen3):
 
 # ---- compare() and compare_ab() --------------------------------------------
 
-def test_comparison_table_html_labels_units_and_escapes(zen3):
+def test_comparison_table_html_is_the_side_by_side_layout_escaped(zen3):
     bad = dataclasses.replace(zen3, label=HOSTILE)
     table = fastcpu.compare(bad, ZEN5, dataframe=False)
     page = table._repr_html_()
     tags = parse(page)
     text = "".join(tags.text)
-    assert tags.seen.count("tr") == len(table) + 2
-    for unit in ("TSC ticks", "ns", "core cycles"):
-        assert f'<th colspan="{len(STAT_NAMES)}">{unit} per copy above the empty sequence</th>' in page
-    for column in table.columns:
-        assert f"<th>{column}</th>" in page
+    # the terminal's layout: a row per method, per machine its ESTIMATE +- 95% and RATIO
+    methods = list(dict.fromkeys(table["method"]))
+    assert tags.seen.count("tr") == len(methods) + 2
+    assert page.count("<th>ESTIMATE \u00b1 95%</th>") == 2 and page.count("<th>RATIO</th>") == 2
+    terminal = format_comparison(table, "cycles")
+    for method in methods:
+        for row in terminal.splitlines():
+            if row.startswith(method + " "):
+                for cell in re.findall(r"-?[\d.]+ \+- [\d.]+|[\d.]+x", row):
+                    assert cell in text, (method, cell)  # the same figures as the terminal
     first = table[0]
-    assert f"{first['paired_mean_core_cycles']:.3f}" in text and f"{first['best_ticks']:.3f}" in text
-    assert html.escape(HOSTILE) in page
+    assert f"{first['estimate_core_cycles']:.2f}" in text
+    assert html.escape(HOSTILE) + " (baseline)" in page and "<script" not in page
+    assert "core cycles per copy above the empty sequence" in text
     check_repr(table, f"{len(table)} rows", "2 machines", f"{len(set(table['method']))} methods",
                f"{len(table.columns)} columns")
 
