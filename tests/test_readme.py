@@ -82,3 +82,11 @@ def test_the_extras_the_readme_names_exist():
     text = (ROOT / "pyproject.toml").read_text()
     for extra in re.findall(r"pip install '\.\[([a-z-]+)\]'", README.read_text()):
         assert re.search(rf"^{extra} = \[", text, re.M), extra
+
+
+def test_readme_examples_are_what_their_commands_print_from_data():
+    text = README.read_text()
+    assert text.count("<!-- example: ") >= 3  # two examples and their end markers
+    p = subprocess.run([sys.executable, str(ROOT / "docs" / "examples.py"), "--check"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
