@@ -1,5 +1,5 @@
 /*
- * user_chains.c: the calibration chains as a user would hand them to
+ * user_chains.c: the known-cost chains as a user would hand them to
  * fastcpu.bench(): plain functions `unsigned fn(void)` in a shared library
  * of their own, built by the tests and by benchmarks/accuracy.py with
  *

@@ -125,11 +125,14 @@ def section(path: Path) -> str:
             "lattice separately, so for a cost under one step either can land a step above the other."
         )
     lines.append("")
-    if any(res.reports_cpu(n).why.startswith("inferred") for n in WAYS if n in res):
-        lines.append(f"The file has no agreement sweep (fastcpu {res.fastcpu_version or 'before 0.6'} "
-                     "wrote it): \"reports the CPU here\" is inferred from the catalog and the host's "
-                     "UMIP flag, where a file of fastcpu 0.6 or later records what each way read on "
-                     "every CPU.")
+    if not res.cpu_verdicts:
+        lines.append(f"The file holds no agreement sweep (fastcpu {res.fastcpu_version or 'before 0.6'} "
+                     "wrote it, before 0.6 recorded one): \"reports the CPU here\" is inferred from the "
+                     "catalog and the host's UMIP flag.")
+        lines.append("")
+    elif any(res.reports_cpu(n).why.startswith("inferred") for n in WAYS if n in res):
+        lines.append("Where the file's agreement sweep could not run, \"reports the CPU here\" is "
+                     "inferred from the catalog and the host's UMIP flag (the table's reasons say so).")
         lines.append("")
     lines.append(f"The cheapest way that reports the CPU on this host (`Results.cheapest_way()`, by "
                  f"ESTIMATE): {res.cheapest_way_words()}.")

@@ -86,7 +86,8 @@ __all__ = [
 #: Names that moved in 0.6.0 -> (where they live now, why a user meets it).
 #: They still answer here, with a DeprecationWarning naming the new place.
 _MOVED = {
-    **{name: "types" for name in types.__all__ if name not in ("ChainCheck", "CpuVerdict")},
+    # the types that were at the top before 0.6.0 (ChainInfo was CalibrationInfo: _RENAMED)
+    **{name: "types" for name in types.__all__ if name not in ("ChainCheck", "ChainInfo", "CpuVerdict")},
     **{name: "limits" for name in limits.__all__},
 }
 #: Renamed in 0.6.0: the old name -> the new one (one meaning of

@@ -62,9 +62,10 @@ EXIT_INTERRUPTED = 130  # Ctrl-C
 EXIT_BROKEN_PIPE = 141  # the reader of stdout or stderr left (`| head`), as if SIGPIPE had ended it
 EXIT_STATUSES = textwrap.fill(
     "exit status: 0 done (check: every method agrees; selftest: the goals hold); 1 failed: the machine "
-    "refused, a goal or check failed, output could not be written, or a warning was made an error by "
-    "-W error; 2 a bad option, argument or file, refused before any work; 130 interrupted; 141 the "
-    "reader of the output left (| head)", 79)
+    "refused, a goal or check failed (check: a wrong CPU was read), output could not be written, or a "
+    "warning was made an error by -W error; 2 a bad option, argument or file, refused before any work; "
+    "3 check only: no wrong CPU, but something could not be checked; 130 interrupted; 141 the reader "
+    "of the output left (| head)", 79)
 
 
 class UsageError(Exception):
@@ -112,10 +113,12 @@ def _method_list(text: str) -> list[str]:
 
 class _Methods(argparse.Action):
     """``--methods``: names comma- or space-separated (``gdt,rdpid`` or ``gdt
-    rdpid``), as argparse users expect either; given twice, both lists."""
+    rdpid``), as argparse users expect either; given twice, both lists. Where
+    FILE arguments follow (plot), one argument a time (commas, or the option
+    again): space-separated names would swallow the files."""
 
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs="+", type=_method_list, **kwargs)
+    def __init__(self, option_strings: list[str], dest: str, one: bool = False, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=1 if one else "+", type=_method_list, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
@@ -380,9 +383,9 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unit", choices=_UNITS, default=None,
                    help="unit of the table (default cycles; ns with --ab)")
     p.add_argument("--format", choices=COMPARE_FORMATS, default=None,
-                   help="table (default): a row per method, a column per machine with the paired "
-                        "mean +- its 95%% interval in --unit and its ratio to the first file's "
-                        "machine; csv: every column, every unit, one row per machine and method; "
+                   help="table (default): a row per method, a column per machine with the ESTIMATE "
+                        "(the cost figure) +- its 95%% interval in --unit and its ratio to the first "
+                        "file's machine; csv: every column, every unit, one row per machine and method; "
                         "json: those rows as a JSON array (null where a figure is NaN)")
     p.add_argument("--csv", action="store_true", help="the same as --format csv")
     view = p.add_mutually_exclusive_group()
@@ -482,7 +485,8 @@ def _plot_args(p: argparse.ArgumentParser) -> None:
                         "of method with its trap- and system-call-scale methods apart (one panel for "
                         "--methods); machines: each method across the files (default: counts for one "
                         "file, machines for several)")
-    p.add_argument("--methods", action=_Methods, help=_methods_help("all measured"))
+    p.add_argument("--methods", action=_Methods, one=True,
+                   help="method names, comma-separated or the option repeated (default: all measured)")
     p.add_argument("--unit", choices=_UNITS, default=None,
                    help="x unit (default ticks for one file, ns across machines)")
     p.add_argument("--dpi", type=_dpi, default=110, help=f"resolution, 1 to {DPI_MAX} (default 110)")
@@ -595,7 +599,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
             "time every available method and save the raw runs and machine facts to a file or standard output "
             "(or export the estimates as Google Benchmark JSON or CSV)"),
     "compare": (_compare_args, _compare_run,
-                "the methods side by side across result files: per machine the paired mean with its 95% "
+                "the methods side by side across result files: per machine the ESTIMATE with its 95% "
                 "interval and its ratio to the first file's (--format csv or json: every figure)"),
     "plot": (_plot_args, _plot_run,
              "draw result files: exact counts per method, or ECDFs across methods or machines"),

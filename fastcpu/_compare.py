@@ -5,8 +5,15 @@ above the empty sequence, in three units: TSC ticks (``*_ticks``),
 nanoseconds (``*_ns``) and core cycles (``*_core_cycles``), each converted
 with the clock of the file it came from.
 
+The statistics are ``_statistics.shown_in('compare')``, in that order:
+
 - best: ``(min(raw) - min(empty)) / unroll`` (the seed's BEST);
 - median: ``(median(raw) - median(empty)) / unroll`` (the seed's MEDIAN);
+- estimate, with ``estimate_ci_low`` and ``estimate_ci_high``: the ESTIMATE,
+  ``BenchResult.estimate``, the cost figure fastcpu shows everywhere (the
+  recommended estimator, less the harness bias where the self-test trusts
+  it), its interval's random part rescaled to the confidence asked for and
+  its systematic part added;
 - paired_mean: the fenced mean of the per-run differences ``(raw[i] -
   empty[i]) / unroll`` (the empty run interleaved with run i is its pair)
   with its confidence interval: the estimator ``'paired_mean'`` of
@@ -89,9 +96,12 @@ class ComparisonTable(Sequence[dict]):
     table under a header row naming each column's unit.
     """
 
-    def __init__(self, rows: list[dict[str, Any]], columns: Sequence[str] = COLUMNS) -> None:
+    def __init__(self, rows: list[dict[str, Any]], columns: Sequence[str] = COLUMNS,
+                 confidence: float = 0.95) -> None:
         self.rows = rows
         self.columns = list(columns)
+        #: the confidence of the intervals in the rows (compare()'s)
+        self.confidence = confidence
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -137,12 +147,13 @@ class ComparisonTable(Sequence[dict]):
         lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
         return "\n".join(lines)
 
-    def format(self, unit: str = "cycles", confidence: float = 0.95, layout: str = "machines") -> str:
+    def format(self, unit: str = "cycles", confidence: float | None = None, layout: str = "machines") -> str:
         """A terminal table in one unit (``'ticks'``, ``'ns'`` or ``'cycles'``):
         a row per method and a column per machine with ratios to the first
         (``layout='machines'``), or a row per machine and method
-        (``'rows'``); see :func:`format_comparison`."""
-        return format_comparison(self, unit, confidence, layout)
+        (``'rows'``); see :func:`format_comparison`. `confidence` names the
+        intervals' in the header (default: compare()'s, which made them)."""
+        return format_comparison(self, unit, self.confidence if confidence is None else confidence, layout)
 
     def __str__(self) -> str:
         return self.to_string()
@@ -156,16 +167,16 @@ class ComparisonTable(Sequence[dict]):
 
     def _repr_html_(self) -> str:
         """The table as HTML, for Jupyter, in the layout the terminal shows
-        (:meth:`format`): a row per method, per machine its ESTIMATE +- 95%
-        in core cycles and its RATIO to the first machine's; every column of
+        (:meth:`format`): a row per method, per machine its ESTIMATE +- its
+        interval (at compare()'s confidence) in core cycles and its RATIO to the first machine's; every column of
         the tidy table stays in ``to_string()``, ``to_csv()`` and ``to_json()``."""
         needed = {f"{COST.name}{part}_core_cycles" for part in ("", "_ci_low", "_ci_high")}
         if not needed <= set(self.columns) or not {"machine", "method"} <= set(self.columns):
             rows = [[_cell(row.get(c)) for c in self.columns] for row in self.rows]  # other columns
             return _display.block(_display.table(self.columns, rows))
-        side = _side_by_side(list(self.rows), "core_cycles", 0.95)
+        side = _side_by_side(list(self.rows), "core_cycles", self.confidence)
         per = 2 if side.ratios else 1
-        heads = [f"{COST.heading} \u00b1 95%"] + (["RATIO"] if side.ratios else [])
+        heads = [f"{COST.heading} \u00b1 {round(self.confidence * 100)}%"] + (["RATIO"] if side.ratios else [])
         shown = _display.printable  # names from files, as every other view shows them
         groups = [("", 1)] + [(shown(name) + (" (baseline)" if side.ratios and i == 0 else ""), per)
                               for i, name in enumerate(side.machines)]
@@ -245,12 +256,13 @@ def _unique_names(loaded: list[Results]) -> list[str]:
 
 
 def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool | None = None) -> Any:
-    """One row per machine and method: best, median, the paired mean and its interval, in three units.
+    """One row per machine and method: best, median, the ESTIMATE and the paired mean with their intervals, in three units.
 
     Args:
         results_or_paths: :class:`fastcpu.Results` and/or paths of result
             files (read with :func:`fastcpu.load`), at least one.
-        confidence: the confidence level of the paired mean's interval (0 < c < 1).
+        confidence: the confidence level of the ESTIMATE's and the paired mean's
+            intervals (0 < c < 1).
         dataframe: ``None`` (default) returns a pandas DataFrame when pandas
             is installed, else a :class:`ComparisonTable`; ``True`` requires
             pandas; ``False`` always returns a ComparisonTable.
@@ -258,10 +270,11 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
     Returns:
         A table with the columns of ``fastcpu._compare.COLUMNS``: ``machine``,
         ``method``, ``runs``, ``unroll``, ``serialize``, ``migrations``,
-        ``source``, then ``best``, ``median``, ``paired_mean``,
-        ``paired_mean_ci_low`` and ``paired_mean_ci_high`` suffixed
-        ``_ticks`` (TSC ticks), ``_ns`` and ``_core_cycles``, all per copy
-        above the empty sequence.
+        ``source``, the machine's rulers, then ``best``, ``median``,
+        ``estimate``, ``estimate_ci_low``, ``estimate_ci_high``,
+        ``paired_mean``, ``paired_mean_ci_low`` and ``paired_mean_ci_high``
+        suffixed ``_ticks`` (TSC ticks), ``_ns`` and ``_core_cycles``, all per
+        copy above the empty sequence.
 
     Raises:
         TypeError: an argument is neither Results nor a path.
@@ -289,7 +302,7 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
                                   "pip install 'fastcpu[pandas]'") from None
         else:
             return _frame_class(pd)(rows, columns=list(COLUMNS))
-    return ComparisonTable(rows)
+    return ComparisonTable(rows, confidence=confidence)
 
 
 def _tidy_rows(resolved: Sequence[tuple[Results, str]], confidence: float) -> list[dict[str, Any]]:
@@ -306,7 +319,7 @@ def tidy_table(loaded: Sequence[tuple[Results, str]], confidence: float = 0.95) 
     """compare()'s ComparisonTable of Results already loaded, each with the
     source its rows name (the path it was read from): for a caller that
     loaded the files itself (the CLI, to show its progress)."""
-    return ComparisonTable(_tidy_rows(loaded, confidence))
+    return ComparisonTable(_tidy_rows(loaded, confidence), confidence=confidence)
 
 
 @functools.lru_cache(maxsize=1)

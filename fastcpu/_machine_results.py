@@ -283,7 +283,8 @@ class Results(Mapping[str, BenchResult]):
         """The answer to the seed's question here: of :meth:`ways`, the one of
         the lowest ESTIMATE (the cost figure, ``BenchResult.estimate``);
         ``None`` when none reported the CPU."""
-        return min(self.ways(), key=lambda r: r.estimate, default=None)
+        # in ns: a file may mix counters (TSC ticks, PMU core cycles), never two units
+        return min(self.ways(), key=lambda r: r.estimate_ns, default=None)
 
     def cheapest_way_words(self) -> str:
         """:meth:`cheapest_way` in words, as the CLI, the seed table and the
@@ -743,9 +744,10 @@ def load(path: str | os.PathLike[str]) -> Results:
     with more JSON values than a result file holds (262,144 plus one per
     128 bytes: its bulk is base64 arrays) is refused before it is parsed.
 
-    Text: every control character and lone surrogate in a string of the
-    file (a label, a machine fact, a note) is replaced by U+FFFD, so that
-    none reaches a terminal, a CSV file or a plot.
+    Text: every lone surrogate in a string of the file (a label, a machine
+    fact, a note) is replaced by U+FFFD, so that any UTF-8 output (a
+    terminal, a CSV file, a plot) can write it; control characters stay,
+    and every terminal output shows them escaped (``_display.printable``).
 
     Memory: at its peak load() holds at most ``LOAD_MEMORY_MULTIPLE`` = 10
     times the file's text (a plain file's size; a gzip file's decompressed

@@ -128,6 +128,11 @@ def measure(
             results[m.name] = bench(m.name, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter)
         except _core.Unsupported as exc:  # it could not run after all: a reason, not the end
             failed[m.name] = _reason(m.name, exc)
+        except _core.Error as exc:
+            if not m.in_child:  # this process's own measurement failed: that is the end
+                raise
+            # a child that started but died without answering: its row, not the whole run
+            failed[m.name] = _reason(m.name, exc)
     if progress is not None:
         progress(len(todo), len(todo), None)
     # in the order asked for, whether refused up front or when it ran

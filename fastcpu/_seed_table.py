@@ -14,8 +14,9 @@ one figure per cell: they stand in the BEST block, the MEDIAN block is
 empty. Measured rows name the cheapest way as ``Results.cheapest_way()``
 does everywhere: by the ESTIMATE (not BEST or MEDIAN, which sit on the
 counter's step), among the ways that reported the CPU on that machine's
-pinned sweep; published rows by the same rule over their own columns (dean
-gaudet's cached calls included).
+pinned sweep (inferred from the catalog and the host's UMIP flag for files
+written before fastcpu 0.6, which hold none); published rows by the same
+rule over their own columns (dean gaudet's cached calls included).
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ class SeedRow:
     best: Mapping[str, float | str] = field(default_factory=dict)
     median: Mapping[str, float | str] = field(default_factory=dict)
     cheapest: str = ""
+    #: the cheapest way's "reports the CPU" was inferred (a file before
+    #: fastcpu 0.6 holds no agreement sweep), not read on a sweep
+    inferred: bool = False
 
 
 def _cell(v: float | str | None) -> str:
@@ -105,9 +109,12 @@ class SeedTable(Sequence[SeedRow]):
             lines.append(f"{printable(r.machine):{mw}}  {best}  {median}  {printable(r.cheapest)}")
         lines.append("dean gaudet's rows time whole vgetcpu() calls: GDT = the LSL vgetcpu of "
                      "2007, SIDT = his SIDT patch, no cache; his cached calls count among the ways.")
+        inferred = any(r.inferred for r in self.rows)
         lines.append("CHEAPEST: the lowest ESTIMATE among the ways that reported the CPU on that "
-                     "machine's pinned sweep (fastcpu.Results.cheapest_way); published rows by the "
-                     "same rule over their own columns.")
+                     "machine's pinned sweep (fastcpu.Results.cheapest_way)"
+                     + ("; for files written before fastcpu 0.6, which hold no sweep, inferred from "
+                        "the catalog and the host's UMIP flag" if inferred else "")
+                     + "; published rows by the same rule over their own columns.")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -119,7 +126,9 @@ def _measured_row(res: Results) -> SeedRow:
     median = {c: res[c].median_core_cycles for c in SEED_COLUMNS if c in res}
     # the one answer: Results.cheapest_way(), by the ESTIMATE, among the ways
     # that reported the CPU on that machine's pinned sweep
-    return SeedRow(res.name, "measured", best, median, res.cheapest_way_words())
+    way = res.cheapest_way()
+    inferred = way is not None and res.reports_cpu(way.method).why.startswith("inferred")
+    return SeedRow(res.name, "measured", best, median, res.cheapest_way_words(), inferred)
 
 
 #: dean gaudet's "take 2" columns: each a way that reported the CPU on his

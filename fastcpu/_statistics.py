@@ -92,8 +92,9 @@ class Statistic:
         if self.systematic_ci95 is not None:
             counts += self.systematic_ci95(result)
         half = float(result.units.convert(counts, unit))
-        if unit == "core_cycles":
+        if unit == "core_cycles" and result.counter == "tsc":
             # the value in TSC ticks times the uncertainty of core cycles per tick
+            # (a PMU count is a core cycle: no conversion to be unsure of)
             half += abs(self.counts(result)) * result.cycles_per_tick_ci95
         return half
 

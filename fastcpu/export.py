@@ -59,6 +59,9 @@ def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
         # fastcpu's figures (every statistic of _statistics.shown_in('export')),
         # each unit in its name
         **{k: v for s in shown_in("export") for k, v in s.figures(r).items()},
+        # the names 0.5 wrote for the ESTIMATE's half-width, kept for one release
+        **{f"ci95_{u}": v for u, v in (("ns", r.estimate_ci95_ns), ("ticks", r.estimate_ci95),
+                                        ("core_cycles", r.estimate_ci95_core_cycles))},
         "runs": r.runs,
         "migrated_runs": r.migrations,
     })

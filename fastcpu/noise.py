@@ -110,6 +110,13 @@ class _OldKeys(dict):  # type: ignore[type-arg]
             return self[new]
         raise KeyError(key)
 
+    def get(self, key: Any, default: Any = None) -> Any:  # old names too, as [] answers them
+        return self[key] if key in self else default
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (key in self._old_keys and dict.__contains__(
+            self, self._old_keys[key]))  # type: ignore[index]
+
 
 @dataclass(frozen=True)
 class NoiseModel:

@@ -4,8 +4,10 @@
 result's ``stability`` give back, and the parts of a ``Clock``.
 
 The types users construct or meet first (``BenchResult``, ``DiffResult``,
-``Results``, ``Clock``, ``MethodInfo``) stay at the top, ``fastcpu.X``; these
-were there too before 0.6.0 and still answer there, deprecated.
+``Results``, ``Clock``, ``MethodInfo``) stay at the top, ``fastcpu.X``. Most
+of these were there too before 0.6.0 and still answer there, deprecated
+(``ChainInfo`` as its old name ``CalibrationInfo``); ``ChainCheck`` and
+``CpuVerdict`` are new here.
 """
 
 from __future__ import annotations

@@ -103,10 +103,21 @@ def test_the_cli_table_answers_with_the_same_words():
 def test_methods_take_commas_or_spaces(spelling):
     from fastcpu._cli import _parser
 
-    needs = {"table": [], "check": [], "run": ["--out", "x.json"], "plot": ["x.json", "--out", "x.png"]}
+    needs = {"table": [], "check": [], "run": ["--out", "x.json"]}
     for command, before in needs.items():
         args = _parser(command).parse_args([*before, "--methods", *spelling])
         assert args.methods == ["gdt", "rdpid"], command
+
+
+def test_plot_methods_leave_the_files_alone():
+    from fastcpu._cli import _parser
+
+    # FILEs follow plot's options: one argument a --methods, commas or the option again
+    for argv in (["--methods", "gdt,rdpid", "x.json", "--out", "x.png"],
+                 ["--methods", "gdt", "--methods", "rdpid", "x.json", "--out", "x.png"],
+                 ["x.json", "--out", "x.png", "--methods", "gdt,rdpid"]):
+        args = _parser("plot").parse_args(argv)
+        assert (args.methods, args.files) == (["gdt", "rdpid"], ["x.json"]), argv
 
 
 def test_plot_help_says_what_the_ecdf_draws():
@@ -114,4 +125,4 @@ def test_plot_help_says_what_the_ecdf_draws():
                        timeout=60)
     text = " ".join(p.stdout.split())
     assert "methods overlaid" not in text and "trap- and system-call-scale methods apart" in text
-    assert "comma- or space-separated" in text
+    assert "comma-separated or the option repeated" in text

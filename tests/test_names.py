@@ -158,7 +158,7 @@ def test_the_top_holds_what_users_call_and_the_rest_moved_with_a_warning():
         for name in fastcpu.__all__:
             getattr(fastcpu, name)
     assert len(fastcpu.__all__) <= 30
-    moved = {**{n: ("types", n) for n in fastcpu.types.__all__ if n not in ("ChainCheck", "CpuVerdict")},
+    moved = {**{n: ("types", n) for n in fastcpu.types.__all__ if n not in ("ChainCheck", "ChainInfo", "CpuVerdict")},
              **{n: ("limits", n) for n in fastcpu.limits.__all__},
              "CalibrationInfo": ("types", "ChainInfo"), "calibration_methods": (None, "chain_methods")}
     for old, (where, new) in moved.items():
@@ -167,6 +167,9 @@ def test_the_top_holds_what_users_call_and_the_rest_moved_with_a_warning():
         with pytest.warns(DeprecationWarning, match=rf"fastcpu\.{old} is now fastcpu\.{where + '.' if where else ''}{new}\b"):
             value = getattr(fastcpu, old)
         assert value is getattr(home, new), old
+    for new in ("ChainInfo", "ChainCheck", "CpuVerdict"):  # never at the top: no alias
+        with pytest.raises(AttributeError):
+            getattr(fastcpu, new)
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         fastcpu.nonesuch  # noqa: B018
 

@@ -218,3 +218,12 @@ def test_cli_run_completes_and_shows_the_reason():
     assert list(doc["unavailable"]) == [NAME]
     assert "not available here" in p.stderr
     assert f"{NAME} could not run the child interpreter" in " ".join(p.stderr.split())
+
+
+def test_a_child_that_dies_is_a_reason_in_measure_not_the_end(monkeypatch):
+    # the child started and died without an answer: its row is unavailable with
+    # the reason, and the other methods are measured
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    res = fastcpu.measure(20, ["gdt", NAME], selftest=False)
+    assert list(res) == ["gdt"]
+    assert "exited with status 1 without an answer" in res.unavailable[NAME]
