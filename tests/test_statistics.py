@@ -3,6 +3,7 @@ renderer loops over the declaration (issue 21, item 5)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -121,8 +122,9 @@ out = {{
 }}
 print(json.dumps(out))
 """
+    # the environment passes on (a sanitized build's LD_PRELOAD among it); the copy comes first
     p = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True,
-                       env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)}, timeout=120)
+                       env=dict(os.environ, PYTHONPATH=str(tmp_path)), timeout=120)
     assert p.returncode == 0, p.stderr
     shown = __import__("json").loads(p.stdout)
     assert shown == dict.fromkeys(shown, True), shown

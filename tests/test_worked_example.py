@@ -109,8 +109,7 @@ print(json.dumps({"role": info.role, "kind": info.kind, "reports_cpu": info.repo
 
 def _run(copy: Path, **env: str) -> dict:
     p = subprocess.run([sys.executable, "-c", CHECK], cwd=copy, capture_output=True, text=True, timeout=120,
-                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(copy),
-                            "COPY": str(copy), "MPLBACKEND": "Agg", **env})
+                       env=dict(os.environ, PYTHONPATH=str(copy), COPY=str(copy), MPLBACKEND="Agg", **env))
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)
 
