@@ -66,7 +66,7 @@ setup(
                 "csrc/verdicts.c",
                 "csrc/fork.c",
                 "csrc/clock.c",
-                "csrc/bracket.c",
+                "csrc/conversion.c",
                 "csrc/chains.c",
                 "csrc/userchains.c",
                 "csrc/pmu.c",

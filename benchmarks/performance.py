@@ -58,7 +58,7 @@ def py_bench(method: str, runs: int, repeats: int) -> tuple[float, float]:
         t0 = time.perf_counter_ns()
         fastcpu.bench(method, runs)
         t1 = time.perf_counter_ns()
-        _core.measure(method, runs, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
+        _core.measure(method, runs=runs, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
         t2 = time.perf_counter_ns()
         wrapper.append(t1 - t0)
         core.append(t2 - t1)

@@ -107,11 +107,3 @@ uint64_t fc_ruler_ticks(enum fc_ruler ruler, uint32_t blocks)
         return add_ruler_ticks(blocks);
     }
 }
-
-void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks)
-{
-    /* the first chain after other work runs slow now and then: warm up */
-    fc_sink(add_ruler_ticks(1)); /* one block: FC_RULER_BLOCK adds */
-    for (uint32_t i = 0; i < count; i++)
-        ticks[i] = add_ruler_ticks(blocks);
-}

@@ -16,15 +16,15 @@
  *                function, warm-up, interleaved runs in chunks, the PMU
  *                counter's retries and width, statistics
  *   clock.c      what a TSC tick is worth: raw reads, frequency samples, rulers
- *   bracket.c    core cycles per tick around one measurement, from the add
- *                chains before and after it and the thread's recent ones
+ *   conversion.c core cycles per tick inside one measurement, from the
+ *                ruler points (add and imul chains) between its stretches
  *   chains.c  sequences of known cost: dependent add (r, r) and imul chains
  *   userchains.c   the same chains as out-of-line user functions, for the
  *                  self-test of the user-function path
  *   glue_*.c     how Python sees it, by concern (glue.h: what they share):
  *                glue_bench.c the one measurement, glue_catalog.c the
  *                catalog and one reading, glue_getcpu.c getcpu(),
- *                glue_clock.c the clock's readings and the brackets
+ *                glue_clock.c the clock's readings and the conversion
  *   module.c     the module: its state and the glue files' tables
  *
  * Nothing here knows about Python (only glue.h includes Python.h).
@@ -360,6 +360,8 @@ struct fc_user_chain {
 
 extern const struct fc_user_chain fc_user_chains[];
 extern const size_t fc_user_chain_count;
+/* A user function of no cost, shaped like the chains: the user path's zero. */
+unsigned fc_user_empty(void);
 
 /* ---- machine features (features.c) --------------------------------------- */
 
@@ -601,6 +603,13 @@ struct fc_session {
     uint32_t warm, warmed;
     int moved;      /* PMU chunks in a row whose counter moved */
     char why[256];  /* what went wrong, for FC_STEP_UNSUPPORTED / FC_STEP_FAILED */
+    /* On the TSC with `rulers`: a ruler point before the first recorded run,
+     * one every rulers->spacing_ticks of runs and one after the last, into
+     * points[0 .. n_points) (malloc'd, grown as needed; fc_session_free). */
+    const struct fc_ruler_args *rulers;
+    struct fc_ruler_point *points;
+    size_t n_points, cap_points;
+    uint64_t origin_tsc;
 };
 
 enum fc_step {
@@ -608,11 +617,15 @@ enum fc_step {
     FC_STEP_DONE,        /* every run recorded */
     FC_STEP_UNSUPPORTED, /* the PMU counter cannot be read: why says why */
     FC_STEP_FAILED,      /* the counter kept moving: the counts cannot be trusted */
+    FC_STEP_NO_MEMORY,   /* the ruler points could not be grown */
 };
 
+/* `rulers` NULL: none (the PMU counter counts core cycles itself). */
 void fc_session_init(struct fc_session *s, const struct fc_pair *p, struct fc_run_buffers b,
-                     size_t runs);
+                     size_t runs, const struct fc_ruler_args *rulers);
 enum fc_step fc_session_step(struct fc_session *s);
+/* Free the session's ruler points. */
+void fc_session_free(struct fc_session *s);
 
 /* bench()'s two figures, per copy: min(raw) - min(empty) and
  * median(raw) - median(empty). */
@@ -660,55 +673,67 @@ enum fc_ruler {
 };
 /* TSC ticks for `blocks` blocks of FC_RULER_BLOCK dependent `ruler` instructions, fenced. */
 uint64_t fc_ruler_ticks(enum fc_ruler ruler, uint32_t blocks);
-/* A short warm-up chain, then `count` register-register add chains of
- * `blocks` blocks into ticks[0 .. count): the samples bench() brackets a
- * measurement with. */
-void fc_add_chain_samples(uint32_t blocks, uint32_t count, uint64_t *ticks);
 
-/* ---- core cycles per tick around a measurement (bracket.c) -------------- */
+/* ---- core cycles per tick inside a measurement (conversion.c) ----------- */
 
-/* Chains a bracket times at most; brackets kept per thread, how long they
- * count as recent, and how soon a closing one may open the next
- * measurement (fastcpu/_bracket.py reads these through _core). */
-#define FC_BRACKET_CHAINS_MAX 16
-#define FC_BRACKET_RECENT 8
-#define FC_BRACKET_RECENT_NS 50000000u
-#define FC_BRACKET_REUSE_NS 2000000u
-/* The most samples a side (before, after, recent) may hold. */
-#define FC_BRACKET_SAMPLES_MAX (FC_BRACKET_RECENT * FC_BRACKET_CHAINS_MAX)
-/* Core cycles per TSC tick (*value) and its 95% half-width (*ci95) for a
- * measurement bracketed by the add-chain samples before[] and after[] (each
- * 1 .. FC_BRACKET_SAMPLES_MAX, core cycles per tick), held against those of
- * recent measurements (0 .. FC_BRACKET_SAMPLES_MAX), with the disturbance
- * tolerance `tol` (a fraction) and a chain's `resolution` (the clock's step
- * over a chain's ticks, fc_bracket_resolution): fastcpu/_bracket.py's rules. */
-void fc_bracket_figure(const double *before, size_t n_before, const double *after,
-                       size_t n_after, const double *recent, size_t n_recent, double tol,
-                       double resolution, double *value, double *ci95);
+/* How a measurement times its ruler points: a register-register add chain
+ * of `add_blocks` blocks and an imul chain of `imul_blocks` blocks, each
+ * timer's own cost in core cycles (fences and reads), and a point every
+ * `spacing_ticks` TSC ticks of runs (fastcpu/_conversion.py sizes them for
+ * the host at hand). */
+struct fc_ruler_args {
+    uint32_t add_blocks, imul_blocks;
+    double add_fixed_cycles, imul_fixed_cycles;
+    uint64_t spacing_ticks;
+};
+/* One ruler point: the runs recorded before it, TSC ticks since the
+ * measurement began, and each ruler's core cycles per tick. Doubles, so
+ * that Python gets them as one (n, 4) array. */
+struct fc_ruler_point {
+    double run, tsc, add, imul;
+};
+/* Time a point (after a short warm-up chain when `warm_up`). */
+void fc_ruler_point_take(const struct fc_ruler_args *r, uint64_t run, uint64_t origin_tsc,
+                         bool warm_up, struct fc_ruler_point *out);
+
+/* Levels of the core clock a measurement reports at most. */
+#define FC_LEVELS_MAX 8
+/* What a measurement's ruler points say: core cycles per tick that convert
+ * its runs as each stretch between two points would be converted with the
+ * points around it (NaN: no undisturbed point), its 95% half-width; the
+ * points, those whose rulers disagreed (disturbed, left out), the hops
+ * (neighbouring undisturbed points at different levels) and the runs of the
+ * stretches they fell in; the rulers' means over the undisturbed points; the
+ * levels seen (each a mean of the points that agree with it) and the
+ * lowest and highest point. */
+struct fc_conversion {
+    double cycles_per_tick, ci95;
+    uint32_t points, disturbed, hops;
+    double hop_runs;
+    double add_mean, imul_mean;
+    uint32_t levels;
+    double level[FC_LEVELS_MAX];
+    uint32_t level_points[FC_LEVELS_MAX];
+    double level_min, level_max;
+};
+/* Convert with points p[0 .. n) in the order taken: a point is disturbed
+ * where its two rulers differ by more than the fraction `agree_tol` (an
+ * interrupt slows a chain many times over; the rulers' own systematic
+ * difference, their fixed costs' error, stays well inside it), two points
+ * are at different levels where they differ by more than `tol`;
+ * `resolution` is one counter step over the shorter ruler's ticks
+ * (fc_ruler_resolution). */
+void fc_convert(const struct fc_ruler_point *p, size_t n, double agree_tol, double tol,
+                double resolution, struct fc_conversion *out);
 /* One step of a counter moving `step_ticks` TSC ticks at a time over the
- * TSC ticks of a chain of `blocks` blocks at `cycles_per_tick`. */
-double fc_bracket_resolution(double step_ticks, double cycles_per_tick, uint32_t blocks);
-/* How far below the fastest chain of its side a bracket sample of `blocks`
- * blocks may read before it counts as disturbed, as a fraction: three steps
- * of a counter moving `step_ticks` TSC ticks at a time, at least 1% (NaN:
- * 1%). */
-double fc_bracket_tolerance(double step_ticks, double cycles_per_tick, uint32_t blocks);
-/* CLOCK_MONOTONIC in ns (Python's time.monotonic_ns). */
-uint64_t fc_monotonic_ns(void);
-/* Keep a bracket's samples (at most FC_BRACKET_CHAINS_MAX) among this
- * thread's recent ones; a closing one may open the next measurement. */
-void fc_bracket_remember(const double *samples, uint32_t n, uint64_t ns, int cpu, bool closing);
-/* This thread's samples taken on `cpu` within FC_BRACKET_RECENT_NS of
- * `now_ns`, newest first, into out[0 .. FC_BRACKET_SAMPLES_MAX); how many. */
-size_t fc_bracket_recent(uint64_t now_ns, int cpu, double *out);
-/* The last closing bracket's samples into out[] when it was taken on `cpu`
- * within FC_BRACKET_REUSE_NS of `now_ns`; how many (0: time a fresh one). */
-uint32_t fc_bracket_reusable(uint64_t now_ns, int cpu, double *out);
-/* Forget this thread's brackets. */
-void fc_bracket_forget(void);
-/* Time a bracket: `chains` (1 .. FC_BRACKET_CHAINS_MAX) chains of `blocks`
- * blocks into core cycles per tick, less the timer's `fixed_ticks`. */
-void fc_bracket_chains(uint32_t blocks, uint32_t chains, double fixed_ticks, double *samples);
+ * TSC ticks of the shorter ruler chain, at `cycles_per_tick`. */
+double fc_ruler_resolution(double step_ticks, double cycles_per_tick, uint32_t add_blocks,
+                           uint32_t imul_blocks);
+/* Within what fraction two points' levels agree: three counter steps of a
+ * chain (`resolution`), at least 1% (a clock's step is 2.5% or more). */
+double fc_ruler_tolerance(double resolution);
+/* Within what fraction a point's two rulers agree: FC_RULERS_AGREE at least. */
+#define FC_RULERS_AGREE 0.03
 
 /* ---- the PMU core-cycle counter (pmu.c) ---------------------------------- */
 

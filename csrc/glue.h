@@ -23,9 +23,11 @@
 
 #define FC_RUNS_MAX 100000000L /* 10^8 runs: 1.7 GB of arrays */
 #define FC_UNROLL_MAX 65536L
-/* Chains a bracket or ruler may time: bounded so that a wrong argument
- * cannot spin for minutes with the GIL released. */
+/* Blocks a ruler chain may time: bounded so that a wrong argument
+ * cannot spin for minutes with the GIL released; a ruler point's chains,
+ * timed many times a measurement, far fewer. */
 #define FC_CHAIN_BLOCKS_MAX (1L << 20)
+#define FC_RULER_POINT_BLOCKS_MAX 64L
 
 /* getcpu_node() hands out one (cpu, node) tuple per CPU, built on first
  * use: a tuple is immutable, and building one per call would double the
@@ -35,6 +37,7 @@
 typedef struct {
     PyObject *error;       /* fastcpu.Error, a RuntimeError */
     PyObject *unsupported; /* fastcpu.Unsupported, an Error */
+    PyObject *measured_type; /* fastcpu._core.Measured, what measure() returns */
     PyObject *pairs[FC_PAIRS];
 } core_state;
 
@@ -53,14 +56,15 @@ int fc_glue_check_timer(core_state *st);
 const struct fc_method *fc_glue_lookup(core_state *st, const char *name);
 /* ValueError "`what`, not VALUE", VALUE as C's %g writes it; NULL. */
 PyObject *fc_glue_value_error(const char *what, double value);
-/* A tuple of `count` ints. */
-PyObject *fc_glue_ticks_tuple(const uint64_t *ticks, long count);
+/* What a measurement's ruler points say, as the dict convert() returns. */
+PyObject *fc_glue_conversion(const struct fc_conversion *c);
 
 /* Each glue file's functions, registered by module.c. */
+extern PyStructSequence_Desc fc_measured_desc; /* glue_bench.c: measure()'s record */
 extern PyMethodDef fc_glue_bench_functions[];   /* glue_bench.c: measure, pmu, median */
 extern PyMethodDef fc_glue_catalog_functions[]; /* glue_catalog.c: rows, read, code */
 extern PyMethodDef fc_glue_getcpu_functions[];  /* glue_getcpu.c: getcpu, features */
-extern PyMethodDef fc_glue_clock_functions[];   /* glue_clock.c: counter, rulers, brackets */
+extern PyMethodDef fc_glue_clock_functions[];   /* glue_clock.c: counter, rulers, conversion */
 
 #pragma GCC visibility pop
 

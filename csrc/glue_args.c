@@ -52,21 +52,6 @@ const struct fc_method *fc_glue_lookup(core_state *st, const char *name)
     return m;
 }
 
-PyObject *fc_glue_ticks_tuple(const uint64_t *ticks, long count)
-{
-    PyObject *out = PyTuple_New((Py_ssize_t)count);
-    if (!out)
-        return NULL;
-    for (long i = 0; i < count; i++) {
-        PyObject *v = PyLong_FromUnsignedLongLong(ticks[i]);
-        if (!v) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(out, (Py_ssize_t)i, v);
-    }
-    return out;
-}
 
 PyObject *fc_glue_value_error(const char *what, double value)
 {

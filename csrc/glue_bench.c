@@ -1,8 +1,8 @@
 /*
  * glue_bench.c: the one way Python measures. measure() times a target (a
  * catalog row by name, or a user function by address) against the empty
- * sequence (bench) or 2k copies against k (bench_diff), on the TSC between
- * brackets of add chains or on the PMU counter, and returns plain numpy
+ * sequence (bench) or 2k copies against k (bench_diff), on the TSC with
+ * ruler points between stretches of runs or on the PMU counter, and returns plain numpy
  * arrays and figures; fastcpu/ builds every result from them
  * (BenchResult.from_arrays, DiffResult.from_arrays). Arguments are checked
  * here again (fastcpu's Python layer checks first, with friendlier
@@ -10,6 +10,7 @@
  * How they are filled (what is paired with what, warm-up, chunks short
  * enough for Ctrl-C, the PMU counter's retries) is harness.c's.
  */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -133,14 +134,17 @@ static void drop_arrays(struct run_arrays *a)
     Py_CLEAR(a->migrated);
 }
 
-/* Time `pair` for `runs` runs into new arrays (harness.c's session); 0, or
- * -1 with an exception set (the arrays dropped). The GIL is released for
- * each chunk and signals looked for after it, so Ctrl-C waits for a chunk
- * and one run at most. */
+/* Time `pair` for `runs` runs into new arrays (harness.c's session), with
+ * ruler points between stretches of runs when `rulers` is not NULL (then
+ * *points is an (n, 4) array of them); 0, or -1 with an exception set (the
+ * arrays dropped). The GIL is released for each chunk and signals looked
+ * for after it, so Ctrl-C waits for a chunk and one run at most. */
 static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
-                        struct run_arrays *out)
+                        const struct fc_ruler_args *rulers, struct run_arrays *out,
+                        PyArrayObject **points)
 {
     npy_intp dims[1] = {runs};
+    struct fc_session session = {0};
     out->raw = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
     out->empty = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
     out->migrated = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_BOOL);
@@ -148,13 +152,16 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
         goto fail;
     struct fc_run_buffers bufs = {PyArray_DATA(out->raw), PyArray_DATA(out->empty),
                                   PyArray_DATA(out->migrated)};
-    struct fc_session session;
-    fc_session_init(&session, pair, bufs, (size_t)runs);
+    fc_session_init(&session, pair, bufs, (size_t)runs, rulers);
     enum fc_step step;
     do {
         Py_BEGIN_ALLOW_THREADS
         step = fc_session_step(&session);
         Py_END_ALLOW_THREADS
+        if (step == FC_STEP_NO_MEMORY) {
+            PyErr_NoMemory();
+            goto fail;
+        }
         if (step == FC_STEP_UNSUPPORTED || step == FC_STEP_FAILED) {
             PyErr_SetString(step == FC_STEP_UNSUPPORTED ? st->unsupported : st->error,
                             session.why);
@@ -163,9 +170,18 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
         if (PyErr_CheckSignals() < 0)
             goto fail;
     } while (step != FC_STEP_DONE);
+    if (session.rulers) {
+        npy_intp pdims[2] = {(npy_intp)session.n_points, 4};
+        *points = (PyArrayObject *)PyArray_SimpleNew(2, pdims, NPY_FLOAT64);
+        if (!*points)
+            goto fail;
+        memcpy(PyArray_DATA(*points), session.points, session.n_points * sizeof *session.points);
+    }
+    fc_session_free(&session);
     return 0;
 
 fail:
+    fc_session_free(&session);
     drop_arrays(out);
     return -1;
 }
@@ -202,18 +218,14 @@ static int pair_refused(core_state *st, const struct fc_method *m, const char *w
     return -1;
 }
 
-/* How measure() times its brackets (0 chains: none). */
-struct bracket_args {
-    uint32_t blocks, chains;
-    double fixed_ticks, tolerance, resolution;
-};
-
 /* What one measurement gave: the arrays, best and median per copy (TSC
- * ticks, or core cycles on the PMU; bench()'s pairs only), and with brackets
- * the core cycles per tick at the moment and its 95% half-width. */
+ * ticks, or core cycles on the PMU; bench()'s pairs only), and with rulers
+ * their points and what they say. */
 struct measured {
     struct run_arrays a;
-    double best, median, cycles_per_tick, ci95;
+    double best, median;
+    PyArrayObject *points;
+    struct fc_conversion conversion;
 };
 
 /* What to measure: `target` against the empty sequence, `copies` copies a
@@ -242,80 +254,70 @@ static int build_pair(core_state *st, PyObject *target, Py_ssize_t runs, const c
     return pair_refused(st, m, why);
 }
 
-/* Time `pair` for `runs` runs, between brackets when `br` has chains: the
- * opening one (the last closing one when it is recent, else timed now), the
- * runs, the closing one straight after them in the same GIL release as best
- * and median, and the core cycles per tick from both, held against this
- * thread's recent brackets (bracket.c). 0, or -1 with an exception set. */
+/* Time `pair` for `runs` runs, with ruler points between stretches when
+ * `rulers` is not NULL, and best and median in the same GIL release as the
+ * last chunk's; then what the points say (conversion.c). 0, or -1 with an
+ * exception set. */
 static int measure(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
-                   const struct bracket_args *br, bool best_median, struct measured *out)
+                   const struct fc_ruler_args *rulers, double tolerance, double resolution,
+                   bool best_median, struct measured *out)
 {
-    double recent[FC_BRACKET_SAMPLES_MAX], before[FC_BRACKET_CHAINS_MAX],
-        after[FC_BRACKET_CHAINS_MAX];
-    size_t n_recent = 0;
-    uint32_t n_before = 0;
-    if (br->chains) {
-        uint64_t now = fc_monotonic_ns();
-        int cpu = fc_current_cpu();
-        n_recent = fc_bracket_recent(now, cpu, recent);
-        n_before = fc_bracket_reusable(now, cpu, before);
-        if (!n_before) {
-            Py_BEGIN_ALLOW_THREADS
-            fc_bracket_chains(br->blocks, br->chains, br->fixed_ticks, before);
-            Py_END_ALLOW_THREADS
-            n_before = br->chains;
-            fc_bracket_remember(before, n_before, fc_monotonic_ns(), fc_current_cpu(), false);
-        }
-    }
-    if (measure_pair(st, pair, runs, &out->a) < 0)
+    out->points = NULL;
+    if (measure_pair(st, pair, runs, rulers, &out->a, &out->points) < 0)
         return -1;
     struct fc_run_buffers bufs = {PyArray_DATA(out->a.raw), PyArray_DATA(out->a.empty), NULL};
-    out->best = out->median = out->cycles_per_tick = out->ci95 = NAN;
+    out->best = out->median = NAN;
+    const struct fc_ruler_point *p = out->points ? PyArray_DATA(out->points) : NULL;
+    size_t n = out->points ? (size_t)PyArray_DIM(out->points, 0) : 0;
     Py_BEGIN_ALLOW_THREADS
-    if (br->chains)
-        fc_bracket_chains(br->blocks, br->chains, br->fixed_ticks, after);
     if (best_median)
         fc_best_median(&bufs, (size_t)runs, pair->method_copies, &out->best, &out->median);
+    double agree_tol = 3 * resolution > FC_RULERS_AGREE ? 3 * resolution : FC_RULERS_AGREE;
+    fc_convert(p, n, agree_tol, tolerance, resolution, &out->conversion);
     Py_END_ALLOW_THREADS
-    if (br->chains) {
-        fc_bracket_remember(after, br->chains, fc_monotonic_ns(), fc_current_cpu(), true);
-        fc_bracket_figure(before, n_before, after, br->chains, recent, n_recent, br->tolerance,
-                          br->resolution, &out->cycles_per_tick, &out->ci95);
-    }
     return 0;
 }
 
-/* The brackets' arguments: blocks and chains in range, the fixed cost finite
- * and >= 0, the tolerance and the resolution fractions; 0, or -1 with
- * ValueError/TypeError. */
-static int parse_brackets(PyObject *blocks_obj, PyObject *chains_obj, double fixed_ticks,
-                          double tolerance, double resolution, struct bracket_args *br)
+/* The rulers' arguments (a tuple: add_blocks, imul_blocks, add_fixed_cycles,
+ * imul_fixed_cycles, spacing_ticks, tolerance, resolution) checked into
+ * *r; 0, or -1 with ValueError/TypeError. */
+static int parse_rulers(PyObject *obj, struct fc_ruler_args *r, double *tolerance,
+                        double *resolution)
 {
-    long blocks, chains;
-    if (fc_glue_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
-        fc_glue_bounded(chains_obj, "chains", 1, FC_BRACKET_CHAINS_MAX, &chains) < 0)
-        return -1;
-    if (!(fixed_ticks >= 0 && isfinite(fixed_ticks))) {
-        fc_glue_value_error("fixed_ticks must be finite and >= 0", fixed_ticks);
-        return -1;
-    }
-    if (!(tolerance >= 0 && tolerance < 1)) {
-        fc_glue_value_error("tolerance must be a fraction in [0, 1)", tolerance);
+    PyObject *add_obj, *imul_obj, *spacing_obj;
+    double add_fixed, imul_fixed;
+    long add_blocks, imul_blocks, spacing;
+    if (!PyTuple_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "rulers must be a tuple or None, not %s",
+                     Py_TYPE(obj)->tp_name);
         return -1;
     }
-    if (!(resolution >= 0 && resolution < 1)) {
-        fc_glue_value_error("resolution must be a fraction in [0, 1)", resolution);
+    if (!PyArg_ParseTuple(obj, "OOddOdd:rulers", &add_obj, &imul_obj, &add_fixed, &imul_fixed,
+                          &spacing_obj, tolerance, resolution) ||
+        fc_glue_bounded(add_obj, "add_blocks", 1, FC_RULER_POINT_BLOCKS_MAX, &add_blocks) < 0 ||
+        fc_glue_bounded(imul_obj, "imul_blocks", 1, FC_RULER_POINT_BLOCKS_MAX, &imul_blocks) < 0 ||
+        fc_glue_bounded(spacing_obj, "spacing_ticks", 1, LONG_MAX, &spacing) < 0)
+        return -1;
+    if (!(add_fixed >= 0 && add_fixed < 1e6) || !(imul_fixed >= 0 && imul_fixed < 1e6)) {
+        fc_glue_value_error("the rulers' fixed cost must be in [0, 1e6) core cycles",
+                            add_fixed >= 0 && add_fixed < 1e6 ? imul_fixed : add_fixed);
         return -1;
     }
-    *br = (struct bracket_args){(uint32_t)blocks, (uint32_t)chains, fixed_ticks, tolerance,
-                                resolution};
+    if (!(*tolerance >= 0 && *tolerance < 1)) {
+        fc_glue_value_error("tolerance must be a fraction in [0, 1)", *tolerance);
+        return -1;
+    }
+    if (!(*resolution >= 0 && *resolution < 1)) {
+        fc_glue_value_error("resolution must be a fraction in [0, 1)", *resolution);
+        return -1;
+    }
+    *r = (struct fc_ruler_args){(uint32_t)add_blocks, (uint32_t)imul_blocks, add_fixed,
+                                imul_fixed, (uint64_t)spacing};
     return 0;
 }
-
 
 PyDoc_STRVAR(measure_doc,
-"measure($module, target, runs, serialize, copies, diff, counter, blocks, chains,\n"
-"        fixed_ticks, tolerance, resolution, /)\n--\n\n"
+"measure($module, target, *, runs, serialize, copies, diff, counter, rulers)\n--\n\n"
 "The one measurement. `target` is a catalog row's name, or the int address\n"
 "of a user function `unsigned fn(void)` (timed through an indirect call\n"
 "against an empty function called the same way; it must lie in an\n"
@@ -323,54 +325,108 @@ PyDoc_STRVAR(measure_doc,
 "copies against the empty sequence (bench); diff true: `runs` interleaved\n"
 "pairs of 2k against k copies, k = `copies` >= 2 (bench_diff). `counter`\n"
 "'tsc' or 'pmu' (the core-cycle counter via rdpmc, opened here).\n\n"
-"With `chains` > 0 (the TSC only), between brackets of `chains` chains of\n"
-"`blocks` x RULER_BLOCK dependent register-register adds less the timer's\n"
-"`fixed_ticks`: the opening one this thread's last closing one when taken\n"
-"on this CPU within BRACKET_REUSE_NS, else timed now; the closing one\n"
-"straight after the runs; the figure held against this thread's recent\n"
-"brackets with the disturbance `tolerance` and the chains' `resolution`\n"
-"(as bracket_figure). `chains` 0: no brackets.\n\n"
-"Returns (a, b, migrated, best, median, cycles_per_tick, ci95): uint64\n"
-"arrays per run (raw and empty; for diff, long and short), in TSC ticks or\n"
-"PMU core cycles, harness included; a bool array of migrations; best and\n"
-"median per copy above the empty sequence (NaN for diff); core cycles per\n"
-"TSC tick at the moment and its 95% half-width (NaN without brackets).\n"
+"`rulers` (the TSC only; None: none) is (add_blocks, imul_blocks,\n"
+"add_fixed_cycles, imul_fixed_cycles, spacing_ticks, tolerance,\n"
+"resolution): a ruler point (an add chain and an imul chain) before the\n"
+"first run, after every spacing_ticks of runs and after the last, and\n"
+"the runs converted stretch by stretch (as convert()).\n\n"
+"Returns a Measured record: a, b (uint64 arrays per run: raw and empty;\n"
+"for diff, long and short; TSC ticks or PMU core cycles, harness\n"
+"included), migrated (bool per run), best and median per copy above the\n"
+"empty sequence (NaN for diff), points (the (n, 4) ruler points, or\n"
+"None) and conversion (convert()'s dict, or None without rulers).\n"
 "Raises fastcpu.Unsupported when the target or the counter cannot run here.");
 
-static PyObject *core_measure(PyObject *module, PyObject *args)
+static char *measure_keywords[] = {"", "runs", "serialize", "copies", "diff", "counter", "rulers",
+                                   NULL};
+
+static PyObject *core_measure(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    PyObject *target, *blocks_obj, *chains_obj;
+    PyObject *target, *rulers_obj;
     const char *ser_name, *counter;
     Py_ssize_t runs;
     long copies;
     int diff;
-    double fixed_ticks, tolerance, resolution;
+    double tolerance = 0, resolution = 0;
     core_state *st = get_state(module);
-    struct bracket_args br = {0};
+    struct fc_ruler_args rulers;
+    bool with_rulers;
     struct fc_pair pair;
     struct measured r;
-    if (!PyArg_ParseTuple(args, "OnslpsOOddd:measure", &target, &runs, &ser_name, &copies, &diff,
-                          &counter, &blocks_obj, &chains_obj, &fixed_ticks, &tolerance,
-                          &resolution))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nslpsO:measure", measure_keywords,
+                                     &target, &runs, &ser_name, &copies, &diff, &counter,
+                                     &rulers_obj))
         return NULL;
-    long chains;
-    if (fc_glue_bounded(chains_obj, "chains", 0, FC_BRACKET_CHAINS_MAX, &chains) < 0)
+    if (!kwargs || PyDict_GET_SIZE(kwargs) != 6) {
+        PyErr_SetString(PyExc_TypeError, "measure() takes runs, serialize, copies, diff, "
+                                         "counter and rulers, each by keyword");
         return NULL;
-    if (chains > 0) {
+    }
+    with_rulers = rulers_obj != Py_None;
+    if (with_rulers) {
         if (strcmp(counter, "tsc") != 0) {
-            PyErr_SetString(PyExc_ValueError, "brackets time the TSC: with counter='pmu' "
-                                              "pass chains=0");
+            PyErr_SetString(PyExc_ValueError, "rulers time the TSC: with counter='pmu' "
+                                              "pass rulers=None");
             return NULL;
         }
-        if (parse_brackets(blocks_obj, chains_obj, fixed_ticks, tolerance, resolution, &br) < 0)
+        if (parse_rulers(rulers_obj, &rulers, &tolerance, &resolution) < 0)
             return NULL;
     }
     if (build_pair(st, target, runs, ser_name, copies, diff, counter, &pair) < 0 ||
-        measure(st, &pair, runs, &br, !diff, &r) < 0)
+        measure(st, &pair, runs, with_rulers ? &rulers : NULL, tolerance, resolution, !diff,
+                &r) < 0)
         return NULL;
-    return Py_BuildValue("NNNdddd", r.a.raw, r.a.empty, r.a.migrated, r.best, r.median,
-                         r.cycles_per_tick, r.ci95);
+    PyObject *conversion = Py_None;
+    Py_INCREF(Py_None);
+    if (with_rulers) {
+        Py_DECREF(Py_None);
+        conversion = fc_glue_conversion(&r.conversion);
+        if (!conversion) {
+            drop_arrays(&r.a);
+            Py_XDECREF(r.points);
+            return NULL;
+        }
+    }
+    PyObject *record = PyStructSequence_New((PyTypeObject *)st->measured_type);
+    if (!record) {
+        drop_arrays(&r.a);
+        Py_XDECREF(r.points);
+        Py_DECREF(conversion);
+        return NULL;
+    }
+    PyObject *points = r.points ? (PyObject *)r.points : Py_NewRef(Py_None);
+    PyObject *items[] = {(PyObject *)r.a.raw, (PyObject *)r.a.empty, (PyObject *)r.a.migrated,
+                         PyFloat_FromDouble(r.best), PyFloat_FromDouble(r.median), points,
+                         conversion};
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)(sizeof items / sizeof items[0]); i++) {
+        if (!items[i]) { /* a float could not be made: the record drops what it holds */
+            for (Py_ssize_t k = i + 1; k < (Py_ssize_t)(sizeof items / sizeof items[0]); k++)
+                Py_XDECREF(items[k]);
+            Py_DECREF(record);
+            return NULL;
+        }
+        PyStructSequence_SetItem(record, i, items[i]);
+    }
+    return record;
 }
+
+static PyStructSequence_Field measured_fields[] = {
+    {"a", "uint64 per run: raw (bench) or long (bench_diff) counts"},
+    {"b", "uint64 per run: empty (bench) or short (bench_diff) counts"},
+    {"migrated", "bool per run: the thread changed CPU during the run's pair"},
+    {"best", "min(a) - min(b) per copy (NaN for bench_diff)"},
+    {"median", "median(a) - median(b) per copy (NaN for bench_diff)"},
+    {"points", "the ruler points, an (n, 4) float64 array of (run, tsc, add, imul), or None"},
+    {"conversion", "what the ruler points say (convert()'s dict), or None"},
+    {NULL, NULL},
+};
+
+PyStructSequence_Desc fc_measured_desc = {
+    "fastcpu._core.Measured",
+    "What one measure() call gave: the raw arrays, best and median, and the ruler points.",
+    measured_fields,
+    7,
+};
 
 PyDoc_STRVAR(pmu_open_doc,
 "pmu_open($module, /)\n--\n\n"
@@ -416,7 +472,8 @@ static PyObject *core_median_u64(PyObject *module, PyObject *arg)
 }
 
 PyMethodDef fc_glue_bench_functions[] = {
-    {"measure", core_measure, METH_VARARGS, measure_doc},
+    {"measure", (PyCFunction)(void (*)(void))core_measure, METH_VARARGS | METH_KEYWORDS,
+     measure_doc},
     {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},
     {"median_u64", core_median_u64, METH_O, median_u64_doc},
     {NULL, NULL, 0, NULL},

@@ -147,6 +147,17 @@ PyDoc_STRVAR(user_chains_doc,
 "inside the extension, for timing the user-function path: a list of (name,\n"
 "op, length, latency_cycles, address); measure() takes the address.");
 
+PyDoc_STRVAR(user_empty_doc,
+"user_empty($module, /)\n--\n\n"
+"The address of a user function of no cost, shaped like the user chains: the\n"
+"self-test times it as a user function to find the user path's zero.");
+
+static PyObject *core_user_empty(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)fc_user_empty);
+}
+
 static PyObject *core_user_chains(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     (void)module;
@@ -303,6 +314,7 @@ PyMethodDef fc_glue_catalog_functions[] = {
     {"requirements", core_requirements, METH_NOARGS, requirements_doc},
     {"catalog_problems", core_catalog_problems, METH_NOARGS, catalog_problems_doc},
     {"user_chains", core_user_chains, METH_NOARGS, user_chains_doc},
+    {"user_empty", core_user_empty, METH_NOARGS, user_empty_doc},
     {"read", core_read, METH_VARARGS, read_doc},
     {"read_cpu", core_read_cpu, METH_VARARGS, read_cpu_doc},
     {"read_in_thread", core_read_in_thread, METH_VARARGS, read_in_thread_doc},

@@ -1,7 +1,7 @@
 /*
  * glue_clock.c: the raw readings behind fastcpu.clock() (counter reads, TSC
- * and ns pairs, the ruler chains) and the brackets' arithmetic
- * (bracket.c), for fastcpu/_clock.py and fastcpu/_bracket.py.
+ * and ns pairs, the ruler chains) and the conversion's arithmetic
+ * (conversion.c), for fastcpu/_clock.py and fastcpu/_conversion.py.
  */
 #include <math.h>
 #include <string.h>
@@ -82,218 +82,146 @@ static PyObject *core_ruler_ticks(PyObject *module, PyObject *args)
     return PyLong_FromUnsignedLongLong(ticks);
 }
 
-PyDoc_STRVAR(add_chain_samples_doc,
-"add_chain_samples($module, blocks, count, /)\n--\n\n"
-"A short warm-up chain, then `count` chains of `blocks` x RULER_BLOCK dependent\n"
-"register-register adds,\n"
-"in one call: a tuple of their `count` TSC tick counts (bench()'s brackets).");
-
-static PyObject *core_add_chain_samples(PyObject *module, PyObject *args)
+/* An (n, 4) float64 array of ruler points (run, tsc, add, imul) into a
+ * C array of n points (PyMem_Free it); -1 with an exception set. */
+static int parse_points(PyObject *obj, struct fc_ruler_point **out, size_t *n)
 {
-    /* bounded like ruler_ticks: "I" would wrap -1 into 2**32 - 1 blocks,
-     * minutes of adds with the GIL released */
-    PyObject *blocks_obj, *count_obj;
-    long blocks, count;
-    if (!PyArg_ParseTuple(args, "OO:add_chain_samples", &blocks_obj, &count_obj) ||
-        fc_glue_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0 ||
-        fc_glue_bounded(count_obj, "count", 1, FC_BRACKET_CHAINS_MAX, &count) < 0 ||
-        fc_glue_check_timer(get_state(module)) < 0)
-        return NULL;
-    uint64_t ticks[FC_BRACKET_CHAINS_MAX];
-    Py_BEGIN_ALLOW_THREADS
-    fc_add_chain_samples((uint32_t)blocks, (uint32_t)count, ticks);
-    Py_END_ALLOW_THREADS
-    return fc_glue_ticks_tuple(ticks, count);
-}
-
-/* A sequence of 0 .. FC_BRACKET_SAMPLES_MAX floats (at least `low`) into
- * out[], its length into *n; -1 with TypeError/ValueError set. */
-static int parse_samples(PyObject *obj, const char *name, Py_ssize_t low, double *out,
-                         size_t *n)
-{
-    PyObject *seq = PySequence_Fast(obj, "");
-    if (!seq) {
-        PyErr_Format(PyExc_TypeError, "%s must be a sequence of floats, not %s", name,
-                     Py_TYPE(obj)->tp_name);
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(obj, NPY_FLOAT64, 2, 2,
+                                                         NPY_ARRAY_CARRAY_RO);
+    if (!a)
+        return -1;
+    if (PyArray_DIM(a, 1) != 4) {
+        PyErr_Format(PyExc_ValueError,
+                     "points must be an (n, 4) array of (run, tsc, add, imul), not (%zd, %zd)",
+                     (Py_ssize_t)PyArray_DIM(a, 0), (Py_ssize_t)PyArray_DIM(a, 1));
+        Py_DECREF(a);
         return -1;
     }
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
-    if (len < low || len > FC_BRACKET_SAMPLES_MAX) {
-        PyErr_Format(PyExc_ValueError, "%s must hold %zd to %d samples, not %zd", name, low,
-                     FC_BRACKET_SAMPLES_MAX, len);
-        Py_DECREF(seq);
+    *n = (size_t)PyArray_DIM(a, 0);
+    const double *v = PyArray_DATA(a);
+    for (size_t i = 0; i < *n * 4; i++) {
+        /* runs and ticks count up from 0; the rulers are rates */
+        bool ok = isfinite(v[i]) && (i % 4 < 2 ? v[i] >= 0 : v[i] > 0);
+        if (!ok || (i % 4 == 0 && i >= 4 && v[i] < v[i - 4])) {
+            PyErr_Format(PyExc_ValueError,
+                         "points[%zu] must hold runs in order from 0, ticks >= 0 and positive "
+                         "finite core cycles per tick", i / 4);
+            Py_DECREF(a);
+            return -1;
+        }
+    }
+    *out = PyMem_Malloc((*n ? *n : 1) * sizeof **out);
+    if (!*out) {
+        Py_DECREF(a);
+        PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t i = 0; i < len; i++) {
-        double v = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
-        if (v == -1.0 && PyErr_Occurred()) {
-            Py_DECREF(seq);
-            return -1;
-        }
-        if (!(v > 0) || !isfinite(v)) { /* a rate of core cycles per tick */
-            PyErr_Format(PyExc_ValueError, "%s must hold positive finite samples, not %R",
-                         name, PySequence_Fast_GET_ITEM(seq, i));
-            Py_DECREF(seq);
-            return -1;
-        }
-        out[i] = v;
-    }
-    *n = (size_t)len;
-    Py_DECREF(seq);
+    memcpy(*out, v, *n * sizeof **out);
+    Py_DECREF(a);
     return 0;
 }
 
-PyDoc_STRVAR(bracket_figure_doc,
-"bracket_figure($module, before, after, recent, tolerance, resolution, /)\n--\n\n"
-"(core cycles per TSC tick, its 95% half-width) for a measurement\n"
-"bracketed by the add-chain samples `before` and `after` (core cycles per\n"
-"tick, 1 to 128 each), held against `recent` (0 to 128), with the\n"
-"disturbance tolerance `tolerance` and the chains' `resolution` (the\n"
-"clock's step over a chain's ticks, as bracket_resolution; fractions in\n"
-"[0, 1)).");
-
-static PyObject *core_bracket_figure(PyObject *module, PyObject *args)
+PyObject *fc_glue_conversion(const struct fc_conversion *c)
 {
-    (void)module;
-    PyObject *before_obj, *after_obj, *recent_obj;
-    double tol, resolution;
-    if (!PyArg_ParseTuple(args, "OOOdd:bracket_figure", &before_obj, &after_obj, &recent_obj, &tol,
-                          &resolution))
+    PyObject *levels = PyTuple_New(c->levels);
+    if (!levels)
         return NULL;
-    if (!(tol >= 0 && tol < 1)) {
-        fc_glue_value_error("tolerance must be a fraction in [0, 1)", tol);
-        return NULL;
-    }
-    if (!(resolution >= 0 && resolution < 1)) {
-        fc_glue_value_error("resolution must be a fraction in [0, 1)", resolution);
-        return NULL;
-    }
-    double before[FC_BRACKET_SAMPLES_MAX], after[FC_BRACKET_SAMPLES_MAX],
-        recent[FC_BRACKET_SAMPLES_MAX];
-    size_t nb, na, nr;
-    if (parse_samples(before_obj, "before", 1, before, &nb) < 0 ||
-        parse_samples(after_obj, "after", 1, after, &na) < 0 ||
-        parse_samples(recent_obj, "recent", 0, recent, &nr) < 0)
-        return NULL;
-    double value, ci95;
-    fc_bracket_figure(before, nb, after, na, recent, nr, tol, resolution, &value, &ci95);
-    return Py_BuildValue("dd", value, ci95);
-}
-
-PyDoc_STRVAR(bracket_recent_doc,
-"bracket_recent($module, now_ns, cpu, /)\n--\n\n"
-"The samples of this thread's brackets taken on `cpu` within\n"
-"BRACKET_RECENT_NS before `now_ns` (time.monotonic_ns()), newest first.");
-
-static PyObject *core_bracket_recent(PyObject *module, PyObject *args)
-{
-    (void)module;
-    unsigned long long now;
-    int cpu;
-    if (!PyArg_ParseTuple(args, "Ki:bracket_recent", &now, &cpu))
-        return NULL;
-    double out[FC_BRACKET_SAMPLES_MAX];
-    size_t n = fc_bracket_recent((uint64_t)now, cpu, out);
-    PyObject *t = PyTuple_New((Py_ssize_t)n);
-    for (size_t i = 0; t && i < n; i++) {
-        PyObject *v = PyFloat_FromDouble(out[i]);
-        if (!v) {
-            Py_CLEAR(t);
-            break;
+    for (uint32_t k = 0; k < c->levels; k++) {
+        PyObject *pair = Py_BuildValue("(dI)", c->level[k], c->level_points[k]);
+        if (!pair) {
+            Py_DECREF(levels);
+            return NULL;
         }
-        PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
+        PyTuple_SET_ITEM(levels, k, pair);
     }
-    return t;
+    return Py_BuildValue("{sd,sd,sI,sI,sI,sd,sd,sd,sN,sd,sd}", "cycles_per_tick",
+                         c->cycles_per_tick, "ci95", c->ci95, "points", c->points, "disturbed",
+                         c->disturbed, "hops", c->hops, "hop_runs", c->hop_runs, "add_mean",
+                         c->add_mean, "imul_mean", c->imul_mean, "levels", levels, "level_min",
+                         c->points > c->disturbed ? c->level_min : NAN, "level_max",
+                         c->points > c->disturbed ? c->level_max : NAN);
 }
 
-PyDoc_STRVAR(bracket_remember_doc,
-"bracket_remember($module, samples, now_ns, cpu, /)\n--\n\n"
-"Keep `samples` (1 to 16, core cycles per tick) among this thread's recent\n"
-"brackets as an opening bracket taken at `now_ns` on `cpu` (for tests).");
+PyDoc_STRVAR(convert_doc,
+"convert($module, points, tolerance, resolution, /)\n--\n\n"
+"What a measurement's ruler points say (the arithmetic measure() applies to\n"
+"its own): `points` an (n, 4) array of (runs recorded before the point, TSC\n"
+"ticks since the start, add ruler and imul ruler in core cycles per tick),\n"
+"in the order taken; `tolerance` the fraction within which two points'\n"
+"levels agree (a point's two rulers agree within 3 x resolution, at least\n"
+"RULERS_AGREE); `resolution` one counter step over the shorter ruler's ticks. A\n"
+"dict: cycles_per_tick (converting the runs stretch by stretch; NaN when\n"
+"no point's rulers agree), ci95, points, disturbed, hops, hop_runs,\n"
+"add_mean, imul_mean, levels ((core cycles per tick, points) each),\n"
+"level_min, level_max.");
 
-static PyObject *core_bracket_remember(PyObject *module, PyObject *args)
+static PyObject *core_convert(PyObject *module, PyObject *args)
 {
     (void)module;
-    PyObject *samples_obj;
-    unsigned long long now;
-    int cpu;
-    if (!PyArg_ParseTuple(args, "OKi:bracket_remember", &samples_obj, &now, &cpu))
+    PyObject *points_obj;
+    double tol, resolution;
+    if (!PyArg_ParseTuple(args, "Odd:convert", &points_obj, &tol, &resolution))
         return NULL;
-    double samples[FC_BRACKET_SAMPLES_MAX];
+    if (!(tol >= 0 && tol < 1))
+        return fc_glue_value_error("tolerance must be a fraction in [0, 1)", tol);
+    if (!(resolution >= 0 && resolution < 1))
+        return fc_glue_value_error("resolution must be a fraction in [0, 1)", resolution);
+    struct fc_ruler_point *p;
     size_t n;
-    if (parse_samples(samples_obj, "samples", 1, samples, &n) < 0)
+    if (parse_points(points_obj, &p, &n) < 0)
         return NULL;
-    if (n > FC_BRACKET_CHAINS_MAX) {
-        PyErr_Format(PyExc_ValueError, "a bracket holds 1 to %d samples, not %zu",
-                     FC_BRACKET_CHAINS_MAX, n);
-        return NULL;
-    }
-    fc_bracket_remember(samples, (uint32_t)n, (uint64_t)now, cpu, false);
-    Py_RETURN_NONE;
+    struct fc_conversion c;
+    double agree_tol = 3 * resolution > FC_RULERS_AGREE ? 3 * resolution : FC_RULERS_AGREE;
+    fc_convert(p, n, agree_tol, tol, resolution, &c);
+    PyMem_Free(p);
+    return fc_glue_conversion(&c);
 }
 
-PyDoc_STRVAR(bracket_forget_doc,
-"bracket_forget($module, /)\n--\n\n"
-"Forget this thread's brackets: the next measure() with brackets times both.");
+PyDoc_STRVAR(ruler_resolution_doc,
+"ruler_resolution($module, step_ticks, cycles_per_tick, add_blocks, imul_blocks, /)\n--\n\n"
+"One step of a counter moving `step_ticks` TSC ticks at a time over the TSC\n"
+"ticks of the shorter ruler chain of a ruler point (a fraction).");
 
-static PyObject *core_bracket_forget(PyObject *module, PyObject *Py_UNUSED(ignored))
+static PyObject *core_ruler_resolution(PyObject *module, PyObject *args)
 {
     (void)module;
-    fc_bracket_forget();
-    Py_RETURN_NONE;
-}
-
-PyDoc_STRVAR(bracket_tolerance_doc,
-"bracket_tolerance($module, step_ticks, cycles_per_tick, blocks, /)\n--\n\n"
-"How far below the fastest chain of its side a bracket sample of `blocks`\n"
-"blocks may read before it counts as disturbed (a fraction): three steps\n"
-"of a counter moving `step_ticks` TSC ticks at a time, at least 0.01.");
-
-/* bracket_tolerance() and bracket_resolution(): `rule` of a clock's step,
- * core cycles per tick and a chain's blocks, checked. */
-static PyObject *step_rule(PyObject *args, const char *format,
-                           double (*rule)(double, double, uint32_t))
-{
     double step, cpt;
-    PyObject *blocks_obj;
-    long blocks;
-    if (!PyArg_ParseTuple(args, format, &step, &cpt, &blocks_obj) ||
-        fc_glue_bounded(blocks_obj, "blocks", 1, FC_CHAIN_BLOCKS_MAX, &blocks) < 0)
+    PyObject *add_obj, *imul_obj;
+    long add_blocks, imul_blocks;
+    if (!PyArg_ParseTuple(args, "ddOO:ruler_resolution", &step, &cpt, &add_obj, &imul_obj) ||
+        fc_glue_bounded(add_obj, "add_blocks", 1, FC_CHAIN_BLOCKS_MAX, &add_blocks) < 0 ||
+        fc_glue_bounded(imul_obj, "imul_blocks", 1, FC_CHAIN_BLOCKS_MAX, &imul_blocks) < 0)
         return NULL;
-    if (!(cpt > 0 && isfinite(cpt))) {
-        fc_glue_value_error("cycles_per_tick must be finite and > 0", cpt);
-        return NULL;
-    }
-    return PyFloat_FromDouble(rule(step, cpt, (uint32_t)blocks));
+    if (!(cpt > 0 && isfinite(cpt)))
+        return fc_glue_value_error("cycles_per_tick must be finite and > 0", cpt);
+    if (!(step >= 0 && isfinite(step)))
+        return fc_glue_value_error("step_ticks must be finite and >= 0", step);
+    return PyFloat_FromDouble(
+        fc_ruler_resolution(step, cpt, (uint32_t)add_blocks, (uint32_t)imul_blocks));
 }
 
-static PyObject *core_bracket_tolerance(PyObject *module, PyObject *args)
+PyDoc_STRVAR(ruler_tolerance_doc,
+"ruler_tolerance($module, resolution, /)\n--\n\n"
+"Within what fraction two ruler readings agree: three counter steps of a\n"
+"chain (`resolution`, a fraction), at least 0.01.");
+
+static PyObject *core_ruler_tolerance(PyObject *module, PyObject *arg)
 {
     (void)module;
-    return step_rule(args, "ddO:bracket_tolerance", fc_bracket_tolerance);
-}
-
-PyDoc_STRVAR(bracket_resolution_doc,
-"bracket_resolution($module, step_ticks, cycles_per_tick, blocks, /)\n--\n\n"
-"One step of a counter moving `step_ticks` TSC ticks at a time over the\n"
-"TSC ticks of a bracket chain of `blocks` blocks (a fraction).");
-
-static PyObject *core_bracket_resolution(PyObject *module, PyObject *args)
-{
-    (void)module;
-    return step_rule(args, "ddO:bracket_resolution", fc_bracket_resolution);
+    double resolution = PyFloat_AsDouble(arg);
+    if (resolution == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!(resolution >= 0 && resolution < 1))
+        return fc_glue_value_error("resolution must be a fraction in [0, 1)", resolution);
+    return PyFloat_FromDouble(fc_ruler_tolerance(resolution));
 }
 
 PyMethodDef fc_glue_clock_functions[] = {
     {"tsc_reads", core_tsc_reads, METH_VARARGS, tsc_reads_doc},
     {"tsc_ns_pair", core_tsc_ns_pair, METH_NOARGS, tsc_ns_pair_doc},
     {"ruler_ticks", core_ruler_ticks, METH_VARARGS, ruler_ticks_doc},
-    {"add_chain_samples", core_add_chain_samples, METH_VARARGS, add_chain_samples_doc},
-    {"bracket_figure", core_bracket_figure, METH_VARARGS, bracket_figure_doc},
-    {"bracket_recent", core_bracket_recent, METH_VARARGS, bracket_recent_doc},
-    {"bracket_remember", core_bracket_remember, METH_VARARGS, bracket_remember_doc},
-    {"bracket_forget", core_bracket_forget, METH_NOARGS, bracket_forget_doc},
-    {"bracket_tolerance", core_bracket_tolerance, METH_VARARGS, bracket_tolerance_doc},
-    {"bracket_resolution", core_bracket_resolution, METH_VARARGS, bracket_resolution_doc},
+    {"convert", core_convert, METH_VARARGS, convert_doc},
+    {"ruler_resolution", core_ruler_resolution, METH_VARARGS, ruler_resolution_doc},
+    {"ruler_tolerance", core_ruler_tolerance, METH_O, ruler_tolerance_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -6,6 +6,7 @@
  * migrations.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fastcpu.h"
@@ -223,13 +224,57 @@ const char *fc_pair_diff(struct fc_pair *p, const struct fc_method *m, fc_user_f
 /* ---- a measurement in chunks --------------------------------------------- */
 
 void fc_session_init(struct fc_session *s, const struct fc_pair *p, struct fc_run_buffers b,
-                     size_t runs)
+                     size_t runs, const struct fc_ruler_args *rulers)
 {
     memset(s, 0, sizeof *s);
     s->pair = p;
     s->bufs = b;
     s->runs = runs;
     s->warm = runs < FC_WARM_UP_RUNS ? (uint32_t)runs : FC_WARM_UP_RUNS;
+    s->rulers = p->pmu ? NULL : rulers;
+}
+
+void fc_session_free(struct fc_session *s)
+{
+    free(s->points);
+    s->points = NULL;
+    s->n_points = s->cap_points = 0;
+}
+
+/* A ruler point after s->done runs; false when the points cannot grow. */
+static bool take_point(struct fc_session *s, bool warm_up)
+{
+    if (s->n_points == s->cap_points) {
+        size_t cap = s->cap_points ? 2 * s->cap_points : 16;
+        struct fc_ruler_point *grown = realloc(s->points, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        s->points = grown;
+        s->cap_points = cap;
+    }
+    fc_ruler_point_take(s->rulers, s->done, s->origin_tsc, warm_up, &s->points[s->n_points++]);
+    return true;
+}
+
+/* Record runs until the chunk's budget is spent: in stretches of
+ * rulers->spacing_ticks with a ruler point after each, when there are
+ * rulers. Returns how many runs were recorded. */
+static size_t record_chunk(struct fc_session *s)
+{
+    const struct fc_pair *p = s->pair;
+    if (!s->rulers)
+        return fc_measure(p, &s->bufs, s->done, s->runs - s->done, FC_CHUNK_TICKS);
+    uint64_t deadline = fc_rdtsc() + FC_CHUNK_TICKS;
+    size_t recorded = 0;
+    do {
+        size_t n = fc_measure(p, &s->bufs, s->done, s->runs - s->done, s->rulers->spacing_ticks);
+        s->done += n;
+        recorded += n;
+        if (!take_point(s, false))
+            break;
+    } while (s->done < s->runs && fc_rdtsc() < deadline);
+    s->done -= recorded; /* the caller counts them */
+    return recorded;
 }
 
 enum fc_step fc_session_step(struct fc_session *s)
@@ -239,13 +284,19 @@ enum fc_step fc_session_step(struct fc_session *s)
         s->warmed += fc_warm_up(p, s->warm - s->warmed, FC_CHUNK_TICKS);
         return FC_STEP_MORE;
     }
+    if (s->rulers && s->n_points == 0) {
+        s->origin_tsc = fc_rdtsc();
+        if (!take_point(s, true))
+            return FC_STEP_NO_MEMORY;
+    }
     if (s->done < s->runs) {
         const char *why;
         if (p->pmu && fc_pmu_refresh(&why) < 0) {
             snprintf(s->why, sizeof s->why, "counter='pmu': %s", why);
             return FC_STEP_UNSUPPORTED;
         }
-        size_t n = fc_measure(p, &s->bufs, s->done, s->runs - s->done, FC_CHUNK_TICKS);
+        size_t points_before = s->n_points;
+        size_t n = record_chunk(s);
         if (p->pmu && fc_pmu_check(&why) < 0) {
             /* some deltas of this chunk may come from another counter: redo it */
             if (++s->moved == FC_PMU_TRIES) {
@@ -259,6 +310,8 @@ enum fc_step fc_session_step(struct fc_session *s)
             s->moved = 0;
             s->done += n;
         }
+        if (s->rulers && s->n_points == points_before)
+            return FC_STEP_NO_MEMORY;
         if (s->done < s->runs)
             return FC_STEP_MORE;
     }

@@ -3,7 +3,7 @@
  * state and exceptions, its constants, and the functions of each glue file
  * (glue_bench.c: the one measurement; glue_catalog.c: the catalog and one
  * reading; glue_getcpu.c: getcpu(); glue_clock.c: the clock's readings and
- * the brackets), registered here. Multi-phase init, no global Python state.
+ * the conversion), registered here. Multi-phase init, no global Python state.
  */
 #define FASTCPU_GLUE_IMPORTS_ARRAY /* the one file that imports numpy's C API */
 #include "glue.h"
@@ -48,18 +48,24 @@ static int core_exec(PyObject *module)
         st->error, NULL);
     if (!st->unsupported || PyModule_AddObjectRef(module, "Unsupported", st->unsupported) < 0)
         return -1;
+    st->measured_type = (PyObject *)PyStructSequence_NewType(&fc_measured_desc);
+    if (!st->measured_type || PyModule_AddObjectRef(module, "Measured", st->measured_type) < 0)
+        return -1;
     /* every glue file's functions; none is a policy, each parses and calls */
     PyMethodDef *tables[] = {fc_glue_bench_functions, fc_glue_catalog_functions,
                              fc_glue_getcpu_functions, fc_glue_clock_functions};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         if (PyModule_AddFunctions(module, tables[i]) < 0)
             return -1;
-    if (PyModule_AddIntConstant(module, "RUNS_MAX", FC_RUNS_MAX) < 0 ||
+    PyObject *rulers_agree = PyFloat_FromDouble(FC_RULERS_AGREE);
+    if (!rulers_agree)
+        return -1;
+    int added = PyModule_AddObjectRef(module, "RULERS_AGREE", rulers_agree);
+    Py_DECREF(rulers_agree);
+    if (added < 0 ||
+        PyModule_AddIntConstant(module, "RUNS_MAX", FC_RUNS_MAX) < 0 ||
         PyModule_AddIntConstant(module, "UNROLL_MAX", FC_UNROLL_MAX) < 0 ||
-        PyModule_AddIntConstant(module, "BRACKET_CHAINS_MAX", FC_BRACKET_CHAINS_MAX) < 0 ||
-        PyModule_AddIntConstant(module, "BRACKET_RECENT", FC_BRACKET_RECENT) < 0 ||
-        PyModule_AddIntConstant(module, "BRACKET_RECENT_NS", FC_BRACKET_RECENT_NS) < 0 ||
-        PyModule_AddIntConstant(module, "BRACKET_REUSE_NS", FC_BRACKET_REUSE_NS) < 0 ||
+        PyModule_AddIntConstant(module, "LEVELS_MAX", FC_LEVELS_MAX) < 0 ||
         PyModule_AddIntConstant(module, "RULER_BLOCK", FC_RULER_BLOCK) < 0)
         return -1;
     /* A sanitizer build instruments the timed code: its shape and timings
@@ -83,6 +89,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     core_state *st = get_state(module);
     Py_VISIT(st->error);
     Py_VISIT(st->unsupported);
+    Py_VISIT(st->measured_type);
     for (size_t i = 0; i < FC_PAIRS; i++)
         Py_VISIT(st->pairs[i]);
     return 0;
@@ -93,6 +100,7 @@ static int core_clear(PyObject *module)
     core_state *st = get_state(module);
     Py_CLEAR(st->error);
     Py_CLEAR(st->unsupported);
+    Py_CLEAR(st->measured_type);
     for (size_t i = 0; i < FC_PAIRS; i++)
         Py_CLEAR(st->pairs[i]);
     return 0;

@@ -155,7 +155,7 @@ def bench(
     if counter == "tsc" and unroll == 1:
         path = "inline" if isinstance(method, str) else "user"
 
-        def correction(cycles_per_tick: float | None) -> tuple[float, float, str]:
+        def correction(cycles_per_tick: float | None) -> tuple[float, float, float, str]:
             return harness_bias(path, serialize, cpu, math.nan if cycles_per_tick is None else cycles_per_tick)
 
     return timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,

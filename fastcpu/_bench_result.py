@@ -21,6 +21,7 @@ import numpy as np
 from . import _display, _estimate, _statistics
 from ._args import UNITS
 from ._clock import Clock, CounterUnits
+from ._clock_motion import ClockMotion
 from ._stability import Stability, assess
 
 __all__ = ["BenchResult", "DiffResult", "stability"]
@@ -62,6 +63,8 @@ class _Estimated:
     harness_bias_ci95_core_cycles: float = 0.0
     # The 95% half-width of cycles_per_tick (0: not known).
     cycles_per_tick_ci95: float = 0.0
+    # The smallest cost the harness resolves, core cycles (0: not measured).
+    harness_resolution_core_cycles: float = 0.0
     # What the figures cannot be trusted for, and why (rulers that disagree,
     # a failed self-test): one sentence each, shown with the warnings.
     caveats: tuple[str, ...] = ()
@@ -93,8 +96,81 @@ class _Estimated:
         """The cost per copy fastcpu recommends, in TSC ticks (above the empty
         sequence for a BenchResult; core cycles when measured with a PMU
         counter), with the harness bias (:attr:`harness_bias_core_cycles`)
-        subtracted."""
-        return self._recommended.ticks - self.harness_bias_ticks
+        subtracted where the cost is resolved (:attr:`resolved`). An
+        unresolved cost is the reading as it came (about 0): what it tells is
+        the bound :attr:`upper_bound`, which every table shows instead."""
+        if self.resolved:
+            return self._recommended.ticks - self.harness_bias_ticks
+        return self._recommended.ticks
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the cost stands out from the empty sequence: the
+        uncorrected estimate's 95% interval lies above 0. The harness hides
+        what a body's latency overlaps with its closing fence (the self-test's
+        bias, a few core cycles on some hosts) and the counter has a step:
+        a body that reads within its interval of the empty one is below what
+        the harness resolves, and its cost is known only as a bound
+        (:attr:`upper_bound`), never as a negative or zero cost."""
+        rec = self._recommended
+        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
+        return rec.ticks - half > 0
+
+    @property
+    def upper_bound(self) -> float:
+        """For a cost that is not :attr:`resolved`, what it is below, in TSC
+        ticks per copy (core cycles with a PMU counter): the top of the
+        reading's interval (at least 0), plus how far a negative reading fell
+        below 0 (an error of the harness at least that large), plus what the
+        harness hides (the self-test's bias where negative, with its
+        interval) and how far its zero strays: the smallest cost it resolves
+        (:attr:`harness_resolution_core_cycles`), at least one count over
+        the copies of a run. NaN for a resolved cost."""
+        if self.resolved:
+            return math.nan
+        rec = self._recommended
+        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
+        bound = max(rec.ticks + half, 0.0) + max(-rec.ticks, 0.0) + self._resolution_ticks
+        return max(bound, 1.0 / self._copies)
+
+    @property
+    def _resolution_ticks(self) -> float:
+        """:attr:`harness_resolution_core_cycles` in counts of the counter (0 where unknown)."""
+        res = self.harness_resolution_core_cycles
+        if res == 0:
+            return 0.0
+        per = self.units.cycles_per_count
+        return res / per if math.isfinite(per) and per > 0 else 0.0
+
+    @property
+    def upper_bound_ns(self) -> float:
+        """:attr:`upper_bound` in ns (NaN for a resolved cost)."""
+        return self.units.convert(self.upper_bound, "ns")
+
+    @property
+    def upper_bound_core_cycles(self) -> float:
+        """:attr:`upper_bound` in core cycles, widened by the conversion's own
+        uncertainty (NaN for a resolved cost, or where core cycles are unknown)."""
+        bound = self.upper_bound
+        extra = bound * self.cycles_per_tick_ci95 if self.counter == "tsc" else 0.0
+        return self.units.convert(bound, "core_cycles") + extra
+
+    def cost_text(self, unit: str = "core_cycles", digits: int = 1) -> str:
+        """The cost as every table shows it, in `unit` (``'ticks'``, ``'ns'``
+        or ``'core_cycles'``), without the unit's name: ``'4.2 +- 0.9'`` for
+        a resolved cost, ``'< 3.1'`` for one below what the harness resolves
+        (:attr:`upper_bound`), never a negative cost."""
+        if not self.resolved:
+            bound = {"ticks": self.upper_bound, "ns": self.upper_bound_ns,
+                     "core_cycles": self.upper_bound_core_cycles}[unit]
+            return f"< {bound:.{digits}f}"
+        stat = _statistics.statistic("estimate")
+        return f"{stat.value(self, unit):.{digits}f} +- {stat.half_width(self, unit):.{digits}f}"
+
+    @property
+    def _copies(self) -> int:
+        """Copies of the sequence a run times: the finest a count can say per copy."""
+        return int(getattr(self, "unroll", None) or getattr(self, "k", 1) or 1)
 
     @property
     def harness_bias_ticks(self) -> float:
@@ -114,7 +190,12 @@ class _Estimated:
     @property
     def estimate_systematic_ci95(self) -> float:
         """Half-width of the uncertainty of the harness-bias correction (the
-        systematic part), in TSC ticks per copy."""
+        systematic part), in TSC ticks per copy; 0 where the cost is not
+        :attr:`resolved` (no correction applied to it)."""
+        return self._bias_ci95_ticks if self.resolved else 0.0
+
+    @property
+    def _bias_ci95_ticks(self) -> float:
         if self.harness_bias_ci95_core_cycles == 0:
             return 0.0
         return self.harness_bias_ci95_core_cycles / self.units.cycles_per_count
@@ -248,9 +329,11 @@ class BenchResult(_Estimated):
         tsc_hz: TSC ticks per second of the clock it was measured with
             (:class:`fastcpu.Clock`), whatever the counter.
         cycles_per_tick: core cycles per TSC tick: for :func:`fastcpu.bench`,
-            measured by register-register add chains just before and just
-            after the runs (their mean), not at first use; NaN while the
-            clock's two rulers disagree (see :attr:`caveats`).
+            measured inside the measurement by ruler points (an add chain
+            and an imul chain) between stretches of the runs, each stretch
+            converted with the points around it (``fastcpu._conversion``),
+            not at first use; NaN while the clock's two rulers disagree (see
+            :attr:`caveats`).
         tsc_step_ticks: the TSC's granularity, in TSC ticks.
         counter: the counter the runs were timed with: ``'tsc'`` (the
             default), or with ``counter='pmu'`` the PMU's core-cycle counter,
@@ -266,9 +349,19 @@ class BenchResult(_Estimated):
         harness_bias_ci95_core_cycles: the 95% half-width of that correction
             in core cycles (its spread over chains and its own scatter);
             added to :attr:`estimate_ci95`.
-        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
-            (half the range of the add chains that bracketed the runs; 0 when
-            not known); widens :attr:`estimate_ci95_core_cycles`.
+        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick`` (how
+            far the clock moved inside each stretch, the counter's step in the
+            ruler points and half the two rulers' disagreement; 0 when not
+            known); widens :attr:`estimate_ci95_core_cycles`.
+        clock_motion: how the core clock moved during the runs (levels,
+            hops, disturbed ruler points: :class:`fastcpu.types.ClockMotion`);
+            None without ruler points (a PMU counter, a file before 0.7).
+        harness_resolution_core_cycles: the smallest cost the harness
+            resolves on this host, core cycles per copy (what it hides of a
+            body and how far its zero strays, with their intervals, as
+            :func:`fastcpu.selftest` measured them; 0: not measured): an
+            ESTIMATE that does not stand out from it is shown as a bound
+            (:attr:`upper_bound`).
         caveats: what the figures cannot be trusted for here, one sentence
             each: core cycles unknown because the clock's rulers disagree,
             no harness correction because the self-test failed. Shown first
@@ -302,6 +395,8 @@ class BenchResult(_Estimated):
     harness_bias_ci95_core_cycles: float = 0.0
     cycles_per_tick_ci95: float = 0.0
     caveats: tuple[str, ...] = ()
+    clock_motion: ClockMotion | None = None
+    harness_resolution_core_cycles: float = 0.0
     clock: InitVar[str | None] = None  # deprecated: the old name of counter
 
     def __post_init__(self, clock: str | None) -> None:
@@ -327,6 +422,8 @@ class BenchResult(_Estimated):
         harness_bias_core_cycles: float = 0.0,
         harness_bias_ci95_core_cycles: float = 0.0,
         caveats: tuple[str, ...] = (),
+        clock_motion: ClockMotion | None = None,
+        harness_resolution_core_cycles: float = 0.0,
     ) -> BenchResult:
         """The one way to build a BenchResult from per-run arrays.
 
@@ -346,6 +443,10 @@ class BenchResult(_Estimated):
             harness_bias_core_cycles, harness_bias_ci95_core_cycles: the
                 harness bias applied (core cycles; 0: none).
             caveats: what the figures cannot be trusted for, and why.
+            clock_motion: how the core clock moved during the runs, as
+                their ruler points saw it (None: no ruler points).
+            harness_resolution_core_cycles: the smallest cost the harness
+                resolves (core cycles; 0: not measured).
 
         Raises:
             ValueError: the arrays are empty, not one-dimensional or of
@@ -377,6 +478,8 @@ class BenchResult(_Estimated):
             harness_bias_ci95_core_cycles=harness_bias_ci95_core_cycles,
             cycles_per_tick_ci95=cycles_per_tick_ci95,
             caveats=tuple(caveats),
+            clock_motion=clock_motion,
+            harness_resolution_core_cycles=harness_resolution_core_cycles,
         )
         return result
 
@@ -507,7 +610,7 @@ class DiffResult(_Estimated):
             measured around the runs, as bench() brackets its own.
         cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
             (0: not known, e.g. the first-use figure).
-        caveats: as for :class:`BenchResult`.
+        caveats, clock_motion: as for :class:`BenchResult`.
     """
 
     method: str
@@ -525,6 +628,7 @@ class DiffResult(_Estimated):
     clock: InitVar[str | None] = None  # deprecated: the old name of counter
     cycles_per_tick_ci95: float = 0.0
     caveats: tuple[str, ...] = ()
+    clock_motion: ClockMotion | None = None
 
     def __post_init__(self, clock: str | None) -> None:
         _take_old_clock(self, clock)
@@ -545,6 +649,7 @@ class DiffResult(_Estimated):
         cycles_per_tick: float | None = None,
         cycles_per_tick_ci95: float = 0.0,
         caveats: tuple[str, ...] = (),
+        clock_motion: ClockMotion | None = None,
     ) -> DiffResult:
         """The one way to build a DiffResult from per-pair arrays, as
         :meth:`BenchResult.from_arrays` builds a BenchResult: ``runs`` is
@@ -561,7 +666,7 @@ class DiffResult(_Estimated):
             short=short, migrated=migrated, tsc_hz=clock.tsc_hz,
             cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
             tsc_step_ticks=clock.tsc_step_ticks, counter=counter,
-            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats))
+            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion)
 
     @functools.cached_property
     def _recommended(self) -> _estimate.Estimate:

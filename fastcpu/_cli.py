@@ -48,7 +48,7 @@ from ._machine_results import Results, load
 from ._seed_table import seed_table
 from ._selftest import selftest
 from ._show import DISASSEMBLERS, method_code
-from ._table import format_clock, format_table, format_warnings
+from ._table import format_back_to_back, format_clock, format_table, format_warnings
 from ._version import __version__
 
 __all__ = ["main"]
@@ -235,6 +235,9 @@ def _table_run(args: argparse.Namespace) -> int:
                            selftest=False)  # printed above; bench() applies its corrections
     results = list(measured.values())
     print(format_table(results, measured.unavailable.items()))
+    if any(not r.resolved for r in results):
+        print("< X: below what the harness resolves here (its interval reaches the empty sequence's): "
+              "the cost is under X, its bound")
     if any(r.resolution_limited for r in results):
         print("* best/median within a few clock steps: trust ESTIMATE and its interval")
     no_interval = [r.method for r in results if not math.isfinite(r.estimate_ci95)]
@@ -243,8 +246,13 @@ def _table_run(args: argparse.Namespace) -> int:
               f"interval ({', '.join(no_interval)}); take more runs (--runs 100 or more)")
     # the seed's question answered as everywhere (Results.cheapest_way): among
     # the ways that read the right CPU on every CPU of the pinned sweep
+    if measured.back_to_back:
+        print()
+        print(format_back_to_back(measured.back_to_back.values()))
+    if measured.clock_motion is not None:
+        print(measured.clock_motion.describe(clk.tsc_hz))
     print()
-    print(f"cheapest way that reports the CPU here (by ESTIMATE): {printable(measured.cheapest_way_words())}")
+    print("\n".join(measured.answer_lines()))
     warnings = format_warnings(results)
     if warnings:
         print()

@@ -377,6 +377,10 @@ def _measure_tsc_hz() -> float:
 #: A chain timing this much above the fastest of its size was disturbed (an
 #: interrupt, a signal, a preemption): the work is fixed, only time was added.
 _DISTURBED_ABOVE_FASTEST = 0.015
+#: A turn's add and imul rulers agree within this fraction: a move of the
+#: core clock between 100 MHz steps is 2.5% or more, and moves both; an
+#: interrupt slows one chain by far more.
+_TURN_AGREE = 0.03
 #: Rounds of `repeats` pairs at most, stopping once half a round is clean.
 _CHAIN_ROUNDS = 5
 #: Fewer clean pairs than this: the figure is kept, with a warning.
@@ -396,11 +400,37 @@ def _chain_pair(ruler: str, blocks: int) -> tuple[int, int, bool]:
     return single, double, _core.current_cpu() != before
 
 
-def clean_samples(pairs: list[tuple[int, int, bool]]) -> tuple[list[int], list[int]]:
-    """(t(N), t(2N)) timings of the pairs that did not migrate, each within
-    ``_DISTURBED_ABOVE_FASTEST`` of the fastest of its size: the undisturbed
-    ones. Each size is kept on its own: a periodic disturbance (a timer
-    signal) can land in every pair, in one half or the other."""
+def turns_agreeing(add: Sequence[tuple[int, int, bool]], imul: Sequence[tuple[int, int, bool]],
+                   add_blocks: int, imul_blocks: int) -> list[bool]:
+    """Per turn of :func:`_interleaved_pairs`, whether its add pair and its
+    imul pair (timed back to back) read the same core clock within
+    ``_TURN_AGREE`` and neither migrated. A core clock that moves between
+    turns (a GenuineIntel family 6 model 167 guest hops among five levels
+    every 20-200 ms) moves both rulers alike, and such turns stay; an
+    interrupt or a preemption slows one chain, not both, and its turn goes."""
+    out = []
+    for (a1, a2, am), (m1, m2, mm) in zip(add, imul):
+        if am or mm or a2 <= a1 or m2 <= m1:
+            out.append(False)
+            continue
+        add_rate = _core.RULER_BLOCK * add_blocks / (a2 - a1)
+        imul_rate = 3 * _core.RULER_BLOCK * imul_blocks / (m2 - m1)
+        out.append(abs(add_rate - imul_rate) <= _TURN_AGREE * max(add_rate, imul_rate))
+    return out
+
+
+def clean_samples(pairs: list[tuple[int, int, bool]],
+                  agreeing: Sequence[bool] | None = None) -> tuple[list[int], list[int]]:
+    """(t(N), t(2N)) timings of the undisturbed pairs. With `agreeing` (one
+    verdict per pair, :func:`turns_agreeing`): those of the turns whose two
+    rulers agreed, whatever level the clock was at. Without it (one ruler
+    timed alone): those that did not migrate, each within
+    ``_DISTURBED_ABOVE_FASTEST`` of the fastest of its size (each size kept
+    on its own: a periodic disturbance can land in every pair, in one half
+    or the other); a clock that moved reads as disturbed there."""
+    if agreeing is not None:
+        kept = [(s, d) for (s, d, _), ok in zip(pairs, agreeing) if ok]
+        return [s for s, _ in kept], [d for _, d in kept]
     settled = [(s, d) for s, d, migrated in pairs if not migrated]
     if not settled:
         return [], []
@@ -420,12 +450,19 @@ def _median_se(values: Sequence[float], step_ticks: float) -> float:
     return math.hypot(1.253 * 1.4826 * mad, step_ticks / math.sqrt(12)) / math.sqrt(n)
 
 
-def _enough(pairs: list[tuple[int, int, bool]], repeats: int) -> bool:
+def _enough(pairs: list[tuple[int, int, bool]], repeats: int, agreeing: Sequence[bool] | None = None) -> bool:
     """More than half a round, and at least _CHAIN_CLEAN_MIN, of each size
     clean: enough for a figure without a warning (7 repeats stopped at 4
     clean and then warned that 4 were too few)."""
-    singles, doubles = clean_samples(pairs)
+    singles, doubles = clean_samples(pairs, agreeing)
     return min(len(singles), len(doubles)) >= max(repeats // 2 + 1, _CHAIN_CLEAN_MIN)
+
+
+def _agreeing(pairs: Mapping[str, list[tuple[int, int, bool]]], blocks: Mapping[str, int]) -> list[bool] | None:
+    """The turns' verdicts where both rulers were timed (None otherwise)."""
+    if "add" not in pairs or "imul" not in pairs:
+        return None
+    return turns_agreeing(pairs["add"], pairs["imul"], blocks["add"], blocks["imul"])
 
 
 def _interleaved_pairs(blocks: Mapping[str, int], repeats: int) -> dict[str, list[tuple[int, int, bool]]]:
@@ -439,18 +476,21 @@ def _interleaved_pairs(blocks: Mapping[str, int], repeats: int) -> dict[str, lis
         for _ in range(repeats):
             for ruler, n in blocks.items():
                 pairs[ruler].append(_chain_pair(ruler, n))
-        if all(_enough(p, repeats) for p in pairs.values()):
+        agreeing = _agreeing(pairs, blocks)
+        if all(_enough(p, repeats, agreeing) for p in pairs.values()):
             break
     return pairs
 
 
-def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step_ticks: float) -> RulerTiming:
+def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step_ticks: float,
+               agreeing: Sequence[bool] | None = None) -> RulerTiming:
     """`ruler`'s timing from its pairs: median t(2N) - median t(N) over the
-    clean ones (:func:`clean_samples`; all of them when every pair
-    migrated), warning with :class:`CalibrationWarning` when fewer than
+    clean ones (:func:`clean_samples`, by the turns' verdicts `agreeing`
+    where both rulers were timed; all of them when every pair migrated),
+    warning with :class:`CalibrationWarning` when fewer than
     ``_CHAIN_CLEAN_MIN`` of either size are clean (a signal storm, a busy
     host)."""
-    singles, doubles = clean_samples(pairs)
+    singles, doubles = clean_samples(pairs, agreeing)
     clean = min(len(singles), len(doubles))
     if not clean:  # every pair migrated: use them all, and say so
         singles, doubles = [s for s, _, _ in pairs], [d for _, d, _ in pairs]
@@ -458,9 +498,12 @@ def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step
     se = math.hypot(_median_se(singles, step_ticks), _median_se(doubles, step_ticks))
     timing = RulerTiming(ruler, _core.RULER_BLOCK * blocks, float(ticks), se, clean, len(pairs))
     if clean < _CHAIN_CLEAN_MIN:
+        why = ("the add and imul rulers, timed back to back, disagreed in the rest: an interrupt or a "
+               "preemption slows one chain, not both; a core clock that moves keeps them agreeing"
+               if agreeing is not None else "the rest interrupted, preempted or migrated")
         warnings.warn(
             f"cycles_per_tick could not be calibrated cleanly: {clean} of {len(pairs)} "
-            f"{ruler}-chain samples were undisturbed (the rest interrupted, preempted or migrated); "
+            f"{ruler}-chain samples were undisturbed ({why}); "
             f"that ruler reads {timing.ticks_per_instruction:.4f} TSC ticks per instruction and may be "
             "off. Calibrate again on a quieter machine with fastcpu.clock(refresh=True)",
             CalibrationWarning, stacklevel=4)
@@ -481,7 +524,8 @@ def measure_rulers(step_ticks: float = 1.0) -> Rulers:
     AuthenticAMD family 25 model 17 (Zen 4) guest."""
     _core.ruler_ticks("add", _RULER_BLOCKS["add"])  # warm up the core clock and caches
     pairs = _interleaved_pairs(_RULER_BLOCKS, _CHAIN_REPEATS)
-    timings = {r: _timing_of(r, _RULER_BLOCKS[r], p, step_ticks) for r, p in pairs.items()}
+    agreeing = _agreeing(pairs, _RULER_BLOCKS)
+    timings = {r: _timing_of(r, _RULER_BLOCKS[r], p, step_ticks, agreeing) for r, p in pairs.items()}
     return judge_rulers(timings["add"], timings["imul"], timings["immediate_add"])
 
 

@@ -1,6 +1,5 @@
 """Type declarations of fastcpu._core, the C timing core (for editors and mypy)."""
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,31 +12,28 @@ RUNS_MAX: int
 UNROLL_MAX: int
 SANITIZED: int  # 1 in a FASTCPU_SANITIZE=1 build, whose timed code is instrumented
 SERIALIZE_MODES: tuple[str, str, str]
-BRACKET_CHAINS_MAX: int  # chains a bracket may time
-BRACKET_RECENT: int  # brackets kept per thread
-BRACKET_RECENT_NS: int  # how long a bracket counts as recent
-BRACKET_REUSE_NS: int  # how soon a closing bracket may open the next measurement
+LEVELS_MAX: int  # levels of the core clock a measurement reports at most
+RULERS_AGREE: float  # a ruler point's add and imul rulers agree within this fraction at least
 RULER_BLOCK: int  # dependent instructions per block of a ruler chain
+
+class Measured:  # what measure() returns (a struct sequence)
+    a: npt.NDArray[np.uint64]  # per run: raw (diff: 2k copies), TSC ticks or PMU core cycles
+    b: npt.NDArray[np.uint64]  # per run: the empty sequence (diff: k copies)
+    migrated: npt.NDArray[np.bool_]  # per run (pair)
+    best: float  # per copy above the empty sequence (NaN for diff)
+    median: float  # per copy above the empty sequence (NaN for diff)
+    points: npt.NDArray[np.float64] | None  # (n, 4): runs before, TSC ticks since the start, add, imul
+    conversion: dict[str, Any] | None  # what the points say: convert()'s dict
 
 def measure(  # the one measurement (csrc/glue_bench.c)
     target: str | int,  # a catalog name, or a user function's address in an executable mapping
+    /, *,
     runs: int, serialize: str,
     copies: int,  # copies a run against the empty sequence; with diff, k (2k against k)
     diff: bool, counter: str,  # 'tsc' or 'pmu'
-    blocks: int, chains: int,  # each bracket: `chains` (0: no brackets, 1-16) chains of `blocks` x RULER_BLOCK adds
-    fixed_ticks: float,  # the chain timer's own cost, TSC ticks, taken off each chain
-    tolerance: float,  # the disturbance tolerance, a fraction in [0, 1)
-    resolution: float,  # the clock's step over a chain's ticks, a fraction in [0, 1)
-    /,
-) -> tuple[
-    npt.NDArray[np.uint64],  # per run: raw (diff: 2k copies), TSC ticks or PMU core cycles
-    npt.NDArray[np.uint64],  # per run: the empty sequence (diff: k copies)
-    npt.NDArray[np.bool_],  # migrated per run (pair)
-    float,  # best per copy above the empty sequence (NaN for diff)
-    float,  # median per copy above the empty sequence (NaN for diff)
-    float,  # core cycles per TSC tick around the runs (NaN without brackets)
-    float,  # its 95% half-width
-]: ...
+    rulers: tuple[int, int, float, float, int, float, float] | None,  # add blocks, imul blocks,
+    # their timers' fixed core cycles, spacing in TSC ticks, tolerance, resolution; None: none
+) -> Measured: ...
 def catalog() -> list[dict[str, Any]]: ...  # one dict a row: name, kind, role, description,
 # encoding, needs, available, reason, reports_cpu, cpu_reason, chain ({op, length,
 # latency_cycles} or None), in_child (a child's GLIBC_TUNABLES setting, or None),
@@ -62,28 +58,18 @@ def current_cpu() -> int: ...
 def tsc_reads(count: int, spaced: bool, /) -> npt.NDArray[np.uint64]: ...  # count: 2 to 2**20
 def tsc_ns_pair() -> tuple[int, int]: ...
 def ruler_ticks(ruler: str, blocks: int, /) -> int: ...  # 'add', 'imul', 'immediate_add'; blocks: 1 to 2**20
-def add_chain_samples(blocks: int, count: int, /) -> tuple[int, ...]:
-    """TSC ticks of `count` chains of `blocks` x RULER_BLOCK dependent register-register adds, after a warm-up chain."""
+def convert(points: npt.ArrayLike, tolerance: float, resolution: float, /) -> dict[str, Any]:
+    """What ruler points ((n, 4): runs before, TSC ticks since the start, add
+    and imul rulers in core cycles per tick) say: cycles_per_tick, ci95,
+    points, disturbed, hops, hop_runs, add_mean, imul_mean, levels,
+    level_min, level_max."""
     ...
-def bracket_figure(
-    before: Sequence[float], after: Sequence[float], recent: Sequence[float], tolerance: float,
-    resolution: float, /,
-) -> tuple[float, float]:
-    """(core cycles per TSC tick, 95% half-width) from bracket samples (core
-    cycles per tick; before and after 1-128 each, recent 0-128)."""
-    ...
-def bracket_recent(now_ns: int, cpu: int, /) -> tuple[float, ...]:
-    """This thread's bracket samples taken on `cpu` in BRACKET_RECENT_NS before `now_ns`, newest first."""
-    ...
-def bracket_remember(samples: Sequence[float], now_ns: int, cpu: int, /) -> None: ...  # for tests
-def bracket_forget() -> None: ...  # forget this thread's brackets
-def bracket_tolerance(  # a bracket sample's disturbance tolerance, a fraction (>= 0.01)
-    step_ticks: float, cycles_per_tick: float, blocks: int, /
+def ruler_resolution(  # one counter step over the shorter ruler chain's ticks, a fraction
+    step_ticks: float, cycles_per_tick: float, add_blocks: int, imul_blocks: int, /
 ) -> float: ...
-def bracket_resolution(  # the clock's step over a bracket chain's ticks, a fraction
-    step_ticks: float, cycles_per_tick: float, blocks: int, /
-) -> float: ...
+def ruler_tolerance(resolution: float, /) -> float: ...  # 3 x resolution, at least 0.01
 def user_chains() -> list[tuple[str, str, int, int, int]]:
     """(name, op, length, latency core cycles, address) of the known-cost
     chains compiled as out-of-line functions ``unsigned fn(void)``."""
     ...
+def user_empty() -> int: ...  # the address of a user function of no cost: the user path's zero

@@ -16,7 +16,7 @@ from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
 
-__all__ = ["Method", "resolve", "run_pinned", "measure", "NO_BRACKETS"]
+__all__ = ["Method", "resolve", "run_pinned", "measure"]
 
 #: A method name, a ctypes function pointer or the integer address of a C
 #: function ``unsigned fn(void)``.
@@ -111,23 +111,17 @@ def _counted(run: Callable[[str | int], tuple], target: str | int, counter: str)
     return run(target), "pmu" if scope == "all" else "pmu_user"
 
 
-#: measure()'s brackets when there are none: a PMU counter counts core
-#: cycles itself, and a child process's runs are bracketed by nothing here.
-NO_BRACKETS = (0, 0, 0.0, 0.0, 0.0)
-
-
 def measure(target: str | int, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-            brackets: tuple[int, int, float, float, float] = NO_BRACKETS) -> tuple:
+            rulers: tuple | None = None) -> _core.Measured:
     """The one measurement (``_core.measure``) of `target` (what
     :func:`resolve` gave: a method by name, a user function by address;
     ``sched_getcpu_norseq`` in a child without rseq, ``_norseq.py``): `copies`
     copies a run against the empty sequence, or (`diff`) 2k against k
-    copies. `brackets` (blocks, chains, the timer's fixed ticks, tolerance,
-    resolution: ``_bracket.brackets()``) time add chains around the runs on
-    the TSC, except for a row measured in a child (``MethodInfo.in_child``):
-    its runs are another process's. (a, b, migrated, best, median,
-    cycles_per_tick, ci95): NaN for best and median of a diff, and for the
-    core clock without brackets."""
+    copies. `rulers` (``_conversion.rulers()``; None: none) times ruler
+    points between stretches of the runs on the TSC, except for a row
+    measured in a child (``MethodInfo.in_child``): its runs are another
+    process's, converted there by nothing. A ``_core.Measured`` record."""
     if isinstance(target, str) and method_info(target).in_child:
         return _norseq.run(target, (runs, serialize, copies, diff, counter), counter)
-    return _core.measure(target, runs, serialize, copies, diff, counter, *brackets)
+    return _core.measure(target, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
+                         rulers=rulers)

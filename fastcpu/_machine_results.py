@@ -21,11 +21,13 @@ from typing import Any, Union
 import numpy as np
 
 from . import _display
+from ._display import printable
 from ._args import RUNS_MAX, UNROLL_MAX, check_label
 from ._clock import Clock, Rulers, nan_equal
 from ._machine import CPU_NUMBER_MAX, fact_problem
 from ._methods import canonical_name, method_info
-from ._bench_result import BenchResult, stability
+from ._bench_result import BenchResult, DiffResult, stability
+from ._clock_motion import ClockMotion, merge_motion
 from ._stability import Stability
 from ._selftest_report import SelfTest
 from ._json_document import (
@@ -38,7 +40,7 @@ from ._json_document import (
     read_document,
     write_document,
 )
-from ._table import format_clock, format_table
+from ._table import format_back_to_back, format_clock, format_table
 
 __all__ = ["Results", "Source", "load", "as_results", "CpuVerdict", "NOT_WAYS", "infer_cpu_verdict"]
 
@@ -75,10 +77,27 @@ def same_bench_result(a: BenchResult, b: BenchResult) -> bool:
     return all(_same(getattr(a, s), getattr(b, s)) for s in settings) and _same_arrays(a, b)
 
 
+def same_diff_result(a: DiffResult, b: DiffResult) -> bool:
+    """Whether two DiffResults hold the same settings, clock and arrays."""
+    settings = ("method", "runs", "serialize", "k", "cpu", "tsc_hz", "cycles_per_tick", "tsc_step_ticks",
+                "counter", "caveats")
+    return all(_same(getattr(a, s), getattr(b, s)) for s in settings) and all(
+        np.array_equal(getattr(a, x), getattr(b, x)) for x in ("long", "short", "migrated"))
+
+
 def _same(a: object, b: object) -> bool:
     """a == b, NaN equal to NaN (an unknown core-cycle figure)."""
     return nan_equal(a) == nan_equal(b)
 
+
+#: The two questions a file answers: one call timed alone (the LKML seed's,
+#: ``Results.results``) and calls back to back, per call (glibc's 13.7 ->
+#: 2.5 ns, ``Results.back_to_back``).
+ONE_CALL = "one_call"
+BACK_TO_BACK = "back_to_back"
+QUESTIONS = (ONE_CALL, BACK_TO_BACK)
+#: The headings that name them.
+QUESTION_WORDS = {ONE_CALL: "one call alone", BACK_TO_BACK: "calls back to back"}
 
 #: Catalog roles that are no way a process has on the kernel it runs: models
 #: of historical and proposed implementations (MethodInfo.role).
@@ -183,6 +202,7 @@ class Results(Mapping[str, BenchResult]):
     notes: tuple[str, ...] = ()
     cpu_verdicts: Mapping[str, CpuVerdict] = field(default_factory=dict)
     verified: bool = True
+    back_to_back: Mapping[str, DiffResult] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.clock, Clock):
@@ -212,6 +232,18 @@ class Results(Mapping[str, BenchResult]):
         object.__setattr__(self, "unavailable", MappingProxyType(unavailable))
         object.__setattr__(self, "machine", MappingProxyType(machine))  # type: ignore[arg-type]
         object.__setattr__(self, "cpu_verdicts", MappingProxyType(verdicts))
+        diffs: dict[str, DiffResult] = {}
+        for name, d in dict(self.back_to_back).items():
+            if not isinstance(d, DiffResult):
+                raise TypeError(f"back_to_back[{name!r}] must be a DiffResult, not {type(d).__name__}")
+            if name != d.method:
+                raise ValueError(f"back_to_back[{name!r}] holds method {d.method!r}: key it by its method")
+            if d.serialize != self.serialize or (d.tsc_hz, d.tsc_step_ticks) != (
+                    self.clock.tsc_hz, self.clock.tsc_step_ticks):
+                raise ValueError(f"back_to_back[{name!r}]: measured with another serialization mode or "
+                                 "clock than the Results'")
+            diffs[name] = d
+        object.__setattr__(self, "back_to_back", MappingProxyType(diffs))
 
     # -- the mapping ---------------------------------------------------------
     def __getitem__(self, method: str) -> BenchResult:
@@ -234,9 +266,10 @@ class Results(Mapping[str, BenchResult]):
                 "selftest", "notes", "cpu_verdicts")
         if any(getattr(self, m) != getattr(other, m) for m in meta):
             return False
-        if list(self.results) != list(other.results):
+        if list(self.results) != list(other.results) or list(self.back_to_back) != list(other.back_to_back):
             return False
-        return all(same_bench_result(self.results[k], other.results[k]) for k in self.results)
+        return all(same_bench_result(self.results[k], other.results[k]) for k in self.results) and all(
+            same_diff_result(self.back_to_back[k], other.back_to_back[k]) for k in self.back_to_back)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -244,7 +277,8 @@ class Results(Mapping[str, BenchResult]):
         # The read-only views cannot be pickled; rebuild from plain dicts.
         return (Results, (dict(self.results), dict(self.machine), self.clock, self.serialize,
                           self.date, self.label, self.fastcpu_version, dict(self.unavailable),
-                          self.selftest, self.notes, dict(self.cpu_verdicts), self.verified))
+                          self.selftest, self.notes, dict(self.cpu_verdicts), self.verified,
+                          dict(self.back_to_back)))
 
     # -- reading -------------------------------------------------------------
     @property
@@ -279,24 +313,75 @@ class Results(Mapping[str, BenchResult]):
                 out.append(r)
         return out
 
-    def cheapest_way(self) -> BenchResult | None:
-        """The answer to the seed's question here: of :meth:`ways`, the one of
-        the lowest ESTIMATE (the cost figure, ``BenchResult.estimate``);
-        ``None`` when none reported the CPU."""
-        # in ns: a file may mix counters (TSC ticks, PMU core cycles), never two units
-        return min(self.ways(), key=lambda r: r.estimate_ns, default=None)
+    @property
+    def clock_motion(self) -> ClockMotion | None:
+        """How the core clock moved over all the measurements (their ruler
+        points merged: levels seen, hops, disturbed points); None for a file
+        before 0.7.0 or without ruler points (a PMU counter)."""
+        return merge_motion(r.clock_motion for r in self.results.values())
 
-    def cheapest_way_words(self) -> str:
+    def ways_back_to_back(self) -> list[DiffResult]:
+        """:meth:`ways`, answering "calls back to back": each way's
+        :attr:`back_to_back` result (cost per call in a loop), where measured."""
+        return [self.back_to_back[r.method] for r in self.ways() if r.method in self.back_to_back]
+
+    def cheapest_way(self, question: str = ONE_CALL) -> BenchResult | DiffResult | None:
+        """The answer to one of the seeds' questions here: of :meth:`ways`
+        (``question`` ``'one_call'``: one call timed alone, the LKML seed's)
+        or :meth:`ways_back_to_back` (``'back_to_back'``: cost per call in a
+        loop, glibc's 13.7 -> 2.5 ns), the one of the lowest ESTIMATE (a cost
+        below what the harness resolves counts as 0: it is known only as a
+        bound); ``None`` when none reported the CPU (or none was measured
+        back to back)."""
+        # in ns: a file may mix counters (TSC ticks, PMU core cycles), never two units
+        return min(self._ways_of(question), key=_central_ns, default=None)
+
+    def _ways_of(self, question: str) -> list[Any]:
+        if question not in QUESTIONS:
+            raise ValueError(f"question must be one of {', '.join(QUESTIONS)}, not {question!r}")
+        return self.ways() if question == ONE_CALL else self.ways_back_to_back()
+
+    def cheapest_ties(self, question: str = ONE_CALL) -> list[Any]:
+        """The ways that tie with :meth:`cheapest_way` within resolution: each
+        whose interval (from 0 for a bound) reaches the top of the
+        cheapest's (its bound), the cheapest first; [] when none reported
+        the CPU."""
+        best = self.cheapest_way(question)
+        if best is None:
+            return []
+        top = _high_ns(best)
+        return [best] + sorted((r for r in self._ways_of(question) if r is not best and _low_ns(r) <= top),
+                               key=_central_ns)
+
+    def cheapest_way_words(self, question: str = ONE_CALL) -> str:
         """:meth:`cheapest_way` in words, as the CLI, the seed table and the
-        README say it: ``'rseq: 0.3 +- 0.1 core cycles (0.1 ns), ESTIMATE'``."""
-        w = self.cheapest_way()
-        if w is None:
+        README say it: ``'rseq: 0.3 +- 0.1 core cycles (0.1 ns), ESTIMATE'``,
+        with every way that ties with it within resolution."""
+        ties = self.cheapest_ties(question)
+        if not ties:
+            if question == BACK_TO_BACK and not self.back_to_back:
+                return "not measured back to back here (a file before 0.7.0, or measured with --unroll)"
             return "none measured here reported the CPU"
-        ns = f"{w.estimate_ns:.1f} +- {w.estimate_ci95_ns:.1f} ns"
-        if math.isnan(w.estimate_core_cycles):  # core cycles unknown there
-            return f"{w.method}: {ns}, ESTIMATE"
-        return (f"{w.method}: {w.estimate_core_cycles:.1f} +- {w.estimate_ci95_core_cycles:.1f} core cycles "
-                f"({w.estimate_ns:.1f} ns), ESTIMATE")
+        words = _way_words(ties[0])
+        if len(ties) > 1:
+            words += "; tied within resolution: " + ", ".join(
+                f"{r.method} {_way_words(r, named=False)}" for r in ties[1:])
+        return words
+
+    def answers_differ(self) -> str:
+        """One line where the two questions' cheapest ways differ ('' where
+        they agree, or where calls back to back were not measured)."""
+        one, loop = self.cheapest_way(ONE_CALL), self.cheapest_way(BACK_TO_BACK)
+        if one is None or loop is None:
+            return ""
+        tied = {r.method for r in self.cheapest_ties(ONE_CALL)} & {r.method for r in self.cheapest_ties(BACK_TO_BACK)}
+        if one.method == loop.method or tied:
+            return ""
+        return (f"the two questions differ here: {one.method} is the cheapest call alone, {loop.method} "
+                f"the cheapest in a loop (a call alone pays its latency, calls back to back overlap "
+                f"and pay their throughput)")
+
+
 
     def table(self) -> str:
         """The seed-style BEST/MEDIAN table (above the empty sequence, per copy)."""
@@ -377,12 +462,28 @@ class Results(Mapping[str, BenchResult]):
             f"{shown(self.name)}, measured {shown(self.date)} with fastcpu {shown(self.fastcpu_version)}, "
             f"{'/'.join(map(str, runs)) or 0} runs per method, serialize={shown(self.serialize)}",
             format_clock(self.clock),
+            *([self.clock_motion.describe(self.clock.tsc_hz)] if self.clock_motion is not None else []),
             *([] if self.verified else [f"note: {UNVERIFIED}"]),
             *(f"note: {shown(n)}" for n in self.notes),
             *(self.selftest.lines() if self.selftest is not None else []),
             "",
             self.table(),
+            *self._back_to_back_lines(),
         ])
+
+    def _back_to_back_lines(self) -> list[str]:
+        """The back-to-back table and both questions' answers, for a terminal."""
+        if not self.back_to_back:
+            return []
+        return ["", format_back_to_back(self.back_to_back.values()), "", *self.answer_lines()]
+
+    def answer_lines(self) -> list[str]:
+        """Each question's cheapest way that reports the CPU, named by its
+        question, and a line where the two differ: what the CLI and str() end with."""
+        lines = [f"cheapest way that reports the CPU here, {QUESTION_WORDS[q]} (by ESTIMATE): "
+                 f"{self.cheapest_way_words(q)}" for q in QUESTIONS if q == ONE_CALL or self.back_to_back]
+        differ = self.answers_differ()
+        return [printable(x) for x in lines + ([differ] if differ else [])]
 
     def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> None:
         """Write one portable, versioned file (JSON; gzip-compressed if `path` ends in ``.gz``).
@@ -429,6 +530,8 @@ class Results(Mapping[str, BenchResult]):
             **({"cpu_verdicts": {k: v.to_dict() for k, v in self.cpu_verdicts.items()}}
                if self.cpu_verdicts else {}),
             "results": [_entry(r) for r in self.results.values()],
+            **({"back_to_back": [_diff_entry(d) for d in self.back_to_back.values()]}
+               if self.back_to_back else {}),
         }
 
     @classmethod
@@ -455,6 +558,12 @@ class Results(Mapping[str, BenchResult]):
             if r.method in results:
                 raise rd.fail(f"method {r.method!r} appears twice")
             results[r.method] = r
+        diffs: dict[str, DiffResult] = {}
+        for i, entry in enumerate(rd.get(doc, "back_to_back", (list,), "") if "back_to_back" in doc else []):
+            d = _diff_from_entry(rd, entry, i, clock)
+            if d.method in diffs:
+                raise rd.fail(f"method {d.method!r} appears twice in back_to_back")
+            diffs[d.method] = d
         label = rd.get(doc, "label", (str, type(None)), "")
         stored = rd.get(doc, "unavailable", (dict,), "")
         unavailable = {canonical_name(name): rd.get(stored, name, (str,), "unavailable.") for name in stored}
@@ -472,6 +581,7 @@ class Results(Mapping[str, BenchResult]):
                 notes=_sentences(rd, doc, "notes", ""),
                 cpu_verdicts=_verdicts_from(rd, doc),
                 verified=verified,
+                back_to_back=diffs,
             )
         except (TypeError, ValueError) as exc:
             raise rd.fail(f"inconsistent contents: {exc}") from None
@@ -494,11 +604,12 @@ def _verdicts_from(rd: Reader, doc: dict[str, Any]) -> dict[str, CpuVerdict]:
 
 #: The fields of a document ("checksum" is the codec's: read_document() takes it).
 _FIELDS = ("format", "version", "fastcpu_version", "date", "label", "serialize", "clock", "notes",
-           "machine", "unavailable", "selftest", "cpu_verdicts", "results", "checksum")
+           "machine", "unavailable", "selftest", "cpu_verdicts", "results", "back_to_back", "checksum")
 #: The fields of a result's entry ("clock" is the old name of "counter").
 _ENTRY_FIELDS = ("method", "runs", "serialize", "unroll", "cpu", "counter", "clock", "best_ticks",
                  "median_ticks", "cycles_per_tick", "cycles_per_tick_ci95", "harness_bias_core_cycles",
-                 "harness_bias_ci95_core_cycles", "caveats", "raw", "empty", "migrated")
+                 "harness_bias_ci95_core_cycles", "harness_resolution_core_cycles", "caveats", "clock_motion",
+                 "raw", "empty", "migrated")
 _CLOCK_FIELDS = ("tsc_hz", "tsc_step_ticks", "cycles_per_tick", "tsc_read_spacing_ticks", "rulers",
                  "core_cycles_problem")
 _RULER_FIELDS = ("add_cycles_per_tick", "imul_cycles_per_tick", "tolerance", "immediate_adds_per_core_cycle")
@@ -546,10 +657,38 @@ def _entry(r: BenchResult) -> dict[str, Any]:
         "cycles_per_tick": _number_or_null(r.cycles_per_tick), "cycles_per_tick_ci95": r.cycles_per_tick_ci95,
         "harness_bias_core_cycles": r.harness_bias_core_cycles,
         "harness_bias_ci95_core_cycles": r.harness_bias_ci95_core_cycles,
+        **({"harness_resolution_core_cycles": r.harness_resolution_core_cycles}
+           if r.harness_resolution_core_cycles else {}),
         "raw": encode_ticks(r.raw), "empty": encode_ticks(r.empty),
         "migrated": encode_bools(r.migrated),
         **({"caveats": list(r.caveats)} if r.caveats else {}),
+        **({"clock_motion": r.clock_motion.to_dict()} if r.clock_motion is not None else {}),
     }
+
+
+def _central_ns(r: BenchResult) -> float:
+    """A way's cost for ranking, ns: its ESTIMATE, or 0 below resolution."""
+    return r.estimate_ns if r.resolved else 0.0
+
+
+def _low_ns(r: BenchResult) -> float:
+    return r.estimate_ns - r.estimate_ci95_ns if r.resolved else 0.0
+
+
+def _high_ns(r: BenchResult) -> float:
+    return r.estimate_ns + r.estimate_ci95_ns if r.resolved else r.upper_bound_ns
+
+
+def _way_words(r: BenchResult, named: bool = True) -> str:
+    """A way's cost in words: core cycles (ns), or ns alone where core cycles
+    are unknown; a bound where the cost is below what the harness resolves."""
+    head = f"{r.method}: " if named else ""
+    if math.isnan(r.estimate_core_cycles):  # core cycles unknown there
+        return f"{head}{r.cost_text('ns')} ns, ESTIMATE"
+    ns = f"{r.upper_bound_ns:.1f}" if not r.resolved else f"{r.estimate_ns:.1f}"
+    if not r.resolved:
+        return f"{head}{r.cost_text('core_cycles')} core cycles (< {ns} ns: below what the harness resolves)"
+    return f"{head}{r.cost_text('core_cycles')} core cycles ({ns} ns), ESTIMATE"
 
 
 def _number_or_null(x: float) -> float | None:
@@ -669,6 +808,9 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
         harness_bias_ci95_core_cycles=_optional(rd, entry, "harness_bias_ci95_core_cycles", 0,
                                                 HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
         caveats=_sentences(rd, entry, "caveats", where),
+        clock_motion=_clock_motion(rd, entry, where),
+        harness_resolution_core_cycles=_optional(rd, entry, "harness_resolution_core_cycles", 0,
+                                                 HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
     )
     if math.isnan(r.cycles_per_tick) and (r.harness_bias_core_cycles or r.harness_bias_ci95_core_cycles):
         raise rd.fail(f"{where}a harness correction in core cycles where core cycles are unknown")
@@ -679,6 +821,61 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
                 raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
                               f"({computed}): the file was altered or damaged")
     return r
+
+
+#: The fields of a back-to-back entry (a DiffResult).
+_DIFF_FIELDS = ("method", "runs", "serialize", "k", "cpu", "counter", "cycles_per_tick", "cycles_per_tick_ci95",
+                "caveats", "clock_motion", "long", "short", "migrated")
+
+
+def _diff_entry(d: DiffResult) -> dict[str, Any]:
+    """One back-to-back result's entry (counts load() would refuse are refused: ValueError)."""
+    for key, counts in (("long", d.long), ("short", d.short)):
+        if int(counts.max()) >= TICKS_MAX:
+            raise ValueError(f"{d.method}: back-to-back {key} holds a count of 2**53 or more: "
+                             "what no TSC delta can be; measure again")
+    return {
+        "method": d.method, "runs": d.runs, "serialize": d.serialize, "k": d.k, "cpu": d.cpu,
+        "counter": d.counter, "cycles_per_tick": _number_or_null(d.cycles_per_tick),
+        "cycles_per_tick_ci95": d.cycles_per_tick_ci95,
+        **({"caveats": list(d.caveats)} if d.caveats else {}),
+        **({"clock_motion": d.clock_motion.to_dict()} if d.clock_motion is not None else {}),
+        "long": encode_ticks(d.long), "short": encode_ticks(d.short), "migrated": encode_bools(d.migrated),
+    }
+
+
+def _diff_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> DiffResult:
+    """The DiffResult of one back-to-back entry, every field within its range."""
+    if not isinstance(entry, dict):
+        raise rd.fail(f"back_to_back[{i}] is {type(entry).__name__}, expected an object")
+    rd.known(entry, _DIFF_FIELDS, f"back_to_back[{i}].")
+    method = canonical_name(rd.get(entry, "method", (str,), f"back_to_back[{i}]."))
+    where = f"back_to_back[{i}] ({method}) "
+    runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
+    k = rd.bounded(entry, "k", 2, UNROLL_MAX // 2, where)
+    cpu = rd.get(entry, "cpu", (int, type(None)), where)
+    if cpu is not None:
+        cpu = rd.bounded(entry, "cpu", 0, CPU_NUMBER_MAX - 1, where)
+    return DiffResult.from_arrays(
+        method=method, serialize=rd.get(entry, "serialize", (str,), where), k=k, cpu=cpu,
+        long=_counts(rd, entry, "long", runs, where), short=_counts(rd, entry, "short", runs, where),
+        migrated=rd.array(entry, "migrated", runs, where), clock=clock, counter=_counter_of(rd, entry, where),
+        cycles_per_tick=_entry_cycles_per_tick(rd, entry, where, clock),
+        cycles_per_tick_ci95=_optional(rd, entry, "cycles_per_tick_ci95", 0, CYCLES_PER_TICK_RANGE[1],
+                                       where, "core cycles per TSC tick"),
+        caveats=_sentences(rd, entry, "caveats", where),
+        clock_motion=_clock_motion(rd, entry, where),
+    )
+
+
+def _clock_motion(rd: Reader, entry: dict[str, Any], where: str) -> ClockMotion | None:
+    """How the core clock moved during the runs (fastcpu >= 0.7.0; None before)."""
+    if "clock_motion" not in entry:
+        return None
+    try:
+        return ClockMotion.from_dict(entry["clock_motion"], f"{where}clock_motion")
+    except (TypeError, ValueError) as exc:
+        raise rd.fail(str(exc)) from None
 
 
 def _counts(rd: Reader, entry: dict[str, Any], key: str, runs: int, where: str) -> np.ndarray:

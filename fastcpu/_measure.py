@@ -18,7 +18,7 @@ from ._args import (
     check_method_names,
     check_serialize,
 )
-from ._bench import bench
+from ._bench import bench, bench_diff
 from ._clock import clock
 from ._machine import machine_info
 from ._methods import MethodInfo, methods_named
@@ -29,7 +29,11 @@ from ._machine_results import CpuVerdict, Results, infer_cpu_verdict
 from ._selftest import selftest as run_selftest
 from ._version import __version__
 
-__all__ = ["measure", "Progress", "chosen_methods", "utc_now"]
+__all__ = ["measure", "Progress", "chosen_methods", "utc_now", "BACK_TO_BACK_K"]
+
+#: Copies a run of the short side when measure() answers "calls back to
+#: back" (the long side has twice as many): bench_diff()'s default.
+BACK_TO_BACK_K = 16
 
 #: ``progress(done, total, method)``: called before each method is measured
 #: (``done`` methods finished out of ``total``) and once at the end with
@@ -62,6 +66,7 @@ def measure(
     label: str | None = None,
     selftest: bool = True,
     counter: str = "tsc",
+    back_to_back: bool = True,
 ) -> Results:
     """Time every available method (or those named) and record the machine.
 
@@ -88,6 +93,16 @@ def measure(
             the estimates and its report into ``Results.selftest`` (single
             copies on the TSC only: the self-test's corrections are for those).
         counter: ``'tsc'`` (the default) or ``'pmu'`` (see ``bench``).
+        back_to_back: also answer the second question, calls back to back
+            (``Results.back_to_back``): each method by :func:`fastcpu.bench_diff`
+            (runs of 2 x BACK_TO_BACK_K copies against BACK_TO_BACK_K, the
+            difference per copy), with single copies (``unroll=1``) only:
+            an unrolled run already times calls back to back.
+
+    Both questions are the seeds': one call timed alone (the LKML post's
+    table, ``Results.results``) and the cost per call in a loop (glibc's
+    13.7 -> 2.5 ns, ``Results.back_to_back``); each has its cheapest way
+    (``Results.cheapest_way(question)``).
 
     Raises:
         TypeError, ValueError: a bad argument (checked before measuring).
@@ -108,6 +123,8 @@ def measure(
     check_label(label)  # before measuring: Results() would refuse it after
     if not isinstance(selftest, bool):
         raise TypeError(f"selftest must be a bool, not {type(selftest).__name__}")
+    if not isinstance(back_to_back, bool):
+        raise TypeError(f"back_to_back must be a bool, not {type(back_to_back).__name__}")
     chosen = chosen_methods(methods)
     todo = [m for m in chosen if m.available]
     if not todo:
@@ -120,12 +137,16 @@ def measure(
     machine = machine_info()
     report = run_selftest(serialize=serialize, cpu=cpu) if selftest and unroll == 1 and counter == "tsc" else None
     results = {}
+    diffs = {}
     failed: dict[str, str] = {}
     for done, m in enumerate(todo):
         if progress is not None:
             progress(done, len(todo), m.name)
         try:
             results[m.name] = bench(m.name, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter)
+            if back_to_back and unroll == 1:
+                diffs[m.name] = bench_diff(m.name, runs, k=BACK_TO_BACK_K, serialize=serialize, cpu=cpu,
+                                           counter=counter)
         except _core.Unsupported as exc:  # it could not run after all: a reason, not the end
             failed[m.name] = _reason(m.name, exc)
         except _core.Error as exc:
@@ -151,6 +172,7 @@ def measure(
         unavailable=unavailable,
         selftest=report,
         cpu_verdicts=cpu_verdicts(list(results), machine),
+        back_to_back={name: d for name, d in diffs.items() if name in results},
     )
 
 

@@ -4,9 +4,9 @@
 DiffResult (:func:`timed_diff`, :func:`fastcpu.bench_diff`), each built by
 its class's ``from_arrays``.
 
-On the TSC, register-register add chains just before and just after the
-runs (``_bracket.py``) give the core cycles per tick at the moment of
-measurement, which the result converts with; while the clock's two rulers
+On the TSC, ruler points between stretches of the runs (``_conversion``)
+give the core cycles per tick stretch by stretch, which the result
+converts with, and how the clock moved (``ClockMotion``); while the clock's two rulers
 disagree, core cycles are NaN and the result says why (its caveats).
 Arguments are not checked here: bench() checks them, the self-test passes
 its own.
@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from . import _bracket
-from ._harness import NO_BRACKETS, Method, measure, run_pinned
+from . import _conversion
+from ._harness import Method, measure, run_pinned
 from ._bench_result import BenchResult, DiffResult
 
 __all__ = ["timed", "timed_diff"]
@@ -26,61 +26,69 @@ __all__ = ["timed", "timed_diff"]
 
 def _measured(method: Method, runs: int, serialize: str, copies: int, diff: bool, cpu: int | None,
               counter: str) -> tuple:
-    """(name, (a, b, migrated, best, median, core cycles per tick or None,
-    its 95% half-width), the clock, the counter that counted, caveats):
-    the runs between brackets on the TSC, none for a PMU counter (it
-    counts core cycles itself); another process's runs come back without
-    (``_harness.measure``)."""
+    """(name, the ``_core.Measured`` record, core cycles per tick or None,
+    its 95% half-width, the clock's motion or None, the clock, the counter
+    that counted, caveats): on the TSC the runs with ruler points between
+    their stretches, converted stretch by stretch; none for a PMU counter
+    (it counts core cycles itself); another process's runs come back without
+    (``_harness.measure``), converted with the clock's first-use figure."""
 
     def run(target: str | int) -> tuple:
         return measure(target, runs, serialize, copies, diff, counter,
-                       _bracket.brackets() if counter == "tsc" else NO_BRACKETS)
+                       _conversion.rulers() if counter == "tsc" else None)
 
-    name, (a, b, migrated, best, median, cpt, cpt_ci95), clk, counted = run_pinned(method, cpu, counter, run)
+    name, got, clk, counted = run_pinned(method, cpu, counter, run)
     caveats = clk.caveats(counted)
+    conversion, cpt, cpt_ci95, motion = got.conversion, None, 0.0, None
+    if conversion is not None:
+        motion = _conversion.motion_of(conversion, got.points, clk.tsc_hz)
+        cpt, cpt_ci95 = conversion["cycles_per_tick"], conversion["ci95"]
+        if not math.isfinite(cpt):  # no undisturbed point: the clock's figure, its interval unknown
+            cpt, cpt_ci95 = None, 0.0
     if caveats:  # core cycles unknown: ticks and ns stand
         cpt, cpt_ci95 = math.nan, 0.0
-    elif math.isnan(cpt):  # no brackets: the clock's figure
-        cpt, cpt_ci95 = None, 0.0
-    return name, (a, b, migrated, best, median, cpt, cpt_ci95), clk, counted, caveats
+    return name, got, cpt, cpt_ci95, motion, clk, counted, caveats
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
           counter: str,
-          correction: Callable[[float | None], tuple[float, float, str]] | None = None) -> BenchResult:
+          correction: Callable[[float | None], tuple[float, float, float, str]] | None = None) -> BenchResult:
     """`runs` runs of `method` (a name or a user function) against the empty
     sequence, converted with the core cycles per tick measured around them
     (TSC; a PMU counter counts core cycles itself). `correction`, given that
     figure, returns the harness bias and its 95% half-width (core cycles)
-    to apply, and why none is applied ('' when it is); without it the result
+    to apply, the smallest cost the harness resolves (core cycles), and why
+    no correction is applied ('' when it is); without it the result
     is uncorrected. While the clock's rulers disagree, core cycles are NaN,
     no correction is applied and the result says why (its caveats)."""
-    name, (raw, empty, migrated, best, median, cpt, cpt_ci95), clk, counted, caveats = _measured(
+    name, got, cpt, cpt_ci95, motion, clk, counted, caveats = _measured(
         method, runs, serialize, unroll, False, cpu, counter)
-    bias, bias_ci = 0.0, 0.0
+    bias, bias_ci, resolution = 0.0, 0.0, 0.0
     if caveats:
         if correction is not None:
             caveats = (caveats[0] + "; no harness correction applied",)
     elif correction is not None:
-        bias, bias_ci, why_not = correction(cpt)
+        bias, bias_ci, resolution, why_not = correction(cpt)
         caveats = (why_not,) if why_not else ()
     return BenchResult.from_arrays(
         method=name,
         serialize=serialize,
         unroll=unroll,
         cpu=cpu,
-        raw=raw,
-        empty=empty,
-        migrated=migrated,
+        raw=got.a,
+        empty=got.b,
+        migrated=got.migrated,
         clock=clk,
         counter=counted,
-        best=best,  # the C core's, computed without copying the arrays
-        median=median,
+        best=got.best,  # the C core's, computed without copying the arrays
+        median=got.median,
         cycles_per_tick=cpt,
         cycles_per_tick_ci95=cpt_ci95,
         harness_bias_core_cycles=bias,
         harness_bias_ci95_core_cycles=bias_ci,
+        harness_resolution_core_cycles=resolution,
         caveats=caveats,
+        clock_motion=motion,
     )
 
 
@@ -88,9 +96,9 @@ def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | 
                counter: str) -> DiffResult:
     """`runs` interleaved pairs of runs of `method` at 2k and k copies,
     converted as :func:`timed` converts."""
-    name, (long, short, migrated, _, _, cpt, cpt_ci95), clk, counted, caveats = _measured(
+    name, got, cpt, cpt_ci95, motion, clk, counted, caveats = _measured(
         method, runs, serialize, k, True, cpu, counter)
     return DiffResult.from_arrays(
-        method=name, serialize=serialize, k=k, cpu=cpu, long=long, short=short, migrated=migrated,
+        method=name, serialize=serialize, k=k, cpu=cpu, long=got.a, short=got.b, migrated=got.migrated,
         clock=clk, counter=counted, cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci95,
-        caveats=caveats)
+        caveats=caveats, clock_motion=motion)

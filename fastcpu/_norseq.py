@@ -131,7 +131,7 @@ def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
 
 def run(name: str, args: tuple, counter: str) -> tuple:
     """``_core.measure`` of the row `name`'s sequence with `args` (runs,
-    serialize, copies, diff, counter) and no brackets, in its child (without
+    serialize, copies, diff, counter) and no ruler points, in its child (without
     rseq), which runs on the calling thread's CPUs (bench() pins the caller
     first), with its own PMU counter opened when `counter` is ``'pmu'``: what
     measure() returned (TSC ticks or core cycles, as in-process). No time
@@ -149,7 +149,9 @@ def _serve(request: dict[str, Any]) -> Any:
         return _core.read_cpu(request["code_of"])
     if request["counter"] == "pmu":
         _core.pmu_open()
-    return _core.measure(request["code_of"], *request["args"], 0, 0, 0.0, 0.0, 0.0)  # no brackets there
+    runs, serialize, copies, diff, counter = request["args"]
+    return _core.measure(request["code_of"], runs=runs, serialize=serialize, copies=copies, diff=diff,
+                         counter=counter, rulers=None)  # no ruler points there
 
 
 def _child() -> None:

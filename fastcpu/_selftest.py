@@ -23,7 +23,10 @@ here, on the host at hand:
    checked against the goals: the median error over the rounds within +-1.5 core cycles (1%
    from 100 core cycles on; for the user path +-2 core cycles, 2% from 100)
    and the printed 95% interval (random, conversion and correction)
-   covering the truth in at least 90% of the measurements.
+   covering the truth in at least 90% of the measurements; and the two
+   rulers within 0.5% of each other. A failure says which failed: the
+   conversion (the rulers disagree, or a chain's error lies within what the
+   conversion's uncertainty explains) or the harness.
 
 Every figure here is in core cycles per copy unless its name says ticks.
 """
@@ -48,6 +51,7 @@ from ._selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goa
 __all__ = [
     "selftest",
     "harness_bias",
+    "residual_bias",
     "fresh_correction",
     "failed_verdict",
 ]
@@ -74,40 +78,47 @@ def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
 
 def _measure(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float]:
     """(estimate, random 95% half-width) in TSC ticks, uncorrected, and the
-    core cycles per TSC tick measured around the runs."""
+    core cycles per TSC tick of the runs, converted inside the measurement."""
     r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
     return r.estimate, r.estimate_ci95, r.cycles_per_tick
 
 
-def intercept(points: list[tuple[float, float, float]]) -> tuple[float, float]:
-    """(intercept, its standard error) of the least-squares line through
-    (truth core cycles, estimate ticks, random 95% half-width ticks): the
-    estimate of a body of zero cost, in ticks. Fitting the line, rather than
-    subtracting truth / cycles-per-tick, keeps an error of the conversion
-    (the core clock wobbles by a few percent on a guest) in the slope,
-    out of the bias."""
-    x = np.array([p[0] for p in points], dtype=np.float64)
-    y = np.array([p[1] for p in points], dtype=np.float64)
-    var = np.array([(p[2] / 1.96) ** 2 for p in points], dtype=np.float64)
-    if np.ptp(x) == 0:  # one length: the line has no slope to fit
-        return float(y.mean()), float(math.sqrt(var.sum()) / len(y))
-    design = np.column_stack([np.ones_like(x), x])
-    weights = np.linalg.pinv(design)[0]  # intercept = weights @ y
-    return float(weights @ y), float(math.sqrt(float((weights**2) @ var)))
+def residual_bias(points: list[tuple[float, float, float, float]]) -> tuple[float, float]:
+    """(bias, its standard error) in TSC ticks from (truth core cycles,
+    estimate ticks, random 95% half-width ticks, core cycles per tick of that
+    measurement) of chains of one instruction: the weighted mean of each
+    chain's residual, estimate - truth / cycles per tick. Each chain is
+    converted with the clock of its own measurement, so a clock that moved
+    between two chains (a GenuineIntel family 6 model 167 guest hops among
+    five levels every 20-200 ms) costs nothing: one line fitted through
+    (truth, ticks) read such moves as a slope and threw its intercept, the
+    bias, off by up to 1.5 core cycles there."""
+    r = np.array([est - truth / cpt for truth, est, _, cpt in points], dtype=np.float64)
+    var = np.array([max((ci / 1.96) ** 2, 1e-6) if math.isfinite(ci) else 1.0 for _, _, ci, _ in points],
+                   dtype=np.float64)
+    w = 1.0 / var
+    return float((w * r).sum() / w.sum()), float(math.sqrt(1.0 / w.sum()))
 
 
-def correction(op_bias: Mapping[str, tuple[float, float]]) -> tuple[float, float]:
-    """(bias, 95% half-width), core cycles, from each op's (bias, standard
-    error) in core cycles.
+def correction(op_bias: Mapping[str, tuple[float, float]],
+               chain_bias: Mapping[str, float] | None = None) -> tuple[float, float]:
+    """(bias, 95% half-width) from each op's (bias, standard error) and,
+    optionally, each chain's own bias (one unit throughout).
 
     The bias is the midpoint of the per-op biases; the half-width is half
-    their spread (where in it a body falls depends on its make-up, which the
-    harness cannot know) plus 1.96 standard errors of the midpoint.
+    the spread of the per-op biases or of the chains' own, whichever is
+    wider (where in it a body falls depends on its make-up, which the
+    harness cannot know: on a GenuineIntel family 6 model 167 guest a short
+    add chain hid 1.4 core cycles and a long one none), plus 1.96 standard
+    errors of the midpoint.
     """
     values = [b for b, _ in op_bias.values()]
     lo, hi = min(values), max(values)
+    spread = (hi - lo) / 2
+    if chain_bias:
+        spread = max(spread, (max(chain_bias.values()) - min(chain_bias.values())) / 2)
     se = math.sqrt(sum(e**2 for _, e in op_bias.values())) / len(op_bias)
-    return (lo + hi) / 2, (hi - lo) / 2 + 1.96 * se
+    return (lo + hi) / 2, spread + 1.96 * se
 
 
 @dataclass(frozen=True)
@@ -130,6 +141,9 @@ class Correction:
         cycles_per_tick: the core clock during the bias measurement (median over
             its measurements), core cycles per TSC tick.
         measured_at: ``time.monotonic()`` when it was measured, seconds.
+        zero_ticks: the empty sequence timed through the path as a body,
+            against the empty baseline (the harness's zero), TSC ticks: the
+            median over the passes; zero_ci95_ticks its 95% half-width.
     """
 
     bias_ticks: float
@@ -137,6 +151,16 @@ class Correction:
     op_bias_ticks: Mapping[str, float]
     cycles_per_tick: float
     measured_at: float
+    zero_ticks: float = 0.0
+    zero_ci95_ticks: float = 0.0
+
+    @property
+    def resolution_ticks(self) -> float:
+        """The smallest cost the path resolves, TSC ticks: what the harness
+        hides of a body (the bias where negative, with its interval) and how
+        far its zero strays (with its interval); as
+        ``PathCheck.resolution_core_cycles``."""
+        return max(0.0, -self.bias_ticks) + self.ci95_ticks + abs(self.zero_ticks) + self.zero_ci95_ticks
 
     def holds_at(self, now: float) -> bool:
         """Whether this correction still applies at `now` (``time.monotonic()``)."""
@@ -162,26 +186,43 @@ def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, floa
 
 def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int | None) -> Correction:
     """Time each chain of `path` `repeats` times and derive the correction:
-    per pass and instruction a line through (truth core cycles, estimate
-    ticks) gives the bias in ticks (its intercept); per instruction the median over the passes; the
+    per pass and instruction the weighted mean of the chains' residuals in
+    ticks, each converted with its own measurement's clock
+    (:func:`residual_bias`); per instruction the median over the passes; the
     correction is the midpoint of the instructions' biases."""
     passes: dict[str, list[float]] = {}
     fit_se: dict[str, list[float]] = {}
-    cpts = []
+    per_chain: dict[str, list[float]] = {}
+    cpts, zeros, zero_cis = [], [], []
     for _ in range(repeats):
-        points: dict[str, list[tuple[float, float, float]]] = {}
-        for _name, op, truth, target in _chains(path):
+        zero, zero_ci = _zero_ticks(path, serialize, runs, cpu)
+        zeros.append(zero)
+        zero_cis.append(zero_ci)
+        points: dict[str, list[tuple[float, float, float, float]]] = {}
+        for name, op, truth, target in _chains(path):
             est, ci, cpt = _measure(target, runs, serialize, cpu)
-            points.setdefault(op, []).append((truth, est, ci))
+            points.setdefault(op, []).append((truth, est, ci, cpt))
+            per_chain.setdefault(name, []).append(est - truth / cpt)
             cpts.append(cpt)
         for op, pts in points.items():
-            b, se = intercept(pts)
+            b, se = residual_bias(pts)
             passes.setdefault(op, []).append(b)
             fit_se.setdefault(op, []).append(se)
     op_bias = {op: _median_and_se(values, statistics.median(fit_se[op])) for op, values in passes.items()}
-    bias, ci = correction(op_bias)
+    bias, ci = correction(op_bias, {name: statistics.median(v) for name, v in per_chain.items()})
+    zero, zero_se = _median_and_se(zeros, statistics.median(zero_cis) / 1.96)
     return Correction(bias, ci, {op: b for op, (b, _) in op_bias.items()}, statistics.median(cpts),
-                      time.monotonic())
+                      time.monotonic(), zero, 1.96 * zero_se)
+
+
+def _zero_ticks(path: str, serialize: str, runs: int, cpu: int | None) -> tuple[float, float]:
+    """(zero, random 95% half-width) in TSC ticks: the empty sequence timed
+    as `path` times a body (the empty row inline; a user function of no cost
+    through the user path) against the empty baseline, uncorrected."""
+    target: str | int = "empty" if path == "inline" else _core.user_empty()
+    r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
+    ci = r.estimate_random_ci95
+    return r.estimate, ci if math.isfinite(ci) else 0.0
 
 
 _lock = ForkSafeLock()
@@ -194,19 +235,24 @@ _failed: dict[tuple[str, str], str] = {}
 
 def harness_bias(
     path: str, serialize: str, cpu: int | None = None, cycles_per_tick: float = math.nan
-) -> tuple[float, float, str]:
-    """(bias, 95% half-width) in core cycles per copy of the single-copy
-    harness for `path` (``'inline'`` or ``'user'``) in `serialize` mode,
-    converted at `cycles_per_tick` (core cycles per TSC tick around the
-    measurement it corrects; NaN: the bias measurement's), and why none applies
-    ('' when it does). It comes from the last :func:`selftest` or
-    bias measurement of this process while that is at most
-    ``CORRECTION_MAX_AGE_S`` old, or is measured now (five bias
-    passes: about 30 ms on ``'lfence'``). After a :func:`selftest` that
-    failed this path and mode, none applies: (0, 0, the reason)."""
+) -> tuple[float, float, float, str]:
+    """(bias, its 95% half-width, the smallest cost resolved) in core cycles
+    per copy of the single-copy harness for `path` (``'inline'`` or
+    ``'user'``) in `serialize` mode, converted at `cycles_per_tick` (core
+    cycles per TSC tick of the measurement it corrects; NaN: the bias
+    measurement's), and why no correction applies ('' when it does). It
+    comes from the last :func:`selftest` or bias measurement of this process
+    while that is at most ``CORRECTION_MAX_AGE_S`` old, or is measured now
+    (five bias passes: about 30 ms on ``'lfence'``). After a
+    :func:`selftest` that failed this path and mode, no correction applies:
+    (0, 0, its resolution, the reason); the resolution still says what the
+    harness cannot see."""
     why_not = failed_verdict(path, serialize)
     if why_not:
-        return 0.0, 0.0, why_not
+        known = _corrections.get((path, serialize))
+        res = known.resolution_ticks * (cycles_per_tick if math.isfinite(cycles_per_tick)
+                                        else known.cycles_per_tick) if known is not None else 0.0
+        return 0.0, 0.0, res, why_not
     known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
     if known is None:
         with _lock:
@@ -214,7 +260,9 @@ def harness_bias(
             if known is None:
                 known = _corrections[(path, serialize)] = _measure_bias(
                     path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
-    return (*known.core_cycles(cycles_per_tick), "")
+    bias, ci = known.core_cycles(cycles_per_tick)
+    cpt = cycles_per_tick if math.isfinite(cycles_per_tick) and cycles_per_tick > 0 else known.cycles_per_tick
+    return bias, ci, known.resolution_ticks * cpt, ""
 
 
 def fresh_correction(path: str, serialize: str) -> Correction | None:
@@ -311,10 +359,11 @@ def selftest(
                 _corrections[(path, mode)] = known
             bias, bias_ci = known.core_cycles()
             op_bias = {op: b * known.cycles_per_tick for op, b in known.op_bias_ticks.items()}
-            rows = []
+            zero, zero_ci = known.zero_ticks * known.cycles_per_tick, known.zero_ci95_ticks * known.cycles_per_tick
+            rows, apart, hops = [], [], 0
             for name, _op, truth, target in _chains(path):
                 step(f"{mode} {path} {name}")
-                errors, covered = [], 0
+                errors, conversion, covered = [], [], 0
                 for _ in range(rounds):
                     # what bench() prints: corrected as it corrects (the
                     # correction above or, past its age, measured again, at
@@ -325,10 +374,16 @@ def selftest(
                                   p, m, cpu, math.nan if cpt is None else cpt))
                     err = r.estimate_core_cycles - truth
                     errors.append(err)
+                    conversion.append(truth * r.cycles_per_tick_ci95 / r.cycles_per_tick)
                     covered += abs(err) <= r.estimate_ci95_core_cycles
+                    if r.clock_motion is not None:
+                        apart.append(r.clock_motion.rulers_disagree_percent)
+                        hops += r.clock_motion.hops
                 mid = statistics.median(errors)
-                rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered))
-            check = PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows))
+                rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered,
+                                       statistics.median(conversion)))
+            check = PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows), zero, zero_ci,
+                              statistics.median(apart) if apart else 0.0, hops)
             checks.append(check)
             with _lock:
                 if check.passed:
@@ -336,6 +391,6 @@ def selftest(
                 else:
                     _failed[(path, mode)] = (
                         f"no harness correction applied: the self-test failed the {path} path's goals "
-                        f"with serialize={mode!r} ({check.line().split('; ', 1)[-1]})")
+                        f"with serialize={mode!r} ({'; '.join(check.failures())})")
     step(None)
     return SelfTest(tuple(checks), runs, rounds, time.monotonic() - t0, judged=judged)

@@ -10,11 +10,11 @@ import math
 from collections.abc import Iterable
 
 from ._clock import Clock
-from ._bench_result import BenchResult
+from ._bench_result import BenchResult, DiffResult
 from ._display import printable
 from ._statistics import Statistic, shown_in
 
-__all__ = ["format_clock", "format_table", "format_warnings"]
+__all__ = ["format_clock", "format_table", "format_back_to_back", "format_warnings"]
 
 
 def format_clock(clk: Clock) -> str:
@@ -47,6 +47,9 @@ def _head(s: Statistic) -> tuple[str, list[tuple[str, int]]]:
 
 
 def _cells(s: Statistic, r: BenchResult) -> list[str]:
+    if s.name == "estimate" and not r.resolved:  # below resolution: a bound, never a cost
+        return [f"{'< ' + format(r.upper_bound, '.2f'):>8}", f"{'':6}",
+                f"{'< ' + format(r.upper_bound_core_cycles, '.2f'):>8}"]
     if s.has_interval:
         return [f"{s.value(r):8.2f}", f"{s.half_width(r):6.2f}", f"{s.value(r, 'core_cycles'):8.2f}"]
     return [f"{s.value(r):9.1f}", f"{s.value(r, 'ns'):8.2f}", f"{s.value(r, 'core_cycles'):8.1f}"]
@@ -59,7 +62,8 @@ def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str
     half-width and core cycles), the estimator and the migrated runs; then
     (name, reason) of what could not run. A ``*`` after the last of the seed's
     figures marks a result whose best or median sits within a few clock steps
-    (resolution limited)."""
+    (resolution limited). An ESTIMATE below what the harness resolves
+    (``BenchResult.resolved``) shows as ``< X``, its bound."""
     results = list(results)
     names = [printable(r.method) for r in results]
     missing = [(printable(name), printable(reason)) for name, reason in unavailable]
@@ -87,6 +91,28 @@ def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str
         lines.append("")
         lines.append("not available here:")
         lines.extend(f"  {name:{w}} {reason}" for name, reason in missing)
+    return "\n".join(lines)
+
+
+def format_back_to_back(results: Iterable[DiffResult]) -> str:
+    """The second question's table: per way, the cost per call with calls
+    back to back (``bench_diff``: runs of 2k copies against k, the
+    difference over k), ESTIMATE in TSC ticks with its 95% half-width, ns
+    and core cycles; ``< X`` where it does not stand out from zero."""
+    results = list(results)
+    names = [printable(r.method) for r in results]
+    w = max([14] + [len(n) for n in names])
+    lines = [f"calls back to back (bench_diff: {'/'.join(sorted({str(2 * r.k) for r in results}))} against "
+             f"{'/'.join(sorted({str(r.k) for r in results}))} copies a run; cost per call)",
+             f"{'METHOD':{w}} {'ticks':>9} {'+-95%':>6} {'ns':>8} {'cycles':>9} {'estimator':11} migrated"]
+    for r, name in zip(results, names):
+        if r.resolved:
+            cells = (f"{r.estimate:9.2f} {r.estimate_ci95:6.2f} {r.estimate_ns:8.2f} "
+                     f"{r.estimate_core_cycles:9.2f}")
+        else:
+            cells = (f"{'< ' + format(r.upper_bound, '.2f'):>9} {'':6} {'< ' + format(r.upper_bound_ns, '.2f'):>8} "
+                     f"{'< ' + format(r.upper_bound_core_cycles, '.2f'):>9}")
+        lines.append(f"{name:{w}} {cells} {r.estimator:11} {r.migrations:8d}")
     return "\n".join(lines)
 
 

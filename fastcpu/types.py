@@ -1,13 +1,14 @@
 """The record types fastcpu's functions return, for annotations and
 ``isinstance``: what ``fastcpu.check()``, ``read()``, ``method_code()``,
 ``compare()``, ``compare_ab()``, ``seed_table()``, ``selftest()`` and a
-result's ``stability`` give back, and the parts of a ``Clock``.
+result's ``stability`` give back, the parts of a ``Clock``, and how the core
+clock moved during a measurement (``ClockMotion``).
 
 The types users construct or meet first (``BenchResult``, ``DiffResult``,
 ``Results``, ``Clock``, ``MethodInfo``) stay at the top, ``fastcpu.X``. Most
 of these were there too before 0.6.0 and still answer there, deprecated
 (``ChainInfo`` as its old name ``CalibrationInfo``); ``ChainCheck`` and
-``CpuVerdict`` are new here.
+``CpuVerdict`` are new here, ``ClockMotion`` since 0.7.0.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ._ab import ABComparison, ABRow
 from ._chains import ChainInfo
 from ._check import Agreement, AgreementTable, Reference
 from ._clock import CounterUnits, Rulers
+from ._clock_motion import ClockMotion
 from ._compare import ComparisonTable
 from ._machine_results import CpuVerdict
 from ._read import CpuReading
@@ -31,6 +33,7 @@ __all__ = [
     "AgreementTable",
     "ChainCheck",
     "ChainInfo",
+    "ClockMotion",
     "CodeBlock",
     "ComparisonTable",
     "CounterUnits",

@@ -24,7 +24,7 @@ PACKAGE = Path(fastcpu.__file__).resolve().parent
 #: under everything. A new module takes its place here.
 LAYERS: list[tuple[str, list[str]]] = [
     ("arguments and constants", ["_version", "_args", "_locks"]),
-    ("core wrapper", ["_affinity", "_machine", "_chains", "_norseq", "_methods", "_clock", "_bracket", "_harness", "_read",
+    ("core wrapper", ["_affinity", "_machine", "_chains", "_norseq", "_methods", "_clock", "_clock_motion", "_conversion", "_harness", "_read",
                       "_getcpu", "_elf", "_show", "_check"]),
     ("file codec", ["_atomicfile", "_json_document"]),
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",

@@ -74,13 +74,13 @@ def test_core_checks_its_own_arguments():
     from fastcpu import _core
 
     with pytest.raises(ValueError):
-        _core.measure("gdt", 0, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
+        _core.measure("gdt", runs=0, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
     with pytest.raises(ValueError):
-        _core.measure("gdt", 10, "nope", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
+        _core.measure("gdt", runs=10, serialize="nope", copies=1, diff=False, counter="tsc", rulers=None)
     with pytest.raises(ValueError):
-        _core.measure("nope", 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
+        _core.measure("nope", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
     with pytest.raises(ValueError):
-        _core.measure("gdt", 10, "lfence", 0, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
+        _core.measure("gdt", runs=10, serialize="lfence", copies=0, diff=False, counter="tsc", rulers=None)
 
 
 @pytest.mark.skipif(not UNAVAILABLE, reason="every method is available on this machine")
@@ -190,12 +190,15 @@ def test_core_messages_show_the_number_they_refuse():
     from fastcpu import _core
 
     cases = [
-        (lambda: _core.measure("gdt", 10, "lfence", 1, False, "tsc", 4, 2, -1.5, 0.02, 0.008), "not -1.5"),
-        (lambda: _core.measure("gdt", 10, "lfence", 1, False, "tsc", 4, 2, 10.0, 1.25, 0.008), "not 1.25"),
-        (lambda: _core.measure("gdt", 10, "lfence", 1, False, "tsc", 4, 2, 10.0, 0.02, -0.5), "not -0.5"),
-        (lambda: _core.bracket_figure([1.3], [1.3], [], 2.5, 0.01), "not 2.5"),
-        (lambda: _core.bracket_figure([1.3], [1.3], [], 0.01, 1.5), "not 1.5"),
-        (lambda: _core.bracket_tolerance(26.0, -1.0, 4), "not -1"),
+        (lambda: _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
+                               rulers=(2, 1, -1.5, 80.0, 1000, 0.02, 0.008)), "not -1.5"),
+        (lambda: _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
+                               rulers=(2, 1, 80.0, 80.0, 1000, 1.25, 0.008)), "not 1.25"),
+        (lambda: _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
+                               rulers=(2, 1, 80.0, 80.0, 1000, 0.02, -0.5)), "not -0.5"),
+        (lambda: _core.convert([[0, 0, 1.3, 1.3]], 2.5, 0.01), "not 2.5"),
+        (lambda: _core.convert([[0, 0, 1.3, 1.3]], 0.01, 1.5), "not 1.5"),
+        (lambda: _core.ruler_resolution(26.0, -1.0, 4, 1), "not -1"),
     ]
     for call, shown in cases:
         with pytest.raises(ValueError) as raised:

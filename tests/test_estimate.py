@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastcpu
-from fastcpu import _bracket, _core, _estimate, _harness
+from fastcpu import _conversion, _core, _estimate, _harness
 
 STEP = 26
 
@@ -292,11 +292,17 @@ def test_every_result_carries_the_estimate(available_method):
     # the recommended statistic, less the self-test's harness bias; its
     # interval, plus the bias's (systematic) half-width
     assert r.estimator == expected.estimator
-    assert r.estimate == pytest.approx(expected.ticks - r.harness_bias_core_cycles / r.cycles_per_tick)
+    # where the cost stands out from the empty sequence; below that it is a bound, uncorrected
+    assert r.resolved == (expected.ticks - expected.ci95_ticks > 0)
+    applied = r.resolved
+    assert r.estimate == pytest.approx(expected.ticks - applied * r.harness_bias_core_cycles / r.cycles_per_tick)
     assert r.estimate_random_ci95 == expected.ci95_ticks
     assert r.estimate_ci95 == pytest.approx(
-        expected.ci95_ticks + r.harness_bias_ci95_core_cycles / r.cycles_per_tick
+        expected.ci95_ticks + applied * r.harness_bias_ci95_core_cycles / r.cycles_per_tick
     )
+    if not r.resolved:
+        assert r.upper_bound >= max(expected.ticks + expected.ci95_ticks, 0.0)
+        assert r.cost_text().startswith("< ") and r.upper_bound_core_cycles > 0
     assert r.harness_bias_ci95_core_cycles >= 0
 
 
@@ -341,7 +347,7 @@ def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
 
     def measure(*args):
         measured = _harness.measure(*args)
-        figures.append(measured[5:])
+        figures.append((measured.conversion["cycles_per_tick"], measured.conversion["ci95"]))
         return measured
 
     monkeypatch.setattr(_measurement, "measure", measure)
@@ -353,20 +359,25 @@ def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
         d.estimate_ci95 * d.cycles_per_tick + abs(d.estimate) * d.cycles_per_tick_ci95)
 
 
-def test_bench_diff_brackets_are_checked():
-    fixed = _bracket.fixed_cost_ticks()
+def test_bench_diff_rulers_are_checked():
+    rulers = _conversion.rulers()
+
+    def measure(copies, r=rulers):
+        return _core.measure("gdt", runs=10, serialize="lfence", copies=copies, diff=True, counter="tsc",
+                             rulers=r)
+
     with pytest.raises(ValueError, match="k must be between"):
-        _core.measure("gdt", 10, "lfence", 1, True, "tsc", 40, 2, fixed, 0.02, 0.008)
-    with pytest.raises(ValueError, match="blocks"):
-        _core.measure("gdt", 10, "lfence", 2, True, "tsc", 0, 2, fixed, 0.02, 0.008)
+        measure(1)
+    with pytest.raises(ValueError, match="add_blocks"):
+        measure(2, (0,) + rulers[1:])
     with pytest.raises(ValueError, match="tolerance"):
-        _core.measure("gdt", 10, "lfence", 2, True, "tsc", 40, 2, fixed, 1.0, 0.008)
+        measure(2, rulers[:5] + (1.0, rulers[6]))
     with pytest.raises(ValueError, match="resolution"):
-        _core.measure("gdt", 10, "lfence", 2, True, "tsc", 40, 2, fixed, 0.02, -1.0)
-    long, short, migrated, best, median, cpt, ci95 = _core.measure("gdt", 10, "lfence", 2, True, "tsc",
-                                                                   40, 2, fixed, 0.02, 0.008)
-    assert long.shape == short.shape == migrated.shape == (10,) and cpt > 0 and ci95 >= 0
-    assert math.isnan(best) and math.isnan(median)  # a difference has no best or median of its own
+        measure(2, rulers[:6] + (-1.0,))
+    m = measure(2)
+    assert m.a.shape == m.b.shape == m.migrated.shape == (10,)
+    assert m.conversion["points"] >= 2 and m.conversion["ci95"] >= 0
+    assert math.isnan(m.best) and math.isnan(m.median)  # a difference has no best or median of its own
 
 
 def test_bench_diff_times_user_functions():

@@ -182,12 +182,12 @@ t.start()
 held.wait()
 pid = os.fork()
 if pid == 0:
-    # the first uses each lock guards: the clock, the bracket timer's cost,
+    # the first uses each lock guards: the clock, the ruler timers' cost,
     # the harness-bias measurement (bench's correction)
     fastcpu.clock(refresh=True)
-    from fastcpu import _bracket, _selftest
-    _bracket._fixed = None
-    _bracket.fixed_cost_ticks()
+    from fastcpu import _conversion, _selftest
+    _conversion._fixed.clear()
+    _conversion.fixed_cost_core_cycles("add", 2)
     _selftest._corrections.clear()
     r = fastcpu.bench("gdt", 20)
     os._exit(0 if r.runs == 20 else 3)
@@ -196,7 +196,7 @@ t.join()
 """ + WAIT_FOR_CHILD
 
 
-@pytest.mark.parametrize("module", ["_clock", "_bracket", "_selftest"])
+@pytest.mark.parametrize("module", ["_clock", "_conversion", "_selftest"])
 def test_a_lock_held_by_another_thread_across_a_fork_is_fresh_in_the_child(module):
     import subprocess
     import sys
@@ -239,4 +239,4 @@ def test_every_lock_of_the_package_is_fork_safe():
             elif isinstance(value, ForkSafeLock):
                 safe.append(f"{info.name}.{name}")
     assert found == []
-    assert {"_clock._lock", "_bracket._lock", "_selftest._lock"} <= set(safe)
+    assert {"_clock._lock", "_conversion._lock", "_selftest._lock"} <= set(safe)

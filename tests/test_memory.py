@@ -43,7 +43,7 @@ def test_core_calls_do_not_leak():
     def calls():
         _core.read("gdt")
         _core.current_cpu()
-        _core.measure("gdt", 2, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
+        _core.measure("gdt", runs=2, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
 
     objs, rss = _growth(calls, 100_000)
     assert objs < 100
@@ -81,7 +81,7 @@ def test_errors_do_not_leak():
         except ValueError:
             pass
         try:
-            _core.measure("gdt", 0, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0)
+            _core.measure("gdt", runs=0, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
         except ValueError:
             pass
         try:

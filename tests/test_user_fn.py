@@ -137,12 +137,12 @@ cases = {
     "bench(int data)": lambda: fastcpu.bench(data, 10),
     "bench_diff(int data)": lambda: fastcpu.bench_diff(data, 10),
     "bench(4096)": lambda: fastcpu.bench(4096, 10),
-    "_core.measure(data)": lambda: _core.measure(data, 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0),
-    "_core.measure(-1)": lambda: _core.measure(-1, 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0),
-    "_core.measure(2**64)": lambda: _core.measure(2**64, 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0),
-    "_core.measure(1.5)": lambda: _core.measure(1.5, 10, "lfence", 1, False, "tsc", 0, 0, 0.0, 0.0, 0.0),
-    "_core.measure(-1, diff)": lambda: _core.measure(-1, 10, "lfence", 2, True, "tsc", 0, 0, 0.0, 0.0, 0.0),
-    "_core.measure(data, diff)": lambda: _core.measure(data, 10, "lfence", 2, True, "tsc", 0, 0, 0.0, 0.0, 0.0),
+    "_core.measure(data)": lambda: _core.measure(data, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
+    "_core.measure(-1)": lambda: _core.measure(-1, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
+    "_core.measure(2**64)": lambda: _core.measure(2**64, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
+    "_core.measure(1.5)": lambda: _core.measure(1.5, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
+    "_core.measure(-1, diff)": lambda: _core.measure(-1, runs=10, serialize="lfence", copies=2, diff=True, counter="tsc", rulers=None),
+    "_core.measure(data, diff)": lambda: _core.measure(data, runs=10, serialize="lfence", copies=2, diff=True, counter="tsc", rulers=None),
 }
 out = {}
 for name, call in cases.items():
@@ -181,11 +181,11 @@ def test_addresses_outside_executable_mappings_are_refused():
     (lambda c: c.ruler_ticks("sub", 10), "ruler must be 'add', 'imul' or 'immediate_add', not 'sub'"),
     (lambda c: c.tsc_reads(-1, True), "count must be between 2 and 1048576, not -1"),
     (lambda c: c.tsc_reads(1 << 32, False), "count must be between 2 and 1048576"),
-    (lambda c: c.add_chain_samples(-1, 2), "blocks must be between 1 and 1048576, not -1"),
-    (lambda c: c.add_chain_samples(40, 0), "count must be between 1 and 16, not 0"),
-    (lambda c: c.add_chain_samples(40, 1 << 32), "count must be between 1 and 16"),
+    (lambda c: c.ruler_resolution(2.0, 1.4, -1, 1), "add_blocks must be between 1 and 1048576, not -1"),
+    (lambda c: c.ruler_resolution(2.0, 1.4, 2, 0), "imul_blocks must be between 1 and 1048576, not 0"),
+    (lambda c: c.ruler_resolution(2.0, 1.4, 2, 1 << 32), "imul_blocks must be between 1 and 1048576"),
 ], ids=["chain -1", "chain 0", "chain 2**32", "chain huge", "no such ruler", "reads -1", "reads 2**32",
-        "samples -1", "samples count 0", "samples count 2**32"])
+        "resolution -1", "resolution 0", "resolution 2**32"])
 def test_private_entry_points_validate_counts(call, match):
     # add_chain_ticks(-1) (now ruler_ticks) used to wrap round to 2**32 - 1 blocks: 100 s, uninterruptible
     from fastcpu import _core
