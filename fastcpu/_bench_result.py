@@ -288,6 +288,10 @@ class _Estimated:
         if self.harness_bias_core_cycles == 0 and self.harness_bias_ci95_core_cycles == 0:
             return (f"no harness-bias correction applied; the 95% interval is the runs' scatter, "
                     f"\u00b1 {self.estimate_random_ci95:.2f} {unit}")
+        if self.harness_bias_core_cycles == 0:
+            return (f"no harness-bias correction applied (the self-test failed); the 95% interval adds "
+                    f"the bias it did not subtract, \u00b1 {self.estimate_systematic_ci95:.2f} {unit} "
+                    f"(systematic), to the runs' \u00b1 {self.estimate_random_ci95:.2f} {unit} (random)")
         return (f"harness bias {self.harness_bias_core_cycles:.2f} \u00b1 "
                 f"{self.harness_bias_ci95_core_cycles:.2f} core cycles per copy subtracted "
                 f"(fastcpu.selftest's, from the known-cost chains on the measuring host); the "

@@ -381,6 +381,10 @@ _DISTURBED_ABOVE_FASTEST = 0.015
 #: core clock between 100 MHz steps is 2.5% or more, and moves both; an
 #: interrupt slows one chain by far more.
 _TURN_AGREE = 0.03
+#: Neighbouring turns of a clock that moves read the same level to within
+#: this fraction, most of them (the median step): a level lasts 20 ms or
+#: more, a turn well under a millisecond.
+_STEADY_NEIGHBOURS = 0.005
 #: Rounds of `repeats` pairs at most, stopping once half a round is clean.
 _CHAIN_ROUNDS = 5
 #: Fewer clean pairs than this: the figure is kept, with a warning.
@@ -419,18 +423,13 @@ def turns_agreeing(add: Sequence[tuple[int, int, bool]], imul: Sequence[tuple[in
     return out
 
 
-def clean_samples(pairs: list[tuple[int, int, bool]],
-                  agreeing: Sequence[bool] | None = None) -> tuple[list[int], list[int]]:
-    """(t(N), t(2N)) timings of the undisturbed pairs. With `agreeing` (one
-    verdict per pair, :func:`turns_agreeing`): those of the turns whose two
-    rulers agreed, whatever level the clock was at. Without it (one ruler
-    timed alone): those that did not migrate, each within
-    ``_DISTURBED_ABOVE_FASTEST`` of the fastest of its size (each size kept
-    on its own: a periodic disturbance can land in every pair, in one half
-    or the other); a clock that moved reads as disturbed there."""
-    if agreeing is not None:
-        kept = [(s, d) for (s, d, _), ok in zip(pairs, agreeing) if ok]
-        return [s for s, _ in kept], [d for _, d in kept]
+def clean_samples(pairs: list[tuple[int, int, bool]]) -> tuple[list[int], list[int]]:
+    """(t(N), t(2N)) timings of the pairs that did not migrate, each within
+    ``_DISTURBED_ABOVE_FASTEST`` of the fastest of its size: the undisturbed
+    ones. Each size is kept on its own: a periodic disturbance (a timer
+    signal) can land in every pair, in one half or the other. A core clock
+    that moved during the calibration leaves few of them too
+    (:func:`clock_moved` tells the two apart)."""
     settled = [(s, d) for s, d, migrated in pairs if not migrated]
     if not settled:
         return [], []
@@ -438,6 +437,24 @@ def clean_samples(pairs: list[tuple[int, int, bool]],
     fastest_double = min(d for _, d in settled)
     return ([s for s, _ in settled if s <= fastest_single * (1 + _DISTURBED_ABOVE_FASTEST)],
             [d for _, d in settled if d <= fastest_double * (1 + _DISTURBED_ABOVE_FASTEST)])
+
+
+def clock_moved(add: Sequence[tuple[int, int, bool]], imul: Sequence[tuple[int, int, bool]],
+                add_blocks: int, imul_blocks: int) -> list[bool] | None:
+    """Whether the pairs say the core clock moved during the calibration,
+    rather than that they were disturbed: then the turns whose add and imul
+    rulers agreed (:func:`turns_agreeing`), else None. A clock that moves
+    holds each level for many turns and moves both rulers alike (a
+    GenuineIntel family 6 model 167 guest hops among five levels every
+    20-200 ms): most neighbouring turns read the same level to within
+    ``_STEADY_NEIGHBOURS``. Disturbances (a 5 kHz signal storm slowed both
+    rulers of a turn alike, by 3-10%) scatter each turn's level anew."""
+    agreeing = turns_agreeing(add, imul, add_blocks, imul_blocks)
+    levels = [_core.RULER_BLOCK * add_blocks / (a2 - a1) for (a1, a2, _), ok in zip(add, agreeing) if ok]
+    if len(levels) < max(_CHAIN_CLEAN_MIN, len(add) // 2):
+        return None
+    steps = sorted(abs(b - a) / max(a, b) for a, b in zip(levels, levels[1:]))
+    return agreeing if steps[len(steps) // 2] <= _STEADY_NEIGHBOURS else None
 
 
 def _median_se(values: Sequence[float], step_ticks: float) -> float:
@@ -450,19 +467,19 @@ def _median_se(values: Sequence[float], step_ticks: float) -> float:
     return math.hypot(1.253 * 1.4826 * mad, step_ticks / math.sqrt(12)) / math.sqrt(n)
 
 
-def _enough(pairs: list[tuple[int, int, bool]], repeats: int, agreeing: Sequence[bool] | None = None) -> bool:
+def _enough(pairs: list[tuple[int, int, bool]], repeats: int) -> bool:
     """More than half a round, and at least _CHAIN_CLEAN_MIN, of each size
     clean: enough for a figure without a warning (7 repeats stopped at 4
     clean and then warned that 4 were too few)."""
-    singles, doubles = clean_samples(pairs, agreeing)
+    singles, doubles = clean_samples(pairs)
     return min(len(singles), len(doubles)) >= max(repeats // 2 + 1, _CHAIN_CLEAN_MIN)
 
 
-def _agreeing(pairs: Mapping[str, list[tuple[int, int, bool]]], blocks: Mapping[str, int]) -> list[bool] | None:
-    """The turns' verdicts where both rulers were timed (None otherwise)."""
+def _moved(pairs: Mapping[str, list[tuple[int, int, bool]]], blocks: Mapping[str, int]) -> list[bool] | None:
+    """:func:`clock_moved` where both rulers were timed (None otherwise)."""
     if "add" not in pairs or "imul" not in pairs:
         return None
-    return turns_agreeing(pairs["add"], pairs["imul"], blocks["add"], blocks["imul"])
+    return clock_moved(pairs["add"], pairs["imul"], blocks["add"], blocks["imul"])
 
 
 def _interleaved_pairs(blocks: Mapping[str, int], repeats: int) -> dict[str, list[tuple[int, int, bool]]]:
@@ -476,34 +493,37 @@ def _interleaved_pairs(blocks: Mapping[str, int], repeats: int) -> dict[str, lis
         for _ in range(repeats):
             for ruler, n in blocks.items():
                 pairs[ruler].append(_chain_pair(ruler, n))
-        agreeing = _agreeing(pairs, blocks)
-        if all(_enough(p, repeats, agreeing) for p in pairs.values()):
+        if all(_enough(p, repeats) for p in pairs.values()) or _moved(pairs, blocks) is not None:
             break
     return pairs
 
 
 def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step_ticks: float,
-               agreeing: Sequence[bool] | None = None) -> RulerTiming:
+               moved: Sequence[bool] | None = None) -> RulerTiming:
     """`ruler`'s timing from its pairs: median t(2N) - median t(N) over the
-    clean ones (:func:`clean_samples`, by the turns' verdicts `agreeing`
-    where both rulers were timed; all of them when every pair migrated),
-    warning with :class:`CalibrationWarning` when fewer than
+    clean ones (:func:`clean_samples`; all of them when every pair
+    migrated), warning with :class:`CalibrationWarning` when fewer than
     ``_CHAIN_CLEAN_MIN`` of either size are clean (a signal storm, a busy
-    host)."""
-    singles, doubles = clean_samples(pairs, agreeing)
+    host). Where the core clock moved instead (`moved`: the turns whose
+    rulers agreed, :func:`clock_moved`), those turns at whatever level, with
+    no warning: that is the clock, not a disturbance, and every measurement
+    converts with ruler points of its own (``fastcpu._conversion``)."""
+    singles, doubles = clean_samples(pairs)
     clean = min(len(singles), len(doubles))
+    if clean < _CHAIN_CLEAN_MIN and moved is not None:
+        singles = [s for (s, _, _), ok in zip(pairs, moved) if ok]
+        doubles = [d for (_, d, _), ok in zip(pairs, moved) if ok]
+        clean = len(singles)
     if not clean:  # every pair migrated: use them all, and say so
         singles, doubles = [s for s, _, _ in pairs], [d for _, d, _ in pairs]
     ticks = statistics.median(doubles) - statistics.median(singles)
     se = math.hypot(_median_se(singles, step_ticks), _median_se(doubles, step_ticks))
     timing = RulerTiming(ruler, _core.RULER_BLOCK * blocks, float(ticks), se, clean, len(pairs))
     if clean < _CHAIN_CLEAN_MIN:
-        why = ("the add and imul rulers, timed back to back, disagreed in the rest: an interrupt or a "
-               "preemption slows one chain, not both; a core clock that moves keeps them agreeing"
-               if agreeing is not None else "the rest interrupted, preempted or migrated")
         warnings.warn(
             f"cycles_per_tick could not be calibrated cleanly: {clean} of {len(pairs)} "
-            f"{ruler}-chain samples were undisturbed ({why}); "
+            f"{ruler}-chain samples were undisturbed (the rest interrupted, preempted or migrated: "
+            f"their levels scattered from turn to turn, as a core clock that moves does not); "
             f"that ruler reads {timing.ticks_per_instruction:.4f} TSC ticks per instruction and may be "
             "off. Calibrate again on a quieter machine with fastcpu.clock(refresh=True)",
             CalibrationWarning, stacklevel=4)
@@ -524,16 +544,9 @@ def measure_rulers(step_ticks: float = 1.0) -> Rulers:
     AuthenticAMD family 25 model 17 (Zen 4) guest."""
     _core.ruler_ticks("add", _RULER_BLOCKS["add"])  # warm up the core clock and caches
     pairs = _interleaved_pairs(_RULER_BLOCKS, _CHAIN_REPEATS)
-    agreeing = _agreeing(pairs, _RULER_BLOCKS)
-    timings = {r: _timing_of(r, _RULER_BLOCKS[r], p, step_ticks, agreeing) for r, p in pairs.items()}
+    moved = _moved(pairs, _RULER_BLOCKS)
+    timings = {r: _timing_of(r, _RULER_BLOCKS[r], p, step_ticks, moved) for r, p in pairs.items()}
     return judge_rulers(timings["add"], timings["imul"], timings["immediate_add"])
-
-
-def measure_cycles_per_tick() -> float:
-    """Core cycles per TSC tick by the add ruler, checked by the imul ruler
-    (NaN while they disagree): what clock() stores, measured again now."""
-    rulers = measure_rulers(clock().tsc_step_ticks)
-    return rulers.add_cycles_per_tick if rulers.agree else math.nan
 
 
 #: A spaced delta must lie this close to a whole number of steps (TSC ticks):

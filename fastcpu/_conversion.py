@@ -173,14 +173,4 @@ def motion_of(conversion: dict, points: np.ndarray | None, tsc_hz: float) -> Clo
     """The clock's motion during one measurement, from its conversion and
     points: the record a result keeps."""
     span = float(points[-1, 1]) / tsc_hz if points is not None and len(points) else 0.0
-    return ClockMotion(
-        points=int(conversion["points"]),
-        disturbed=int(conversion["disturbed"]),
-        hops=int(conversion["hops"]),
-        hop_runs=int(conversion["hop_runs"]),
-        seconds=span,
-        levels_core_cycles_per_tick=tuple(float(v) for v, _ in conversion["levels"]),
-        level_points=tuple(int(n) for _, n in conversion["levels"]),
-        add_core_cycles_per_tick=float(conversion["add_mean"]),
-        imul_core_cycles_per_tick=float(conversion["imul_mean"]),
-    )
+    return ClockMotion.from_conversion(conversion, span)

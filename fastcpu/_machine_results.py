@@ -419,12 +419,16 @@ class Results(Mapping[str, BenchResult]):
                 notes.insert(0, "best and median resolution limited: trust the estimate")
             bias = ("none" if r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
                     else d.plus_minus(r.harness_bias_core_cycles, r.harness_bias_ci95_core_cycles))
+            below = not r.resolved  # a bound, never a cost below what the harness resolves
             rows.append([
                 r.method,
-                d.plus_minus(r.estimate_core_cycles, r.estimate_ci95_core_cycles),
-                d.interval(r.estimate_core_cycles, r.estimate_ci95_core_cycles),
-                d.plus_minus(r.estimate_ns, r.estimate_ci95_ns),
-                d.plus_minus(r.estimate, r.estimate_ci95) if r.counter == "tsc" else d.DASH,
+                r.cost_text("core_cycles", 2) if below else d.plus_minus(r.estimate_core_cycles,
+                                                                          r.estimate_ci95_core_cycles),
+                f"[0, {r.upper_bound_core_cycles:.2f}]" if below else d.interval(r.estimate_core_cycles,
+                                                                                 r.estimate_ci95_core_cycles),
+                r.cost_text("ns", 2) if below else d.plus_minus(r.estimate_ns, r.estimate_ci95_ns),
+                (r.cost_text("ticks", 2) if below else d.plus_minus(r.estimate, r.estimate_ci95))
+                if r.counter == "tsc" else d.DASH,
                 f"{r.best_core_cycles:.2f}", f"{r.median_core_cycles:.2f}",
                 r.estimator, f"{r.runs_used} of {r.runs}", r.migrations, bias,
                 "; ".join(notes) or d.DASH,

@@ -245,14 +245,18 @@ def harness_bias(
     while that is at most ``CORRECTION_MAX_AGE_S`` old, or is measured now
     (five bias passes: about 30 ms on ``'lfence'``). After a
     :func:`selftest` that failed this path and mode, no correction applies:
-    (0, 0, its resolution, the reason); the resolution still says what the
-    harness cannot see."""
+    (0, the bias's size plus its half-width, the resolution, the reason): the
+    bias is not subtracted, but the interval holds it, and the resolution
+    still says what the harness cannot see."""
     why_not = failed_verdict(path, serialize)
     if why_not:
         known = _corrections.get((path, serialize))
-        res = known.resolution_ticks * (cycles_per_tick if math.isfinite(cycles_per_tick)
-                                        else known.cycles_per_tick) if known is not None else 0.0
-        return 0.0, 0.0, res, why_not
+        if known is None:
+            return 0.0, 0.0, 0.0, why_not
+        bias, ci = known.core_cycles(cycles_per_tick)
+        cpt = cycles_per_tick if math.isfinite(cycles_per_tick) and cycles_per_tick > 0 else known.cycles_per_tick
+        # not subtracted, but not hidden either: the interval holds the bias it did not take off
+        return 0.0, abs(bias) + ci, known.resolution_ticks * cpt, why_not
     known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
     if known is None:
         with _lock:

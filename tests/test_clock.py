@@ -171,7 +171,6 @@ def test_a_signal_storm_during_calibration_is_rejected_or_warned():
     # kept silently for the whole process
     import json
     import math
-    import statistics
 
     from pinning import run_python
 
@@ -181,9 +180,11 @@ def test_a_signal_storm_during_calibration_is_rejected_or_warned():
         p = run_python(SIGNAL_STORM)
         assert p.returncode == 0, p.stderr[-2000:]
         out = json.loads(p.stdout)
-        calm = statistics.median(out["calm"])
+        # the calm calibrations' own range, as this host's clock gives it: steady
+        # on some hosts, hopping among 100 MHz steps (several percent) on others
+        low, high = min(out["calm"]) * 0.97, max(out["calm"]) * 1.03
         # warned, or rejected (the rulers disagreed: NaN, with the reason), or right
-        assert out["warned"] or math.isnan(out["stormy"]) or out["stormy"] == pytest.approx(calm, rel=0.05), out
+        assert out["warned"] or math.isnan(out["stormy"]) or low <= out["stormy"] <= high, out
 
     on_some_try(check)
 
@@ -206,3 +207,56 @@ def test_a_calibration_takes_another_round_rather_than_warn_of_too_few(monkeypat
         warnings.simplefilter("error")
         assert _clock.ruler_timing("add", 10, 7).ticks == pytest.approx(1000)
     assert len(calls) == 14
+
+
+def _turns(levels, seed=3, scatter=0.0):
+    """Pairs of add (200 blocks) and imul (67 blocks) chains at `levels` (core
+    cycles per tick, one a turn), each turn slowed by up to `scatter` (both
+    rulers alike, as a storm of signals slows them)."""
+    import random
+
+    rng = random.Random(seed)
+    add, imul = [], []
+    for level in levels:
+        slow = 1 + rng.uniform(0, scatter)
+        n_add, n_imul = 200 * 1000, 3 * 67 * 1000
+        add.append((round(n_add / level * slow) + 40, round(2 * n_add / level * slow) + 40, False))
+        imul.append((round(n_imul / level * slow) + 40, round(2 * n_imul / level * slow) + 40, False))
+    return add, imul
+
+
+def test_a_clock_that_moves_is_told_from_a_disturbance():
+    from fastcpu._clock import clean_samples, clock_moved
+
+    # five levels, each held for 20-40 turns (a GenuineIntel family 6 model
+    # 167 guest's hops): few samples lie near the fastest, yet the clock moved
+    hopping = [lv for lv, n in ((1.458, 30), (1.381, 25), (1.573, 20), (1.420, 40), (1.535, 20)) for _ in range(n)]
+    add, imul = _turns(hopping)
+    assert len(clean_samples(add)[0]) < len(add) // 2
+    moved = clock_moved(add, imul, 200, 67)
+    assert moved is not None and all(moved)
+    # every turn slowed anew by 3-10%, both rulers alike (a 5 kHz signal storm): no moving clock
+    add, imul = _turns([1.5] * 105, scatter=0.10)
+    assert clock_moved(add, imul, 200, 67) is None
+
+
+def test_a_calibration_on_a_clock_that_moves_does_not_warn(monkeypatch):
+    import warnings
+
+    from fastcpu import _clock
+
+    hopping = iter([lv for lv, n in ((1.458, 30), (1.381, 25), (1.573, 20), (1.420, 40)) for _ in range(n)] * 10)
+    turn = {}
+
+    def pair(ruler, blocks):
+        if ruler == "add":
+            turn["level"] = next(hopping)
+        n = blocks * 1000 * (3 if ruler == "imul" else 1)
+        rate = turn["level"] * (5 if ruler == "immediate_add" else 1)
+        return round(n / rate) + 40, round(2 * n / rate) + 40, False
+
+    monkeypatch.setattr(_clock, "_chain_pair", pair)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a CalibrationWarning fails the test
+        rulers = _clock.measure_rulers(2.0)
+    assert rulers.agree and 1.381 <= rulers.add_cycles_per_tick <= 1.573

@@ -276,7 +276,7 @@ def _motion(levels=(1.381, 1.573), counts=(10, 20), hops=1):
 def test_a_motion_says_its_levels_and_hops_and_calls_nothing_an_interrupt_but_the_disturbed():
     text = _motion().describe(2.6e9)
     assert "2 levels, 1.381 to 1.573 core cycles per tick (3.59-4.09 GHz)" in text
-    assert "1 hop in 6.0 ms" in text and "1 of 31 points disturbed" in text
+    assert "1 hop in 6.0 ms of runs" in text and "1 of 31 points disturbed" in text
     assert ClockMotion.from_dict(_motion().to_dict(), "m") == _motion()
 
 
