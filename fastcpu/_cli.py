@@ -335,7 +335,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="json (default): fastcpu's result file (gzip if --out ends in .gz), which "
                         "fastcpu.load() and the compare and plot commands read; gbench: Google "
                         "Benchmark's JSON, real_time and cpu_time the ESTIMATE in ns, for its "
-                        "compare.py; csv: one row per method, units in the column names. gbench "
+                        "compare.py; csv: one row per method, units in the column names, the "
+                        "columns of compare --csv. gbench "
                         "and csv are exports: fastcpu cannot load them back")
     p.add_argument("--label", type=_label, help="a name for this machine, kept in the file (UTF-8 text)")
     p.add_argument("--overwrite", action="store_true",
