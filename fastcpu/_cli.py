@@ -312,12 +312,21 @@ def _table_run(args: argparse.Namespace) -> int:
     # the seed's question answered as everywhere (Results.cheapest_way): among
     # the ways that read the right CPU on every CPU of the pinned sweep
     print()
-    print(f"cheapest way that reports the CPU here (by ESTIMATE): {printable(measured.cheapest_way_words())}")
+    print(f"{cheapest_way_label(args.unroll)}: {printable(measured.cheapest_way_words())}")
     warnings = format_warnings(results)
     if warnings:
         print()
         print(warnings)
     return 0
+
+
+def cheapest_way_label(unroll: int) -> str:
+    """What the table's last line answers: one call alone, or (`unroll` > 1)
+    a throughput, cost per copy of calls back to back."""
+    if unroll == 1:
+        return "cheapest way that reports the CPU here (by ESTIMATE)"
+    return (f"cheapest way that reports the CPU here, calls back to back (by ESTIMATE per copy, {unroll} copies "
+            "a run: a throughput, not the cost of one call alone)")
 
 
 #: run --format: what --out receives.

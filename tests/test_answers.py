@@ -98,6 +98,21 @@ def test_the_cli_table_answers_with_the_same_words():
                         r"-?[\d.]+ \+- [\d.]+ core cycles \(-?[\d.]+ ns\), ESTIMATE", line), line
 
 
+def test_the_cli_table_of_copies_says_its_cheapest_way_is_a_throughput():
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "--methods", "gdt", "rdpid", "--runs", "40", "--unroll", "4"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("cheapest way that reports the CPU here"))
+    assert line.startswith("cheapest way that reports the CPU here, calls back to back (by ESTIMATE per copy, 4 "
+                           "copies a run: a throughput, not the cost of one call alone): "), line
+    # the README's recorded --unroll 64 table carries the label the CLI prints for it
+    from fastcpu._cli import cheapest_way_label
+
+    readme = (ROOT / "README.md").read_text()
+    assert f"{cheapest_way_label(64)}: " in readme
+    assert readme.count(f"{cheapest_way_label(1)}: ") == 1  # the single-copy table's alone
+
+
 @pytest.mark.parametrize("spelling", [["gdt,rdpid"], ["gdt", "rdpid"], ["gdt", "--methods", "rdpid"]],
                          ids=["commas", "spaces", "twice"])
 def test_methods_take_commas_or_spaces(spelling):
