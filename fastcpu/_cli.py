@@ -142,7 +142,7 @@ class _Methods(argparse.Action):
     """``--methods`` and every other list option: names comma- or
     space-separated (``gdt,rdpid`` or ``gdt rdpid``), or the option given
     again; one grammar in every command. Where FILE arguments follow
-    (``files_follow``: compare, plot), a word that is a file (see
+    (``files_follow``: plot), a word that is a file (see
     :func:`_looks_like_a_file`) ends the list and is taken as the first FILE."""
 
     def __init__(self, option_strings: list[str], dest: str, files_follow: bool = False,
