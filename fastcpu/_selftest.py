@@ -245,7 +245,7 @@ def selftest(
         runs: runs per verification measurement (``bench()``'s default, 1000).
         rounds: verification measurements per chain.
         serialize: the modes to test and judge (default: ``'lfence'``,
-            bench()'s default, well under a second; pass
+            bench()'s default, a fraction of a second on a quiet host; pass
             ``fastcpu.limits.SERIALIZE_MODES`` for every mode: ``'cpuid'`` is
             a VM exit before every read on a guest, seconds of them, 7-10 s
             on a KVM guest; see :attr:`SelfTest.judged`).
