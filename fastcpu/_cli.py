@@ -563,7 +563,8 @@ def _dpi(text: str) -> int:
 
 
 def _plot_args(p: argparse.ArgumentParser) -> None:
-    _add_files(p, "result files written by 'fastcpu run'")
+    _add_files(p, "result files written by 'fastcpu run', one or more (required; after --methods, its list "
+                  "ends at the first word that is a file: a name with a dot or a slash, or one that exists)")
     p.add_argument("-o", "--out", required=True, help="image to write (PNG; .svg and .pdf work too)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace --out if it exists (without it, an existing file is refused before drawing)")
