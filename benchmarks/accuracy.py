@@ -154,7 +154,7 @@ def main() -> int:
             f"{args.runs} runs per measurement, {'unpinned' if args.cpu is None else f'pinned to CPU {args.cpu}'}."
         )
         print()
-        st = fastcpu.selftest(cpu=args.cpu)
+        st = fastcpu.selftest(serialize=fastcpu.limits.SERIALIZE_MODES, cpu=args.cpu)  # every mode it times
         print("```")
         print(st)
         print("```")

@@ -1,4 +1,8 @@
-"""Re-derive the Intel host's result file from the one fastcpu 0.4.0 wrote there.
+"""Re-derive the Intel hosts' result files from the ones fastcpu wrote there.
+
+Two hosts, one function each: :func:`rederive` (family 6 model 207, fastcpu
+0.4.0) and :func:`rederive_167` (family 6 model 167, fastcpu 0.6.0; see its
+docstring).
 
 fastcpu 0.4.0 measured every method on the Intel Xeon family 6 model 207
 (Emerald Rapids) KVM guest with real raw TSC ticks, but converted them with
@@ -25,7 +29,7 @@ rested on the wrong rulers, saying so in the file's notes:
   every result.
 
 Run from the repository root with the shared host files beside it:
-``python data/rederive_intel.py ../shared/hosts``.
+``python data/rederive_intel.py ../shared/hosts`` (writes both files).
 """
 
 from __future__ import annotations
@@ -96,6 +100,85 @@ def rederive(hosts: Path) -> fastcpu.Results:
         label="Intel Xeon family 6 model 207 KVM guest, 2 vCPUs")
 
 
+NAME_167 = "intel-xeon-family6-model167-kvm-guest.json"
+#: A level of the core clock: a value (core cycles per tick, to 0.001) held by
+#: at least LEVEL_SHARE of the trace's samples in which the add and imul
+#: rulers agree within LEVEL_AGREE (no hop inside the sample); values within
+#: LEVEL_MERGE of each other are one level.
+LEVEL_SHARE, LEVEL_AGREE, LEVEL_MERGE = 0.01, 0.005, 0.0025
+
+
+def clock_levels(npz: Path) -> tuple[float, ...]:
+    """The levels the host's core clock took in its trace (core cycles per
+    TSC tick, lowest first): ``intel-xeon-family6-model167-drift.npz``,
+    add and imul chains every 20 ms for 60 s."""
+    z = np.load(npz)
+    add, imul = z["add_cycles_per_tick"], z["imul_cycles_per_tick"]
+    steady = np.round(add[np.abs(add - imul) <= LEVEL_AGREE * add], 3)
+    values, counts = np.unique(steady, return_counts=True)
+    held = values[counts >= LEVEL_SHARE * len(steady)]  # values the clock sat at, to 0.001
+    # neighbours within LEVEL_MERGE are one level read either side of a rounding
+    levels = np.split(held, np.flatnonzero(np.diff(held) > LEVEL_MERGE) + 1)
+    return tuple(round(float(g.mean()), 3) for g in levels)
+
+
+def rederive_167(hosts: Path) -> fastcpu.Results:
+    """The family 6 model 167 host's file, its core cycles from the rulers
+    recorded with each result.
+
+    fastcpu 0.6.0 recorded, beside the raw ticks, two kinds of ruler there:
+    the clock's (register-register adds and imuls, timed once at first use)
+    and each result's own brackets (add chains timed just before and just
+    after its runs, ``cycles_per_tick`` +- ``cycles_per_tick_ci95``). That
+    host's core clock hops between 100 MHz steps every 20-200 ms
+    (``intel-xeon-family6-model167.md``), so the clock's one figure is up to
+    7% off for a result measured later; each result's brackets are its own.
+    This keeps every result's brackets, and gives the one result measured
+    without brackets of its own (a child process's, whose brackets the file
+    does not hold: its figure is the clock's, +- 0) the whole span of the
+    levels the host's clock took (``clock_levels``): its core cycles are
+    known only that far. Raw ticks, machine facts, the self-test and dates
+    are kept; no harness correction (0.6.0's self-test failed there, so none
+    was applied).
+    """
+    old = fastcpu.load(hosts / NAME_167)
+    levels = clock_levels(hosts / "intel-xeon-family6-model167-drift.npz")
+    low, high = levels[0], levels[-1]
+    first_use = old.clock.cycles_per_tick
+    hops = (f"the host's core clock hops between {len(levels)} levels, {low:.3f} to {high:.3f} core cycles "
+            "per tick, every 20-200 ms (../shared/hosts/intel-xeon-family6-model167.md)")
+    results = {}
+    unbracketed = []
+    for name, r in old.results.items():
+        caveats = tuple(r.caveats)
+        if r.cycles_per_tick == first_use and r.cycles_per_tick_ci95 == 0:
+            unbracketed.append(name)
+            r = dataclasses.replace(r, cycles_per_tick=(low + high) / 2, cycles_per_tick_ci95=(high - low) / 2,
+                                    clock=None)
+            caveats += (f"core cycles known only within the core clock's levels: measured in a child process "
+                        f"whose brackets the file does not hold, and {hops}",)
+        results[name] = dataclasses.replace(r, caveats=caveats, clock=None)
+    own = [r.cycles_per_tick for n, r in results.items() if n not in unbracketed]
+    notes = (
+        f"Re-derived by data/rederive_intel.py from the file fastcpu {old.fastcpu_version} wrote on this host at "
+        f"{old.date}: raw TSC ticks, machine facts, the self-test and the dates unchanged.",
+        f"Core cycles: each result converts with its own brackets, register-register add chains timed just "
+        f"before and after its runs ({len(own)} results, {min(own):.3f} to {max(own):.3f} core cycles per tick). "
+        f"The clock's {first_use:.3f} is its first-use ruler only: {hops}, so no one figure holds for the file.",
+        f"{', '.join(unbracketed) or 'No result'} ran in a child process whose brackets the file does not hold: "
+        f"its core cycles per tick are the middle of those levels, +- half their span.",
+        "No harness correction: the self-test stored with the file failed on this host (its own conversion "
+        "did not follow the hopping clock), so 0.6.0 applied none.",
+    )
+    return dataclasses.replace(old, results=results, notes=notes,
+                               label="Intel Xeon family 6 model 167 KVM guest, 2 vCPUs")
+
+
 if __name__ == "__main__":
     hosts = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/hosts")
-    rederive(hosts).save(Path(__file__).parent / NAME, overwrite=True)
+    for name, make in ((NAME, rederive), (NAME_167, rederive_167)):
+        out, made = Path(__file__).parent / name, make(hosts)
+        # a file already holding what the script makes is left as it is (its bytes, its format version)
+        if not out.exists() or fastcpu.load(out) != made:
+            made.save(out, overwrite=True)
+            print(f"wrote {out}")

@@ -45,16 +45,29 @@ _HYPERVISORS = {"KVMKVMKVM": "KVM", "Microsoft Hv": "Hyper-V", "VMwareVMware": "
                 "XenVMMXenVMM": "Xen", "TCGTCGTCGTCG": "QEMU TCG"}
 
 
-def _core_clock(clk: fastcpu.Clock) -> str:
-    """Core cycles per tick, and which ruler gave them."""
+def _own_rulers(res: fastcpu.Results) -> str:
+    """Where the file's results converted with core cycles per tick of their
+    own more than 1% from the clock's first-use figure (a core clock that
+    moved, or hopped): their range."""
+    clk = res.clock.cycles_per_tick
+    own = [r.cycles_per_tick for r in res.values()]
+    if not own or not clk > 0 or max(abs(c / clk - 1) for c in own) <= 0.01:
+        return ""
+    return (f" at first use; the core clock moved while the file was measured, and each result converts "
+            f"with its own figure, {min(own):.3f} to {max(own):.3f}")
+
+
+def _core_clock(clk: fastcpu.Clock, own: str = "") -> str:
+    """Core cycles per tick, which ruler gave them, and (`own`) the results'
+    own figures where they differ."""
     if clk.core_cycles_problem:
         return f"core cycles unknown there ({clk.core_cycles_problem})"
     if clk.rulers is None:  # files before fastcpu 0.5: one chain of immediate adds
         return (f"{clk.cycles_per_tick:.3f} core cycles per tick (core {clk.core_hz / 1e9:.2f} GHz by "
                 "a dependent chain of immediate adds, fastcpu's ruler before 0.5: right on AMD cores, "
-                "folded at rename on Intel ones since Golden Cove)")
+                f"folded at rename on Intel ones since Golden Cove){own}")
     return (f"{clk.cycles_per_tick:.3f} core cycles per tick (core {clk.core_hz / 1e9:.2f} GHz by "
-            f"register-register adds, imul chains agreeing within {clk.rulers.tolerance:.1%})")
+            f"register-register adds, imul chains agreeing within {clk.rulers.tolerance:.1%}){own}")
 
 
 def host_name(machine: dict) -> str:
@@ -75,6 +88,30 @@ def reports_cpu(res: fastcpu.Results, name: str) -> str:
     return "no: " + verdict.why.removeprefix("no CPU source here: ").removeprefix("inferred: ")
 
 
+def _steps(x: float) -> str:
+    return f"{x:.2g} step" + ("" if x == 1 else "s")
+
+
+def best_above_median_note(res: fastcpu.Results, names: list[str]) -> str:
+    """Note (a), for the ways whose BEST exceeds their MEDIAN: by how many
+    steps, against what ESTIMATE, and why, each figure computed from the
+    file. BEST > MEDIAN holds exactly where the empty runs' minimum lies
+    further below their median than the method's does (min(raw) - min(empty)
+    > median(raw) - median(empty)); only for a cost under one step, a step
+    apart, is rounding to the lattice alone enough to explain it."""
+    step = res.clock.tsc_step_ticks
+    each = [f"`{n}` {_steps((res[n].best - res[n].median) / step)} above, ESTIMATE {_steps(res[n].estimate / step)}"
+            for n in names]
+    text = ("(a) BEST above MEDIAN: " + "; ".join(each) + ". Not a contradiction: BEST is min(raw) - "
+            "min(empty) and MEDIAN median(raw) - median(empty), so BEST is the higher exactly where the "
+            "empty runs' fastest lies further below their middle run than the method's fastest below its own.")
+    under = [n for n in names if res[n].estimate < step and res[n].best - res[n].median <= step]
+    if under:
+        text += (" For " + ", ".join(f"`{n}`" for n in under) + ", costing under one step, a step apart, "
+                 "rounding each to the lattice alone can put either a step above the other.")
+    return text
+
+
 def section(path: Path) -> str:
     """The generated Markdown, markers included."""
     res = fastcpu.load(path)
@@ -91,7 +128,7 @@ def section(path: Path) -> str:
         f"{m.get('glibc')}, {umip}) with fastcpu {res.fastcpu_version} on {res.date[:10]}: "
         f"`{path.as_posix()}`, {' / '.join(f'{n:,}' for n in runs)} runs per method, "
         f"serialize={res.serialize}. Its TSC runs at {clk.tsc_hz / 1e6:.2f} MHz and moves in "
-        f"steps of {clk.tsc_step_ticks:.4g} ticks ({clk.tsc_step_ns:.1f} ns); {_core_clock(clk)}. "
+        f"steps of {clk.tsc_step_ticks:.4g} ticks ({clk.tsc_step_ns:.1f} ns); {_core_clock(clk, _own_rulers(res))}. "
         "One call timed alone, above the empty sequence:",
         "",
         "| way | ESTIMATE, core cycles | +-95% | ns | BEST | MEDIAN | reports the CPU here |",
@@ -119,11 +156,7 @@ def section(path: Path) -> str:
     )
     if notes:
         lines.append("")
-        lines.append(
-            "(a) BEST above MEDIAN: " + ", ".join(f"`{n}`" for n in notes) + ". Not a contradiction: "
-            "the smallest difference of two runs and the middle one are each rounded to the "
-            "lattice separately, so for a cost under one step either can land a step above the other."
-        )
+        lines.append(best_above_median_note(res, notes))
     lines.append("")
     if not res.cpu_verdicts:
         lines.append(f"The file holds no agreement sweep (fastcpu {res.fastcpu_version or 'before 0.6'} "

@@ -60,12 +60,32 @@ EXIT_FAILED = 1  # the machine refused, a goal failed, output could not be writt
 EXIT_USAGE = 2  # a bad option, argument or file, refused before any work
 EXIT_INTERRUPTED = 130  # Ctrl-C
 EXIT_BROKEN_PIPE = 141  # the reader of stdout or stderr left (`| head`), as if SIGPIPE had ended it
-EXIT_STATUSES = textwrap.fill(
-    "exit status: 0 done (check: every method agrees; selftest: the goals hold); 1 failed: the machine "
-    "refused, a goal or check failed (check: a wrong CPU was read), output could not be written, or a "
-    "warning was made an error by -W error; 2 a bad option, argument or file, refused before any work; "
-    "3 check only: no wrong CPU, but something could not be checked; 130 interrupted; 141 the reader "
-    "of the output left (| head)", 79)
+#: What every command's exit statuses share; each command adds its own
+#: meaning of 0 and 1 (and check its 3): EXIT_WORDS.
+_EXIT_COMMON = ("2 a bad option, argument or file, refused before any work; 130 interrupted; 141 the "
+                "reader of the output left (| head)")
+_EXIT_FAILED_WORDS = ("the machine refused, output could not be written, or a warning was made an error "
+                      "by -W error")
+#: command -> the meaning of its exit statuses 0 and 1 (and 3), in its --help.
+EXIT_WORDS = {
+    "table": f"0 done; 1 failed: {_EXIT_FAILED_WORDS}",
+    "run": f"0 done, the file written; 1 failed: {_EXIT_FAILED_WORDS}",
+    "compare": f"0 done; 1 failed: {_EXIT_FAILED_WORDS}",
+    "plot": f"0 done, the image written; 1 failed: {_EXIT_FAILED_WORDS}",
+    "check": (f"0 every method agrees; 1 a method or reference read a wrong CPU, or {_EXIT_FAILED_WORDS}; "
+              "3 no wrong CPU, but something could not be checked"),
+    "selftest": f"0 the goals hold in the modes judged; 1 a goal failed, or {_EXIT_FAILED_WORDS}",
+    "show": f"0 done; 1 failed: {_EXIT_FAILED_WORDS}",
+}
+
+
+def exit_statuses(command: str) -> str:
+    """The epilog line of `command`'s --help: its own exit statuses."""
+    return textwrap.fill(f"exit status: {EXIT_WORDS[command]}; {_EXIT_COMMON}", 79)
+
+
+#: The default command's exit statuses (``fastcpu --help``), kept under its old name.
+EXIT_STATUSES = exit_statuses("table")
 
 
 class UsageError(Exception):
@@ -111,25 +131,73 @@ def _method_list(text: str) -> list[str]:
     return names
 
 
-class _Methods(argparse.Action):
-    """``--methods``: names comma- or space-separated (``gdt,rdpid`` or ``gdt
-    rdpid``), as argparse users expect either; given twice, both lists. Where
-    FILE arguments follow (plot), one argument a time (commas, or the option
-    again): space-separated names would swallow the files."""
+def _looks_like_a_file(text: str) -> bool:
+    """Whether a word after ``--methods`` is a FILE, not a method: no method
+    name has a dot, a slash or any character but letters, digits and _, and
+    an existing file is a file."""
+    return not all(part.isidentifier() for part in text.split(",") if part) or os.path.isfile(text)
 
-    def __init__(self, option_strings: list[str], dest: str, one: bool = False, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=1 if one else "+", type=_method_list, **kwargs)
+
+class _Methods(argparse.Action):
+    """``--methods`` and every other list option: names comma- or
+    space-separated (``gdt,rdpid`` or ``gdt rdpid``), or the option given
+    again; one grammar in every command. Where FILE arguments follow
+    (``files_follow``: plot), a word that is a file (see
+    :func:`_looks_like_a_file`) ends the list and is taken as the first FILE."""
+
+    def __init__(self, option_strings: list[str], dest: str, files_follow: bool = False,
+                 type: Callable[[str], list[Any]] = _method_list, **kwargs: Any) -> None:
+        self.files_follow = files_follow
+        super().__init__(option_strings, dest, nargs="+", type=str, **kwargs)
+        self.convert = type
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
-        names = list(getattr(namespace, self.dest, None) or [])
-        names += [n for group in values for n in group]
-        setattr(namespace, self.dest, names)
+        words = list(values)
+        if self.files_follow:
+            first_file = next((i for i, w in enumerate(words) if _looks_like_a_file(w)), len(words))
+            words, files = words[:first_file], words[first_file:]
+            namespace.files = list(getattr(namespace, "files", None) or []) + files
+            if not words:
+                parser.error(f"argument {'/'.join(self.option_strings)}: expected at least one name before "
+                             f"the files ({files[0]})")
+        items = list(getattr(namespace, self.dest, None) or [])
+        for word in words:
+            try:
+                items += self.convert(word)
+            except argparse.ArgumentTypeError as exc:
+                parser.error(f"argument {'/'.join(self.option_strings)}: {exc}")
+        setattr(namespace, self.dest, items)
+
+
+class _Files(argparse.Action):
+    """FILE arguments beside a list option that may have taken some (see
+    :class:`_Methods`): both kept, in the order given."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, list(getattr(namespace, self.dest, None) or []) + list(values))
+
+
+def _add_files(p: argparse.ArgumentParser, help: str) -> None:
+    """The FILE arguments of a command whose --methods may end with them:
+    required after parsing (:func:`_require_files`), not by argparse, which
+    cannot see those the list option handed over."""
+    p.add_argument("files", nargs="*", action=_Files, metavar="FILE", help=help)
+
+
+def _require_files(args: argparse.Namespace) -> None:
+    if not getattr(args, "files", None):
+        raise UsageError("the following arguments are required: FILE")
+
+
+#: Every list option's grammar, in its help.
+LIST_GRAMMAR = "comma- or space-separated, or the option repeated"
 
 
 #: --methods' help, with what it defaults to.
 def _methods_help(default: str) -> str:
-    return f"method names, comma- or space-separated (default: {default})"
+    return f"method names, {LIST_GRAMMAR} (default: {default})"
 
 
 def add_measure_options(p: argparse.ArgumentParser) -> None:
@@ -252,12 +320,24 @@ def _table_run(args: argparse.Namespace) -> int:
     if measured.clock_motion is not None:
         print(measured.clock_motion.describe(clk.tsc_hz))
     print()
-    print("\n".join(measured.answer_lines()))
+    if args.unroll == 1:  # both questions, each named (Results.answer_lines)
+        print("\n".join(measured.answer_lines()))
+    else:  # the copies' figures answer the second question only, as a throughput
+        print(f"{cheapest_way_label(args.unroll)}: {printable(measured.cheapest_way_words())}")
     warnings = format_warnings(results)
     if warnings:
         print()
         print(warnings)
     return 0
+
+
+def cheapest_way_label(unroll: int) -> str:
+    """What the table's last line answers: one call alone, or (`unroll` > 1)
+    a throughput, cost per copy of calls back to back."""
+    if unroll == 1:
+        return "cheapest way that reports the CPU here (by ESTIMATE)"
+    return (f"cheapest way that reports the CPU here, calls back to back (by ESTIMATE per copy, {unroll} copies "
+            "a run: a throughput, not the cost of one call alone)")
 
 
 #: run --format: what --out receives.
@@ -268,14 +348,15 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     add_measure_options(p)
     p.add_argument("--unroll", type=_positive_int, default=1, help="copies per run (a throughput figure)")
     add_counter_options(p)
-    p.add_argument("--out", required=True,
+    p.add_argument("-o", "--out", required=True,
                    help="file to write, or - (or /dev/stdout) for standard output, which then gets the "
                         "document alone and the table goes to stderr; a file named - is ./-")
     p.add_argument("--format", choices=RUN_FORMATS, default="json",
                    help="json (default): fastcpu's result file (gzip if --out ends in .gz), which "
                         "fastcpu.load() and the compare and plot commands read; gbench: Google "
                         "Benchmark's JSON, real_time and cpu_time the ESTIMATE in ns, for its "
-                        "compare.py; csv: one row per method, units in the column names. gbench "
+                        "compare.py; csv: one row per method, units in the column names, the "
+                        "columns of compare --csv. gbench "
                         "and csv are exports: fastcpu cannot load them back")
     p.add_argument("--label", type=_label, help="a name for this machine, kept in the file (UTF-8 text)")
     p.add_argument("--overwrite", action="store_true",
@@ -453,11 +534,20 @@ def _compare_views(args: argparse.Namespace) -> int:
 
 
 def _selftest_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--serialize", choices=SERIALIZE_MODES, action="append",
-                   help="serialization mode to test (repeatable; default: every mode)")
+    p.add_argument("--serialize", action=_Methods, type=_serialize_list, metavar="MODE",
+                   help=f"serialization modes to test and judge, of {', '.join(SERIALIZE_MODES)}, {LIST_GRAMMAR} "
+                        "(default: lfence, bench()'s default; cpuid is a VM exit per read on a guest: seconds)")
     p.add_argument("--runs", type=_positive_int, default=1000, help="runs per verification measurement (default 1000)")
     p.add_argument("--rounds", type=_positive_int, default=6, help="verification measurements per chain (default 6)")
     p.add_argument("--cpu", type=_cpu, help="pin the measuring thread to this CPU")
+
+
+def _serialize_list(text: str) -> list[str]:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in modes if m not in SERIALIZE_MODES]
+    if not modes or bad:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(SERIALIZE_MODES)})")
+    return modes
 
 
 def _selftest_run(args: argparse.Namespace) -> int:
@@ -484,8 +574,9 @@ def _dpi(text: str) -> int:
 
 
 def _plot_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", metavar="FILE", help="result files written by 'fastcpu run'")
-    p.add_argument("--out", required=True, help="image to write (PNG; .svg and .pdf work too)")
+    _add_files(p, "result files written by 'fastcpu run', one or more (required; after --methods, its list "
+                  "ends at the first word that is a file: a name with a dot or a slash, or one that exists)")
+    p.add_argument("-o", "--out", required=True, help="image to write (PNG; .svg and .pdf work too)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace --out if it exists (without it, an existing file is refused before drawing)")
     p.add_argument("--kind", choices=("auto", "counts", "ecdf", "machines"), default="auto",
@@ -493,14 +584,14 @@ def _plot_args(p: argparse.ArgumentParser) -> None:
                         "of method with its trap- and system-call-scale methods apart (one panel for "
                         "--methods); machines: each method across the files (default: counts for one "
                         "file, machines for several)")
-    p.add_argument("--methods", action=_Methods, one=True,
-                   help="method names, comma-separated or the option repeated (default: all measured)")
+    p.add_argument("--methods", action=_Methods, files_follow=True, help=_methods_help("all measured"))
     p.add_argument("--unit", choices=_UNITS, default=None,
                    help="x unit (default ticks for one file, ns across machines)")
     p.add_argument("--dpi", type=_dpi, default=110, help=f"resolution, 1 to {DPI_MAX} (default 110)")
 
 
 def _plot_run(args: argparse.Namespace) -> int:
+    _require_files(args)
     if args.out in STDOUT_NAMES:
         raise ValueError(f"--out {args.out}: plot writes an image file, not standard output: "
                          f"give its name (.png, .svg, .pdf)")
@@ -555,7 +646,8 @@ def _cpu_list(text: str) -> list[int]:
 
 def _check_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--methods", action=_Methods, help=_methods_help("every CPU source"))
-    p.add_argument("--cpus", type=_cpu_list, help="comma-separated CPUs to pin to (default: the affinity mask)")
+    p.add_argument("--cpus", action=_Methods, type=_cpu_list,
+                   help=f"CPUs to pin to, {LIST_GRAMMAR} (default: the affinity mask)")
 
 
 #: check's exit statuses (beside 2, a bad option): every cell agrees; a
@@ -608,17 +700,17 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
             "(or export the estimates as Google Benchmark JSON or CSV)"),
     "compare": (_compare_args, _compare_run,
                 "the methods side by side across result files: per machine the ESTIMATE with its 95% "
-                "interval and its ratio to the first file's (--format csv or json: every figure)"),
+                "interval and its ratio to the first file's (--format csv or json: every figure; "
+                "--seed-table: the seed's layout, one row per machine with its cheapest way; --ab: two "
+                "files, A against B, with verdicts)"),
     "plot": (_plot_args, _plot_run,
              "draw result files: exact counts per method, or ECDFs across methods or machines"),
     "check": (_check_args, _check_run,
-              "read every CPU-reporting method on each CPU and compare with sched_getcpu() and the getcpu system call "
-              "(exit status 0: all agree; 1: a wrong CPU was read; 3: no wrong CPU, but something could not be read "
-              "or checked)"),
+              "read every CPU-reporting method on each CPU and compare with sched_getcpu() and the getcpu system call"),
     "selftest": (_selftest_args, _selftest_run,
                  "time the known-cost chains through the harness, report its bias on this host "
-                 "and whether the accuracy goals hold (exit status 1 when one fails in a judged mode: "
-                 "those named with --serialize, else lfence, bench()'s default)"),
+                 "and whether the accuracy goals hold in the modes judged (those named with --serialize, "
+                 "else lfence, bench()'s default)"),
     "show": (_show_args, _show_run, "print the machine code a method times, disassembled when objdump or capstone is installed"),
 }
 
@@ -629,8 +721,8 @@ def _parser(command: str) -> argparse.ArgumentParser:
     p = _Parser(
         prog="fastcpu" if command == "table" else f"fastcpu {command}",
         description=help_text + ".",
-        epilog=(f"commands (fastcpu COMMAND --help for each):\n{others}\n\n" if command == "table" else "")
-        + EXIT_STATUSES,
+        epilog=(f"commands (fastcpu COMMAND --help for each, with its own exit statuses):\n{others}\n\n"
+                if command == "table" else "") + exit_statuses(command),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"fastcpu {__version__}")

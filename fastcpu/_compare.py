@@ -3,7 +3,14 @@
 One row per (machine, method). Every statistic is per copy of the sequence,
 above the empty sequence, in three units: TSC ticks (``*_ticks``),
 nanoseconds (``*_ns``) and core cycles (``*_core_cycles``), each converted
-with the clock of the file it came from.
+with the clock of the file it came from. Its CSV (``CSV_COLUMNS``) is the
+one CSV schema: ``compare --csv`` and ``run --format csv``
+(``export.write_csv``) write the same columns, each figure under one name,
+an interval as its two ends (``NAME_ci_low_UNIT``, ``NAME_ci_high_UNIT``);
+for one release they also write the names 0.6 gave some figures
+(``DEPRECATED_CSV_COLUMNS``: ``tsc_granularity_ticks``, ``migrated_runs``,
+``NAME_ci95_UNIT``), and a table still answers ``tsc_granularity_ticks``,
+deprecated.
 
 The statistics are ``_statistics.shown_in('compare')``, in that order:
 
@@ -47,28 +54,45 @@ from ._args import check_choice, check_unit
 from ._machine_results import Results, Source, as_results
 from ._statistics import shown_in, statistic
 
-__all__ = ["compare", "ComparisonTable", "COLUMNS", "STAT_NAMES", "UNITS", "LAYOUTS", "format_comparison",
-           "tidy_table"]
+__all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "DEPRECATED_CSV_COLUMNS", "STAT_NAMES", "UNITS",
+           "LAYOUTS", "format_comparison", "tidy_table", "result_rows"]
 
 #: The statistics of each row (``_statistics.shown_in('compare')``), each in
 #: every unit of UNITS, with the ends of its interval where it has one.
 STAT_NAMES = tuple(c[:-1] for s in shown_in("compare") for c in s.columns(""))
 #: Column suffix -> how to read it (the package's one unit table, _args.UNITS).
 UNITS = {u.name: u.words for u in UNIT_TABLE.values()}
-#: The machine's own rulers, repeated on each of its rows: the counter's
-#: granularity (TSC ticks), its core cycles per TSC tick (NaN: unknown there)
-#: and how many dependent ``add $imm`` its core runs per core cycle (folded
-#: at rename above 1.25; NaN: not recorded, files before fastcpu 0.5).
-MACHINE_COLUMNS = ("tsc_granularity_ticks", "clock_core_cycles_per_tick", "immediate_adds_per_core_cycle")
-COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "migrations", "source") + MACHINE_COLUMNS + tuple(
+#: The machine's own rulers, repeated on each of its rows: its TSC's rate
+#: (ticks per second), the counter's granularity (TSC ticks; called
+#: ``tsc_granularity_ticks`` before 0.7), its core cycles per TSC tick at first
+#: use (NaN: unknown there; each result converts with its own,
+#: ``cycles_per_tick``) and how many dependent ``add $imm`` its core runs per
+#: core cycle (folded at rename above 1.25; NaN: not recorded, files before
+#: fastcpu 0.5).
+MACHINE_COLUMNS = ("tsc_hz", "tsc_step_ticks", "clock_core_cycles_per_tick", "immediate_adds_per_core_cycle")
+#: Each result's own: the runs its ESTIMATE rests on, its estimator, the core
+#: cycles per TSC tick it converts with, and the harness bias subtracted from
+#: its ESTIMATE (core cycles; 0: none, see ``Results.selftest``).
+RESULT_COLUMNS = ("runs_used", "estimator", "migrations", "cycles_per_tick", "harness_bias_core_cycles")
+COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "source") + RESULT_COLUMNS + MACHINE_COLUMNS + tuple(
     c for unit in UNITS for s in shown_in("compare") for c in s.columns(unit)
 )
+#: Columns the CSV still writes for one release, after COLUMNS, under the
+#: names 0.6's two CSVs gave the same figures (``compare --csv``:
+#: ``tsc_granularity_ticks``; ``run --format csv``: ``migrated_runs`` and each
+#: interval's 95% half-width, ``NAME_ci95_UNIT``). Removed in the next release.
+DEPRECATED_CSV_COLUMNS = ("tsc_granularity_ticks", "migrated_runs") + tuple(
+    f"{s.name}_ci95_{unit}" for s in shown_in("compare") if s.has_interval for unit in UNITS)
+#: The one CSV schema: ``compare --csv``, ``compare(...).to_csv()``,
+#: ``run --format csv`` and ``export.write_csv()`` all write these columns.
+CSV_COLUMNS = COLUMNS + DEPRECATED_CSV_COLUMNS
 #: The figure that answers "what does this way cost", as everywhere
 #: (BenchResult.estimate): the terminal layouts show it and its ratios.
 COST = statistic("estimate")
 #: Deprecated column names (the paired mean was called "mean" here) -> today's.
 _OLD_COLUMNS = {f"{old}_{unit}": f"paired_{old}_{unit}"
                 for unit in UNITS for old in ("mean", "mean_ci_low", "mean_ci_high")}
+_OLD_COLUMNS["tsc_granularity_ticks"] = "tsc_step_ticks"
 
 
 def _new_column(key: str) -> str:
@@ -119,9 +143,12 @@ class ComparisonTable(Sequence[dict]):
         return self.rows[key]
 
     def to_csv(self, file: io.TextIOBase | None = None) -> str:
-        """The table as CSV text (also written to `file` when given)."""
+        """The table as CSV text (also written to `file` when given): the
+        one CSV schema, CSV_COLUMNS (with the deprecated columns after
+        COLUMNS for one release), where the table holds every column."""
         out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=self.columns, lineterminator="\n")
+        columns = list(CSV_COLUMNS) if self.columns == list(COLUMNS) else self.columns
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
         writer.writeheader()
         writer.writerows(self.rows)
         if file is not None:
@@ -180,7 +207,8 @@ class ComparisonTable(Sequence[dict]):
         shown = _display.printable  # names from files, as every other view shows them
         groups = [("", 1)] + [(shown(name) + (" (baseline)" if side.ratios and i == 0 else ""), per)
                               for i, name in enumerate(side.machines)]
-        rows = [[shown(method), *(c for k in range(len(side.machines))
+        models = _models()
+        rows = [[shown(method) + (MODEL_MARK if method in models else ""), *(c for k in range(len(side.machines))
                            for c in ([side.cells[i][k]] + ([side.ratios[i][k]] if side.ratios else [])))]
                 for i, method in enumerate(side.methods)]
         return _display.block(
@@ -207,10 +235,36 @@ def _cell(value: object) -> str:
 def _machine_facts(results: Results) -> dict[str, float]:
     """MACHINE_COLUMNS of one file's clock."""
     clk = results.clock
-    return {"tsc_granularity_ticks": float(clk.tsc_step_ticks),
+    return {"tsc_hz": float(clk.tsc_hz), "tsc_step_ticks": float(clk.tsc_step_ticks),
             "clock_core_cycles_per_tick": float(clk.cycles_per_tick),
             "immediate_adds_per_core_cycle": math.nan if clk.rulers is None
             else clk.rulers.immediate_adds_per_core_cycle}
+
+
+#: How a model's name shows in compare's tables, and the line saying so.
+MODEL_MARK = " (model)"
+MODEL_NOTE = ("(model): a C model of a historical or proposed implementation, timed as its callers pay it: "
+              "not a way a process has (fastcpu.methods(), kind 'model')")
+
+
+def _models() -> set[str]:
+    """The catalog's models (kind 'model'): not ways a process has."""
+    from ._methods import methods
+
+    return {m.name for m in methods() if m.kind == "model"}
+
+
+def _correction_words(rows: list[dict[str, Any]]) -> str:
+    """Whether a machine's ESTIMATEs carry a harness correction, from its rows."""
+    biases = sorted({float(r["harness_bias_core_cycles"]) for r in rows
+                     if "harness_bias_core_cycles" in r and math.isfinite(float(r["harness_bias_core_cycles"]))})
+    applied = [b for b in biases if b != 0]
+    if not applied:
+        return "ESTIMATE uncorrected (no harness correction: no self-test stored, or it failed)"
+    low, high = f"{applied[0]:+.2f}", f"{applied[-1]:+.2f}"
+    shown = low if low == high else f"{low} to {high}"
+    some = "" if len(applied) == len(biases) else ", some results none"
+    return f"ESTIMATE less the self-test's harness bias ({shown} core cycles{some})"
 
 
 def _immediate_add_words(per_cycle: float) -> str:
@@ -227,13 +281,29 @@ def _rows(results: Results, confidence: float, source: str) -> list[dict[str, An
     for r in results.values():
         row: dict[str, Any] = _Row({
             "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
-            "serialize": r.serialize, "migrations": r.migrations, "source": source,
+            "serialize": r.serialize, "source": source, "runs_used": r.runs_used, "estimator": r.estimator,
+            "migrations": r.migrations, "cycles_per_tick": float(r.cycles_per_tick),
+            "harness_bias_core_cycles": float(r.harness_bias_core_cycles),
             **_machine_facts(results),
         })
         for unit in UNITS:
             for stat in shown_in("compare"):
                 row.update(stat.cells(r, unit, confidence))
+        # DEPRECATED_CSV_COLUMNS: the CSV writes them for one release
+        row.update({"tsc_granularity_ticks": row["tsc_step_ticks"], "migrated_runs": r.migrations,
+                    **{f"{s.name}_ci95_{unit}": s.half_width(r, unit) for s in shown_in("compare")
+                       if s.has_interval for unit in UNITS}})
         rows.append(row)
+    return rows
+
+
+def result_rows(results: Results, source: str = "", machine: str | None = None) -> list[dict[str, Any]]:
+    """The rows of one Results in the one CSV schema (CSV_COLUMNS), intervals
+    at 95%: what ``export.write_csv`` writes; `machine` names them (default
+    ``results.name``)."""
+    rows = _rows(results, 0.95, source)
+    for row in rows:
+        row["machine"] = results.name if machine is None else machine
     return rows
 
 
@@ -443,8 +513,10 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     est_w = max([len(est_head)] + [len(c[i]) for c in cells for i in range(len(machines))])
     ratio_w = max([len(ratio_head)] + [len(c) for r in ratio_cells for c in r])
     group_w = est_w + (2 + ratio_w if ratios else 0)
-    # names come from files: a terminal gets them through printable()
-    shown = {name: _display.printable(name) for name in machines + methods}
+    # names come from files: a terminal gets them through printable(); models marked
+    models = _models()
+    shown = {name: _display.printable(name) for name in machines}
+    shown.update({name: _display.printable(name) + (MODEL_MARK if name in models else "") for name in methods})
     method_w = max([len("METHOD")] + [len(shown[t]) for t in methods])
 
     names = [textwrap.wrap(shown[m] + (" (baseline)" if ratios and i == 0 else ""), group_w,
@@ -466,25 +538,45 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     for k, method in enumerate(methods):
         lines.append(f"{shown[method]:{method_w}}" + gap + gap.join(
             group(cells[k][i], ratio_cells[k][i] if ratios else None) for i in range(len(machines))))
+    if any(shown[t].endswith(MODEL_MARK) for t in methods):
+        lines += ["", MODEL_NOTE]
     if not rows or any(c not in rows[0] for c in MACHINE_COLUMNS):  # a table of other columns
         return "\n".join(lines)
     lines.append("")
-    lines.append("each machine's rulers (TSC granularity; core cycles per TSC tick; immediate-add chains):")
+    lines.append("each machine's rulers (TSC granularity; core cycles per TSC tick; immediate-add chains) "
+                 "and harness correction:")
     for m in machines:
-        first = next(r for r in rows if str(r["machine"]) == m)
+        mine = [r for r in rows if str(r["machine"]) == m]
+        first = mine[0]
         cpt = float(first["clock_core_cycles_per_tick"])
-        lines.append(f"  {shown[m]}: granularity {float(first['tsc_granularity_ticks']):.4g} ticks; "
+        lines.append(f"  {shown[m]}: granularity {float(first['tsc_step_ticks']):.4g} ticks; "
                      + (f"{cpt:.3f} core cycles per tick" if math.isfinite(cpt) else "core cycles unknown")
-                     + f"; {_immediate_add_words(float(first['immediate_adds_per_core_cycle']))}")
+                     + _own_rulers_words(mine, cpt)
+                     + f"; {_immediate_add_words(float(first['immediate_adds_per_core_cycle']))}; "
+                     + _correction_words(mine))
     return "\n".join(lines)
+
+
+def _own_rulers_words(rows: list[dict[str, Any]], clock_cpt: float) -> str:
+    """Where a machine's results converted with figures of their own more
+    than 1% from its clock's (a core clock that moved): their range."""
+    own = [float(r["cycles_per_tick"]) for r in rows if "cycles_per_tick" in r]
+    own = [c for c in own if math.isfinite(c)]
+    if not own or not math.isfinite(clock_cpt) or max(abs(c / clock_cpt - 1) for c in own) <= 0.01:
+        return ""
+    return f" at first use, each result its own: {min(own):.3f} to {max(own):.3f}"
 
 
 def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
     """A row per machine and method: runs, unroll, the seed's figures (BEST,
     MEDIAN) and the cost figure (ESTIMATE) with its interval."""
-    shown = _display.printable
+    models = _models()
+
+    def shown(name: object, method: bool = False) -> str:
+        return _display.printable(name) + (MODEL_MARK if method and name in models else "")
+
     mw = max([len("MACHINE")] + [len(shown(r["machine"])) for r in rows])
-    tw = max([len("METHOD")] + [len(shown(r["method"])) for r in rows])
+    tw = max([len("METHOD")] + [len(shown(r["method"], True)) for r in rows])
     seed = [s for s in shown_in("compare") if s.seed]
     ci = f"{round(confidence * 100)}% CI OF {COST.heading}"
     lines = [
@@ -496,8 +588,10 @@ def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> 
         low, high = r[f"{COST.name}_ci_low_{suffix}"], r[f"{COST.name}_ci_high_{suffix}"]
         interval = "" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]"
         lines.append(
-            f"{shown(r['machine']):{mw}}  {shown(r['method']):{tw}}  {r['runs']:7d} {r['unroll']:6d}  "
+            f"{shown(r['machine']):{mw}}  {shown(r['method'], True):{tw}}  {r['runs']:7d} {r['unroll']:6d}  "
             + "".join(f"{r[f'{s.name}_{suffix}']:9.2f} " for s in seed)
             + f"{r[f'{COST.name}_{suffix}']:11.2f}  {interval}"
         )
+    if any(r["method"] in models for r in rows):
+        lines.append(MODEL_NOTE)
     return "\n".join(lines)

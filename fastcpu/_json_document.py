@@ -5,8 +5,9 @@ writes one atomically (:func:`write_document`, through ``_atomicfile.py``), read
 and checks its format and version (:func:`read_document`), and gives the
 field-by-field reader (:class:`Reader`) and array encodings both sides use.
 
-Layout (format version 3; fastcpu up to 0.6.0 wrote version 1, and 2 where
-the clock's core cycles are unknown: they read the same, without the checksum)::
+Layout (format version 3, which fastcpu writes since 0.6.0; before 0.6.0 it
+wrote version 1, and 2 where the clock's core cycles are unknown: they read
+the same, without the checksum)::
 
     {"format": "fastcpu-results", "version": 3,
      "fastcpu_version": "0.1.0", "date": "2025-01-31T12:00:00Z", "label": null,

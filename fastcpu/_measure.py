@@ -88,8 +88,11 @@ def measure(
             method and once at the end (``method`` ``None``).
         label: a free-form name for the machine, kept in the file (text
             UTF-8 can hold: a lone surrogate is refused).
-        selftest: run :func:`fastcpu.selftest` for this mode first (well
-            under a second in 'lfence' mode): its bias corrections go into
+        selftest: run :func:`fastcpu.selftest` for this mode first (a
+            fraction of a second with 'lfence', the default, on a quiet
+            host; with 'cpuid', a VM exit before every read on a guest,
+            seconds: 7-10 s on a KVM guest; 'rdtscp' as 'lfence'): its
+            bias corrections go into
             the estimates and its report into ``Results.selftest`` (single
             copies on the TSC only: the self-test's corrections are for those).
         counter: ``'tsc'`` (the default) or ``'pmu'`` (see ``bench``).

@@ -348,11 +348,11 @@ class SelfTest:
         rounds: verification measurements per chain.
         seconds: how long it took, wall-clock seconds.
         judged: the serialization modes whose checks decide :attr:`passed`
-            (empty: every mode tested). :func:`selftest` judges the modes it
-            was asked for, and, asked for none, measures every mode but
-            judges bench()'s default, ``'lfence'``, the one the goals are
-            stated for: on a guest ``'cpuid'`` is a VM exit before every
-            read, which no correction can make accurate.
+            (empty: every mode tested). :func:`selftest` tests and judges
+            the modes it was asked for, and, asked for none, bench()'s
+            default, ``'lfence'``, the one the goals are stated for: on a
+            guest ``'cpuid'`` is a VM exit before every read, which no
+            correction can make accurate and which takes seconds.
         problem: why the self-test could not run ('' when it ran): the
             clock's core-cycle rulers disagree, so there is no truth in core
             cycles to check against. It then has no checks and fails.

@@ -11,7 +11,11 @@ timed alone on one thread is on the CPU for all of its wall time, so the two
 times are the same figure.
 
 ``write_csv(results, out)`` writes one row per machine and method with every
-unit spelled out in its column name.
+unit spelled out in its column name: the one CSV schema, ``compare --csv``'s
+(``_compare.CSV_COLUMNS``), so that both commands name each figure alike.
+Until 0.6 this CSV had columns of its own; ``migrated_runs`` and the 95%
+half-widths ``NAME_ci95_UNIT`` are still written, after the others, for one
+release (``_compare.DEPRECATED_CSV_COLUMNS``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from ._bench_result import BenchResult
+from ._compare import CSV_COLUMNS, result_rows
 from ._machine_results import Results
 from ._statistics import shown_in
 
@@ -107,16 +112,8 @@ def to_gbench(results: Results) -> dict[str, Any]:
             "benchmarks": [_gbench_entry(r, i) for i, r in enumerate(results.values())]}
 
 
-#: The CSV's columns, units in their names.
-_CSV_FIRST = ("machine", "method", "runs", "runs_used", "unroll", "serialize", "estimator")
-_CSV_LAST = ("migrated_runs", "tsc_hz", "tsc_step_ticks", "cycles_per_tick")
-CSV_COLUMNS = _CSV_FIRST + tuple(n for s in shown_in("export") for n in s.figure_names()) + _CSV_LAST
-
-
-def _csv_row(machine: str, r: BenchResult) -> list[object]:
-    return [machine, r.method, r.runs, r.runs_used, r.unroll, r.serialize, r.estimator,
-            *(v for s in shown_in("export") for v in s.figures(r).values()),
-            r.migrations, r.tsc_hz, r.tsc_step_ticks, r.cycles_per_tick]
+# CSV_COLUMNS (imported above): the CSV's columns, units in their names, the
+# one CSV schema (compare's).
 
 
 def write_csv(results: Results | Sequence[Results], out: IO[str]) -> None:
@@ -135,9 +132,8 @@ def write_csv(results: Results | Sequence[Results], out: IO[str]) -> None:
     for res in many:
         if not isinstance(res, Results):
             raise TypeError(f"write_csv() takes fastcpu.Results, not {type(res).__name__}")
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
     for res in many:
         name = res.label or str(res.machine.get("model_name", "machine"))
-        for r in res.values():
-            writer.writerow(_csv_row(name, r))
+        writer.writerows(result_rows(res, "", name))

@@ -103,26 +103,97 @@ def test_the_cli_table_answers_with_the_same_words():
                             rf"{cost}(; tied within resolution: (gdt|rdpid) {cost})?", line), line
 
 
+def test_the_cli_table_of_copies_says_its_cheapest_way_is_a_throughput():
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "--methods", "gdt", "rdpid", "--runs", "40", "--unroll", "4"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("cheapest way that reports the CPU here"))
+    assert line.startswith("cheapest way that reports the CPU here, calls back to back (by ESTIMATE per copy, 4 "
+                           "copies a run: a throughput, not the cost of one call alone): "), line
+    # the README's recorded --unroll 64 table carries the label the CLI prints for it
+    from fastcpu._cli import cheapest_way_label
+
+    readme = (ROOT / "README.md").read_text()
+    assert f"{cheapest_way_label(64)}: " in readme
+    assert readme.count(f"{cheapest_way_label(1)}: ") == 1  # the single-copy table's alone
+
+
 @pytest.mark.parametrize("spelling", [["gdt,rdpid"], ["gdt", "rdpid"], ["gdt", "--methods", "rdpid"]],
                          ids=["commas", "spaces", "twice"])
 def test_methods_take_commas_or_spaces(spelling):
     from fastcpu._cli import _parser
 
-    needs = {"table": [], "check": [], "run": ["--out", "x.json"]}
+    # one grammar in every command, plot's (whose FILEs may follow) included
+    needs = {"table": [], "check": [], "run": ["--out", "x.json"], "plot": ["x.json", "-o", "x.png"]}
     for command, before in needs.items():
         args = _parser(command).parse_args([*before, "--methods", *spelling])
         assert args.methods == ["gdt", "rdpid"], command
 
 
+@pytest.mark.parametrize("command,option,spellings,want", [
+    ("check", "--cpus", (["0,1"], ["0", "1"], ["0", "--cpus", "1"]), [0, 1]),
+    ("selftest", "--serialize", (["lfence,cpuid"], ["lfence", "cpuid"], ["lfence", "--serialize", "cpuid"]),
+     ["lfence", "cpuid"]),
+])
+def test_every_list_option_has_the_one_grammar(command, option, spellings, want):
+    from fastcpu._cli import _parser
+
+    for spelling in spellings:
+        assert getattr(_parser(command).parse_args([option, *spelling]), option[2:]) == want, spelling
+
+
 def test_plot_methods_leave_the_files_alone():
     from fastcpu._cli import _parser
 
-    # FILEs follow plot's options: one argument a --methods, commas or the option again
+    # a word no method name can be (a dot, a slash) or an existing file ends the list: it is a FILE
     for argv in (["--methods", "gdt,rdpid", "x.json", "--out", "x.png"],
                  ["--methods", "gdt", "--methods", "rdpid", "x.json", "--out", "x.png"],
+                 ["--methods", "gdt", "rdpid", "x.json", "-o", "x.png"],
                  ["x.json", "--out", "x.png", "--methods", "gdt,rdpid"]):
         args = _parser("plot").parse_args(argv)
         assert (args.methods, args.files) == (["gdt", "rdpid"], ["x.json"]), argv
+    args = _parser("plot").parse_args(["a.json", "-o", "x.png", "--methods", "gdt", "../b.json.gz"])
+    assert (args.methods, args.files) == (["gdt"], ["a.json", "../b.json.gz"])
+
+
+def test_plot_takes_dash_o_and_its_errors_name_it(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "plot", "--methods", "gdt", "rdpid"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "-o/--out" in p.stderr, p.stderr
+    data = ROOT / "data" / "amd-epyc-kvm-guest.json"
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "plot", "--methods", "gdt", "rdpid", "-o",
+                        str(tmp_path / "x.png")], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "required: FILE" in p.stderr, p.stderr
+    if data.exists():
+        p = subprocess.run([sys.executable, "-m", "fastcpu", "plot", "--methods", "gdt", "rdpid", str(data),
+                            "-o", str(tmp_path / "x.png")], capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert (tmp_path / "x.png").stat().st_size > 1000
+
+
+def _help(*argv: str) -> str:
+    p = subprocess.run([sys.executable, "-m", "fastcpu", *argv, "--help"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    return " ".join(p.stdout.split())
+
+
+def test_the_top_level_help_names_every_compare_view():
+    text = _help()
+    assert "--seed-table" in text and "--ab" in text
+
+
+def test_each_command_lists_its_own_exit_statuses():
+    from fastcpu._cli import COMMANDS
+
+    for command in COMMANDS:
+        text = _help(*([] if command == "table" else [command]))
+        statuses = text[text.index("exit status:"):]
+        assert "2 a bad option" in statuses and "130 interrupted" in statuses, command
+        # 3 is check's alone, the goals selftest's alone
+        assert ("3 no wrong CPU" in statuses) == (command == "check"), command
+        assert ("goal" in statuses) == (command == "selftest"), command
+        assert ("wrong CPU" in statuses) == (command == "check"), command
 
 
 def test_plot_help_says_what_the_ecdf_draws():
@@ -130,4 +201,4 @@ def test_plot_help_says_what_the_ecdf_draws():
                        timeout=60)
     text = " ".join(p.stdout.split())
     assert "methods overlaid" not in text and "trap- and system-call-scale methods apart" in text
-    assert "comma-separated or the option repeated" in text
+    assert "comma- or space-separated, or the option repeated" in text

@@ -15,7 +15,7 @@ import pytest
 import fastcpu
 from fastcpu._estimate import FENCE_RELATIVE, FENCE_SIGMAS, FENCE_STEPS, t95
 from fastcpu._cli import main
-from fastcpu._compare import COLUMNS, format_comparison
+from fastcpu._compare import CSV_COLUMNS, COLUMNS, format_comparison
 from fastcpu.noise import NoiseModel
 
 
@@ -177,7 +177,7 @@ def test_compare_shows_each_machines_rulers():
     table = fastcpu.compare(*DATA, dataframe=False)
     for row in table:
         res = next(r for r in map(fastcpu.load, DATA) if r.name == row["machine"])
-        assert row["tsc_granularity_ticks"] == res.clock.tsc_step_ticks
+        assert row["tsc_step_ticks"] == res.clock.tsc_step_ticks
         assert row["clock_core_cycles_per_tick"] == res.clock.cycles_per_tick
         folded = None if res.clock.rulers is None else res.clock.rulers.immediate_adds_folded
         assert (row["immediate_adds_per_core_cycle"] > 1.25) == bool(folded)
@@ -281,7 +281,7 @@ def test_cli_compare(measured, tmp_path, capsys):
         assert name in out
     assert main(["compare", str(tmp_path / "a.json"), "--unit", "ticks", "--csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    assert len(rows) == 2 and set(rows[0]) == set(COLUMNS)
+    assert len(rows) == 2 and set(rows[0]) == set(CSV_COLUMNS)
 
 
 @pytest.mark.parametrize("files", [["missing.json"], ["bad.json"], []])
@@ -322,7 +322,7 @@ def test_cli_compare_formats(tmp_path):
 
     csv_text = cli(*DATA, "--format", "csv")
     assert csv_text == cli(*DATA, "--csv") == table.to_csv()  # --csv is its synonym
-    assert csv_text.splitlines()[0] == ",".join(COLUMNS)
+    assert csv_text.splitlines()[0] == ",".join(CSV_COLUMNS)
 
 
 def test_to_json_writes_null_for_nan(measured):
@@ -334,3 +334,53 @@ def test_to_json_writes_null_for_nan(measured):
     rows = json.loads(text)
     assert rows[0]["paired_mean_ci_low_ticks"] is None and rows[0]["runs"] == 1
     assert fastcpu.types.ComparisonTable([]).to_json() == "[\n]\n" and json.loads("[\n]\n") == []
+
+
+def test_compare_csv_and_run_csv_are_one_schema(tmp_path):
+    # one name per figure in both CSVs; the names 0.6 gave some of them, after the others, for one release
+    from fastcpu import export
+    from fastcpu._compare import DEPRECATED_CSV_COLUMNS
+
+    res = fastcpu.load(DATA[0])
+    out = io.StringIO()
+    export.write_csv(res, out)
+    exported = list(csv.DictReader(io.StringIO(out.getvalue())))
+    compared = list(csv.DictReader(io.StringIO(fastcpu.compare(DATA[0], dataframe=False).to_csv())))
+    assert list(exported[0]) == list(compared[0]) == list(CSV_COLUMNS)
+    assert CSV_COLUMNS[-len(DEPRECATED_CSV_COLUMNS):] == DEPRECATED_CSV_COLUMNS
+    assert {"estimate_ci95_ns", "tsc_granularity_ticks", "migrated_runs"} <= set(DEPRECATED_CSV_COLUMNS)
+    for e, c in zip(exported, compared):
+        assert e["method"] == c["method"]
+        for column in CSV_COLUMNS:
+            if column not in ("machine", "source"):
+                assert e[column] == c[column], column
+        r = res[e["method"]]
+        assert float(e["estimate_ci_high_ns"]) - float(e["estimate_ns"]) == pytest.approx(r.estimate_ci95_ns)
+        assert float(e["estimate_ci95_ns"]) == pytest.approx(r.estimate_ci95_ns)  # the old name, still there
+        assert float(e["tsc_step_ticks"]) == float(e["tsc_granularity_ticks"]) == r.tsc_step_ticks
+
+
+def test_compare_marks_models_and_says_whose_estimates_carry_a_correction():
+    models = {m.name for m in fastcpu.methods() if m.kind == "model"}
+    table = fastcpu.compare(*DATA, dataframe=False)
+    for layout in ("machines", "rows"):
+        text = table.format("ns", layout=layout)
+        for line in text.splitlines():
+            words = line.split()
+            if words and words[0] in models and layout == "machines":
+                assert words[1] == "(model)", line
+            if len(words) > 1 and layout == "rows" and any(w in models for w in words[:12]):
+                assert "(model)" in line, line
+        assert "(model): a C model" in text
+    text = table.format("cycles")
+    said = text[text.index("and harness correction:"):].splitlines()[1:]
+    for path in DATA:
+        res = fastcpu.load(path)
+        line = next(x for x in said if x.strip().startswith(res.name + ":"))
+        corrected = [r for r in res.values() if r.harness_bias_core_cycles != 0]
+        assert ("ESTIMATE less the self-test's harness bias" in line) == bool(corrected), line
+        assert ("ESTIMATE uncorrected" in line) == (not corrected), line
+        # a machine whose results converted with figures of their own, away from its clock's, says so
+        own = [r.cycles_per_tick for r in res.values()]
+        moved = max(abs(c / res.clock.cycles_per_tick - 1) for c in own) > 0.01
+        assert ("each result its own" in line) == moved, line

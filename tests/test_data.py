@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fastcpu
@@ -115,6 +116,118 @@ def test_the_intel_re_derivation_reproduces_the_file_from_the_hosts_files():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.rederive(hosts) == fastcpu.load(DATA / "intel-xeon-family6-model207-kvm-guest.json")
+
+
+def test_the_hopping_clock_hosts_file_converts_each_result_with_its_own_rulers():
+    # family 6 model 167: a core clock hopping between 100 MHz steps, so the clock's one
+    # figure (its first-use ruler) converts no result; each result's brackets do, and a
+    # result without brackets of its own carries the span of the clock's levels
+    res = fastcpu.load(DATA / "intel-xeon-family6-model167-kvm-guest.json")
+    assert (res.machine["vendor"], res.machine["family"], res.machine["model"]) == ("GenuineIntel", 6, 167)
+    assert res.fastcpu_version == "0.6.0" and len(res) == 37
+    notes = " ".join(res.notes)
+    assert "Re-derived by data/rederive_intel.py" in notes and "no one figure holds for the file" in notes
+    first_use = res.clock.cycles_per_tick
+    for r in res.values():
+        assert r.cycles_per_tick_ci95 > 0, f"{r.method}: a conversion with no uncertainty on a hopping clock"
+        assert not (r.cycles_per_tick == first_use and r.cycles_per_tick_ci95 == 0), r.method
+        assert r.harness_bias_core_cycles == 0  # the self-test failed there: no correction
+    spanned = [r for r in res.values() if any("child process" in c for c in r.caveats)]
+    assert [r.method for r in spanned] == ["sched_getcpu_norseq"]
+    low, high = (float(x) for x in re.search(r"([\d.]+) to ([\d.]+) core cycles per tick, every", notes).groups())
+    for r in spanned:
+        assert r.cycles_per_tick - r.cycles_per_tick_ci95 == pytest.approx(low)
+        assert r.cycles_per_tick + r.cycles_per_tick_ci95 == pytest.approx(high)
+    assert low < first_use * 1.01 and high > first_use * 1.05  # the span the first-use figure misses
+
+
+def test_the_hopping_clock_re_derivation_reproduces_the_file_from_the_hosts_files():
+    hosts = Path(__file__).resolve().parents[2] / "shared" / "hosts"
+    script = DATA / "rederive_intel.py"
+    if not (hosts / "intel-xeon-family6-model167-drift.npz").exists() or not script.exists():
+        pytest.skip("../shared/hosts (the model 167 host's 0.6.0 file and clock trace) is not beside this checkout")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rederive_intel", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # the levels of the trace, as the host's page gives them (1.381 ... 1.573)
+    levels = module.clock_levels(hosts / "intel-xeon-family6-model167-drift.npz")
+    assert len(levels) == 5 and levels[0] == pytest.approx(1.381, abs=0.002) and levels[-1] == pytest.approx(1.573, abs=0.002)
+    assert module.rederive_167(hosts) == fastcpu.load(DATA / "intel-xeon-family6-model167-kvm-guest.json")
+
+
+def test_clock_levels_finds_the_levels_of_a_synthetic_hopping_clock(tmp_path):
+    script = DATA / "rederive_intel.py"
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rederive_intel", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rng = np.random.default_rng(29)
+    true = np.array([1.25, 1.31, 1.44, 1.62])
+    add = rng.choice(true, 3000) + rng.normal(0, 0.0003, 3000)
+    imul = add * (1 + rng.normal(0, 0.001, 3000))
+    hop = rng.random(3000) < 0.15  # a hop inside the sample: the rulers read between levels, apart
+    add[hop] = rng.uniform(1.2, 1.7, hop.sum())
+    imul[hop] = add[hop] * 1.03
+    np.savez(tmp_path / "trace.npz", seconds=np.arange(3000) * 0.02, add_cycles_per_tick=add,
+             imul_cycles_per_tick=imul)
+    assert module.clock_levels(tmp_path / "trace.npz") == pytest.approx(tuple(true), abs=0.002)
+
+
+def _readme_text() -> str:
+    return " ".join((DATA / "README.md").read_text().split())
+
+
+def test_the_readmes_intel_figures_are_the_files():
+    # the medians stayed, the ESTIMATEs moved: each list as the files read it
+    text = _readme_text()
+    res = fastcpu.load(DATA / "intel-xeon-family6-model207-kvm-guest.json")
+    medians = re.search(r"The medians did not change \(they are the raw ticks' own\): (.+?) under UMIP", text)
+    assert medians, "data/README.md: the model 207 medians sentence"
+    said = dict(re.findall(r"(\w+) ([\d,.]+)(?: ticks)?(?: \([\d.]+ ns\))?(?:,|$)", medians[1].split(", SIDT")[0]))
+    assert said and all(res[m].median == float(v) for m, v in said.items()), said
+    assert f"gdt {res['gdt'].median:.0f} ticks ({res['gdt'].median_ns:.1f} ns)" in medians[1]
+    trapped = [res[m].median for m in ("sidt", "sgdt", "sldt")]
+    assert f"SIDT/SGDT/SLDT {min(trapped):,.0f}-{max(trapped):,.0f}" in medians[0]
+    figures = re.search(r"0\.4\.0's file read (.+?) ticks; the re-derived one reads (.+?) \(", text)
+    assert figures, "data/README.md: the model 207 ESTIMATEs sentence"
+    old, new = (dict((m, float(v)) for m, v in re.findall(r"(\w+) ([\d.]+)", g)) for g in figures.groups())
+    assert set(old) == set(new) and len(new) >= 5
+    assert all(f"{res[m].estimate:.2f}" == f"{v:.2f}" for m, v in new.items()), new
+    first = Path(__file__).resolve().parents[2] / "shared" / "hosts" / "intel-xeon-family6-model207-kvm-guest.json"
+    if first.exists():  # 0.4.0's own file, where it is beside the checkout
+        before = fastcpu.load(first)
+        assert all(f"{before[m].estimate:.2f}" == f"{v:.2f}" for m, v in old.items()), old
+    assert any(f"{old[m]:.2f}" != f"{new[m]:.2f}" for m in new), "'the ESTIMATEs did' change"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.name for f in FILES])
+def test_the_readmes_format_list_says_each_files_version_and_checks(path):
+    doc = json.loads(path.read_text())
+    text = (DATA / "README.md").read_text()
+    item = re.search(rf"^- [^\n]*`{re.escape(path.name)}`[^\n]*:(.*?)(?=\n- |\n\n)", text, re.M | re.S)
+    assert item, f"data/README.md's format list does not name {path.name}"
+    words = " ".join(item[1].split())
+    assert f"version {doc['version']}" in words
+    assert ("verified" in words.split(", ")) == fastcpu.load(path).verified
+    crc = any("crc32" in r["raw"] for r in doc["results"])
+    assert ("without array CRC-32s" in words) == (not crc) and ("with array CRC-32s" in words) == crc
+    rederived = any(n.startswith("Re-derived") for n in doc.get("notes", []))
+    assert ("re-derived" in words) == rederived and ("as first written" in words) == (not rederived)
+
+
+def test_the_readmes_file_sizes_are_the_files():
+    sizes = re.search(r"10,000 runs of every method: ([\d.]+)-([\d.]+) MB for (\d+) methods, ([\d.]+)-([\d.]+) MB "
+                      r"for (\d+)\)", _readme_text())
+    assert sizes, "data/README.md: the file sizes sentence"
+    ranges = {int(sizes[3]): (float(sizes[1]), float(sizes[2])), int(sizes[6]): (float(sizes[4]), float(sizes[5]))}
+    for f in FILES:
+        res = fastcpu.load(f)
+        if {r.runs for r in res.values()} == {10_000}:
+            low, high = ranges[len(res)]
+            assert low - 0.05 <= f.stat().st_size / 1e6 <= high + 0.05, (f.name, f.stat().st_size)
 
 
 # --- published_figures.csv ---------------------------------------------------------------
