@@ -133,12 +133,39 @@ static void drop_arrays(struct run_arrays *a)
     Py_CLEAR(a->migrated);
 }
 
+/* A step that failed, as an exception: a user function that broke the
+ * calling convention, forked or crashed is fastcpu.Error, one that outlived
+ * the timeout TimeoutError, Ctrl-C KeyboardInterrupt (Python's handler has
+ * seen it). */
+static void user_step_error(core_state *st, enum fc_step step, const char *why, double timeout_s)
+{
+    switch (step) {
+    case FC_STEP_UNSUPPORTED:
+        PyErr_SetString(st->unsupported, why);
+        break;
+    case FC_STEP_TIMED_OUT:
+    {
+        char t[32];
+        snprintf(t, sizeof t, "%g", timeout_s);
+        PyErr_Format(PyExc_TimeoutError, "the measurement took longer than timeout=%s s%s%s", t,
+                     *why ? ": " : "", why);
+    }
+        break;
+    case FC_STEP_INTERRUPTED:
+        if (PyErr_CheckSignals() == 0)
+            PyErr_SetString(PyExc_KeyboardInterrupt, why);
+        break;
+    default:
+        PyErr_SetString(st->error, why);
+    }
+}
+
 /* Time `pair` for `runs` runs into new arrays (harness.c's session); 0, or
  * -1 with an exception set (the arrays dropped). The GIL is released for
  * each chunk and signals looked for after it, so Ctrl-C waits for a chunk
  * and one run at most. */
 static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
-                        struct run_arrays *out)
+                        double timeout_s, struct run_arrays *out)
 {
     npy_intp dims[1] = {runs};
     out->raw = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
@@ -151,17 +178,23 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
     struct fc_session session;
     fc_session_init(&session, pair, bufs, (size_t)runs);
     enum fc_step step;
+    bool user = pair->user_method != NULL;
+    if (user)
+        fc_user_begin(timeout_s);
     do {
         Py_BEGIN_ALLOW_THREADS
-        step = fc_session_step(&session);
+        step = user ? fc_user_step(&session) : fc_session_step(&session);
         Py_END_ALLOW_THREADS
-        if (step == FC_STEP_UNSUPPORTED || step == FC_STEP_FAILED) {
-            PyErr_SetString(step == FC_STEP_UNSUPPORTED ? st->unsupported : st->error,
-                            session.why);
+        if (step != FC_STEP_MORE && step != FC_STEP_DONE) {
+            user_step_error(st, step, session.why, timeout_s);
             goto fail;
         }
         if (PyErr_CheckSignals() < 0)
             goto fail;
+        if (user && step != FC_STEP_DONE && fc_user_timed_out()) {
+            user_step_error(st, FC_STEP_TIMED_OUT, "", timeout_s);
+            goto fail;
+        }
     } while (step != FC_STEP_DONE);
     return 0;
 
@@ -248,7 +281,8 @@ static int build_pair(core_state *st, PyObject *target, Py_ssize_t runs, const c
  * and median, and the core cycles per tick from both, held against this
  * thread's recent brackets (bracket.c). 0, or -1 with an exception set. */
 static int measure(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
-                   const struct bracket_args *br, bool best_median, struct measured *out)
+                   const struct bracket_args *br, bool best_median, double timeout_s,
+                   struct measured *out)
 {
     double recent[FC_BRACKET_SAMPLES_MAX], before[FC_BRACKET_CHAINS_MAX],
         after[FC_BRACKET_CHAINS_MAX];
@@ -267,7 +301,7 @@ static int measure(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
             fc_bracket_remember(before, n_before, fc_monotonic_ns(), fc_current_cpu(), false);
         }
     }
-    if (measure_pair(st, pair, runs, &out->a) < 0)
+    if (measure_pair(st, pair, runs, timeout_s, &out->a) < 0)
         return -1;
     struct fc_run_buffers bufs = {PyArray_DATA(out->a.raw), PyArray_DATA(out->a.empty), NULL};
     out->best = out->median = out->cycles_per_tick = out->ci95 = NAN;
@@ -315,7 +349,7 @@ static int parse_brackets(PyObject *blocks_obj, PyObject *chains_obj, double fix
 
 PyDoc_STRVAR(measure_doc,
 "measure($module, target, runs, serialize, copies, diff, counter, blocks, chains,\n"
-"        fixed_ticks, tolerance, resolution, /)\n--\n\n"
+"        fixed_ticks, tolerance, resolution, timeout=0, /)\n--\n\n"
 "The one measurement. `target` is a catalog row's name, or the int address\n"
 "of a user function `unsigned fn(void)` (timed through an indirect call\n"
 "against an empty function called the same way; it must lie in an\n"
@@ -335,6 +369,12 @@ PyDoc_STRVAR(measure_doc,
 "PMU core cycles, harness included; a bool array of migrations; best and\n"
 "median per copy above the empty sequence (NaN for diff); core cycles per\n"
 "TSC tick at the moment and its 95% half-width (NaN without brackets).\n"
+"A user function is checked after each call for what the calling\n"
+"convention says it must preserve (callee-saved registers, rsp, DF, MXCSR,\n"
+"the x87 control word; restored, and fastcpu.Error names what it broke), its\n"
+"forked copies end at once, and a fault in it raises fastcpu.Error; `timeout`\n"
+"seconds (0: none) bound the measurement (TimeoutError), abandoning a call\n"
+"that will not return, as Ctrl-C does after 0.5 s.\n"
 "Raises fastcpu.Unsupported when the target or the counter cannot run here.");
 
 static PyObject *core_measure(PyObject *module, PyObject *args)
@@ -344,15 +384,20 @@ static PyObject *core_measure(PyObject *module, PyObject *args)
     Py_ssize_t runs;
     long copies;
     int diff;
-    double fixed_ticks, tolerance, resolution;
+    double fixed_ticks, tolerance, resolution, timeout_s = 0;
     core_state *st = get_state(module);
     struct bracket_args br = {0};
     struct fc_pair pair;
     struct measured r;
-    if (!PyArg_ParseTuple(args, "OnslpsOOddd:measure", &target, &runs, &ser_name, &copies, &diff,
-                          &counter, &blocks_obj, &chains_obj, &fixed_ticks, &tolerance,
-                          &resolution))
+    if (!PyArg_ParseTuple(args, "OnslpsOOddd|d:measure", &target, &runs, &ser_name, &copies,
+                          &diff, &counter, &blocks_obj, &chains_obj, &fixed_ticks, &tolerance,
+                          &resolution, &timeout_s))
         return NULL;
+    if (!(timeout_s >= 0 && timeout_s <= FC_USER_TIMEOUT_MAX)) {
+        fc_glue_value_error("timeout must be a number of seconds from 0 (none) to 1e6",
+                            timeout_s);
+        return NULL;
+    }
     long chains;
     if (fc_glue_bounded(chains_obj, "chains", 0, FC_BRACKET_CHAINS_MAX, &chains) < 0)
         return NULL;
@@ -366,7 +411,7 @@ static PyObject *core_measure(PyObject *module, PyObject *args)
             return NULL;
     }
     if (build_pair(st, target, runs, ser_name, copies, diff, counter, &pair) < 0 ||
-        measure(st, &pair, runs, &br, !diff, &r) < 0)
+        measure(st, &pair, runs, &br, !diff, timeout_s, &r) < 0)
         return NULL;
     return Py_BuildValue("NNNdddd", r.a.raw, r.a.empty, r.a.migrated, r.best, r.median,
                          r.cycles_per_tick, r.ci95);

@@ -28,6 +28,7 @@ def measure(  # the one measurement (csrc/glue_bench.c)
     fixed_ticks: float,  # the chain timer's own cost, TSC ticks, taken off each chain
     tolerance: float,  # the disturbance tolerance, a fraction in [0, 1)
     resolution: float,  # the clock's step over a chain's ticks, a fraction in [0, 1)
+    timeout: float = ...,  # a user function's measurement, seconds (0, the default: none; TimeoutError)
     /,
 ) -> tuple[
     npt.NDArray[np.uint64],  # per run: raw (diff: 2k copies), TSC ticks or PMU core cycles

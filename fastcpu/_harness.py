@@ -117,7 +117,8 @@ NO_BRACKETS = (0, 0, 0.0, 0.0, 0.0)
 
 
 def measure(target: str | int, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-            brackets: tuple[int, int, float, float, float] = NO_BRACKETS) -> tuple:
+            brackets: tuple[int, int, float, float, float] = NO_BRACKETS,
+            timeout_s: float = 0.0) -> tuple:
     """The one measurement (``_core.measure``) of `target` (what
     :func:`resolve` gave: a method by name, a user function by address;
     ``sched_getcpu_norseq`` in a child without rseq, ``_norseq.py``): `copies`
@@ -127,7 +128,8 @@ def measure(target: str | int, runs: int, serialize: str, copies: int, diff: boo
     the TSC, except for a row measured in a child (``MethodInfo.in_child``):
     its runs are another process's. (a, b, migrated, best, median,
     cycles_per_tick, ci95): NaN for best and median of a diff, and for the
-    core clock without brackets."""
+    core clock without brackets. `timeout_s` (a user function's; 0: none)
+    bounds the measurement in seconds (TimeoutError)."""
     if isinstance(target, str) and method_info(target).in_child:
         return _norseq.run(target, (runs, serialize, copies, diff, counter), counter)
-    return _core.measure(target, runs, serialize, copies, diff, counter, *brackets)
+    return _core.measure(target, runs, serialize, copies, diff, counter, *brackets, timeout_s)

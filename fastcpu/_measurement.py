@@ -25,7 +25,7 @@ __all__ = ["timed", "timed_diff"]
 
 
 def _measured(method: Method, runs: int, serialize: str, copies: int, diff: bool, cpu: int | None,
-              counter: str) -> tuple:
+              counter: str, timeout_s: float = 0.0) -> tuple:
     """(name, (a, b, migrated, best, median, core cycles per tick or None,
     its 95% half-width), the clock, the counter that counted, caveats):
     the runs between brackets on the TSC, none for a PMU counter (it
@@ -34,7 +34,7 @@ def _measured(method: Method, runs: int, serialize: str, copies: int, diff: bool
 
     def run(target: str | int) -> tuple:
         return measure(target, runs, serialize, copies, diff, counter,
-                       _bracket.brackets() if counter == "tsc" else NO_BRACKETS)
+                       _bracket.brackets() if counter == "tsc" else NO_BRACKETS, timeout_s)
 
     name, (a, b, migrated, best, median, cpt, cpt_ci95), clk, counted = run_pinned(method, cpu, counter, run)
     caveats = clk.caveats(counted)
@@ -47,16 +47,18 @@ def _measured(method: Method, runs: int, serialize: str, copies: int, diff: bool
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
           counter: str,
-          correction: Callable[[float | None], tuple[float, float, str]] | None = None) -> BenchResult:
+          correction: Callable[[float | None], tuple[float, float, str]] | None = None,
+          timeout_s: float = 0.0) -> BenchResult:
     """`runs` runs of `method` (a name or a user function) against the empty
     sequence, converted with the core cycles per tick measured around them
     (TSC; a PMU counter counts core cycles itself). `correction`, given that
     figure, returns the harness bias and its 95% half-width (core cycles)
     to apply, and why none is applied ('' when it is); without it the result
     is uncorrected. While the clock's rulers disagree, core cycles are NaN,
-    no correction is applied and the result says why (its caveats)."""
+    no correction is applied and the result says why (its caveats).
+    `timeout_s` bounds a user function's measurement (0: no limit)."""
     name, (raw, empty, migrated, best, median, cpt, cpt_ci95), clk, counted, caveats = _measured(
-        method, runs, serialize, unroll, False, cpu, counter)
+        method, runs, serialize, unroll, False, cpu, counter, timeout_s)
     bias, bias_ci = 0.0, 0.0
     if caveats:
         if correction is not None:
@@ -85,11 +87,11 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
 
 
 def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,
-               counter: str) -> DiffResult:
+               counter: str, timeout_s: float = 0.0) -> DiffResult:
     """`runs` interleaved pairs of runs of `method` at 2k and k copies,
     converted as :func:`timed` converts."""
     name, (long, short, migrated, _, _, cpt, cpt_ci95), clk, counted, caveats = _measured(
-        method, runs, serialize, k, True, cpu, counter)
+        method, runs, serialize, k, True, cpu, counter, timeout_s)
     return DiffResult.from_arrays(
         method=name, serialize=serialize, k=k, cpu=cpu, long=long, short=short, migrated=migrated,
         clock=clk, counter=counted, cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci95,
