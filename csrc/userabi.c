@@ -542,9 +542,9 @@ enum fc_step fc_user_step(struct fc_session *s)
         /* one call first, through the single-copy path, which survives any
          * register the function changes: the copy loop keeps its count and
          * the function in callee-saved registers, and would run on with
-         * them changed */
+         * them changed; and a function that forks, forks once */
         fc_sink(fc_user_time(s->pair->user_method, s->pair, 1, false));
-        if (!f->broken)
+        if (!f->broken && !forks)
             step = fc_session_step(s);
         active = 0;
     } else {
