@@ -641,9 +641,10 @@ enum fc_step fc_session_step(struct fc_session *s);
 uint64_t fc_user_time(fc_user_fn fn, const struct fc_pair *p, uint32_t copies,
                       bool empty_side);
 /* Before a user function's session: the timeout in seconds (0: none, at
- * most FC_USER_TIMEOUT_MAX). */
+ * most FC_USER_TIMEOUT_MAX), and how to tell that the thread runs Python
+ * (a ctypes callback inside the function), where nothing may be abandoned. */
 #define FC_USER_TIMEOUT_MAX 1e6
-void fc_user_begin(double timeout_s);
+void fc_user_begin(double timeout_s, int (*python_running)(void));
 /* The timeout has passed (checked between chunks). */
 bool fc_user_timed_out(void);
 /* fc_session_step for a user function: the chunk under a sigsetjmp, so that

@@ -133,6 +133,19 @@ static void drop_arrays(struct run_arrays *a)
     Py_CLEAR(a->migrated);
 }
 
+/* Whether this thread runs Python inside the measured function (a ctypes
+ * callback): PyGILState_Ensure counts itself in the thread state's
+ * gilstate_counter, above what it was when the measurement began, until
+ * the callback returns, whether it holds the GIL now or has released it
+ * (time.sleep). Read from a signal handler: TSS and a plain load. */
+static _Thread_local int gilstate_before;
+
+static int python_running(void)
+{
+    PyThreadState *t = PyGILState_GetThisThreadState();
+    return t && t->gilstate_counter > gilstate_before;
+}
+
 /* A step that failed, as an exception: a user function that broke the
  * calling convention, forked or crashed is fastcpu.Error, one that outlived
  * the timeout TimeoutError, Ctrl-C KeyboardInterrupt (Python's handler has
@@ -167,6 +180,7 @@ static void user_step_error(core_state *st, enum fc_step step, const char *why, 
 static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
                         double timeout_s, struct run_arrays *out)
 {
+    int outer_gilstate = gilstate_before; /* a measurement inside the function's, refused */
     npy_intp dims[1] = {runs};
     out->raw = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
     out->empty = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
@@ -179,8 +193,10 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
     fc_session_init(&session, pair, bufs, (size_t)runs);
     enum fc_step step;
     bool user = pair->user_method != NULL;
-    if (user)
-        fc_user_begin(timeout_s);
+    if (user) {
+        gilstate_before = PyThreadState_Get()->gilstate_counter;
+        fc_user_begin(timeout_s, python_running);
+    }
     do {
         Py_BEGIN_ALLOW_THREADS
         step = user ? fc_user_step(&session) : fc_session_step(&session);
@@ -196,9 +212,11 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
             goto fail;
         }
     } while (step != FC_STEP_DONE);
+    gilstate_before = outer_gilstate;
     return 0;
 
 fail:
+    gilstate_before = outer_gilstate;
     drop_arrays(out);
     return -1;
 }

@@ -288,7 +288,9 @@ static pthread_t owner;
 static pid_t owner_pid;
 static timer_t stop_timer;
 static sigjmp_buf stop_jump;
-static uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
+static _Thread_local uint64_t deadline_ns; /* this thread's measurement's; 0: none */
+static int (*python_running)(void); /* the glue's: this thread runs Python now */
+static _Thread_local bool in_chunk;  /* a bench() nested in the function's callback */
 
 static struct {
     int sig, code;
@@ -309,10 +311,15 @@ static void arm_stop_timer(uint64_t at_ns)
         timer_settime(stop_timer, TIMER_ABSTIME, &its, NULL); /* async-signal-safe */
 }
 
+/* A ctypes callback runs Python inside the function: never jump out of
+ * the interpreter's frames (its fault is the process's, its Ctrl-C
+ * Python's, as before). */
+static bool abandonable(void) { return !(python_running && python_running()); }
+
 static void on_fault(int sig, siginfo_t *si, void *ctx)
 {
     struct fc_user_frame *f = fc_user_frame_ptr;
-    if (active && f && f->in_call && pthread_equal(pthread_self(), owner)) {
+    if (active && f && f->in_call && pthread_equal(pthread_self(), owner) && abandonable()) {
         const greg_t *g = ((ucontext_t *)ctx)->uc_mcontext.gregs;
         fault.sig = sig;
         fault.code = si->si_code;
@@ -338,7 +345,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 static void on_stop(int sig, siginfo_t *si, void *ctx)
 {
     (void)sig, (void)si, (void)ctx;
-    if (active && pthread_equal(pthread_self(), owner)) {
+    if (active && pthread_equal(pthread_self(), owner) && abandonable()) {
         if (stop_reason == STOP_NONE)
             stop_reason = STOP_TIMEOUT;
         siglongjmp(stop_jump, 1);
@@ -443,9 +450,12 @@ static void uninstall(const stack_t *old_stack)
         sigaltstack(old_stack, NULL);
 }
 
-void fc_user_begin(double timeout_s)
+void fc_user_begin(double timeout_s, int (*python_running_now)(void))
 {
     pthread_once(&once, set_up);
+    python_running = python_running_now;
+    if (in_chunk) /* nested: refused by fc_user_step, the outer deadline stands */
+        return;
     deadline_ns = 0;
     if (timeout_s > 0)
         deadline_ns = fc_monotonic_ns() + (uint64_t)(timeout_s * 1e9);
@@ -513,7 +523,14 @@ enum fc_step fc_user_step(struct fc_session *s)
                  setup_failed);
         return FC_STEP_UNSUPPORTED;
     }
+    if (in_chunk) {
+        snprintf(s->why, sizeof s->why,
+                 "a user function's measurement cannot run inside another's (the function "
+                 "being measured called bench() or bench_diff() on a user function)");
+        return FC_STEP_FAILED;
+    }
     pthread_mutex_lock(&chunk_lock);
+    in_chunk = true;
     struct fc_user_frame *f = fc_user_frame_ptr;
     f->broken = 0;
     f->in_call = 0;
@@ -574,6 +591,7 @@ enum fc_step fc_user_step(struct fc_session *s)
     if (getpid() != owner_pid) /* a copy made by a raw fork system call */
         _exit(FC_USER_FORK_EXIT);
     uint32_t broken = f->broken;
+    in_chunk = false;
     pthread_mutex_unlock(&chunk_lock);
     if (step == FC_STEP_MORE || step == FC_STEP_DONE) {
         char regs[120];

@@ -137,7 +137,9 @@ def bench(
         from the function), and are left for the process to reap. Ctrl-C
         raises KeyboardInterrupt when the current chunk of runs ends, and
         abandons a call that has not come back 0.5 s later; `timeout` does
-        the same. A function abandoned there (or at a fault) is stopped
+        the same, except inside a ctypes callback running Python, which is
+        never abandoned (a bench() of a user function inside one is
+        refused). A function abandoned there (or at a fault) is stopped
         where it was, with whatever it held (a lock inside malloc, a
         half-written structure): the process may deadlock or misbehave
         later. Nothing can mend a function that writes over memory it does

@@ -82,12 +82,13 @@ def lib(tmp_path_factory):
 
 def run_child(lib: str, call: str, *, timeout: float = 120, after: bool = True,
               **popen) -> subprocess.CompletedProcess:
+    body = textwrap.indent(textwrap.dedent(call), "    ")
     code = textwrap.dedent(f"""
         import ctypes, sys
         import fastcpu
         lib = ctypes.CDLL({lib!r})
         try:
-            {call}
+        %s
         except fastcpu.Error as e:
             print("Error:", e)
         except TimeoutError as e:
@@ -99,7 +100,7 @@ def run_child(lib: str, call: str, *, timeout: float = 120, after: bool = True,
         import os
         print("pid", os.getpid())  # every process that gets back here
         sys.stdout.flush()
-    """) + (AFTER if after else "")
+    """) % body + (AFTER if after else "")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=timeout, **popen)
 
@@ -247,3 +248,37 @@ def test_timeout_is_for_user_functions_only():
 def _getpid_address() -> int:
     import ctypes
     return ctypes.cast(ctypes.CDLL(None).getpid, ctypes.c_void_p).value
+
+
+def test_a_python_callback_is_never_abandoned(lib):
+    # a ctypes callback runs Python inside the function: the timeout stops
+    # the measurement between chunks, never by jumping out of the interpreter
+    call = """
+        import time
+        cb = ctypes.CFUNCTYPE(ctypes.c_uint)(lambda: time.sleep(0.3) or 0)
+        fastcpu.bench(cb, 10, timeout=0.1)
+    """
+    p = run_child(lib, call, timeout=120)
+    assert p.returncode == 0, (p.returncode, p.stdout, p.stderr[-2000:])
+    assert p.stdout.startswith("TimeoutError:"), p.stdout
+    assert "abandoned" not in p.stdout.splitlines()[0] and "after: ok" in p.stdout
+
+
+def test_a_measurement_inside_the_function_is_refused(lib):
+    # the function's callback benches a user function itself: refused there
+    # (ctypes prints and ignores the callback's exception), the outer one ends
+    call = """
+        inner = []
+        def cb():
+            try:
+                fastcpu.bench(lib.fine, 5)
+            except fastcpu.Error as e:
+                inner.append(str(e))
+            return 0
+        f = ctypes.CFUNCTYPE(ctypes.c_uint)(cb)
+        fastcpu.bench(f, 5)
+        print("inner:", inner[0])
+    """
+    p = run_child(lib, call, timeout=120)
+    assert p.returncode == 0, (p.returncode, p.stdout, p.stderr[-2000:])
+    assert "inner: a user function's measurement cannot run inside another's" in p.stdout, p.stdout
