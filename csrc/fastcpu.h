@@ -647,11 +647,13 @@ uint64_t fc_user_time(fc_user_fn fn, const struct fc_pair *p, uint32_t copies,
 void fc_user_begin(double timeout_s, int (*python_running)(void));
 /* The timeout has passed (checked between chunks). */
 bool fc_user_timed_out(void);
-/* fc_session_step for a user function: the chunk under a sigsetjmp, so that
- * a fault in the function, the timeout or Ctrl-C stops it; FC_STEP_BROKE,
- * FC_STEP_FAILED (a crash), FC_STEP_TIMED_OUT, FC_STEP_INTERRUPTED with
- * s->why, FC_STEP_UNSUPPORTED where it cannot be guarded. */
-enum fc_step fc_user_step(struct fc_session *s);
+/* `step_chunk` (fc_session_step, passed by the glue: userabi.c sits below
+ * the harness, which calls its timers) for a user function: the chunk under
+ * a sigsetjmp, so that a fault in the function, the timeout or Ctrl-C stops
+ * it; FC_STEP_BROKE, FC_STEP_FAILED (a crash), FC_STEP_TIMED_OUT,
+ * FC_STEP_INTERRUPTED with s->why, FC_STEP_UNSUPPORTED where it cannot be
+ * guarded. */
+enum fc_step fc_user_step(struct fc_session *s, enum fc_step (*step_chunk)(struct fc_session *));
 /* The names of the FC_ABI_* bits set in `broken`, comma-separated. */
 int fc_user_describe_abi(uint32_t broken, char *out, size_t size);
 

@@ -199,7 +199,7 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
     }
     do {
         Py_BEGIN_ALLOW_THREADS
-        step = user ? fc_user_step(&session) : fc_session_step(&session);
+        step = user ? fc_user_step(&session, fc_session_step) : fc_session_step(&session);
         Py_END_ALLOW_THREADS
         if (step != FC_STEP_MORE && step != FC_STEP_DONE) {
             user_step_error(st, step, session.why, timeout_s);

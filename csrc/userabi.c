@@ -516,7 +516,7 @@ static enum fc_step fault_step(struct fc_session *s, const struct fc_user_frame 
     return FC_STEP_FAILED;
 }
 
-enum fc_step fc_user_step(struct fc_session *s)
+enum fc_step fc_user_step(struct fc_session *s, enum fc_step (*step_chunk)(struct fc_session *))
 {
     if (setup_failed) {
         snprintf(s->why, sizeof s->why, "user functions cannot be guarded here: %s",
@@ -562,7 +562,7 @@ enum fc_step fc_user_step(struct fc_session *s)
          * them changed; and a function that forks, forks once */
         fc_sink(fc_user_time(s->pair->user_method, s->pair, 1, false));
         if (!f->broken && !forks)
-            step = fc_session_step(s);
+            step = step_chunk(s);
         active = 0;
     } else {
         active = 0;
