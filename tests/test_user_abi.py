@@ -43,9 +43,14 @@ HOSTILE = {
     "null_read": "mov 0, %eax\nret",
     "endless": "1: pause\njmp 1b",
     "fine": "xor %eax, %eax\nret",
+    # well-behaved for its first 1000 calls (the check's first call passes),
+    # then the copy loop's count in %rbx is lost on every call
+    "late_clobber_rbx": ("incl late_calls(%rip)\ncmpl $1000, late_calls(%rip)\njle 1f\n"
+                         "mov $0x7ead, %ebx\n1: xor %eax, %eax\nret"),
 }
 
 SOURCE = "".join(_asm_fn(name, body) for name, body in HOSTILE.items()) + r"""
+static int late_calls __attribute__((used));
 #define _GNU_SOURCE
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -282,3 +287,12 @@ def test_a_measurement_inside_the_function_is_refused(lib):
     p = run_child(lib, call, timeout=120)
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr[-2000:])
     assert "inner: a user function's measurement cannot run inside another's" in p.stdout, p.stdout
+
+
+def test_a_function_that_breaks_the_copy_loop_later_is_stopped_by_the_timeout(lib):
+    # bench_diff's copy loop keeps its count in %rbx: a function that starts
+    # changing it after the first call passes the check's first call and
+    # keeps the loop going; the timeout stops it and the interpreter lives on
+    p = run_child(lib, "fastcpu.bench_diff(lib.late_clobber_rbx, 1000, timeout=1.0)", timeout=60)
+    assert p.returncode == 0, (p.returncode, p.stdout, p.stderr[-2000:])
+    assert p.stdout.startswith("TimeoutError:") and "after: ok" in p.stdout, p.stdout
