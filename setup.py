@@ -69,12 +69,14 @@ setup(
                 "csrc/conversion.c",
                 "csrc/chains.c",
                 "csrc/userchains.c",
+                "csrc/userabi.c",
                 "csrc/pmu.c",
             ],
             depends=["csrc/fastcpu.h", "csrc/timing.h", "csrc/glue.h"],
             include_dirs=[numpy.get_include()],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,
+            libraries=["rt"],  # timer_create before glibc 2.34 (csrc/userabi.c)
         )
     ],
 )

@@ -21,6 +21,8 @@
  *   chains.c  sequences of known cost: dependent add (r, r) and imul chains
  *   userchains.c   the same chains as out-of-line user functions, for the
  *                  self-test of the user-function path
+ *   userabi.c    a user function's timers (assembly) under the calling
+ *                convention's rules, and stopping one that will not return
  *   glue_*.c     how Python sees it, by concern (glue.h: what they share):
  *                glue_bench.c the one measurement, glue_catalog.c the
  *                catalog and one reading, glue_getcpu.c getcpu(),
@@ -616,8 +618,11 @@ enum fc_step {
     FC_STEP_MORE,        /* a chunk done: call again */
     FC_STEP_DONE,        /* every run recorded */
     FC_STEP_UNSUPPORTED, /* the PMU counter cannot be read: why says why */
-    FC_STEP_FAILED,      /* the counter kept moving: the counts cannot be trusted */
+    FC_STEP_FAILED,      /* the counter kept moving, or a user function crashed */
     FC_STEP_NO_MEMORY,   /* the ruler points could not be grown */
+    FC_STEP_BROKE,       /* a user function broke the calling convention or forked */
+    FC_STEP_TIMED_OUT,   /* a user function outlived the timeout (fc_user_begin) */
+    FC_STEP_INTERRUPTED, /* Ctrl-C, and a user function that did not come back */
 };
 
 /* `rulers` NULL: none (the PMU counter counts core cycles itself). */
@@ -626,6 +631,44 @@ void fc_session_init(struct fc_session *s, const struct fc_pair *p, struct fc_ru
 enum fc_step fc_session_step(struct fc_session *s);
 /* Free the session's ruler points. */
 void fc_session_free(struct fc_session *s);
+
+/* ---- user functions under the calling convention (userabi.c) ------------
+ * What a user function must leave as it found it: a bit each (numbers, as
+ * the assembly spells them). */
+#define FC_ABI_RBX_BIT 1
+#define FC_ABI_RBP_BIT 2
+#define FC_ABI_R12_BIT 4
+#define FC_ABI_R13_BIT 8
+#define FC_ABI_R14_BIT 16
+#define FC_ABI_R15_BIT 32
+#define FC_ABI_RSP_BIT 64
+#define FC_ABI_DF_BIT 128
+#define FC_ABI_MXCSR_BIT 256
+#define FC_ABI_X87CW_BIT 512
+#define FC_ABI_COUNT 10
+
+/* One timed run of `copies` calls of `fn` for pair `p` (its mode and
+ * counter), on the empty side's call site or the method's; what the
+ * function broke is restored after each call and recorded for
+ * fc_user_step. */
+uint64_t fc_user_time(fc_user_fn fn, const struct fc_pair *p, uint32_t copies,
+                      bool empty_side);
+/* Before a user function's session: the timeout in seconds (0: none, at
+ * most FC_USER_TIMEOUT_MAX), and how to tell that the thread runs Python
+ * (a ctypes callback inside the function), where nothing may be abandoned. */
+#define FC_USER_TIMEOUT_MAX 1e6
+void fc_user_begin(double timeout_s, int (*python_running)(void));
+/* The timeout has passed (checked between chunks). */
+bool fc_user_timed_out(void);
+/* `step_chunk` (fc_session_step, passed by the glue: userabi.c sits below
+ * the harness, which calls its timers) for a user function: the chunk under
+ * a sigsetjmp, so that a fault in the function, the timeout or Ctrl-C stops
+ * it; FC_STEP_BROKE, FC_STEP_FAILED (a crash), FC_STEP_TIMED_OUT,
+ * FC_STEP_INTERRUPTED with s->why, FC_STEP_UNSUPPORTED where it cannot be
+ * guarded. */
+enum fc_step fc_user_step(struct fc_session *s, enum fc_step (*step_chunk)(struct fc_session *));
+/* The names of the FC_ABI_* bits set in `broken`, comma-separated. */
+int fc_user_describe_abi(uint32_t broken, char *out, size_t size);
 
 /* bench()'s two figures, per copy: min(raw) - min(empty) and
  * median(raw) - median(empty). */

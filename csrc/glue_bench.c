@@ -134,15 +134,60 @@ static void drop_arrays(struct run_arrays *a)
     Py_CLEAR(a->migrated);
 }
 
+/* Whether this thread runs Python inside the measured function (a ctypes
+ * callback): PyGILState_Ensure counts itself in the thread state's
+ * gilstate_counter, above what it was when the measurement began, until
+ * the callback returns, whether it holds the GIL now or has released it
+ * (time.sleep). Read from a signal handler: TSS and a plain load. */
+static _Thread_local int gilstate_before;
+
+static int python_running(void)
+{
+    PyThreadState *t = PyGILState_GetThisThreadState();
+    return t && t->gilstate_counter > gilstate_before;
+}
+
+/* A step that failed, as an exception: a user function that broke the
+ * calling convention, forked or crashed is fastcpu.Error, one that outlived
+ * the timeout TimeoutError, Ctrl-C KeyboardInterrupt (Python's handler has
+ * seen it), ruler points that could not grow MemoryError. */
+static void step_error(core_state *st, enum fc_step step, const char *why, double timeout_s)
+{
+    switch (step) {
+    case FC_STEP_UNSUPPORTED:
+        PyErr_SetString(st->unsupported, why);
+        break;
+    case FC_STEP_NO_MEMORY:
+        PyErr_NoMemory();
+        break;
+    case FC_STEP_TIMED_OUT:
+    {
+        char t[32];
+        snprintf(t, sizeof t, "%g", timeout_s);
+        PyErr_Format(PyExc_TimeoutError, "the measurement took longer than timeout=%s s%s%s", t,
+                     *why ? ": " : "", why);
+    }
+        break;
+    case FC_STEP_INTERRUPTED:
+        if (PyErr_CheckSignals() == 0)
+            PyErr_SetString(PyExc_KeyboardInterrupt, why);
+        break;
+    default:
+        PyErr_SetString(st->error, why);
+    }
+}
+
 /* Time `pair` for `runs` runs into new arrays (harness.c's session), with
  * ruler points between stretches of runs when `rulers` is not NULL (then
- * *points is an (n, 4) array of them); 0, or -1 with an exception set (the
+ * *points is an (n, 4) array of them); a user function under userabi.c's
+ * guard, within `timeout_s` (0: none). 0, or -1 with an exception set (the
  * arrays dropped). The GIL is released for each chunk and signals looked
  * for after it, so Ctrl-C waits for a chunk and one run at most. */
 static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
-                        const struct fc_ruler_args *rulers, struct run_arrays *out,
-                        PyArrayObject **points)
+                        const struct fc_ruler_args *rulers, double timeout_s,
+                        struct run_arrays *out, PyArrayObject **points)
 {
+    int outer_gilstate = gilstate_before; /* a measurement inside the function's, refused */
     npy_intp dims[1] = {runs};
     struct fc_session session = {0};
     out->raw = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
@@ -154,22 +199,27 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
                                   PyArray_DATA(out->migrated)};
     fc_session_init(&session, pair, bufs, (size_t)runs, rulers);
     enum fc_step step;
+    bool user = pair->user_method != NULL;
+    if (user) {
+        gilstate_before = PyThreadState_Get()->gilstate_counter;
+        fc_user_begin(timeout_s, python_running);
+    }
     do {
         Py_BEGIN_ALLOW_THREADS
-        step = fc_session_step(&session);
+        step = user ? fc_user_step(&session, fc_session_step) : fc_session_step(&session);
         Py_END_ALLOW_THREADS
-        if (step == FC_STEP_NO_MEMORY) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        if (step == FC_STEP_UNSUPPORTED || step == FC_STEP_FAILED) {
-            PyErr_SetString(step == FC_STEP_UNSUPPORTED ? st->unsupported : st->error,
-                            session.why);
+        if (step != FC_STEP_MORE && step != FC_STEP_DONE) {
+            step_error(st, step, session.why, timeout_s);
             goto fail;
         }
         if (PyErr_CheckSignals() < 0)
             goto fail;
+        if (user && step != FC_STEP_DONE && fc_user_timed_out()) {
+            step_error(st, FC_STEP_TIMED_OUT, "", timeout_s);
+            goto fail;
+        }
     } while (step != FC_STEP_DONE);
+    gilstate_before = outer_gilstate;
     if (session.rulers) {
         npy_intp pdims[2] = {(npy_intp)session.n_points, 4};
         *points = (PyArrayObject *)PyArray_SimpleNew(2, pdims, NPY_FLOAT64);
@@ -181,6 +231,7 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
     return 0;
 
 fail:
+    gilstate_before = outer_gilstate;
     fc_session_free(&session);
     drop_arrays(out);
     return -1;
@@ -260,10 +311,10 @@ static int build_pair(core_state *st, PyObject *target, Py_ssize_t runs, const c
  * exception set. */
 static int measure(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
                    const struct fc_ruler_args *rulers, double tolerance, double resolution,
-                   bool best_median, struct measured *out)
+                   bool best_median, double timeout_s, struct measured *out)
 {
     out->points = NULL;
-    if (measure_pair(st, pair, runs, rulers, &out->a, &out->points) < 0)
+    if (measure_pair(st, pair, runs, rulers, timeout_s, &out->a, &out->points) < 0)
         return -1;
     struct fc_run_buffers bufs = {PyArray_DATA(out->a.raw), PyArray_DATA(out->a.empty), NULL};
     out->best = out->median = NAN;
@@ -317,7 +368,7 @@ static int parse_rulers(PyObject *obj, struct fc_ruler_args *r, double *toleranc
 }
 
 PyDoc_STRVAR(measure_doc,
-"measure($module, target, *, runs, serialize, copies, diff, counter, rulers)\n--\n\n"
+"measure($module, target, *, runs, serialize, copies, diff, counter, rulers, timeout=0)\n--\n\n"
 "The one measurement. `target` is a catalog row's name, or the int address\n"
 "of a user function `unsigned fn(void)` (timed through an indirect call\n"
 "against an empty function called the same way; it must lie in an\n"
@@ -330,6 +381,12 @@ PyDoc_STRVAR(measure_doc,
 "resolution): a ruler point (an add chain and an imul chain) before the\n"
 "first run, after every spacing_ticks of runs and after the last, and\n"
 "the runs converted stretch by stretch (as convert()).\n\n"
+"A user function is checked after each call for what the calling\n"
+"convention says it must preserve (callee-saved registers, rsp, DF, MXCSR,\n"
+"the x87 control word; restored, and fastcpu.Error names what it broke), its\n"
+"forked copies end at once, and a fault in it raises fastcpu.Error; `timeout`\n"
+"seconds (0, the default: none) bound the measurement (TimeoutError),\n"
+"abandoning a call that will not return, as Ctrl-C does after 0.5 s.\n\n"
 "Returns a Measured record: a, b (uint64 arrays per run: raw and empty;\n"
 "for diff, long and short; TSC ticks or PMU core cycles, harness\n"
 "included), migrated (bool per run), best and median per copy above the\n"
@@ -338,28 +395,33 @@ PyDoc_STRVAR(measure_doc,
 "Raises fastcpu.Unsupported when the target or the counter cannot run here.");
 
 static char *measure_keywords[] = {"", "runs", "serialize", "copies", "diff", "counter", "rulers",
-                                   NULL};
+                                   "timeout", NULL};
 
 static PyObject *core_measure(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    PyObject *target, *rulers_obj;
-    const char *ser_name, *counter;
-    Py_ssize_t runs;
-    long copies;
-    int diff;
-    double tolerance = 0, resolution = 0;
+    PyObject *target, *rulers_obj = NULL;
+    const char *ser_name = NULL, *counter = NULL;
+    Py_ssize_t runs = -1;
+    long copies = LONG_MIN;
+    int diff = -1;
+    double tolerance = 0, resolution = 0, timeout_s = 0;
     core_state *st = get_state(module);
     struct fc_ruler_args rulers;
     bool with_rulers;
     struct fc_pair pair;
     struct measured r;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nslpsO:measure", measure_keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nslpsOd:measure", measure_keywords,
                                      &target, &runs, &ser_name, &copies, &diff, &counter,
-                                     &rulers_obj))
+                                     &rulers_obj, &timeout_s))
         return NULL;
-    if (!kwargs || PyDict_GET_SIZE(kwargs) != 6) {
+    if (runs == -1 || !ser_name || copies == LONG_MIN || diff == -1 || !counter || !rulers_obj) {
         PyErr_SetString(PyExc_TypeError, "measure() takes runs, serialize, copies, diff, "
-                                         "counter and rulers, each by keyword");
+                                         "counter and rulers, each by keyword (and timeout)");
+        return NULL;
+    }
+    if (!(timeout_s >= 0 && timeout_s <= FC_USER_TIMEOUT_MAX)) {
+        fc_glue_value_error("timeout must be a number of seconds from 0 (none) to 1e6",
+                            timeout_s);
         return NULL;
     }
     with_rulers = rulers_obj != Py_None;
@@ -374,7 +436,7 @@ static PyObject *core_measure(PyObject *module, PyObject *args, PyObject *kwargs
     }
     if (build_pair(st, target, runs, ser_name, copies, diff, counter, &pair) < 0 ||
         measure(st, &pair, runs, with_rulers ? &rulers : NULL, tolerance, resolution, !diff,
-                &r) < 0)
+                timeout_s, &r) < 0)
         return NULL;
     PyObject *conversion = Py_None;
     Py_INCREF(Py_None);

@@ -11,85 +11,23 @@
 
 #include "fastcpu.h"
 
-/* no_icf: the user-function timers of the method side and of the empty side
- * are identical code, and GCC's identical-code folding (-O2) would merge them
- * back into one function, one call site: the very thing the two sides exist
- * to avoid (below). */
-#define FC_TIMER_LINKAGE static FC_NO_ICF
 #include "timing.h"
 
 const char *const fc_serialize_names[FC_SER_COUNT] = {"lfence", "cpuid", "rdtscp"};
 
-/* User sequences: FC_TIMER's harness, the body an indirect call. The
- * user's function and the empty baseline are called from two copies of the
- * timer (SIDE = method, empty), i.e. from two call sites: from one site
- * whose target alternated between them, the branch predictor missed inside
- * the timed region, and the empty baseline read ~12 core cycles dearer than
- * an 8-add function (AuthenticAMD family 25 model 1, Zen 3 guest; ~9 TSC ticks dearer than a plain
- * C loop on family 26 model 2, Zen 5).
- *
- * One copy goes through a trampoline: the timer calls it, it opens the
- * timed region and jumps to the function (a sibling call), and the
- * function returns straight to the timer, which uses the result and closes
- * the region. So the call's push of the return address happens before the
- * opening read, and the return inside the region loads an address stored
- * long before: with the call inside the region, the return waited for the
- * push it had to read back, and a body shorter than ~8 core cycles ran
- * entirely beside it (read as 0 over the empty function); through the
- * trampoline, one shorter than ~4 (AuthenticAMD family 25 model 1, Zen 3
- * guest, plain C). The return still
- * matches its call, so it stays predicted. */
-#define FC_USER_TRAMPOLINE(side, mode)                                       \
-    static FC_NO_ICF __attribute__((noinline)) unsigned tramp_##side##_##mode( \
-        fc_user_fn fn, uint32_t counter, uint64_t *t0)                       \
-    {                                                                        \
-        *t0 = fc_start_##mode(counter);                                      \
-        return fn(); /* a jump: tests/test_show.py checks */                 \
-    }
+/* User sequences: userabi.c's timers (a trampoline opens the timed region
+ * and jumps to the function; the user's function and the empty baseline
+ * from two call sites), which check and restore what the function must
+ * preserve outside the timed region. */
+static inline uint64_t time_user_method(fc_user_fn fn, const struct fc_pair *p, uint32_t copies)
+{
+    return fc_user_time(fn, p, copies, false);
+}
 
-#define FC_USER_TIMER(side, mode)                                            \
-    FC_USER_TRAMPOLINE(side, mode)                                           \
-    static FC_NO_ICF uint64_t time_user_##side##_##mode(fc_user_fn fn, uint32_t copies) \
-    {                                                                        \
-        const uint32_t counter_ = fc_counter_##mode();                       \
-        uint64_t t0, t1;                                                     \
-        if (copies == 1) {                                                   \
-            fc_use(tramp_##side##_##mode(fn, counter_, &t0));                \
-            t1 = fc_end_##mode(counter_);                                    \
-        } else {                                                             \
-            t0 = fc_start_##mode(counter_);                                  \
-            for (uint32_t i_ = 0; i_ < copies; i_++)                         \
-                fc_use(fn());                                                \
-            t1 = fc_end_##mode(counter_);                                    \
-        }                                                                    \
-        return t1 - t0;                                                      \
-    }
-
-#define FC_USER_TIMERS(side)                                                 \
-    FC_USER_TIMER(side, lfence)                                              \
-    FC_USER_TIMER(side, cpuid)                                               \
-    FC_USER_TIMER(side, rdtscp)                                              \
-    FC_USER_TIMER(side, pmu_lfence)                                          \
-    FC_USER_TIMER(side, pmu_cpuid)                                           \
-    static uint64_t time_user_##side(fc_user_fn fn, const struct fc_pair *p, \
-                                     uint32_t copies)                        \
-    {                                                                        \
-        if (p->pmu)                                                          \
-            return p->serialize == FC_SER_CPUID                              \
-                       ? time_user_##side##_pmu_cpuid(fn, copies)            \
-                       : time_user_##side##_pmu_lfence(fn, copies);          \
-        switch (p->serialize) {                                              \
-        case FC_SER_CPUID:                                                   \
-            return time_user_##side##_cpuid(fn, copies);                     \
-        case FC_SER_RDTSCP:                                                  \
-            return time_user_##side##_rdtscp(fn, copies);                    \
-        default:                                                             \
-            return time_user_##side##_lfence(fn, copies);                    \
-        }                                                                    \
-    }
-
-FC_USER_TIMERS(method)
-FC_USER_TIMERS(empty)
+static inline uint64_t time_user_empty(fc_user_fn fn, const struct fc_pair *p, uint32_t copies)
+{
+    return fc_user_time(fn, p, copies, true);
+}
 
 static inline uint64_t time_method(const struct fc_pair *p)
 {

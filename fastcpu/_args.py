@@ -33,6 +33,8 @@ __all__ = [
     "denied",
     "affinity_mask",
     "check_label",
+    "TIMEOUT_MAX_S",
+    "check_timeout",
 ]
 
 #: The most timed runs one measurement takes.
@@ -86,6 +88,34 @@ def check_int(name: str, value: object, low: int, high: int) -> int:
     if not low <= value <= high:
         raise ValueError(f"{name} must be between {low} and {high}, not {value}")
     return value
+
+
+#: The longest ``timeout`` (seconds) bench() and bench_diff() accept for a
+#: user function.
+TIMEOUT_MAX_S: float = 1e6
+
+
+def check_timeout(timeout: object, method: object) -> float:
+    """`timeout` in seconds as the C core takes it: 0.0 for None (no limit),
+    else a real number of seconds in (0, ``TIMEOUT_MAX_S``], and only for a
+    user function (`method` not a str): a catalog row always returns.
+
+    Raises:
+        TypeError: not a real number.
+        ValueError: out of range, or given for a method of the catalog.
+    """
+    if timeout is None:
+        return 0.0
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
+    seconds = float(timeout)
+    if not 0 < seconds <= TIMEOUT_MAX_S:  # NaN fails too
+        raise ValueError(f"timeout must be a number of seconds in (0, {TIMEOUT_MAX_S:g}], or None "
+                         f"for no limit, not {timeout!r}")
+    if isinstance(method, str):
+        raise ValueError(f"timeout is for user functions (a method of the catalog always returns): "
+                         f"leave it out for {method!r}")
+    return seconds
 
 
 def check_serialize(serialize: object) -> str:

@@ -9,6 +9,7 @@ import warnings
 from typing import Any
 
 from ._args import (
+    check_timeout,
     CLOCKS,
     COUNTERS,
     RUNS_MAX,
@@ -56,6 +57,7 @@ def bench(
     cpu: int | None = None,
     counter: str = "tsc",
     clock: str = _NOT_GIVEN,
+    timeout: float | None = None,
 ) -> BenchResult:
     """Time `runs` single executions of `method`, each against the empty sequence.
 
@@ -81,6 +83,11 @@ def bench(
             perf_event_open with user-space rdpmc; every figure of the result
             is then in core cycles (see :attr:`BenchResult.counter`).
         clock: the old name of `counter` (deprecated).
+        timeout: for a user function, the most seconds the measurement may
+            take (None, the default: no limit; at most ``fastcpu.limits.TIMEOUT_MAX_S``):
+            past it, TimeoutError. Runs stop between chunks of about 13 ms;
+            a call that has not come back 0.5 s after the deadline is
+            abandoned (see "User functions").
 
     User functions:
         The signature is ``unsigned fn(void)`` (C), i.e.
@@ -115,6 +122,37 @@ def bench(
         library unloaded by another thread during the call, still crashes
         the process: fastcpu cannot check more.
 
+        The calling convention is checked around every call, outside the
+        timed region (the empty function goes through the same check): a
+        function that changes a callee-saved register (``%rbx``, ``%rbp``,
+        ``%r12``-``%r15``), ``%rsp``, the direction flag, MXCSR's control
+        bits (rounding, flush-to-zero, exception masks) or the x87 control
+        word has them restored after the call, and the measurement raises
+        :class:`fastcpu.Error` naming each. A fault inside the function
+        (SIGSEGV, SIGBUS, SIGILL, SIGFPE), a return to a bad address (an
+        unbalanced push or pop) among them, raises :class:`fastcpu.Error`
+        instead of killing the process. A function that calls ``fork()``
+        raises it too; its copies are ended with ``_exit(0)`` before they
+        return anywhere (a fork by a raw system call: when they come back
+        from the function), and are left for the process to reap. Ctrl-C
+        raises KeyboardInterrupt when the current chunk of runs ends, and
+        abandons a call that has not come back 0.5 s later; `timeout` does
+        the same, except inside a ctypes callback running Python, which is
+        never abandoned (a bench() of a user function inside one is
+        refused). A function abandoned there (or at a fault) is stopped
+        where it was, with whatever it held (a lock inside malloc, a
+        half-written structure): the process may deadlock or misbehave
+        later. Nothing can mend a function that writes over memory it does
+        not own (the harness's stack above its return address included),
+        changes ``%fs``, calls ``vfork()`` and returns, or jumps to code
+        that runs on: such a function can still crash the process, as an
+        address that is not a function can. One user-function measurement
+        runs at a time in a process (another thread's waits for it chunk by
+        chunk), and during its chunks fastcpu's handlers stand in front of
+        those of SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGINT (Python's
+        SIGINT handler is still called), and a real-time signal
+        (``SIGRTMIN + 7``) stops the call.
+
     Harness bias:
         With one copy per run (``unroll=1``) on the TSC counter, the recommended
         estimate is corrected by the harness's own bias on this host, as
@@ -142,8 +180,12 @@ def bench(
             this machine (the message says why).
         fastcpu.Error: `cpu` was given but this thread may not be pinned to
             it (sched_setaffinity denied: a seccomp filter, a container);
-            the message says why.
+            the message says why. Or a user function broke the calling
+            convention, crashed or forked (the message says which).
+        TimeoutError: a user function's measurement took longer than
+            `timeout`.
     """
+    timeout_s = check_timeout(timeout, method)
     runs = check_int("runs", runs, 1, RUNS_MAX)
     unroll = check_int("unroll", unroll, 1, UNROLL_MAX)
     serialize = check_serialize(serialize)
@@ -159,7 +201,7 @@ def bench(
             return harness_bias(path, serialize, cpu, math.nan if cycles_per_tick is None else cycles_per_tick)
 
     return timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
-                 correction=correction)
+                 correction=correction, timeout_s=timeout_s)
 
 
 def bench_diff(
@@ -171,6 +213,7 @@ def bench_diff(
     cpu: int | None = None,
     counter: str = "tsc",
     clock: str = _NOT_GIVEN,
+    timeout: float | None = None,
 ) -> DiffResult:
     """The differencing estimate: runs of `2k` and of `k` copies of the same
     sequence, interleaved in pairs like :func:`bench`'s method and empty runs
@@ -188,8 +231,8 @@ def bench_diff(
     as the loop.
 
     Args:
-        method, serialize, cpu, counter, clock: as for :func:`bench` (user functions
-            included).
+        method, serialize, cpu, counter, clock, timeout: as for :func:`bench`
+            (user functions included, checked as there).
         runs: timed pairs of runs (one at 2k copies, one at k).
         k: copies per run of the short side, 2 to ``UNROLL_MAX // 2``.
 
@@ -202,8 +245,10 @@ def bench_diff(
     Raises:
         As :func:`bench`.
     """
+    timeout_s = check_timeout(timeout, method)
     runs = check_int("runs", runs, 1, RUNS_MAX)
     k = check_int("k", k, 2, UNROLL_MAX // 2)
     serialize = check_serialize(serialize)
     counter = _counter_argument(counter, clock, serialize)
-    return timed_diff(method, runs, serialize=serialize, k=k, cpu=cpu, counter=counter)
+    return timed_diff(method, runs, serialize=serialize, k=k, cpu=cpu, counter=counter,
+                      timeout_s=timeout_s)

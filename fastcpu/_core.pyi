@@ -33,6 +33,7 @@ def measure(  # the one measurement (csrc/glue_bench.c)
     diff: bool, counter: str,  # 'tsc' or 'pmu'
     rulers: tuple[int, int, float, float, int, float, float] | None,  # add blocks, imul blocks,
     # their timers' fixed core cycles, spacing in TSC ticks, tolerance, resolution; None: none
+    timeout: float = ...,  # a user function's measurement, seconds (0, the default: none; TimeoutError)
 ) -> Measured: ...
 def catalog() -> list[dict[str, Any]]: ...  # one dict a row: name, kind, role, description,
 # encoding, needs, available, reason, reports_cpu, cpu_reason, chain ({op, length,

@@ -112,7 +112,7 @@ def _counted(run: Callable[[str | int], tuple], target: str | int, counter: str)
 
 
 def measure(target: str | int, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-            rulers: tuple | None = None) -> _core.Measured:
+            rulers: tuple | None = None, timeout_s: float = 0.0) -> _core.Measured:
     """The one measurement (``_core.measure``) of `target` (what
     :func:`resolve` gave: a method by name, a user function by address;
     ``sched_getcpu_norseq`` in a child without rseq, ``_norseq.py``): `copies`
@@ -120,8 +120,10 @@ def measure(target: str | int, runs: int, serialize: str, copies: int, diff: boo
     copies. `rulers` (``_conversion.rulers()``; None: none) times ruler
     points between stretches of the runs on the TSC, except for a row
     measured in a child (``MethodInfo.in_child``): its runs are another
-    process's, converted there by nothing. A ``_core.Measured`` record."""
+    process's, converted there by nothing. `timeout_s` (a user function's;
+    0: none) bounds the measurement in seconds (TimeoutError). A
+    ``_core.Measured`` record."""
     if isinstance(target, str) and method_info(target).in_child:
         return _norseq.run(target, (runs, serialize, copies, diff, counter), counter)
     return _core.measure(target, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
-                         rulers=rulers)
+                         rulers=rulers, timeout=timeout_s)

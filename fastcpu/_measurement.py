@@ -25,7 +25,7 @@ __all__ = ["timed", "timed_diff"]
 
 
 def _measured(method: Method, runs: int, serialize: str, copies: int, diff: bool, cpu: int | None,
-              counter: str) -> tuple:
+              counter: str, timeout_s: float = 0.0) -> tuple:
     """(name, the ``_core.Measured`` record, core cycles per tick or None,
     its 95% half-width, the clock's motion or None, the clock, the counter
     that counted, caveats): on the TSC the runs with ruler points between
@@ -35,7 +35,7 @@ def _measured(method: Method, runs: int, serialize: str, copies: int, diff: bool
 
     def run(target: str | int) -> tuple:
         return measure(target, runs, serialize, copies, diff, counter,
-                       _conversion.rulers() if counter == "tsc" else None)
+                       _conversion.rulers() if counter == "tsc" else None, timeout_s)
 
     name, got, clk, counted = run_pinned(method, cpu, counter, run)
     caveats = clk.caveats(counted)
@@ -52,7 +52,8 @@ def _measured(method: Method, runs: int, serialize: str, copies: int, diff: bool
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
           counter: str,
-          correction: Callable[[float | None], tuple[float, float, float, str]] | None = None) -> BenchResult:
+          correction: Callable[[float | None], tuple[float, float, float, str]] | None = None,
+          timeout_s: float = 0.0) -> BenchResult:
     """`runs` runs of `method` (a name or a user function) against the empty
     sequence, converted with the core cycles per tick measured around them
     (TSC; a PMU counter counts core cycles itself). `correction`, given that
@@ -60,9 +61,10 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
     to apply, the smallest cost the harness resolves (core cycles), and why
     no correction is applied ('' when it is); without it the result
     is uncorrected. While the clock's rulers disagree, core cycles are NaN,
-    no correction is applied and the result says why (its caveats)."""
+    no correction is applied and the result says why (its caveats).
+    `timeout_s` bounds a user function's measurement (0: no limit)."""
     name, got, cpt, cpt_ci95, motion, clk, counted, caveats = _measured(
-        method, runs, serialize, unroll, False, cpu, counter)
+        method, runs, serialize, unroll, False, cpu, counter, timeout_s)
     bias, bias_ci, resolution = 0.0, 0.0, 0.0
     if caveats:
         if correction is not None:
@@ -93,11 +95,11 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
 
 
 def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,
-               counter: str) -> DiffResult:
+               counter: str, timeout_s: float = 0.0) -> DiffResult:
     """`runs` interleaved pairs of runs of `method` at 2k and k copies,
     converted as :func:`timed` converts."""
     name, got, cpt, cpt_ci95, motion, clk, counted, caveats = _measured(
-        method, runs, serialize, k, True, cpu, counter)
+        method, runs, serialize, k, True, cpu, counter, timeout_s)
     return DiffResult.from_arrays(
         method=name, serialize=serialize, k=k, cpu=cpu, long=got.a, short=got.b, migrated=got.migrated,
         clock=clk, counter=counted, cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci95,
