@@ -53,6 +53,13 @@ static uint64_t monotonic_raw_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t fc_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc)
 {
     /* Bracket the TSC read by two clock reads and keep the tightest of a few

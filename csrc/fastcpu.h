@@ -696,6 +696,8 @@ uint64_t fc_rdtsc(void);
 /* n unfenced TSC reads into v[], back to back or each after a pseudo-random
  * stretch of work (`spaced`): the raw material of the granularity fit. */
 void fc_tsc_reads(uint64_t *v, size_t n, bool spaced);
+/* CLOCK_MONOTONIC in ns (Python's time.monotonic_ns). */
+uint64_t fc_monotonic_ns(void);
 /* A (CLOCK_MONOTONIC_RAW ns, TSC) pair read as close together as possible. */
 void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc);
 /* Instructions per block of a ruler chain (clock.c), unrolled: a block of
