@@ -70,10 +70,12 @@ UNITS = {u.name: u.words for u in UNIT_TABLE.values()}
 #: core cycle (folded at rename above 1.25; NaN: not recorded, files before
 #: fastcpu 0.5).
 MACHINE_COLUMNS = ("tsc_hz", "tsc_step_ticks", "clock_core_cycles_per_tick", "immediate_adds_per_core_cycle")
-#: Each result's own: the runs its ESTIMATE rests on, its estimator, the core
+#: Each result's own: the runs its ESTIMATE rests on, its estimator, whether it
+#: stands out from the empty sequence (False: its ESTIMATE is a bound, from 0 to
+#: estimate_ci_high, BenchResult.resolved), the core
 #: cycles per TSC tick it converts with, and the harness bias subtracted from
 #: its ESTIMATE (core cycles; 0: none, see ``Results.selftest``).
-RESULT_COLUMNS = ("runs_used", "estimator", "migrations", "cycles_per_tick", "harness_bias_core_cycles")
+RESULT_COLUMNS = ("runs_used", "estimator", "migrations", "resolved", "cycles_per_tick", "harness_bias_core_cycles")
 COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "source") + RESULT_COLUMNS + MACHINE_COLUMNS + tuple(
     c for unit in UNITS for s in shown_in("compare") for c in s.columns(unit)
 )
@@ -282,7 +284,7 @@ def _rows(results: Results, confidence: float, source: str) -> list[dict[str, An
         row: dict[str, Any] = _Row({
             "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
             "serialize": r.serialize, "source": source, "runs_used": r.runs_used, "estimator": r.estimator,
-            "migrations": r.migrations, "cycles_per_tick": float(r.cycles_per_tick),
+            "migrations": r.migrations, "resolved": r.resolved, "cycles_per_tick": float(r.cycles_per_tick),
             "harness_bias_core_cycles": float(r.harness_bias_core_cycles),
             **_machine_facts(results),
         })
@@ -483,6 +485,8 @@ def _side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float) ->
         mean, low, high = (float(r[f"{cost}{part}_{suffix}"]) for part in ("", "_ci_low", "_ci_high"))
         if math.isnan(mean):
             return "nan"
+        if r.get("resolved") is False:  # below what the harness resolves: a bound, never a cost
+            return f"< {high:.2f}"
         # compare()'s interval is the mean +- a half-width: the narrower way to write it
         return f"{mean:.2f}" if math.isnan(low) else f"{mean:.2f} +- {(high - low) / 2:.2f}"
 

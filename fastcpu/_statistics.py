@@ -124,6 +124,12 @@ class Statistic:
         v = self.value(result, unit)
         if not self.has_interval:
             return {f"{self.name}_{unit}": v}
+        if self.name == "estimate" and getattr(result, "resolved", True) is False:
+            # below what the harness resolves: from 0 to the bound, never negative
+            bound = {"ticks": result.upper_bound, "ns": result.upper_bound_ns,
+                     "core_cycles": result.upper_bound_core_cycles}[unit]
+            return {f"{self.name}_{unit}": max(v, 0.0), f"{self.name}_ci_low_{unit}": 0.0,
+                    f"{self.name}_ci_high_{unit}": bound}
         h = self.half_width(result, unit, confidence)
         if not math.isfinite(h):  # one run gives no interval: its ends are unknown, not infinite
             h = math.nan
