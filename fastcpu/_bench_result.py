@@ -9,7 +9,6 @@ through it.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import warnings
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from . import _display, _estimate, _statistics
 from ._args import UNITS
 from ._clock import Clock, CounterUnits
 from ._clock_motion import ClockMotion
+from ._locks import cached_property
 from ._stability import Stability, assess
 
 __all__ = ["BenchResult", "DiffResult", "stability"]
@@ -497,11 +497,11 @@ class BenchResult(_Estimated):
 
     # ---- the recommended estimate (computed on first access) ----
 
-    @functools.cached_property
+    @cached_property
     def _recommended(self) -> _estimate.Estimate:
         return _estimate.recommend(self.raw, self.empty, self.step, self.unroll, self.migrated)
 
-    @functools.cached_property
+    @cached_property
     def _paired_mean(self) -> _estimate.Estimate:
         if self._recommended.estimator == "paired_mean":
             return self._recommended
@@ -528,7 +528,7 @@ class BenchResult(_Estimated):
 
     # ---- the stability report ----
 
-    @functools.cached_property
+    @cached_property
     def stability(self) -> Stability:
         """Spread, outliers, migrations and this machine's settings, with
         warnings (see :func:`fastcpu.stability`). The machine checks read
@@ -672,7 +672,7 @@ class DiffResult(_Estimated):
             tsc_step_ticks=clock.tsc_step_ticks, counter=counter,
             cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion)
 
-    @functools.cached_property
+    @cached_property
     def _recommended(self) -> _estimate.Estimate:
         return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)
 
