@@ -453,8 +453,11 @@ class BenchResult(_Estimated):
                 resolves (core cycles; 0: not measured).
 
         Raises:
+            TypeError: the counts are not numbers.
             ValueError: the arrays are empty, not one-dimensional or of
-                different lengths.
+                different lengths, or a count is NaN, infinite, negative,
+                fractional or 2**64 or more (the message names the array
+                and the run).
         """
         raw, empty, migrated = _per_run_arrays(raw, empty, migrated, ("raw", "empty", "run"))
         # Every field at once, not through the dataclass's generated __init__:
@@ -661,8 +664,11 @@ class DiffResult(_Estimated):
         clock's).
 
         Raises:
+            TypeError: the counts are not numbers.
             ValueError: the arrays are empty, not one-dimensional or of
-                different lengths.
+                different lengths, or a count is NaN, infinite, negative,
+                fractional or 2**64 or more (the message names the array
+                and the run).
         """
         long, short, migrated = _per_run_arrays(long, short, migrated, ("long", "short", "pair"))
         return cls(
@@ -717,12 +723,15 @@ def _per_run_arrays(a: Any, b: Any, migrated: Any, names: tuple[str, str, str]
     arrays' names and what one value stands for, for the messages.
 
     Raises:
-        ValueError: empty, not one-dimensional, or of different lengths.
+        TypeError: the counts are not numbers.
+        ValueError: empty, not one-dimensional, of different lengths, or a
+            count that is no count (NaN, infinite, negative, fractional,
+            2**64 or more): converted to uint64 it would read as a huge or
+            wrong number of ticks.
     """
-    a = np.ascontiguousarray(a, dtype=np.uint64)
-    b = np.ascontiguousarray(b, dtype=np.uint64)
-    migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
     first, second, unit = names
+    a, b = np.asarray(a), np.asarray(b)
+    migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
     if a.ndim != 1 or a.size == 0:
         raise ValueError(f"{first} must be a non-empty 1-D array of TSC ticks, not shape {a.shape}")
     if b.shape != a.shape or migrated.shape != a.shape:
@@ -730,7 +739,35 @@ def _per_run_arrays(a: Any, b: Any, migrated: Any, names: tuple[str, str, str]
             f"{first}, {second} and migrated must have one value per {unit}: lengths "
             f"{a.size}, {b.size} and {migrated.size} differ"
         )
-    return a, b, migrated
+    return _counts(a, first, unit), _counts(b, second, unit), migrated
+
+
+def _counts(a: np.ndarray, name: str, unit: str) -> np.ndarray:
+    """`a` (1-D) as contiguous uint64 counts, refused (naming `name` and the
+    first bad `unit`) where a value is no count: a cast would turn NaN or a
+    negative into a count near 2**63 or 2**64, and a fraction into another
+    count, silently."""
+    kind = a.dtype.kind
+    if kind == "u":  # what bench() passes: nothing to check
+        return np.ascontiguousarray(a, dtype=np.uint64)
+    if kind not in "if":
+        raise TypeError(f"{name} must hold counts (whole TSC ticks, or core cycles), not {a.dtype} "
+                        "values: pass the measurement's counts as integers (uint64)")
+    if kind == "i":
+        bad = a < 0
+    else:
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(a) | (a < 0) | (a >= 2.0**64) | (a != np.floor(a))
+    if bad.any():
+        at = int(np.argmax(bad))
+        value = a[at].item()
+        what = ("NaN" if value != value else "infinite" if kind == "f" and math.isinf(value)
+                else "negative" if value < 0 else "2**64 or more" if value >= 2.0**64 else "fractional")
+        raise ValueError(
+            f"{name} holds {value!r} at {unit} {at}, which is {what}: a count of TSC ticks (or core "
+            f"cycles) is a whole number from 0 to 2**64-1; leave that {unit} out of every array "
+            "(or measure again), and pass counts as integers, e.g. the uint64 arrays bench() gives")
+    return np.ascontiguousarray(a, dtype=np.uint64)
 
 
 def _clock_alias(self: Any) -> str:
