@@ -437,8 +437,9 @@ class BenchResult(_Estimated):
 
         Args:
             raw, empty: counts of `counter` per run (TSC ticks for the
-                TSC; converted to uint64); migrated: one bool per run. All
-                three of the same length, at least 1.
+                TSC): whole numbers from 0 to 2**64-1 of any numeric dtype,
+                converted to uint64; migrated: one bool per run. All three
+                of the same length, at least 1.
             clock: the :class:`fastcpu.Clock` of the measurement.
             counter: ``'tsc'``, ``'pmu'`` or ``'pmu_user'``.
             cycles_per_tick: core cycles per TSC tick, overriding the

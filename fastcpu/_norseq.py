@@ -100,6 +100,8 @@ try:
 except Exception as exc:
     why = str(exc) or type(exc).__name__
 if os.getppid() != int(sys.argv[1]):
+    sys.stderr.write(f"its parent is pid {os.getppid()}, not the process that started it (pid "
+                     f"{sys.argv[1]}), which is gone or ran it through a program that forks\\n")
     os._exit(70)
 sys.path[:0] = sys.argv[2:]
 from fastcpu._norseq import _child
