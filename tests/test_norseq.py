@@ -464,7 +464,9 @@ def test_a_child_that_sends_something_else_is_an_error(monkeypatch, sent):
 # ---- what killed it (item 12) -------------------------------------------------
 
 
-@pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL", "SIGSEGV"])
+# (not SIGSEGV: under the sanitizer pass's LD_PRELOAD the shell's AddressSanitizer
+# turns it into SIGABRT)
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL", "SIGUSR1"])
 def test_a_child_killed_by_a_signal_names_it(monkeypatch, tmp_path, signame):
     import signal
 
