@@ -185,8 +185,9 @@ _DTYPES = {"uint64": np.dtype(np.uint64), "bool": np.dtype(np.bool_)}
 _SHAPES: dict[str, tuple[Any, ...]] = {
     # cpu, node (None: gives none), raw, valid: _core.read_cpu
     "read": ((int,), (int, type(None)), (int,), (bool,)),
-    # raw, empty, migrated per run; best, median, cycles per tick, its ci95: _core.measure
-    "measure": ("uint64", "uint64", "bool", (float,), (float,), (float,), (float,)),
+    # a _core.Measured without ruler points: raw, empty, migrated per run; best,
+    # median; no points, no conversion
+    "measure": ("uint64", "uint64", "bool", (float,), (float,), (type(None),), (type(None),)),
 }
 
 
@@ -288,14 +289,14 @@ def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
     return _ask(name, {"op": "read"}, _START_S)
 
 
-def run(name: str, args: tuple, counter: str) -> tuple:
+def run(name: str, args: tuple, counter: str) -> _core.Measured:
     """``_core.measure`` of the row `name`'s sequence with `args` (runs,
     serialize, copies, diff, counter) and no ruler points, in its child (without
     rseq), which runs on the calling thread's CPUs (bench() pins the caller
     first), with its own PMU counter opened when `counter` is ``'pmu'``: what
     measure() returned (TSC ticks or core cycles, as in-process). No time
     limit: a long measurement is legitimate, and Ctrl-C reaches the child too."""
-    return _ask(name, {"op": "measure", "args": args, "counter": counter}, None)
+    return _core.Measured(_ask(name, {"op": "measure", "args": args, "counter": counter}, None))
 
 
 def _serve(request: dict[str, Any]) -> Any:

@@ -390,7 +390,7 @@ def _answer(value=None, error=None):
 
 def _measured(runs=4):
     return (np.arange(runs, dtype=np.uint64) + 100, np.full(runs, 90, np.uint64), np.zeros(runs, bool),
-            10.0, 10.0, float("nan"), 0.0)
+            10.0, float("nan"), None, None)
 
 
 def test_a_whole_answer_reads_back():
@@ -399,7 +399,7 @@ def test_a_whole_answer_reads_back():
     assert [a.tolist() for a in got[:3]] == [a.tolist() for a in want[:3]]
     assert [a.dtype for a in got[:3]] == [np.uint64, np.uint64, np.bool_]
     assert all(a.flags.writeable for a in got[:3])
-    assert got[3:5] == (10.0, 10.0) and np.isnan(got[5]) and got[6] == 0.0
+    assert got[3] == 10.0 and np.isnan(got[4]) and got[5:] == (None, None)
     assert _norseq._read_answer(_answer((3, None, 3, True)), READ) == (3, None, 3, True)
     assert _norseq._read_answer(_answer((3, 1, 4099, False)), READ) == (3, 1, 4099, False)
     failed = _norseq._read_answer(_answer(error=("Unsupported", "no rseq here")), READ)
@@ -426,7 +426,8 @@ def _bad_answers():
         "runs it did not ask for": (_answer(_measured(5)), MEASURE),
         "an array of another dtype": (header.replace(b'"uint64"', b'"float64"', 1) + b"\n" + body, MEASURE),
         "an array where a number goes": (_answer(_measured()[:3] + (np.zeros(4, np.uint64),) * 4), MEASURE),
-        "an int where a float goes": (_answer(_measured()[:3] + (10, 10.0, 1.0, 0.0)), MEASURE),
+        "an int where a float goes": (_answer(_measured()[:3] + (10, 10.0, None, None)), MEASURE),
+        "ruler points it did not ask for": (_answer(_measured()[:5] + (1.0, None)), MEASURE),
         "too few items": (_answer(_measured()[:6]), MEASURE),
         "too many items": (_answer(_measured() + (1.0,)), MEASURE),
         "a bool where an int goes": (_answer((True, None, 3, True)), READ),
@@ -440,7 +441,7 @@ BAD_ANSWERS = ["a pickle", "nothing", "no header line", "a header too long", "no
                "two keys", "an unknown error kind", "an error with bytes after it", "a short array",
                "bytes after the arrays", "runs it did not ask for", "an array of another dtype",
                "an array where a number goes", "an int where a float goes", "too few items", "too many items",
-               "a bool where an int goes", "a str where an int goes", "a float where a bool goes",
+               "a bool where an int goes", "a str where an int goes", "a float where a bool goes", "ruler points it did not ask for",
                "a measurement for a reading"]
 
 
