@@ -487,7 +487,7 @@ enum fc_getcpu_way {
 extern enum fc_getcpu_way fc_getcpu_way, fc_getcpu_node_way, fc_getcpu_fallback_way;
 
 /* Choose (once, thread-safe; may take milliseconds: it pins a helper thread
- * to every CPU it may use) the fastest way that reads the pinned CPU on each
+ * to each CPU of the caller's affinity mask, and to no other) the fastest way that reads the pinned CPU on each
  * CPU (and the node the system call, else sysfs, gives), for the cpu alone
  * and for cpu and node. A way whose own call fails (the system call denied
  * by seccomp, say) is not chosen; where nothing is verified the way is

@@ -2,7 +2,8 @@
  * getcpu.c: fastcpu.getcpu(), the current CPU by the fastest way proven
  * right on this machine. The candidates, fastest first: the rseq cpu_id
  * load, RDPID, the vDSO's getcpu, the getcpu system call. Once per process
- * a helper thread pins itself to every CPU it may use in turn and keeps the
+ * a helper thread pins itself to every CPU of the first caller's affinity
+ * mask in turn (it inherits the mask and never leaves it) and keeps the
  * candidates that read that CPU there (and the node the system call, else
  * sysfs, gives); a candidate whose own call fails is dropped. The fastest
  * survivor is used from then on; with none (the pinning and the system call
@@ -102,6 +103,7 @@ struct sweep {
     int cpus_checked;     /* CPUs the helper thread was pinned to */
     int nodes_checked;    /* of those, CPUs whose node is known */
     int pin_errno;        /* the last sched_setaffinity failure (0: none) */
+    int mask_errno;       /* sched_getaffinity's failure: no CPU to pin to (0: none) */
     int syscall_errno;    /* the getcpu system call's failure (0: none) */
 };
 
@@ -145,24 +147,63 @@ static bool read_way(enum fc_getcpu_way way, unsigned *cpu, unsigned *node)
     return c >= 0;
 }
 
-/* The helper thread: pinned to each CPU in turn, the pinning is the
- * reference (a thread allowed one CPU runs there once sched_setaffinity
- * returns); the node comes from the getcpu system call, else from sysfs.
- * Every candidate, the system call included, must read that CPU. */
+/* The affinity mask this thread was created with (its creator's), in a set
+ * of *ncpus CPUs grown until the kernel's mask fits; NULL when it cannot be
+ * read (errno set: sched_getaffinity denied, or no memory). */
+static cpu_set_t *allowed_cpus(long *ncpus, size_t *size)
+{
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    if (n < 1)
+        n = 1;
+    for (;;) {
+        cpu_set_t *set = CPU_ALLOC(n);
+        if (!set)
+            return NULL;
+        *size = CPU_ALLOC_SIZE(n);
+        if (sched_getaffinity(0, *size, set) == 0) {
+            *ncpus = n;
+            return set;
+        }
+        int err = errno;
+        CPU_FREE(set);
+        /* EINVAL: the kernel's mask is wider than the set (more possible
+         * CPUs than configured ones); anything else is a refusal */
+        if (err != EINVAL || n > (1L << 20)) {
+            errno = err;
+            return NULL;
+        }
+        n *= 2;
+    }
+}
+
+/* The helper thread: pinned to each CPU of its creator's affinity mask in
+ * turn (never outside it: a cpuset or taskset gave the process those CPUs
+ * and no others), the pinning is the reference (a thread allowed one CPU
+ * runs there once sched_setaffinity returns); the node comes from the getcpu
+ * system call, else from sysfs. Every candidate, the system call included,
+ * must read that CPU. */
 static void *sweep_main(void *arg)
 {
     struct sweep *s = arg;
-    long ncpus = sysconf(_SC_NPROCESSORS_CONF);
-    if (ncpus < 1)
-        ncpus = 1;
+    long ncpus;
+    size_t allowed_size;
+    cpu_set_t *allowed = allowed_cpus(&ncpus, &allowed_size);
+    if (!allowed) { /* no mask, no CPU known to be ours: pin to none */
+        s->mask_errno = errno ? errno : ENOMEM;
+        return NULL;
+    }
     size_t size = CPU_ALLOC_SIZE(ncpus);
     cpu_set_t *set = CPU_ALLOC(ncpus);
-    if (!set)
+    if (!set) {
+        CPU_FREE(allowed);
         return NULL;
+    }
     for (long cpu = 0; cpu < ncpus; cpu++) {
+        if (!CPU_ISSET_S((size_t)cpu, allowed_size, allowed))
+            continue;
         CPU_ZERO_S(size, set);
         CPU_SET_S((size_t)cpu, size, set);
-        /* A CPU this process may not use (cpuset, offline): skip the gap. */
+        /* A CPU gone offline since the mask was read: skip the gap. */
         if (sched_setaffinity(0, size, set) != 0) {
             if (errno != EINVAL)
                 s->pin_errno = errno;
@@ -193,6 +234,7 @@ static void *sweep_main(void *arg)
         }
     }
     CPU_FREE(set);
+    CPU_FREE(allowed);
     return NULL;
 }
 
@@ -227,6 +269,14 @@ static void explain(const struct sweep *s, int create_err, bool node)
                  "pins itself to each CPU could not be created: %s; the getcpu system "
                  "call %s%s",
                  pin, s->syscall_errno ? "failed: " : "works but cannot be checked", sys);
+    } else if (s->cpus_checked == 0 && s->mask_errno) {
+        describe_errno(pin, sizeof pin, s->mask_errno);
+        snprintf(out, size,
+                 "no way of reading the CPU could be verified: the helper thread could "
+                 "not read its affinity mask, the CPUs it may pin itself to "
+                 "(sched_getaffinity: %s), and the getcpu system call failed: %s; a "
+                 "seccomp filter or a container may deny them",
+                 pin, sys);
     } else if (s->cpus_checked == 0) {
         if (s->pin_errno)
             describe_errno(pin, sizeof pin, s->pin_errno);

@@ -6,8 +6,8 @@
 
 #include "glue.h"
 
-/* The first call chooses; it pins a helper thread to every CPU, so let
- * other Python threads run meanwhile. */
+/* The first call chooses; it pins a helper thread to each CPU of the
+ * caller's affinity mask, so let other Python threads run meanwhile. */
 static void ensure_getcpu_chosen(void)
 {
     if (__builtin_expect(__atomic_load_n(&fc_getcpu_way, __ATOMIC_ACQUIRE) ==
@@ -21,7 +21,7 @@ static void ensure_getcpu_chosen(void)
 PyDoc_STRVAR(getcpu_doc,
 "getcpu($module, /)\n--\n\n"
 "The CPU this thread runs on now, by the fastest way proven right on\n"
-"every CPU of this machine (chosen on the first call).");
+"every CPU of the first caller's affinity mask (chosen on the first call).");
 
 /* getcpu() or getcpu_node() could not read: Unsupported with the reason
  * when no way was verified, else fastcpu.Error naming the failing call. */
@@ -54,7 +54,8 @@ static PyObject *core_getcpu(PyObject *module, PyObject *Py_UNUSED(ignored))
 PyDoc_STRVAR(getcpu_node_doc,
 "getcpu_node($module, /)\n--\n\n"
 "(cpu, NUMA node) of this thread now, by the fastest way proven right\n"
-"for both on every CPU of this machine (chosen on the first call).");
+"for both on every CPU of the first caller's affinity mask (chosen on the\n"
+"first call).");
 
 static PyObject *core_getcpu_node(PyObject *module, PyObject *Py_UNUSED(ignored))
 {

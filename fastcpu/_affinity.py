@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 
 from ._args import affinity_mask, check_cpu, denied
 from ._core import Error
 
-__all__ = ["pinned", "set_affinity"]
+__all__ = ["pinned", "refused", "set_affinity"]
 
 
 def pinned(cpu: int | None) -> contextlib.AbstractContextManager[None]:
@@ -38,14 +39,28 @@ def _pinned_to(cpu: int) -> Iterator[None]:
 
 
 def set_affinity(cpus: set[int], doing: str) -> None:
-    """``os.sched_setaffinity(0, cpus)``, a refusal (EPERM: a seccomp filter,
-    a container or a security module denies the call) raised as
-    :class:`fastcpu.Error` saying what was being done and why it failed.
+    """``os.sched_setaffinity(0, cpus)``, a refusal raised as
+    :class:`fastcpu.Error` saying what was being done and why it failed: the
+    call denied (EPERM: a seccomp filter, a container or a security module),
+    or the CPUs refused (EINVAL: offline, or outside this process's cpuset).
 
     Raises:
-        fastcpu.Error: the call was denied.
+        fastcpu.Error: the call was denied, or the kernel refused the CPUs.
     """
     try:
         os.sched_setaffinity(0, cpus)
     except PermissionError as exc:
         raise Error(f"cannot {doing}: {denied('sched_setaffinity', exc)}: pass cpu=None to stay unpinned") from exc
+    except (OSError, ValueError, OverflowError) as exc:
+        raise Error(f"cannot {doing}: {refused('sched_setaffinity', sorted(cpus), exc)}: pass a CPU of "
+                    "os.sched_getaffinity(0), or cpu=None to stay unpinned") from exc
+
+
+def refused(call: str, cpus: int | list[int], exc: Exception) -> str:
+    """Why the kernel refused to pin to `cpus`: ``'the kernel refused CPU 3
+    (sched_setaffinity: Invalid argument; offline, or outside ...)'``."""
+    which = f"CPU {cpus}" if isinstance(cpus, int) else f"CPU(s) {cpus}"
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    hint = ("; offline, or outside the CPUs this process's cpuset allows"
+            if isinstance(exc, OSError) and exc.errno == errno.EINVAL else "")
+    return f"the kernel refused {which} ({call}: {why}{hint})"

@@ -9,7 +9,6 @@ through it.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import warnings
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from . import _display, _estimate, _statistics
 from ._args import UNITS
 from ._clock import Clock, CounterUnits
 from ._clock_motion import ClockMotion
+from ._locks import cached_property
 from ._stability import Stability, assess
 
 __all__ = ["BenchResult", "DiffResult", "stability"]
@@ -437,8 +437,9 @@ class BenchResult(_Estimated):
 
         Args:
             raw, empty: counts of `counter` per run (TSC ticks for the
-                TSC; converted to uint64); migrated: one bool per run. All
-                three of the same length, at least 1.
+                TSC): whole numbers from 0 to 2**64-1 of any numeric dtype,
+                converted to uint64; migrated: one bool per run. All three
+                of the same length, at least 1.
             clock: the :class:`fastcpu.Clock` of the measurement.
             counter: ``'tsc'``, ``'pmu'`` or ``'pmu_user'``.
             cycles_per_tick: core cycles per TSC tick, overriding the
@@ -453,8 +454,11 @@ class BenchResult(_Estimated):
                 resolves (core cycles; 0: not measured).
 
         Raises:
+            TypeError: the counts are not numbers.
             ValueError: the arrays are empty, not one-dimensional or of
-                different lengths.
+                different lengths, or a count is NaN, infinite, negative,
+                fractional or 2**64 or more (the message names the array
+                and the run).
         """
         raw, empty, migrated = _per_run_arrays(raw, empty, migrated, ("raw", "empty", "run"))
         # Every field at once, not through the dataclass's generated __init__:
@@ -497,11 +501,11 @@ class BenchResult(_Estimated):
 
     # ---- the recommended estimate (computed on first access) ----
 
-    @functools.cached_property
+    @cached_property
     def _recommended(self) -> _estimate.Estimate:
         return _estimate.recommend(self.raw, self.empty, self.step, self.unroll, self.migrated)
 
-    @functools.cached_property
+    @cached_property
     def _paired_mean(self) -> _estimate.Estimate:
         if self._recommended.estimator == "paired_mean":
             return self._recommended
@@ -528,7 +532,7 @@ class BenchResult(_Estimated):
 
     # ---- the stability report ----
 
-    @functools.cached_property
+    @cached_property
     def stability(self) -> Stability:
         """Spread, outliers, migrations and this machine's settings, with
         warnings (see :func:`fastcpu.stability`). The machine checks read
@@ -661,8 +665,11 @@ class DiffResult(_Estimated):
         clock's).
 
         Raises:
+            TypeError: the counts are not numbers.
             ValueError: the arrays are empty, not one-dimensional or of
-                different lengths.
+                different lengths, or a count is NaN, infinite, negative,
+                fractional or 2**64 or more (the message names the array
+                and the run).
         """
         long, short, migrated = _per_run_arrays(long, short, migrated, ("long", "short", "pair"))
         return cls(
@@ -672,7 +679,7 @@ class DiffResult(_Estimated):
             tsc_step_ticks=clock.tsc_step_ticks, counter=counter,
             cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion)
 
-    @functools.cached_property
+    @cached_property
     def _recommended(self) -> _estimate.Estimate:
         return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)
 
@@ -717,12 +724,15 @@ def _per_run_arrays(a: Any, b: Any, migrated: Any, names: tuple[str, str, str]
     arrays' names and what one value stands for, for the messages.
 
     Raises:
-        ValueError: empty, not one-dimensional, or of different lengths.
+        TypeError: the counts are not numbers.
+        ValueError: empty, not one-dimensional, of different lengths, or a
+            count that is no count (NaN, infinite, negative, fractional,
+            2**64 or more): converted to uint64 it would read as a huge or
+            wrong number of ticks.
     """
-    a = np.ascontiguousarray(a, dtype=np.uint64)
-    b = np.ascontiguousarray(b, dtype=np.uint64)
-    migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
     first, second, unit = names
+    a, b = np.asarray(a), np.asarray(b)
+    migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
     if a.ndim != 1 or a.size == 0:
         raise ValueError(f"{first} must be a non-empty 1-D array of TSC ticks, not shape {a.shape}")
     if b.shape != a.shape or migrated.shape != a.shape:
@@ -730,7 +740,35 @@ def _per_run_arrays(a: Any, b: Any, migrated: Any, names: tuple[str, str, str]
             f"{first}, {second} and migrated must have one value per {unit}: lengths "
             f"{a.size}, {b.size} and {migrated.size} differ"
         )
-    return a, b, migrated
+    return _counts(a, first, unit), _counts(b, second, unit), migrated
+
+
+def _counts(a: np.ndarray, name: str, unit: str) -> np.ndarray:
+    """`a` (1-D) as contiguous uint64 counts, refused (naming `name` and the
+    first bad `unit`) where a value is no count: a cast would turn NaN or a
+    negative into a count near 2**63 or 2**64, and a fraction into another
+    count, silently."""
+    kind = a.dtype.kind
+    if kind == "u":  # what bench() passes: nothing to check
+        return np.ascontiguousarray(a, dtype=np.uint64)
+    if kind not in "if":
+        raise TypeError(f"{name} must hold counts (whole TSC ticks, or core cycles), not {a.dtype} "
+                        "values: pass the measurement's counts as integers (uint64)")
+    if kind == "i":
+        bad = a < 0
+    else:
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(a) | (a < 0) | (a >= 2.0**64) | (a != np.floor(a))
+    if bad.any():
+        at = int(np.argmax(bad))
+        value = a[at].item()
+        what = ("NaN" if value != value else "infinite" if kind == "f" and math.isinf(value)
+                else "negative" if value < 0 else "2**64 or more" if value >= 2.0**64 else "fractional")
+        raise ValueError(
+            f"{name} holds {value!r} at {unit} {at}, which is {what}: a count of TSC ticks (or core "
+            f"cycles) is a whole number from 0 to 2**64-1; leave that {unit} out of every array "
+            "(or measure again), and pass counts as integers, e.g. the uint64 arrays bench() gives")
+    return np.ascontiguousarray(a, dtype=np.uint64)
 
 
 def _clock_alias(self: Any) -> str:

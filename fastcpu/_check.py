@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import _core
-from ._affinity import set_affinity
+from ._affinity import refused, set_affinity
 from ._args import affinity_mask, check_cpus, check_method_names, denied
 from ._core import Error
 from ._machine import possible_cpus
@@ -246,9 +246,11 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
     Args:
         names: method names to check (default: every method that reports
             the CPU here); one that does not is listed in ``not_checked``.
-        cpus: CPUs to pin to, in order (default: this thread's affinity mask).
-            One that exists but cannot be pinned to (offline, outside the
-            cpuset) is recorded in ``skipped`` and the sweep goes on.
+        cpus: CPUs to pin to, in order (default: this thread's affinity
+            mask; nothing outside it is pinned to unless named here). One
+            that exists but cannot be pinned to (offline, outside the
+            cpuset) is recorded in ``skipped`` with the kernel's reason and
+            the sweep goes on.
 
     Returns:
         An :class:`AgreementTable`; ``print()`` it for the table.
@@ -273,6 +275,11 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
     if names is None:
         rows.extend(GETCPU_ROWS)
     wanted = None if cpus is None else check_cpus(cpus, possible_cpus())
+    if names is None:
+        # getcpu() chooses its way on its first call, sweeping the caller's
+        # affinity mask: choose now, from this thread's whole mask, not from
+        # inside the sweep below, where the mask is one CPU
+        _core.getcpu_ways()
     # check() has no unpinned mode: it pins to each CPU and restores this mask
     before = affinity_mask(
         "read this thread's affinity mask, which check() restores after pinning to each CPU",
@@ -292,7 +299,7 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
                 # denied for every CPU alike (seccomp, a container): not a gap
                 raise Error(f"check() pins this thread to each CPU, but {denied('sched_setaffinity', exc)}") from exc
             except (OSError, ValueError, OverflowError) as exc:
-                skipped[cpu] = f"cannot pin to it ({exc})"
+                skipped[cpu] = f"cannot pin to it: {refused('sched_setaffinity', cpu, exc)}"
                 continue
             moved = True
             sched_cpu, _, sched_raw, sched_ok = _core.read_cpu("sched_getcpu")

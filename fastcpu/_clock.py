@@ -24,7 +24,6 @@ apart. So nothing here is assumed of a host:
 
 from __future__ import annotations
 
-import functools
 import math
 import statistics
 import time
@@ -37,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._locks import ForkSafeLock
+from ._locks import ForkSafeLock, cached_property
 
 __all__ = ["Clock", "CounterUnits", "Rulers", "RulerTiming", "clock", "CalibrationWarning",
            "fit_granularity", "read_spacing", "judge_rulers"]
@@ -317,7 +316,7 @@ class Clock(_NanEqual):
         """The counter's granularity in nanoseconds."""
         return self.tsc_step_ticks * 1e9 / self.tsc_hz
 
-    @functools.cached_property
+    @cached_property
     def core_cycles_problem(self) -> str:
         """Why core-cycle figures are unknown here ('' when they stand).
         Worked out once per clock: every bench() asks."""

@@ -5,10 +5,12 @@ Python has no ``sched_getcpu``: the usual ways are ``ctypes`` (a foreign
 call, about 85 ns here) or parsing ``/proc/self/stat`` (about 14 us, what
 psutil's ``cpu_num()`` does). :func:`getcpu` and :func:`getcpu_node` are C
 functions without arguments that read the CPU by the fastest way that read
-the right CPU on every CPU this process may use: the rseq ``cpu_id`` load,
+the right CPU on every CPU this thread may use: the rseq ``cpu_id`` load,
 then RDPID, the vDSO, the system call. The check runs once, on the first
-call, in a helper thread pinned to each CPU in turn (a few milliseconds); the
-caller's affinity is never touched. The pinning is the reference for the CPU;
+call, in a helper thread pinned to each CPU of the calling thread's affinity
+mask (``os.sched_getaffinity(0)``) in turn, a few milliseconds, and never to
+a CPU outside it (under ``taskset`` or a container's cpuset it stays on the
+CPUs given); the caller's affinity is never touched. The pinning is the reference for the CPU;
 the node is the getcpu system call's, or sysfs's where the call fails. A way
 whose own call fails (the system call denied by a seccomp filter) is never
 chosen.

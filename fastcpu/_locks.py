@@ -8,6 +8,12 @@ first use it guarded is then done again there; what it had finished stays).
 One held by the thread that forked stays as it is: that thread goes on in
 the child and releases it. tests/test_fork.py walks the package for plain
 ``threading`` locks so that a new one cannot slip in.
+
+:class:`cached_property` is ``functools.cached_property`` without its lock
+(Python 3.8 to 3.11 hold one lock per property for every instance of the
+class: a fork while another thread computes one leaves it held in the child,
+and the child's first access waits forever). The package's cached values are
+pure, so two threads that race compute the same value twice, harmlessly.
 """
 
 from __future__ import annotations
@@ -15,9 +21,12 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
 
-__all__ = ["ForkSafeLock"]
+__all__ = ["ForkSafeLock", "cached_property"]
+
+_T = TypeVar("_T")
 
 
 class ForkSafeLock:
@@ -58,3 +67,37 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class cached_property(Generic[_T]):  # noqa: N801 - named for the one it replaces
+    """``functools.cached_property`` that takes no lock: computed on the
+    first access and stored in the instance's ``__dict__`` (which then
+    answers every later access, as a non-data descriptor allows), for pure
+    values only: threads that race each compute it and store the same value.
+    Works on frozen dataclasses too (the ``__dict__`` is written directly)."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.attrname: str | None = None
+        self.__doc__ = func.__doc__
+        self.__module__ = func.__module__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        if self.attrname is not None and name != self.attrname:
+            raise TypeError(f"cannot assign the same cached_property to two names "
+                            f"({self.attrname!r} and {name!r})")
+        self.attrname = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> cached_property[_T]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, instance: object | None, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        if self.attrname is None:
+            raise TypeError("cannot use a cached_property without calling __set_name__ on it")
+        value = self.func(instance)
+        instance.__dict__[self.attrname] = value  # no lock: the value is pure
+        return value

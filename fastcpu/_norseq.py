@@ -19,16 +19,28 @@ started (pipes denied by a seccomp filter, no file descriptor left, an
 interpreter this user may not run) is ``fastcpu.Unsupported`` with the
 reason too: ``measure()`` records it in ``Results.unavailable`` and
 ``check()`` as an error cell.
+
+The child dies with its parent (``PR_SET_PDEATHSIG``: SIGKILL when the thread
+that started it, or the whole parent, dies), and runs nothing from the
+caller's working directory: it is started isolated (``python -I``) and
+imports this very fastcpu and the parent's numpy from their absolute paths.
+It answers in one fixed format, a JSON header and the raw bytes of the arrays
+it announces, which the parent checks item by item (never unpickled). A child
+that dies without an answer is ``fastcpu.Error`` saying how it ended (its exit
+status, or the signal that killed it, by name) and its last line on stderr.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
-import pickle
+import signal
 import subprocess
 import sys
-from typing import Any
+from typing import IO, Any
+
+import numpy as np
 
 from . import _core
 
@@ -61,25 +73,62 @@ def available_reason() -> str | None:
 
 
 def _child_env(tunable: str) -> dict[str, str]:
+    """The child's environment: this one with `tunable` added to
+    ``GLIBC_TUNABLES``. (The child is isolated, ``-I``: PYTHONPATH and the
+    other PYTHON* variables do not reach it; its path is set explicitly.)"""
     env = dict(os.environ)
     tunables = env.get("GLIBC_TUNABLES", "")
     env["GLIBC_TUNABLES"] = f"{tunables}:{tunable}" if tunables else tunable
-    # the child imports this very copy of fastcpu, wherever it was loaded from
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = env.get("PYTHONPATH", "")
-    env["PYTHONPATH"] = f"{here}{os.pathsep}{path}" if path else here
     return env
+
+
+# The child's first lines, before it imports anything but the standard
+# library: die with the parent (PR_SET_PDEATHSIG, SIGKILL: a measurement of
+# 10**8 runs would otherwise go on for minutes after its parent is gone), then
+# make sure the parent did not die before that was set (the child would have
+# been reparented already), then import this very copy of fastcpu and numpy,
+# from the absolute paths given, never from the working directory: ``-I``
+# leaves the cwd (and PYTHONPATH, the user site) off sys.path. argv: the
+# parent's pid, then the directories to import fastcpu and numpy from.
+_BOOT = """\
+import os, sys
+why = ""
+try:
+    import ctypes, signal
+    if ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0) != 0:
+        why = os.strerror(ctypes.get_errno())
+except Exception as exc:
+    why = str(exc) or type(exc).__name__
+if os.getppid() != int(sys.argv[1]):
+    sys.stderr.write(f"its parent is pid {os.getppid()}, not the process that started it (pid "
+                     f"{sys.argv[1]}), which is gone or ran it through a program that forks\\n")
+    os._exit(70)
+sys.path[:0] = sys.argv[2:]
+from fastcpu._norseq import _child
+_child(why)
+"""
+
+
+def _child_argv() -> list[str]:
+    """The command line of the child: this interpreter, isolated, running
+    :data:`_BOOT` with this process's pid and the homes of this fastcpu and
+    of the numpy this process imported."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    numpy_home = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))
+    homes = [here] if numpy_home == here else [here, numpy_home]
+    return [sys.executable, "-I", "-c", _BOOT, str(os.getpid()), *homes]
 
 
 def _ask(name: str, request: dict[str, Any], timeout_s: float | None) -> Any:
     """Run `request` for the row `name` in a child started with its tunable;
-    the child's answer."""
+    the child's answer, read as :func:`_read_answer` expects it for
+    ``request['op']``."""
     tunable, code_of = _row(name)
     request = {**request, "tunable": tunable, "code_of": code_of}
     try:
         done = subprocess.run(
-            [sys.executable, "-c", "from fastcpu._norseq import _child; _child()"],
-            input=pickle.dumps(request),
+            _child_argv(),
+            input=json.dumps(request).encode(),
             capture_output=True,
             env=_child_env(tunable),
             timeout=timeout_s,
@@ -88,18 +137,129 @@ def _ask(name: str, request: dict[str, Any], timeout_s: float | None) -> Any:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise _core.Unsupported(f"{name}: could not run the child interpreter {sys.executable}: "
                                 f"{_why_not_started(exc)}") from None
+    try:  # a whole answer stands whatever the exit status (a sanitizer's report at exit)
+        answer = _read_answer(done.stdout, request)
+    except ValueError as exc:
+        if done.returncode != 0 or not done.stdout:
+            raise _core.Error(f"{name}: the child interpreter {_how_it_ended(done.returncode)} without "
+                              f"an answer: {_last_words(done.stderr)}") from None
+        raise _core.Error(f"{name}: the child interpreter sent an answer this process does not "
+                          f"read ({exc}); its stderr: {_last_words(done.stderr)}") from None
+    if isinstance(answer, _Failed):
+        raise (_core.Unsupported if answer.kind == "Unsupported" else _core.Error)(f"{name}: {answer.message}")
+    return answer
+
+
+def _how_it_ended(status: int) -> str:
+    """``'exited with status 1'``, or ``'was killed by SIGTERM (signal 15)'``
+    for subprocess's negative status."""
+    if status >= 0:
+        return f"exited with status {status}"
     try:
-        answer = pickle.loads(done.stdout)
-    except Exception:  # noqa: BLE001 - whatever a dying child left on stdout
-        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        raise _core.Error(
-            f"{name}: the child interpreter exited with status {done.returncode} "
-            f"without an answer: {tail[0]}"
-        ) from None
-    if "error" in answer:
-        kind, message = answer["error"]
-        raise (_core.Unsupported if kind == "Unsupported" else _core.Error)(f"{name}: {message}")
-    return answer["value"]
+        signame = signal.Signals(-status).name
+    except ValueError:
+        signame = "a signal"
+    return f"was killed by {signame} (signal {-status})"
+
+
+def _last_words(stderr: bytes) -> str:
+    """The last line the child wrote on stderr, or that it wrote none."""
+    lines = stderr.decode(errors="replace").strip().splitlines()
+    return lines[-1][:500] if lines else "it wrote nothing on stderr"
+
+
+# ---- the answer: a fixed format, read back checked (never unpickled) -------
+#
+# One line of JSON, then the raw bytes of the arrays it announces:
+#   {"error": ["Unsupported" | "Error", message]}
+#   {"value": [item, ...]}, each item a JSON number, bool or null, or
+#       {"array": "uint64" | "bool", "length": n} (n values follow, in order)
+# The parent takes only the items its request asks for (_SHAPES), arrays of
+# exactly the runs it asked for, and exactly as many bytes as they fill.
+
+#: The longest header line the parent reads (a few hundred bytes in use).
+_HEADER_MAX = 1 << 16
+_DTYPES = {"uint64": np.dtype(np.uint64), "bool": np.dtype(np.bool_)}
+#: What each request's value holds, item by item: a dtype name (an array of
+#: the request's runs), or the Python types the item may be.
+_SHAPES: dict[str, tuple[Any, ...]] = {
+    # cpu, node (None: gives none), raw, valid: _core.read_cpu
+    "read": ((int,), (int, type(None)), (int,), (bool,)),
+    # a _core.Measured without ruler points: raw, empty, migrated per run; best,
+    # median; no points, no conversion
+    "measure": ("uint64", "uint64", "bool", (float,), (float,), (type(None),), (type(None),)),
+}
+
+
+class _Failed:
+    """The child's refusal: ``_core.Unsupported`` or ``_core.Error`` and its message."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind, self.message = kind, message
+
+
+def _write_answer(out: IO[bytes], value: Any = None, error: tuple[str, str] | None = None) -> None:
+    """The child's side of the answer format."""
+    if error is not None:
+        out.write(json.dumps({"error": list(error)}).encode() + b"\n")
+        return
+    items, arrays = [], []
+    for v in value:
+        if isinstance(v, np.ndarray):
+            items.append({"array": v.dtype.name, "length": int(v.size)})
+            arrays.append(np.ascontiguousarray(v))
+        else:
+            items.append(v)
+    out.write(json.dumps({"value": items}).encode() + b"\n")
+    for a in arrays:
+        out.write(memoryview(a).cast("B"))
+
+
+def _read_answer(data: bytes, request: dict[str, Any]) -> tuple | _Failed:
+    """What the child answered `request`, checked against its shape.
+
+    Raises:
+        ValueError: anything else (the reason).
+    """
+    end = data.find(b"\n", 0, _HEADER_MAX)
+    if end < 0:
+        raise ValueError(f"no header line in its first {min(len(data), _HEADER_MAX)} bytes")
+    try:
+        header = json.loads(data[:end])
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"the header is not JSON: {exc}") from None
+    if not isinstance(header, dict) or len(header) != 1:
+        raise ValueError("the header is not an object of one key")
+    if "error" in header:
+        error = header["error"]
+        if (not isinstance(error, list) or len(error) != 2 or error[0] not in ("Unsupported", "Error")
+                or not isinstance(error[1], str) or end + 1 != len(data)):
+            raise ValueError("a malformed error")
+        return _Failed(error[0], error[1][:2000])
+    items = header.get("value")
+    shape = _SHAPES[request["op"]]
+    if not isinstance(items, list) or len(items) != len(shape):
+        raise ValueError(f"the value is not a list of {len(shape)} items")
+    runs = request["args"][0] if request["op"] == "measure" else 0
+    out: list[Any] = []
+    at = end + 1
+    for i, (item, want) in enumerate(zip(items, shape)):
+        if isinstance(want, str):
+            if item != {"array": want, "length": runs}:
+                raise ValueError(f"item {i} is not an array of {runs} {want} values")
+            dtype = _DTYPES[want]
+            size = runs * dtype.itemsize
+            if len(data) - at < size:
+                raise ValueError(f"item {i}: {len(data) - at} bytes left for {size}")
+            out.append(np.frombuffer(data, dtype, runs, at).copy())
+            at += size
+        elif type(item) not in want:  # exactly: a bool is no int here, nor an int a float
+            raise ValueError(f"item {i} is {type(item).__name__}, not {' or '.join(t.__name__ for t in want)}")
+        else:
+            out.append(item)
+    if at != len(data):
+        raise ValueError(f"{len(data) - at} bytes after the last array")
+    return tuple(out)
 
 
 #: What an errno of starting the child most likely means, for the reason.
@@ -129,14 +289,14 @@ def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
     return _ask(name, {"op": "read"}, _START_S)
 
 
-def run(name: str, args: tuple, counter: str) -> tuple:
+def run(name: str, args: tuple, counter: str) -> _core.Measured:
     """``_core.measure`` of the row `name`'s sequence with `args` (runs,
     serialize, copies, diff, counter) and no ruler points, in its child (without
     rseq), which runs on the calling thread's CPUs (bench() pins the caller
     first), with its own PMU counter opened when `counter` is ``'pmu'``: what
     measure() returned (TSC ticks or core cycles, as in-process). No time
     limit: a long measurement is legitimate, and Ctrl-C reaches the child too."""
-    return _ask(name, {"op": "measure", "args": args, "counter": counter}, None)
+    return _core.Measured(_ask(name, {"op": "measure", "args": args, "counter": counter}, None))
 
 
 def _serve(request: dict[str, Any]) -> Any:
@@ -154,12 +314,20 @@ def _serve(request: dict[str, Any]) -> Any:
                          counter=counter, rulers=None)  # no ruler points there
 
 
-def _child() -> None:
-    """The child's side: one pickled request on stdin, one answer on stdout."""
-    request = pickle.loads(sys.stdin.buffer.read())
+def _child(no_deathsig: str) -> None:
+    """The child's side: one JSON request on stdin, one answer on stdout
+    (:func:`_write_answer`). `no_deathsig`: why it could not be set to die
+    with its parent ('' when it is): it then refuses to measure, since a
+    measurement could outlive its parent by minutes."""
+    out = sys.stdout.buffer
     try:
-        answer: dict[str, Any] = {"value": _serve(request)}
+        request = json.loads(sys.stdin.buffer.read())
+        if no_deathsig:
+            raise _core.Unsupported(f"the child could not be set to die with its parent "
+                                    f"(prctl PR_SET_PDEATHSIG: {no_deathsig})")
+        _write_answer(out, _serve(request))
     except Exception as exc:  # noqa: BLE001 - every failure goes back to the parent
-        answer = {"error": (type(exc).__name__, str(exc))}
-    sys.stdout.buffer.write(pickle.dumps(answer))
-    sys.stdout.buffer.flush()
+        kind = "Unsupported" if isinstance(exc, _core.Unsupported) else "Error"
+        _write_answer(out, error=(kind, f"{type(exc).__name__}: {exc}" if kind == "Error" and
+                                  not isinstance(exc, _core.Error) else str(exc)))
+    out.flush()

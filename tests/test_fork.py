@@ -1,8 +1,10 @@
 """os.fork() after import: the child measures and reads the CPU correctly."""
 
 import ctypes
+import dataclasses
 import json
 import os
+import threading
 
 import pytest
 
@@ -240,3 +242,122 @@ def test_every_lock_of_the_package_is_fork_safe():
                 safe.append(f"{info.name}.{name}")
     assert found == []
     assert {"_clock._lock", "_conversion._lock", "_selftest._lock"} <= set(safe)
+
+
+# -- fork while another thread computes a cached property (issue 28, item 8) -----
+# Python 3.8-3.11's functools.cached_property holds one RLock per property for
+# every instance of the class: a fork while another thread computes
+# BenchResult.estimate left it held in the child, whose first estimate of any
+# result then waited forever. The package's cached properties take no lock.
+
+FORK_DURING_A_CACHED_PROPERTY = r"""
+import os, sys, threading, time
+import numpy as np
+import fastcpu
+from fastcpu import _bench_result
+inside, release = threading.Event(), threading.Event()
+real = _bench_result._estimate.recommend
+def slow(*args):  # inside the first estimate until the fork is done
+    inside.set()
+    release.wait(30)
+    return real(*args)
+_bench_result._estimate.recommend = slow
+clk = fastcpu.clock()
+def result():
+    return fastcpu.BenchResult.from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
+                                           raw=np.arange(100, 200, dtype=np.uint64),
+                                           empty=np.full(100, 50, np.uint64),
+                                           migrated=np.zeros(100, bool), clock=clk)
+first = result()
+t = threading.Thread(target=lambda: first.estimate)
+t.start()
+inside.wait(30)
+pid = os.fork()
+if pid == 0:
+    _bench_result._estimate.recommend = real
+    other = result()
+    ok = other.estimate > 0 and first.estimate == other.estimate   # waited forever here before
+    ok = ok and fastcpu.bench("gdt", 20).estimate == fastcpu.bench("gdt", 20).estimate or ok
+    os._exit(0 if ok else 3)
+release.set()
+t.join()
+""" + WAIT_FOR_CHILD
+
+
+def test_fork_while_another_thread_computes_a_cached_property():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", FORK_DURING_A_CACHED_PROPERTY], capture_output=True, text=True,
+                       timeout=120, cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "child 0", (p.stdout, p.stderr[-2000:])
+
+
+def _package_objects():
+    """(where, value) for every module-level value of the package, every
+    attribute of each class it defines, and every cell of each function's
+    closure (an lru_cache in pure Python keeps its RLock there)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    seen = set()
+    for info in pkgutil.iter_modules(fastcpu.__path__):
+        if info.name == "__main__":
+            continue
+        module = importlib.import_module(f"fastcpu.{info.name}")
+        for name, value in vars(module).items():
+            yield f"{info.name}.{name}", value
+            if inspect.isclass(value) and value.__module__.startswith("fastcpu") and id(value) not in seen:
+                seen.add(id(value))
+                home = value.__module__.rsplit(".", 1)[-1]
+                for attr, member in vars(value).items():
+                    yield f"{home}.{value.__qualname__}.{attr}", member
+            for fn in (value, getattr(value, "__wrapped__", None)):
+                for i, cell in enumerate(getattr(fn, "__closure__", None) or ()):
+                    try:
+                        yield f"{info.name}.{name} closure[{i}]", cell.cell_contents
+                    except ValueError:  # an empty cell
+                        pass
+
+
+def test_no_cached_property_or_stdlib_lock_of_the_package_can_be_held_across_a_fork():
+    import functools
+    import threading
+
+    from fastcpu._locks import cached_property
+
+    plain = (type(threading.Lock()), type(threading.RLock()), threading.Condition, threading.Semaphore)
+    locked, lock_free = [], []
+    for where, value in _package_objects():
+        if isinstance(value, (functools.cached_property, *plain)):
+            locked.append(where)
+        elif isinstance(value, cached_property):
+            lock_free.append(where)
+    assert locked == []
+    assert {"_bench_result.BenchResult._recommended", "_bench_result.BenchResult._paired_mean",
+            "_bench_result.BenchResult.stability", "_bench_result.DiffResult._recommended",
+            "_clock.Clock.core_cycles_problem"} <= set(lock_free)
+
+
+def test_the_lock_free_cached_property_computes_once_per_instance_and_stores_it():
+    from fastcpu._locks import cached_property
+
+    calls = []
+
+    @dataclasses.dataclass(frozen=True)
+    class Point:
+        x: int
+
+        @cached_property
+        def double(self) -> int:
+            """Twice x."""
+            calls.append(self.x)
+            return 2 * self.x
+
+    a, b = Point(1), Point(2)
+    assert (a.double, a.double, b.double) == (2, 2, 4) and calls == [1, 2]
+    assert vars(a)["double"] == 2 and Point.double.__doc__ == "Twice x."
+    assert isinstance(Point.double, cached_property) and Point.double.attrname == "double"
+    assert not any(isinstance(v, (type(threading.Lock()), type(threading.RLock()))) for v in vars(Point.double).values())

@@ -227,3 +227,268 @@ def test_a_child_that_dies_is_a_reason_in_measure_not_the_end(monkeypatch):
     res = fastcpu.measure(20, ["gdt", NAME], selftest=False)
     assert list(res) == ["gdt"]
     assert "exited with status 1 without an answer" in res.unavailable[NAME]
+
+
+# ---- the child dies with its parent (issue 28, item 2) ----------------------
+# A reaper (a child subreaper, so the orphan comes back to it) starts a parent
+# that measures sched_getcpu_norseq for minutes (10**5 runs of 65536 copies),
+# waits until the parent's child interpreter has fastcpu._core loaded (it is
+# measuring or about to), kills the parent with the signal and reports how the orphaned
+# child ended and how long after the parent's death: killed by SIGKILL (its
+# parent-death signal) at once, or still alive at the reaper's deadline.
+
+REAPER = r"""
+import ctypes, json, os, signal, subprocess, sys, time
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+    print(json.dumps({"skip": "cannot become a child subreaper"})); sys.exit(0)
+parent = subprocess.Popen([sys.executable, "-c", sys.argv[1]])
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+def loaded(pid):  # the child interpreter (not a fork of the parent) with fastcpu._core loaded
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"fastcpu._norseq" not in f.read():
+                return False
+        with open(f"/proc/{pid}/maps") as f:
+            return "fastcpu/_core" in f.read()
+    except OSError:
+        return False
+child, deadline = None, time.monotonic() + 60
+while child is None and time.monotonic() < deadline and parent.poll() is None:
+    child = next((c for c in children(parent.pid) if loaded(c)), None)
+    time.sleep(0.01)
+if child is None:
+    parent.kill(); parent.wait()
+    print(json.dumps({"error": "the parent started no child that loaded fastcpu._core"})); sys.exit(0)
+time.sleep(0.2)
+os.kill(parent.pid, int(sys.argv[2]))
+parent.wait()
+died = time.monotonic()
+out = {"parent_status": parent.returncode, "child_alive_at_deadline": True}
+while time.monotonic() < died + 10:
+    pid, status = os.waitpid(child, os.WNOHANG)
+    if pid:
+        out.update(child_alive_at_deadline=False, child_status=os.waitstatus_to_exitcode(status),
+                   child_gone_after_s=time.monotonic() - died)
+        break
+    time.sleep(0.01)
+else:
+    os.kill(child, signal.SIGKILL); os.waitpid(child, 0)
+print(json.dumps(out))
+"""
+
+LONG_MEASUREMENT = "import fastcpu; fastcpu.bench('sched_getcpu_norseq', 10**5, unroll=65536)"
+
+
+def _reap(parent_code, signum):
+    p = subprocess.run([sys.executable, "-c", REAPER, parent_code, str(signum)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout)
+    if "skip" in out:
+        pytest.skip(out["skip"])
+    assert "error" not in out, out
+    return out
+
+
+@pytest.mark.parametrize("signum", [9, 15], ids=["SIGKILL", "SIGTERM"])
+def test_the_child_dies_with_its_parent(signum):
+    out = _reap(LONG_MEASUREMENT, signum)
+    assert out["parent_status"] == -signum
+    assert not out["child_alive_at_deadline"], out
+    assert out["child_status"] == -9, out  # its parent-death signal, not the end of its runs
+    assert out["child_gone_after_s"] < 2, out  # a loaded machine's bound; at once here
+
+
+def test_a_child_whose_parent_died_before_it_could_tell_exits_at_once():
+    # the race: the parent dies before the child sets its parent-death signal;
+    # the child then finds another parent and ends before importing anything
+    argv = _norseq._child_argv()
+    pid_at = argv.index(str(os.getpid()))
+    argv[pid_at] = str(os.getpid() + 1 if os.getppid() != os.getpid() + 1 else os.getpid() + 2)
+    p = subprocess.run(argv, input=b"", capture_output=True, timeout=60)
+    assert (p.returncode, p.stdout) == (70, b"")
+    assert p.stderr.decode() == (f"its parent is pid {os.getpid()}, not the process that started it (pid "
+                                 f"{argv[pid_at]}), which is gone or ran it through a program that forks\n")
+
+
+# ---- the child imports this fastcpu, nothing from the cwd (item 3) ----------
+
+HOSTILE = {
+    "fastcpu/__init__.py": "TRACE",
+    "fastcpu/_norseq.py": "TRACE",
+    "numpy.py": "TRACE",
+    "numpy/__init__.py": "TRACE",
+    "json.py": "TRACE",
+    "ctypes.py": "TRACE",
+    "signal.py": "TRACE",
+    "pickle.py": "TRACE",
+    "sitecustomize.py": "TRACE",
+    "usercustomize.py": "TRACE",
+}
+
+HOSTILE_PARENT = r"""
+import json, os, sys
+import fastcpu
+r = fastcpu.read("sched_getcpu_norseq")
+b = fastcpu.bench("sched_getcpu_norseq", 50)
+print(json.dumps({"cpu": r.cpu, "runs": b.runs, "raw": b.raw.shape[0], "cwd": os.getcwd(),
+                  "fastcpu": fastcpu.__file__}))
+"""
+
+
+def test_the_child_runs_nothing_from_the_working_directory(tmp_path):
+    hostile = tmp_path / "hostile"
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    for rel in HOSTILE:
+        path = hostile / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # each file leaves a trace named for itself, then breaks what imported it
+        trace = traces / rel.replace("/", "_")
+        path.write_text(f"open({str(trace)!r}, 'w').close()\nraise SystemExit('imported {rel} from the cwd')\n")
+    prog = tmp_path / "prog"
+    prog.mkdir()
+    (prog / "parent.py").write_text(HOSTILE_PARENT)
+    # the parent is a script elsewhere (its own path is its directory, not the
+    # cwd), so it imports the real fastcpu; its child starts in the hostile cwd
+    p = subprocess.run([sys.executable, str(prog / "parent.py")], cwd=hostile, capture_output=True,
+                       text=True, timeout=120)
+    assert sorted(t.name for t in traces.iterdir()) == []
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout)
+    assert out["cwd"] == str(hostile) and out["fastcpu"] == fastcpu.__file__
+    assert out["cpu"] in CPUS and out["runs"] == out["raw"] == 50
+
+
+def test_the_child_imports_this_very_fastcpu_and_numpy():
+    argv = _norseq._child_argv()
+    assert argv[:3] == [sys.executable, "-I", "-c"]
+    homes = argv[5:]
+    assert homes[0] == os.path.dirname(os.path.dirname(fastcpu.__file__))
+    assert os.path.dirname(os.path.dirname(np.__file__)) in homes
+    assert all(os.path.isabs(h) for h in homes)
+
+
+# ---- the parent reads only the answer format it expects (item 3) ------------
+
+MEASURE = {"op": "measure", "args": [4, "lfence", 1, False, "tsc"]}
+READ = {"op": "read"}
+
+
+def _answer(value=None, error=None):
+    import io
+
+    out = io.BytesIO()
+    _norseq._write_answer(out, value, error)
+    return out.getvalue()
+
+
+def _measured(runs=4):
+    return (np.arange(runs, dtype=np.uint64) + 100, np.full(runs, 90, np.uint64), np.zeros(runs, bool),
+            10.0, float("nan"), None, None)
+
+
+def test_a_whole_answer_reads_back():
+    got = _norseq._read_answer(_answer(_measured()), MEASURE)
+    want = _measured()
+    assert [a.tolist() for a in got[:3]] == [a.tolist() for a in want[:3]]
+    assert [a.dtype for a in got[:3]] == [np.uint64, np.uint64, np.bool_]
+    assert all(a.flags.writeable for a in got[:3])
+    assert got[3] == 10.0 and np.isnan(got[4]) and got[5:] == (None, None)
+    assert _norseq._read_answer(_answer((3, None, 3, True)), READ) == (3, None, 3, True)
+    assert _norseq._read_answer(_answer((3, 1, 4099, False)), READ) == (3, 1, 4099, False)
+    failed = _norseq._read_answer(_answer(error=("Unsupported", "no rseq here")), READ)
+    assert (failed.kind, failed.message) == ("Unsupported", "no rseq here")
+
+
+def _bad_answers():
+    import pickle
+
+    good = _answer(_measured())
+    header, body = good.split(b"\n", 1)
+    return {
+        "a pickle": (pickle.dumps({"value": _measured()}), MEASURE),
+        "nothing": (b"", MEASURE),
+        "no header line": (b"{" * 100, MEASURE),
+        "a header too long": (b" " * (1 << 16) + good, MEASURE),
+        "not JSON": (b"\x80\x04garbage\n", MEASURE),
+        "a list header": (b"[1, 2]\n", MEASURE),
+        "two keys": (b'{"value": [], "error": ["Error", "x"]}\n', MEASURE),
+        "an unknown error kind": (_answer(error=("SystemExit", "x")), READ),
+        "an error with bytes after it": (_answer(error=("Error", "x")) + b"x", READ),
+        "a short array": (good[:-1], MEASURE),
+        "bytes after the arrays": (good + b"\0", MEASURE),
+        "runs it did not ask for": (_answer(_measured(5)), MEASURE),
+        "an array of another dtype": (header.replace(b'"uint64"', b'"float64"', 1) + b"\n" + body, MEASURE),
+        "an array where a number goes": (_answer(_measured()[:3] + (np.zeros(4, np.uint64),) * 4), MEASURE),
+        "an int where a float goes": (_answer(_measured()[:3] + (10, 10.0, None, None)), MEASURE),
+        "ruler points it did not ask for": (_answer(_measured()[:5] + (1.0, None)), MEASURE),
+        "too few items": (_answer(_measured()[:6]), MEASURE),
+        "too many items": (_answer(_measured() + (1.0,)), MEASURE),
+        "a bool where an int goes": (_answer((True, None, 3, True)), READ),
+        "a str where an int goes": (_answer(("3", None, 3, True)), READ),
+        "a float where a bool goes": (_answer((3, None, 3, 1.0)), READ),
+        "a measurement for a reading": (_answer(_measured()), READ),
+    }
+
+
+BAD_ANSWERS = ["a pickle", "nothing", "no header line", "a header too long", "not JSON", "a list header",
+               "two keys", "an unknown error kind", "an error with bytes after it", "a short array",
+               "bytes after the arrays", "runs it did not ask for", "an array of another dtype",
+               "an array where a number goes", "an int where a float goes", "too few items", "too many items",
+               "a bool where an int goes", "a str where an int goes", "a float where a bool goes", "ruler points it did not ask for",
+               "a measurement for a reading"]
+
+
+@pytest.mark.parametrize("what", BAD_ANSWERS)
+def test_any_other_answer_is_refused_with_the_reason(what):
+    bad = _bad_answers()
+    assert sorted(bad) == sorted(BAD_ANSWERS)
+    data, request = bad[what]
+    with pytest.raises(ValueError):
+        _norseq._read_answer(data, request)
+
+
+@pytest.mark.parametrize("sent", ["import pickle, sys; sys.stdout.buffer.write(pickle.dumps({'value': (1, 2)}))",
+                                  "import sys; sys.stdout.buffer.write(b'{\"value\": [1, null, 1]}\\n')"])
+def test_a_child_that_sends_something_else_is_an_error(monkeypatch, sent):
+    monkeypatch.setattr(_norseq, "_BOOT", sent)
+    with pytest.raises(fastcpu.Error, match="sent an answer this process does not read"):
+        fastcpu.read(NAME)
+
+
+# ---- what killed it (item 12) -------------------------------------------------
+
+
+# (not SIGSEGV: under the sanitizer pass's LD_PRELOAD the shell's AddressSanitizer
+# turns it into SIGABRT)
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGKILL", "SIGUSR1"])
+def test_a_child_killed_by_a_signal_names_it(monkeypatch, tmp_path, signame):
+    import signal
+
+    script = tmp_path / "dies"
+    script.write_text(f"#!/bin/sh\nkill -{signame[3:]} $$\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(script))
+    number = int(getattr(signal, signame))
+    with pytest.raises(fastcpu.Error) as info:
+        fastcpu.read(NAME)
+    assert str(info.value) == (f"{NAME}: the child interpreter was killed by {signame} (signal {number}) "
+                               "without an answer: it wrote nothing on stderr")
+    with pytest.raises(fastcpu.Error, match=f"was killed by {signame} "):
+        fastcpu.bench(NAME, 10)
+
+
+def test_a_child_that_exits_says_its_last_words(monkeypatch, tmp_path):
+    script = tmp_path / "dies"
+    script.write_text("#!/bin/sh\necho 'first line' >&2\necho 'the reason' >&2\nexit 3\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(script))
+    with pytest.raises(fastcpu.Error) as info:
+        fastcpu.read(NAME)
+    assert str(info.value) == f"{NAME}: the child interpreter exited with status 3 without an answer: the reason"

@@ -202,6 +202,64 @@ def test_the_factory_rejects_arrays_of_different_lengths(small):
                                  clock=small.clock)
 
 
+# Counts that are no counts (issue 28, item 12): cast to uint64, NaN read as
+# 2**63 ticks and -5 as 2**64 - 5, a fraction lost its part, and str() of such
+# a result raised OverflowError. Each is refused at the factory, naming the
+# array and the run, for either kind of result and either array.
+NOT_COUNTS = {
+    "NaN": (np.array([100.0, np.nan, 100.0]), "nan at run 1, which is NaN"),
+    "all NaN": (np.full(3, np.nan), "nan at run 0, which is NaN"),
+    "negative int": (np.array([100, 100, -5]), "-5 at run 2, which is negative"),
+    "negative float": (np.array([-0.5, 100.0, 100.0]), "-0.5 at run 0, which is negative"),
+    "list of negatives": ([-5, -5, -5], "-5 at run 0, which is negative"),
+    "infinite": (np.array([100.0, np.inf, 100.0]), "inf at run 1, which is infinite"),
+    "minus infinite": (np.array([100.0, 100.0, -np.inf]), "-inf at run 2, which is infinite"),
+    "fractional": (np.array([100.5, 100.0, 100.0]), "100.5 at run 0, which is fractional"),
+    "2**64": (np.array([100.0, 2.0**64, 100.0]), "1.8446744073709552e\\+19 at run 1, which is 2\\*\\*64 or more"),
+    "float32 NaN": (np.array([100, np.nan, 100], dtype=np.float32), "nan at run 1, which is NaN"),
+    "int8 negative": (np.array([1, -1, 1], dtype=np.int8), "-1 at run 1, which is negative"),
+}
+
+
+def _build(kind, which, values, clock):
+    good = np.full(3, 90, np.uint64)
+    if kind == "bench":
+        arrays = {"raw": good + 10, "empty": good}
+        arrays[which] = values
+        return BenchResult.from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
+                                       migrated=np.zeros(3, bool), clock=clock, **arrays)
+    arrays = {"long": good + 10, "short": good}
+    arrays[which] = values
+    return fastcpu.DiffResult.from_arrays(method="gdt", serialize="lfence", k=1, cpu=None,
+                                          migrated=np.zeros(3, bool), clock=clock, **arrays)
+
+
+@pytest.mark.parametrize("case", list(NOT_COUNTS))
+@pytest.mark.parametrize("kind,which", [("bench", "raw"), ("bench", "empty"), ("diff", "long"), ("diff", "short")])
+def test_the_factories_refuse_what_is_no_count(small, case, kind, which):
+    values, says = NOT_COUNTS[case]
+    unit = "run" if kind == "bench" else "pair"
+    with pytest.raises(ValueError, match=f"^{which} holds {says.replace('run', unit)}: .* leave that {unit} out"):
+        _build(kind, which, values, small.clock)
+
+
+@pytest.mark.parametrize("values", [["1", "2", "3"], [True, False, True], [1 + 0j] * 3, [object()] * 3,
+                                    [2**64, 1, 1]], ids=["str", "bool", "complex", "object", "2**64 int"])
+def test_the_factories_refuse_counts_that_are_no_numbers(small, values):
+    with pytest.raises(TypeError, match="^raw must hold counts .* pass the measurement's counts as integers"):
+        _build("bench", "raw", values, small.clock)
+
+
+@pytest.mark.parametrize("values", [np.array([100, 101, 102]), np.array([100.0, 101.0, 102.0]), [100, 101, 102],
+                                    np.array([100, 101, 102], dtype=np.uint32), np.array([0, 2**63 - 1, 7])])
+def test_the_factories_take_whole_counts_of_any_numeric_type(small, values):
+    for kind, which in (("bench", "raw"), ("diff", "long")):
+        r = _build(kind, which, values, small.clock)
+        got = r.raw if kind == "bench" else r.long
+        assert got.dtype == np.uint64 and got.tolist() == [int(v) for v in values]
+    str(_build("bench", "raw", np.array([100, 101, 102]), small.clock))
+
+
 # -- round trips ---------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["r.json", "r.json.gz", "r.fastcpu"])
