@@ -2,7 +2,8 @@
 
 ``to_gbench(results)`` gives the document Google Benchmark writes with
 ``--benchmark_format=json``: one benchmark per method, ``real_time`` and
-``cpu_time`` the recommended estimate in ns per call, ``iterations`` the
+``cpu_time`` the recommended estimate in ns per call (for a cost below what
+the harness resolves, ``resolved`` false, its bound), ``iterations`` the
 runs it rests on, and fastcpu's own figures (every statistic of
 ``_statistics.shown_in('export')`` in every unit, ``NAME_UNIT`` and
 ``NAME_ci95_UNIT``) as extra numeric fields, which Google Benchmark's compare
@@ -57,9 +58,11 @@ def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
         "repetition_index": 0,
         "threads": 1,
         "iterations": r.runs_used,
-        "real_time": r.estimate_ns,
-        "cpu_time": r.estimate_ns,
+        # a cost below what the harness resolves is at most its bound: that, never a negative time
+        "real_time": r.estimate_ns if r.resolved else r.upper_bound_ns,
+        "cpu_time": r.estimate_ns if r.resolved else r.upper_bound_ns,
         "time_unit": "ns",
+        "resolved": r.resolved,
         "label": f"{r.estimator}, serialize={r.serialize}, unroll={r.unroll}",
         # fastcpu's figures (every statistic of _statistics.shown_in('export')),
         # each unit in its name
