@@ -97,11 +97,12 @@ class _Estimated:
         sequence for a BenchResult; core cycles when measured with a PMU
         counter), with the harness bias (:attr:`harness_bias_core_cycles`)
         subtracted where the cost is resolved (:attr:`resolved`). An
-        unresolved cost is the reading as it came (about 0): what it tells is
-        the bound :attr:`upper_bound`, which every table shows instead."""
+        unresolved cost is the reading as it came, at least 0 (never a
+        negative cost): what it tells is the bound :attr:`upper_bound`, which
+        every table shows instead."""
         if self.resolved:
             return self._recommended.ticks - self.harness_bias_ticks
-        return self._recommended.ticks
+        return max(self._recommended.ticks, 0.0)
 
     @property
     def resolved(self) -> bool:
