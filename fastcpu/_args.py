@@ -9,6 +9,8 @@ model and the CLI all check their arguments here, with the same messages.
 
 from __future__ import annotations
 
+import math
+import operator
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +26,8 @@ __all__ = [
     "UNITS",
     "Unit",
     "check_int",
+    "plain_int",
+    "plain_number",
     "check_serialize",
     "check_counter",
     "check_cpu",
@@ -74,15 +78,49 @@ UNITS: dict[str, Unit] = {u.name: u for u in (
 _UNIT_ALIASES = {**{u.short: u.name for u in UNITS.values()}, **{u.name: u.name for u in UNITS.values()}}
 
 
+def plain_int(name: str, value: object, what: str = "an int") -> int:
+    """`value` as the plain int ``operator.index()`` gives, if it is an int
+    (not a bool). Every range check compares that plain int: a subclass's own
+    comparisons and arithmetic may say anything (``__le__`` always True), and
+    must not carry a value past a check.
+
+    Raises:
+        TypeError: not an int (`what` names what is expected).
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be {what}, not {type(value).__name__}")
+    return operator.index(value)
+
+
+def plain_number(name: str, value: object) -> float:
+    """`value` as a plain float, if it is an int or a float (not a bool): an
+    int through ``operator.index()`` (one too large for a float is inf), a
+    float subclass through ``float.__float__`` (not its own ``__float__``),
+    so that no subclass's comparisons decide a range check.
+
+    Raises:
+        TypeError: not a number.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    if isinstance(value, int):
+        plain = operator.index(value)
+        try:
+            return float(plain)
+        except OverflowError:
+            return math.inf if plain > 0 else -math.inf
+    return float.__float__(value)
+
+
 def check_int(name: str, value: object, low: int, high: int) -> int:
-    """`value` if it is an int (not a bool) within low..high.
+    """`value` if it is an int (not a bool) within low..high, as a plain int
+    (:func:`plain_int`: an int subclass's comparisons are not used).
 
     Raises:
         TypeError: not an int.
         ValueError: outside low..high.
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    value = plain_int(name, value)
     if not low <= value <= high:
         raise ValueError(f"{name} must be between {low} and {high}, not {value}")
     return value
@@ -121,8 +159,7 @@ def check_cpu(cpu: object, name: str = "cpu") -> int:
         ValueError: `cpu` is negative or outside the mask.
         fastcpu.Error: the mask cannot be read (sched_getaffinity denied).
     """
-    if isinstance(cpu, bool) or not isinstance(cpu, int):
-        raise TypeError(f"{name} must be an int or None, not {type(cpu).__name__}")
+    cpu = plain_int(name, cpu, "an int or None")
     cli = name.startswith("--")
     allowed = affinity_mask(f"check {name} {cpu} against this thread's affinity mask",
                             f"leave {name} out" if cli else f"pass {name}=None to stay unpinned")
@@ -167,6 +204,7 @@ def check_cpus(cpus: object, possible: int | None, name: str = "cpus") -> list[i
     for c in cpus:
         if isinstance(c, bool) or not isinstance(c, int):
             raise TypeError(f"{name} must hold ints, not {type(c).__name__}")
+        c = operator.index(c)  # the plain int: a subclass's comparisons may lie
         if c < 0:
             raise ValueError(f"{name} holds {c}: CPU numbers are 0 or more")
         if possible is not None and c >= possible:

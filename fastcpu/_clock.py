@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._args import plain_number
 from ._locks import ForkSafeLock
 
 __all__ = ["Clock", "CounterUnits", "Rulers", "RulerTiming", "clock", "CalibrationWarning",
@@ -249,11 +250,10 @@ class Rulers(_NanEqual):
             v = d[key]
             if v is None and nullable:
                 return math.nan
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise TypeError(f"rulers.{key} must be a number, not {type(v).__name__}")
+            v = plain_number(f"rulers.{key}", v)  # a subclass's comparisons may lie
             if not (math.isfinite(v) and 0 < v < 1e6):
                 raise ValueError(f"rulers.{key} out of range: {v!r}")
-            return float(v)
+            return v
 
         return cls(positive("add_cycles_per_tick"), positive("imul_cycles_per_tick"),
                    positive("tolerance", nullable=False), positive("immediate_adds_per_core_cycle"))
