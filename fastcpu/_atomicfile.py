@@ -3,18 +3,19 @@ then renamed or linked into place, so that a crash leaves the old file or the
 new one, never half of one. Temporary files are hidden and say who wrote them
 (``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``, NAME cut where the whole would be
 longer than the file system allows); the next write to the same name removes
-those whose writer is gone. Errors name the target, never the temporary
-file. Knows nothing of what is written."""
+those whose writer is gone. Every OSError names the target (its ``filename``), never
+the temporary file. Knows nothing of what is written."""
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["check_name_length", "check_replaceable", "check_target", "create_tmp", "nonempty_path",
-           "tmp_prefix", "write_atomic"]
+__all__ = ["check_name_length", "check_replaceable", "check_target", "create_tmp", "naming",
+           "nonempty_path", "tmp_prefix", "write_atomic"]
 
 #: Leftover temporary files: ".NAME.fastcpu-save-PID-XXXXXXXX.tmp".
 _TMP_TAG = "fastcpu-save"
@@ -98,13 +99,18 @@ def check_target(path: object, overwrite: object) -> Path:
     path = nonempty_path(path)
     check_name_length(path)
     if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory: give a file name")
+        raise IsADirectoryError(errno.EISDIR, "is a directory: give a file name", os.fspath(path))
     if not path.parent.is_dir():
-        raise FileNotFoundError(f"cannot write {path}: directory {path.parent} does not exist")
+        raise FileNotFoundError(errno.ENOENT, f"cannot write it: directory {path.parent} does not exist",
+                                os.fspath(path))
     check_replaceable(path)
     if not overwrite and path.exists():
-        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
+        raise _exists(path)
     return path
+
+
+def _exists(path: Path) -> FileExistsError:
+    return FileExistsError(errno.EEXIST, "exists: pass overwrite=True to replace it", os.fspath(path))
 
 
 def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
@@ -122,7 +128,7 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
     try:
         fd, tmp = create_tmp(path)
     except OSError as exc:
-        raise _naming(exc, path) from None
+        raise naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it 0600
@@ -138,19 +144,20 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
             os.unlink(tmp)
     except FileExistsError:
         _remove(tmp)
-        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it") from None
+        raise _exists(path) from None
     except OSError as exc:
         _remove(tmp)
-        raise _naming(exc, path) from None
+        raise naming(exc, path) from None
     except BaseException:
         _remove(tmp)
         raise
     _fsync_dir(directory)
 
 
-def _naming(exc: OSError, path: Path) -> OSError:
+def naming(exc: OSError, path: Path) -> OSError:
     """`exc` (of its own subclass: PermissionError, ...) naming `path`, the
-    file asked for, instead of the temporary file it failed on."""
+    file asked for, instead of the temporary file it failed on or of no
+    file at all (a read's EIO)."""
     return OSError(exc.errno, exc.strerror or str(exc), os.fspath(path))
 
 
@@ -169,7 +176,7 @@ def create_tmp(path: Path) -> tuple[int, str]:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), tmp
         except FileExistsError:
             continue
-    raise FileExistsError(f"no free temporary name beside {path}")
+    raise FileExistsError(errno.EEXIST, "no free temporary name beside it", os.fspath(path))
 
 
 def tmp_prefix(path: Path) -> str:

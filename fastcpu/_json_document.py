@@ -85,7 +85,7 @@ from typing import Any
 
 import numpy as np
 
-from ._atomicfile import check_target, nonempty_path, write_atomic
+from ._atomicfile import check_target, naming, nonempty_path, write_atomic
 from ._core import Error
 
 __all__ = [
@@ -599,7 +599,11 @@ def _gunzip(path: Path, f: Any, compressed_bytes: int) -> tuple[bytearray, _Text
     except EOFError:
         raise ResultFileError(f"{path}: truncated gzip file (the compressed stream "
                               "ends early)") from None
-    except (OSError, zlib.error) as exc:
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise ResultFileError(f"{path}: corrupt gzip file ({exc})") from None
+    except OSError as exc:
+        if exc.errno is not None:  # the file could not be read (EIO): not its contents
+            raise
         raise ResultFileError(f"{path}: corrupt gzip file ({exc})") from None
     gate.finish()
     return text, gate
@@ -607,7 +611,17 @@ def _gunzip(path: Path, f: Any, compressed_bytes: int) -> tuple[bytearray, _Text
 
 def _read_text(path: Path) -> tuple[bytearray, _TextGate]:
     """The text of the result file `path` (plain, or gzip whatever its name),
-    in one buffer, and what its gate saw."""
+    in one buffer, and what its gate saw. Every OSError names `path` (a
+    read's EIO, as from /proc/self/mem, carries no file name of its own)."""
+    try:
+        return _read_text_of(path)
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise naming(exc, path) from None
+
+
+def _read_text_of(path: Path) -> tuple[bytearray, _TextGate]:
     fd = _open_regular(path)
     try:
         size_bytes = os.fstat(fd).st_size
@@ -644,6 +658,40 @@ def _looks_like_ours(text: str) -> bool:
     return head.startswith(ours) or (len(head) >= 10 and ours.startswith(head))
 
 
+#: An escape of anything but a quote (``\\n``, ``\\\\``, ``\\u00fc``): it cannot end a string.
+_NOT_QUOTE_ESCAPE = re.compile(rb'\\[^"]', re.DOTALL)
+#: What is left of the text but its brackets, quotes and backslashes: a
+#: string (to its end, where it is cut short) or an escaped quote outside one.
+_STRING_OR_ESCAPE = re.compile(rb'\\.|"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'"\\[]{}')))
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+
+
+def _check_nesting(path: Path, data: bytearray) -> None:
+    """Refuse JSON nested deeper than DEPTH_MAX before it is parsed: json's
+    C parser recurses once per level on the C stack, and in a thread with a
+    small stack (32-64 KiB) a few hundred levels crash the interpreter
+    before Python's recursion limit is reached. A linear scan at C speed:
+    escapes that cannot end a string are dropped (only where the text has a
+    backslash), then everything but brackets, quotes and backslashes (the
+    base64 bulk), then every string; the brackets left are those outside
+    strings, and their running depth is counted a chunk at a time."""
+    text = _NOT_QUOTE_ESCAPE.sub(b"", data) if b"\\" in data else data
+    structure = text.translate(None, _NOT_STRUCTURE)
+    del text
+    brackets = _STRING_OR_ESCAPE.sub(b"", structure).translate(None, _NOT_BRACKETS)
+    del structure
+    codes = np.frombuffer(brackets, np.uint8)
+    depth = 0
+    for start in range(0, codes.size, _CHUNK_BYTES):
+        chunk = codes[start:start + _CHUNK_BYTES]
+        running = np.cumsum(np.where((chunk == ord("[")) | (chunk == ord("{")), 1, -1), dtype=np.int64) + depth
+        if int(running.max()) > DEPTH_MAX:
+            raise ResultFileError(f"{path}: not a fastcpu result file (JSON nested too deeply to read): "
+                                  f"more than the {DEPTH_MAX} levels a result file may hold")
+        depth = int(running[-1])
+
+
 class _NotFinite(ValueError):
     """NaN or Infinity in the text: Python's json reads them, JSON has no such number."""
 
@@ -662,12 +710,32 @@ def _not_finite(name: str) -> float:
     raise _NotFinite(name)
 
 
+class _DuplicateKey(ValueError):
+    """An object holding one key twice: json keeps the last, which a checksum
+    computed over what json keeps would not protect from a splice."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict, each key once (json.loads's object_pairs_hook)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _DuplicateKey(twice)
+    return obj
+
+
 def _parse(path: Path, text: str) -> dict[str, Any]:
     try:
-        doc = json.loads(text, parse_int=_integer, parse_constant=_not_finite)
+        doc = json.loads(text, parse_int=_integer, parse_constant=_not_finite,
+                         object_pairs_hook=_unique_keys)
     except RecursionError:
         raise ResultFileError(f"{path}: not a fastcpu result file (JSON nested too deeply "
                               "to read)") from None
+    except _DuplicateKey as exc:
+        raise ResultFileError(f"{path}: not a fastcpu result file as save() writes it: key "
+                              f"{encodable(exc.args[0])!r} appears twice in one object (JSON readers "
+                              "keep one or the other; a field spliced in?)") from None
     except json.JSONDecodeError as exc:
         # The writer puts "format" first: a document that starts like one of
         # ours but does not parse was cut short or damaged.
@@ -720,6 +788,7 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, b
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     path = nonempty_path(path)
     data, gate = _read_text(path)
+    _check_nesting(path, data)
     text = _decode_text(path, data)
     del data
     doc = _parse(path, text)
