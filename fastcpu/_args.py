@@ -37,6 +37,15 @@ __all__ = [
     "denied",
     "affinity_mask",
     "check_label",
+    "TICKS_MAX",
+    "TSC_HZ_RANGE",
+    "CYCLES_PER_TICK_RANGE",
+    "STEP_MAX_TICKS",
+    "HARNESS_BIAS_MAX_CORE_CYCLES",
+    "SENTENCES_MAX",
+    "SENTENCE_CHARS_MAX",
+    "check_figure",
+    "check_sentences",
 ]
 
 #: The most timed runs one measurement takes.
@@ -51,6 +60,29 @@ SERIALIZE_MODES: tuple[str, ...] = _core.SERIALIZE_MODES
 COUNTERS: tuple[str, ...] = ("tsc", "pmu")
 #: The old name of COUNTERS (from when ``bench(counter=)`` was ``clock=``).
 CLOCKS: tuple[str, ...] = COUNTERS
+
+# What a figure of a result may be: wide of anything measured, narrow enough
+# that every conversion and export of it stays finite. The constructors
+# (Clock, Rulers, BenchResult, Results) refuse what is outside, and a result
+# file's reader checks the same ranges, so that whatever is built saves and
+# loads back.
+#: A count per run (TSC ticks, or core cycles) is below this: 35 days of one
+#: run at 3 GHz, where a counter read backwards wraps to near 2**64. Every
+#: statistic reads such counts alike and exactly: a float64 holds each, and
+#: their differences and deviations stay within an int64.
+TICKS_MAX = 1 << 53
+#: A TSC's rate, ticks per second: 1 MHz to 100 GHz.
+TSC_HZ_RANGE = (1e6, 1e11)
+#: Core cycles per TSC tick (a core from 1/1000 to 1000 times the TSC's rate).
+CYCLES_PER_TICK_RANGE = (1e-3, 1e3)
+#: The coarsest TSC step (and back-to-back read spacing), in TSC ticks:
+#: about one step a second at 4 GHz.
+STEP_MAX_TICKS = float(1 << 32)
+#: The largest harness bias (and its 95% half-width), core cycles per copy.
+HARNESS_BIAS_MAX_CORE_CYCLES = 1e6
+#: The most sentences a list of caveats or notes holds, and the longest one.
+SENTENCES_MAX = 100
+SENTENCE_CHARS_MAX = 2000
 @dataclass(frozen=True)
 class Unit:
     """A unit a figure can be shown in: the package's one unit table.
@@ -124,6 +156,49 @@ def check_int(name: str, value: object, low: int, high: int) -> int:
     if not low <= value <= high:
         raise ValueError(f"{name} must be between {low} and {high}, not {value}")
     return value
+
+
+def check_figure(name: str, value: object, low: float, high: float, unit: str = "",
+                 nan: bool = False) -> float:
+    """`value` as a plain float (:func:`plain_number`) within low..high; NaN
+    too where `nan` (a figure that is unknown). `unit` for the message.
+
+    Raises:
+        TypeError: not a number.
+        ValueError: outside low..high (or NaN where it may not be).
+    """
+    x = plain_number(name, value)
+    if nan and math.isnan(x):
+        return x
+    if not low <= x <= high:  # NaN too
+        unit = f" {unit}" if unit else ""
+        raise ValueError(f"{name} must be a number from {low:g} to {high:g}{unit}"
+                         f"{' (or NaN: unknown)' if nan else ''}, not {x!r}")
+    return x
+
+
+def check_sentences(name: str, value: object) -> tuple[str, ...]:
+    """`value` as a tuple of at most SENTENCES_MAX strs of at most
+    SENTENCE_CHARS_MAX characters each (caveats, notes), each text UTF-8
+    can hold (:func:`check_label`).
+
+    Raises:
+        TypeError: not a list (tuple, ...) of strs.
+        ValueError: too many, or one too long.
+    """
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a list of sentences (str), not {type(value).__name__}")
+    out = tuple(value)
+    if len(out) > SENTENCES_MAX:
+        raise ValueError(f"{name} holds {len(out)} sentences, more than the {SENTENCES_MAX} a result may")
+    for i, s in enumerate(out):
+        if not isinstance(s, str):
+            raise TypeError(f"{name}[{i}] must be a str, not {type(s).__name__}")
+        if len(s) > SENTENCE_CHARS_MAX:
+            raise ValueError(f"{name}[{i}] is {len(s)} characters long, more than the "
+                             f"{SENTENCE_CHARS_MAX} a result's sentence may be")
+        check_label(s, f"{name}[{i}]")
+    return out
 
 
 def check_serialize(serialize: object) -> str:
