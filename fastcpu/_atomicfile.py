@@ -29,6 +29,8 @@ _RANDOM_DIGITS = 8
 _TMP_EXTRA = len(f"..{_TMP_TAG}-") + _PID_DIGITS + len("-") + _RANDOM_DIGITS + len(".tmp")
 #: NAME_MAX where the file system does not say (Linux's, for every local one).
 _NAME_MAX_DEFAULT = 255
+#: Bytes written at a time.
+_WRITE_CHUNK_BYTES = 1 << 20
 
 
 def _umask() -> int:
@@ -132,7 +134,11 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it 0600
-            f.write(data)
+            with memoryview(data) as view:
+                # a chunk at a time: Ctrl-C is seen between chunks, and the
+                # temporary file is removed (below), the old one left whole
+                for start in range(0, len(data), _WRITE_CHUNK_BYTES):
+                    f.write(view[start:start + _WRITE_CHUNK_BYTES])
             f.flush()
             os.fsync(f.fileno())
         if overwrite:
