@@ -200,3 +200,52 @@ def test_every_oserror_of_save_names_the_file(tmp_path):
         with pytest.raises(OSError) as info:
             res.save(path)
         assert (info.value.errno, info.value.filename) == (code, str(path)), (name, info.value)
+
+
+# -- item 9: the POSIX locale ------------------------------------------------------------
+
+POSIX = {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+
+
+def _posix(argv, cwd):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANG", "LANGUAGE")}
+    return subprocess.run([sys.executable, "-m", "fastcpu", *argv], capture_output=True, cwd=cwd,
+                          env={**env, **POSIX}, timeout=300)
+
+
+def test_every_command_that_prints_text_from_a_file_works_in_the_posix_locale(tmp_path):
+    """Under LC_ALL=C with UTF-8 mode off, stdout's encoding is ASCII with
+    the handler surrogateescape: compare of a file labelled "Zürich" exited
+    2 and printed nothing. Every command that prints a file's text prints
+    it, escaped where ASCII cannot hold it."""
+    r = _result(caveats=("na\u00efve caveat",))
+    path = tmp_path / "z.json"
+    _results(r, label="Z\u00fcrich", notes=("measured in Z\u00fcrich",)).save(path)
+    shown = {
+        "compare": (["compare", str(path)], b"Z\\xfcrich"),
+        "compare csv": (["compare", str(path), "--format", "csv"], "Z\u00fcrich".encode()),
+        "compare json": (["compare", str(path), "--format", "json"], b"Z\\u00fcrich"),
+        "plot": (["plot", str(path), "--out", str(tmp_path / "z.png")], b""),
+        "plot machines": (["plot", str(path), "--kind", "machines", "--out", str(tmp_path / "m.png")], b""),
+    }
+    for name, (argv, expected) in shown.items():
+        p = _posix(argv, tmp_path)
+        assert p.returncode == 0, (name, p.returncode, p.stderr[-2000:])
+        assert expected in p.stdout, (name, p.stdout[-2000:])
+        assert b"codec" not in p.stderr, (name, p.stderr)
+
+
+def test_run_takes_a_utf8_label_in_the_posix_locale(tmp_path):
+    """The label's bytes are UTF-8, though Python read them as ASCII with
+    surrogateescape: they were refused as "not UTF-8"."""
+    out = tmp_path / "r.json"
+    p = _posix(["run", "--label", "Z\u00fcrich", "--runs", "10", "--methods", "empty", "--out", str(out)],
+               tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert b"Z\\xfcrich" in p.stdout and b"codec" not in p.stderr
+    assert fastcpu.load(out).label == "Z\u00fcrich"
+    # bytes that are not UTF-8 are still refused, naming the byte
+    p = subprocess.run([sys.executable, "-m", "fastcpu", "run", "--label", b"Z\xfcrich", "--runs", "10",
+                        "--out", str(tmp_path / "x.json")], capture_output=True, cwd=tmp_path,
+                       env={**os.environ, **POSIX}, timeout=120)
+    assert p.returncode == 2 and b"the byte 0xfc, which is not UTF-8" in p.stderr, p.stderr
