@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _display, _estimate, _statistics
 from ._args import (CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, UNITS, UNROLL_MAX,
-                    check_figure, check_int, check_sentences)
+                    check_figure, check_int, check_label, check_sentences)
 from ._machine import CPU_NUMBER_MAX
 from ._clock import Clock, CounterUnits
 from ._stability import Stability, assess
@@ -40,8 +40,10 @@ def _checked_fields(method: object, serialize: object, unroll: object, cpu: obje
     naming the field: whatever a constructor accepts saves and loads back."""
     if not isinstance(method, str):
         raise TypeError(f"method must be a str, not {type(method).__name__}")
+    check_label(method, "method")  # text UTF-8 can hold, as a file does
     if not isinstance(serialize, str):
         raise TypeError(f"serialize must be a str, not {type(serialize).__name__}")
+    check_label(serialize, "serialize")
     if not isinstance(counter, str) or counter not in COUNTERS:
         raise ValueError(f"counter must be one of {', '.join(map(repr, COUNTERS))}, not {counter!r}")
     cpt = check_figure("cycles_per_tick", cycles_per_tick, *CYCLES_PER_TICK_RANGE, "core cycles per TSC tick",
