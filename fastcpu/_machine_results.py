@@ -35,6 +35,7 @@ from ._json_document import (
     FORMAT_NAME,
     FORMAT_VERSION,
     Reader,
+    ResultFileError,
     encode_bools,
     encode_ticks,
     read_document,
@@ -607,18 +608,18 @@ def _clock_from(rd: Reader, clk: dict[str, Any]) -> Clock:
             raise rd.fail(f"clock.rulers: {exc}") from None
     spacing = (rd.number(clk, "tsc_read_spacing_ticks", 0, STEP_MAX_TICKS, "clock.", "TSC ticks")
                if "tsc_read_spacing_ticks" in clk else math.nan)
-    clock = Clock(
-        tsc_hz=rd.number(clk, "tsc_hz", *TSC_HZ_RANGE, "clock.", "TSC ticks per second"),
-        tsc_step_ticks=rd.number(clk, "tsc_step_ticks", 1, STEP_MAX_TICKS, "clock.", "TSC ticks"),
-        cycles_per_tick=cpt,
-        tsc_read_spacing_ticks=spacing,
-        rulers=rulers,
-    )
     if rulers is not None and not problem and not rulers.agree:
         raise rd.fail("clock.rulers disagree, yet clock.core_cycles_problem does not say so")
     if problem and rulers is not None and rulers.agree:
         # without rulers the problem is that none measured them (Clock(..., nan))
         raise rd.fail("clock.core_cycles_problem says core cycles are unknown, yet clock.rulers agree")
+    tsc_hz = rd.number(clk, "tsc_hz", *TSC_HZ_RANGE, "clock.", "TSC ticks per second")
+    step = rd.number(clk, "tsc_step_ticks", 1, STEP_MAX_TICKS, "clock.", "TSC ticks")
+    try:
+        clock = Clock(tsc_hz=tsc_hz, tsc_step_ticks=step, cycles_per_tick=cpt, tsc_read_spacing_ticks=spacing,
+                      rulers=rulers)
+    except (TypeError, ValueError) as exc:  # what the checks above let through, if anything
+        raise rd.fail(f"clock: {exc}") from None
     return clock
 
 
@@ -662,7 +663,29 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
     cpu = rd.get(entry, "cpu", (int, type(None)), where)
     if cpu is not None:
         cpu = rd.bounded(entry, "cpu", 0, CPU_NUMBER_MAX - 1, where)
-    r = BenchResult.from_arrays(
+    try:
+        r = _bench_result_of(rd, entry, where, method, unroll, cpu, runs, clock)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ResultFileError):
+            raise
+        raise rd.fail(f"{where}{exc}") from None
+    for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
+        if key in entry:
+            stored = rd.finite(entry, key, where)
+            if not _close(stored, computed):
+                raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
+                              f"({computed}): the file was altered or damaged")
+    return r
+
+
+def _bench_result_of(rd: Reader, entry: dict[str, Any], where: str, method: str, unroll: int, cpu: int | None,
+                     runs: int, clock: Clock) -> BenchResult:
+    """The entry's BenchResult, each field read and checked; what
+    from_arrays() refuses besides is the caller's to name."""
+    if entry.get("cycles_per_tick", 0) is None and (entry.get("harness_bias_core_cycles")
+                                                     or entry.get("harness_bias_ci95_core_cycles")):
+        raise rd.fail(f"{where}a harness correction in core cycles where core cycles are unknown")
+    return BenchResult.from_arrays(
         method=method,
         serialize=rd.get(entry, "serialize", (str,), where),
         unroll=unroll,
@@ -683,15 +706,6 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
                                                 HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
         caveats=_sentences(rd, entry, "caveats", where),
     )
-    if math.isnan(r.cycles_per_tick) and (r.harness_bias_core_cycles or r.harness_bias_ci95_core_cycles):
-        raise rd.fail(f"{where}a harness correction in core cycles where core cycles are unknown")
-    for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
-        if key in entry:
-            stored = rd.finite(entry, key, where)
-            if not _close(stored, computed):
-                raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
-                              f"({computed}): the file was altered or damaged")
-    return r
 
 
 def _counts(rd: Reader, entry: dict[str, Any], key: str, runs: int, where: str) -> np.ndarray:
