@@ -413,7 +413,10 @@ class Results(Mapping[str, BenchResult]):
 
         The write is atomic: a temporary file in the same directory is
         written, synced and renamed over `path`, so `path` holds either the
-        old contents or the complete new file, never a torn one. The
+        old contents or the complete new file, never a torn one. Every step
+        works a megabyte at a time (gzip at level 6), so that Ctrl-C stops
+        it within a second, the old file left as it was. What is written
+        loads back: the constructors refuse what a file cannot hold. The
         temporary file is hidden and says what it is and who wrote it
         (``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``); one left by a save that
         was killed (SIGKILL, power loss) is removed by the next save to the
@@ -423,12 +426,14 @@ class Results(Mapping[str, BenchResult]):
             TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
             ValueError: `path` is empty, a symbolic link, names something
                 other than a regular file (a device, a FIFO), or is longer
-                than its file system takes (NAME_MAX).
+                than its file system takes (NAME_MAX); the document is over
+                ``TEXT_MAX_BYTES`` of text (several large results: save them
+                in several files), or a count is 2**53 or more.
             FileExistsError: `path` exists and `overwrite` is false.
             IsADirectoryError: `path` is a directory.
             FileNotFoundError: its directory does not exist.
-            OSError: the directory cannot be written (naming `path`, not
-                the temporary file).
+            OSError: the directory cannot be written; every OSError's
+                ``filename`` is `path`, never the temporary file.
         """
         write_document(self.to_document(), path, overwrite=overwrite)
 
@@ -763,13 +768,19 @@ def load(path: str | os.PathLike[str]) -> Results:
         whose figures no checksum protects.
 
     Limits: only a regular file is read (a FIFO, a device or a socket is
-    refused before anything is read), of at most ``TEXT_MAX_BYTES`` (1 GiB)
-    of JSON text; a gzip file is decompressed as a stream into one buffer
+    refused before anything is read), of at most ``TEXT_MAX_BYTES`` (2.06
+    GiB, derived from ``RUNS_MAX``: one result of the most runs, of any
+    counts, always fits; :meth:`Results.save` refuses a bigger document) of
+    JSON text; a gzip file is decompressed as a stream into one buffer
     and refused at its first chunk of binary data, or as soon as its text
     passes 32 MiB plus 64 times the compressed bytes read so far (result
-    files compress 8-17 times; a decompression bomb up to 1032); a text
-    with more JSON values than a result file holds (262,144 plus one per
-    128 bytes: its bulk is base64 arrays) is refused before it is parsed.
+    files compress 8-17 times; a decompression bomb up to 1032; save()
+    pads a file of near-identical runs, which compresses like one, to load);
+    a text with more JSON values than a result file holds (262,144 plus one
+    per 128 bytes: its bulk is base64 arrays), or nested more than 32 levels
+    deep, is refused before it is parsed (json's parser recurses on the C
+    stack, which a thread's may not hold); an object with a key given twice
+    is refused, naming it.
 
     Text: every lone surrogate in a string of the file (a label, a machine
     fact, a note) is replaced by U+FFFD, so that any UTF-8 output (a
@@ -787,7 +798,8 @@ def load(path: str | os.PathLike[str]) -> Results:
         TypeError: `path` is not a str or os.PathLike.
         ValueError: `path` is empty.
         OSError: the file cannot be read (FileNotFoundError,
-            IsADirectoryError, PermissionError, ...).
+            IsADirectoryError, PermissionError, an EIO, ...); its
+            ``filename`` is `path`.
         fastcpu.ResultFileError (a ValueError): the file is not a regular
             file, too large, empty or truncated, binary, not JSON (or JSON
             nested too deeply, with more values than a result file holds, or
