@@ -152,7 +152,8 @@ def check_int(name: str, value: object, low: int, high: int) -> int:
         TypeError: not an int.
         ValueError: outside low..high.
     """
-    value = plain_int(name, value)
+    if type(value) is not int:  # the fast path takes only the exact type
+        value = plain_int(name, value)
     if not low <= value <= high:
         raise ValueError(f"{name} must be between {low} and {high}, not {value}")
     return value
@@ -167,8 +168,8 @@ def check_figure(name: str, value: object, low: float, high: float, unit: str = 
         TypeError: not a number.
         ValueError: outside low..high (or NaN where it may not be).
     """
-    x = plain_number(name, value)
-    if nan and math.isnan(x):
+    x = value if type(value) is float else plain_number(name, value)  # a float's own comparisons: exact type only
+    if nan and x != x:  # NaN
         return x
     if not low <= x <= high:  # NaN too
         unit = f" {unit}" if unit else ""
@@ -186,6 +187,8 @@ def check_sentences(name: str, value: object) -> tuple[str, ...]:
         TypeError: not a list (tuple, ...) of strs.
         ValueError: too many, or one too long.
     """
+    if type(value) is tuple and not value:  # most results have none
+        return ()
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise TypeError(f"{name} must be a list of sentences (str), not {type(value).__name__}")
     out = tuple(value)
@@ -366,6 +369,8 @@ def check_label(label: object, name: str = "label") -> str | None:
         return None
     if not isinstance(label, str):
         raise TypeError(f"{name} must be a str or None, not {type(label).__name__}")
+    if label.isascii():  # no surrogate (and fast: bench() checks its method's name)
+        return label
     bad = next((c for c in label if "\ud800" <= c <= "\udfff"), None)
     if bad is not None:
         # U+DC80..U+DCFF is how Python reads an undecodable byte (surrogateescape)

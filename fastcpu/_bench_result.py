@@ -474,7 +474,8 @@ class BenchResult(_Estimated):
         # every field but the bias as it is (checked when this one was
         # built), none of the figures cached from it
         result = object.__new__(type(self))
-        result.__dict__.update({f.name: self.__dict__[f.name] for f in dataclasses.fields(self)}, **bias)
+        fields = self.__dict__
+        result.__dict__.update({name: fields[name] for name in _BENCH_RESULT_FIELDS}, **bias)
         return result
 
     # ---- the recommended estimate (computed on first access) ----
@@ -717,6 +718,9 @@ def _clock_alias(self: Any) -> str:
     _deprecated_clock(type(self).__name__)
     return self.counter
 
+
+#: BenchResult's fields, in order (what with_harness_bias() copies).
+_BENCH_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(BenchResult))
 
 # The old name of `counter`, read-only, deprecated. Set after the classes are
 # made: the dataclass takes `clock` as a constructor keyword (an InitVar).
