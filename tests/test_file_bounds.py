@@ -130,6 +130,15 @@ def test_deep_nesting_is_refused_before_parsing_in_a_small_stack(tmp_path, stack
     """json's C parser recurses on the C stack: 900 levels in a thread of a
     32-64 KiB stack crashed the interpreter inside json.loads. The depth is
     counted before parsing, so the crash is never reached."""
+    # the control: a valid file in the same thread (where even that cannot
+    # run, as under a sanitizer's larger frames, the stack is the build's limit)
+    valid = tmp_path / "valid.json"
+    _results().save(valid)
+    control = subprocess.run([sys.executable, "-c", NESTED_IN_A_SMALL_STACK, str(valid), str(stack_kib << 10)],
+                             capture_output=True, text=True, timeout=120)
+    if control.returncode != 0 or control.stdout != "loaded\n":
+        pytest.skip(f"a thread of {stack_kib} KiB cannot load even a valid file in this build "
+                    f"(exit {control.returncode})")
     path = tmp_path / "deep.json"
     path.write_text('{"format": "fastcpu-results", "version": 3, "label": "[[[ \\" {{{", "x": '
                     + "[" * depth + "]" * depth + "}")
@@ -196,12 +205,13 @@ def test_every_oserror_of_save_names_the_file(tmp_path):
         "under a file": (tmp_path / "file" / "x.json", errno.ENOENT),
         "a directory": (tmp_path / "dir.json", errno.EISDIR),
         "exists": (tmp_path / "exists.json", errno.EEXIST),
-        "in /proc": ("/proc/self/fastcpu-x.json", errno.ENOENT),
+        "in /proc": ("/proc/self/fastcpu-x.json", (errno.ENOENT, errno.EACCES)),  # as root, as a user
     }
     for name, (path, code) in cases.items():
         with pytest.raises(OSError) as info:
             res.save(path)
-        assert (info.value.errno, info.value.filename) == (code, str(path)), (name, info.value)
+        assert info.value.filename == str(path), (name, info.value)
+        assert info.value.errno in (code if isinstance(code, tuple) else (code,)), (name, info.value)
 
 
 # -- item 9: the POSIX locale ------------------------------------------------------------
