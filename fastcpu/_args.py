@@ -9,6 +9,8 @@ model and the CLI all check their arguments here, with the same messages.
 
 from __future__ import annotations
 
+import math
+import operator
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +26,8 @@ __all__ = [
     "UNITS",
     "Unit",
     "check_int",
+    "plain_int",
+    "plain_number",
     "check_serialize",
     "check_counter",
     "check_cpu",
@@ -35,6 +39,15 @@ __all__ = [
     "check_label",
     "TIMEOUT_MAX_S",
     "check_timeout",
+    "TICKS_MAX",
+    "TSC_HZ_RANGE",
+    "CYCLES_PER_TICK_RANGE",
+    "STEP_MAX_TICKS",
+    "HARNESS_BIAS_MAX_CORE_CYCLES",
+    "SENTENCES_MAX",
+    "SENTENCE_CHARS_MAX",
+    "check_figure",
+    "check_sentences",
 ]
 
 #: The most timed runs one measurement takes.
@@ -49,6 +62,29 @@ SERIALIZE_MODES: tuple[str, ...] = _core.SERIALIZE_MODES
 COUNTERS: tuple[str, ...] = ("tsc", "pmu")
 #: The old name of COUNTERS (from when ``bench(counter=)`` was ``clock=``).
 CLOCKS: tuple[str, ...] = COUNTERS
+
+# What a figure of a result may be: wide of anything measured, narrow enough
+# that every conversion and export of it stays finite. The constructors
+# (Clock, Rulers, BenchResult, Results) refuse what is outside, and a result
+# file's reader checks the same ranges, so that whatever is built saves and
+# loads back.
+#: A count per run (TSC ticks, or core cycles) is below this: 35 days of one
+#: run at 3 GHz, where a counter read backwards wraps to near 2**64. Every
+#: statistic reads such counts alike and exactly: a float64 holds each, and
+#: their differences and deviations stay within an int64.
+TICKS_MAX = 1 << 53
+#: A TSC's rate, ticks per second: 1 MHz to 100 GHz.
+TSC_HZ_RANGE = (1e6, 1e11)
+#: Core cycles per TSC tick (a core from 1/1000 to 1000 times the TSC's rate).
+CYCLES_PER_TICK_RANGE = (1e-3, 1e3)
+#: The coarsest TSC step (and back-to-back read spacing), in TSC ticks:
+#: about one step a second at 4 GHz.
+STEP_MAX_TICKS = float(1 << 32)
+#: The largest harness bias (and its 95% half-width), core cycles per copy.
+HARNESS_BIAS_MAX_CORE_CYCLES = 1e6
+#: The most sentences a list of caveats or notes holds, and the longest one.
+SENTENCES_MAX = 100
+SENTENCE_CHARS_MAX = 2000
 @dataclass(frozen=True)
 class Unit:
     """A unit a figure can be shown in: the package's one unit table.
@@ -76,15 +112,50 @@ UNITS: dict[str, Unit] = {u.name: u for u in (
 _UNIT_ALIASES = {**{u.short: u.name for u in UNITS.values()}, **{u.name: u.name for u in UNITS.values()}}
 
 
+def plain_int(name: str, value: object, what: str = "an int") -> int:
+    """`value` as the plain int ``operator.index()`` gives, if it is an int
+    (not a bool). Every range check compares that plain int: a subclass's own
+    comparisons and arithmetic may say anything (``__le__`` always True), and
+    must not carry a value past a check.
+
+    Raises:
+        TypeError: not an int (`what` names what is expected).
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be {what}, not {type(value).__name__}")
+    return operator.index(value)
+
+
+def plain_number(name: str, value: object) -> float:
+    """`value` as a plain float, if it is an int or a float (not a bool): an
+    int through ``operator.index()`` (one too large for a float is inf), a
+    float subclass through ``float.__float__`` (not its own ``__float__``),
+    so that no subclass's comparisons decide a range check.
+
+    Raises:
+        TypeError: not a number.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+    if isinstance(value, int):
+        plain = operator.index(value)
+        try:
+            return float(plain)
+        except OverflowError:
+            return math.inf if plain > 0 else -math.inf
+    return float.__float__(value)
+
+
 def check_int(name: str, value: object, low: int, high: int) -> int:
-    """`value` if it is an int (not a bool) within low..high.
+    """`value` if it is an int (not a bool) within low..high, as a plain int
+    (:func:`plain_int`: an int subclass's comparisons are not used).
 
     Raises:
         TypeError: not an int.
         ValueError: outside low..high.
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if type(value) is not int:  # the fast path takes only the exact type
+        value = plain_int(name, value)
     if not low <= value <= high:
         raise ValueError(f"{name} must be between {low} and {high}, not {value}")
     return value
@@ -116,6 +187,49 @@ def check_timeout(timeout: object, method: object) -> float:
         raise ValueError(f"timeout is for user functions (a method of the catalog always returns): "
                          f"leave it out for {method!r}")
     return seconds
+def check_figure(name: str, value: object, low: float, high: float, unit: str = "",
+                 nan: bool = False) -> float:
+    """`value` as a plain float (:func:`plain_number`) within low..high; NaN
+    too where `nan` (a figure that is unknown). `unit` for the message.
+
+    Raises:
+        TypeError: not a number.
+        ValueError: outside low..high (or NaN where it may not be).
+    """
+    x = value if type(value) is float else plain_number(name, value)  # a float's own comparisons: exact type only
+    if nan and x != x:  # NaN
+        return x
+    if not low <= x <= high:  # NaN too
+        unit = f" {unit}" if unit else ""
+        raise ValueError(f"{name} must be a number from {low:g} to {high:g}{unit}"
+                         f"{' (or NaN: unknown)' if nan else ''}, not {x!r}")
+    return x
+
+
+def check_sentences(name: str, value: object) -> tuple[str, ...]:
+    """`value` as a tuple of at most SENTENCES_MAX strs of at most
+    SENTENCE_CHARS_MAX characters each (caveats, notes), each text UTF-8
+    can hold (:func:`check_label`).
+
+    Raises:
+        TypeError: not a list (tuple, ...) of strs.
+        ValueError: too many, or one too long.
+    """
+    if type(value) is tuple and not value:  # most results have none
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a list of sentences (str), not {type(value).__name__}")
+    out = tuple(value)
+    if len(out) > SENTENCES_MAX:
+        raise ValueError(f"{name} holds {len(out)} sentences, more than the {SENTENCES_MAX} a result may")
+    for i, s in enumerate(out):
+        if not isinstance(s, str):
+            raise TypeError(f"{name}[{i}] must be a str, not {type(s).__name__}")
+        if len(s) > SENTENCE_CHARS_MAX:
+            raise ValueError(f"{name}[{i}] is {len(s)} characters long, more than the "
+                             f"{SENTENCE_CHARS_MAX} a result's sentence may be")
+        check_label(s, f"{name}[{i}]")
+    return out
 
 
 def check_serialize(serialize: object) -> str:
@@ -151,8 +265,7 @@ def check_cpu(cpu: object, name: str = "cpu") -> int:
         ValueError: `cpu` is negative or outside the mask.
         fastcpu.Error: the mask cannot be read (sched_getaffinity denied).
     """
-    if isinstance(cpu, bool) or not isinstance(cpu, int):
-        raise TypeError(f"{name} must be an int or None, not {type(cpu).__name__}")
+    cpu = plain_int(name, cpu, "an int or None")
     cli = name.startswith("--")
     allowed = affinity_mask(f"check {name} {cpu} against this thread's affinity mask",
                             f"leave {name} out" if cli else f"pass {name}=None to stay unpinned")
@@ -197,6 +310,7 @@ def check_cpus(cpus: object, possible: int | None, name: str = "cpus") -> list[i
     for c in cpus:
         if isinstance(c, bool) or not isinstance(c, int):
             raise TypeError(f"{name} must hold ints, not {type(c).__name__}")
+        c = operator.index(c)  # the plain int: a subclass's comparisons may lie
         if c < 0:
             raise ValueError(f"{name} holds {c}: CPU numbers are 0 or more")
         if possible is not None and c >= possible:
@@ -283,6 +397,8 @@ def check_label(label: object, name: str = "label") -> str | None:
         return None
     if not isinstance(label, str):
         raise TypeError(f"{name} must be a str or None, not {type(label).__name__}")
+    if label.isascii():  # no surrogate (and fast: bench() checks its method's name)
+        return label
     bad = next((c for c in label if "\ud800" <= c <= "\udfff"), None)
     if bad is not None:
         # U+DC80..U+DCFF is how Python reads an undecodable byte (surrogateescape)

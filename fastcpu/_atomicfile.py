@@ -3,18 +3,19 @@ then renamed or linked into place, so that a crash leaves the old file or the
 new one, never half of one. Temporary files are hidden and say who wrote them
 (``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``, NAME cut where the whole would be
 longer than the file system allows); the next write to the same name removes
-those whose writer is gone. Errors name the target, never the temporary
-file. Knows nothing of what is written."""
+those whose writer is gone. Every OSError names the target (its ``filename``), never
+the temporary file. Knows nothing of what is written."""
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["check_name_length", "check_replaceable", "check_target", "create_tmp", "nonempty_path",
-           "tmp_prefix", "write_atomic"]
+__all__ = ["check_name_length", "check_replaceable", "check_target", "create_tmp", "naming",
+           "nonempty_path", "tmp_prefix", "write_atomic"]
 
 #: Leftover temporary files: ".NAME.fastcpu-save-PID-XXXXXXXX.tmp".
 _TMP_TAG = "fastcpu-save"
@@ -28,6 +29,8 @@ _RANDOM_DIGITS = 8
 _TMP_EXTRA = len(f"..{_TMP_TAG}-") + _PID_DIGITS + len("-") + _RANDOM_DIGITS + len(".tmp")
 #: NAME_MAX where the file system does not say (Linux's, for every local one).
 _NAME_MAX_DEFAULT = 255
+#: Bytes written at a time.
+_WRITE_CHUNK_BYTES = 1 << 20
 
 
 def _umask() -> int:
@@ -98,13 +101,18 @@ def check_target(path: object, overwrite: object) -> Path:
     path = nonempty_path(path)
     check_name_length(path)
     if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory: give a file name")
+        raise IsADirectoryError(errno.EISDIR, "is a directory: give a file name", os.fspath(path))
     if not path.parent.is_dir():
-        raise FileNotFoundError(f"cannot write {path}: directory {path.parent} does not exist")
+        raise FileNotFoundError(errno.ENOENT, f"cannot write it: directory {path.parent} does not exist",
+                                os.fspath(path))
     check_replaceable(path)
     if not overwrite and path.exists():
-        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
+        raise _exists(path)
     return path
+
+
+def _exists(path: Path) -> FileExistsError:
+    return FileExistsError(errno.EEXIST, "exists: pass overwrite=True to replace it", os.fspath(path))
 
 
 def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
@@ -122,11 +130,15 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
     try:
         fd, tmp = create_tmp(path)
     except OSError as exc:
-        raise _naming(exc, path) from None
+        raise naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())  # mkstemp makes it 0600
-            f.write(data)
+            with memoryview(data) as view:
+                # a chunk at a time: Ctrl-C is seen between chunks, and the
+                # temporary file is removed (below), the old one left whole
+                for start in range(0, len(data), _WRITE_CHUNK_BYTES):
+                    f.write(view[start:start + _WRITE_CHUNK_BYTES])
             f.flush()
             os.fsync(f.fileno())
         if overwrite:
@@ -138,19 +150,20 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
             os.unlink(tmp)
     except FileExistsError:
         _remove(tmp)
-        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it") from None
+        raise _exists(path) from None
     except OSError as exc:
         _remove(tmp)
-        raise _naming(exc, path) from None
+        raise naming(exc, path) from None
     except BaseException:
         _remove(tmp)
         raise
     _fsync_dir(directory)
 
 
-def _naming(exc: OSError, path: Path) -> OSError:
+def naming(exc: OSError, path: Path) -> OSError:
     """`exc` (of its own subclass: PermissionError, ...) naming `path`, the
-    file asked for, instead of the temporary file it failed on."""
+    file asked for, instead of the temporary file it failed on or of no
+    file at all (a read's EIO)."""
     return OSError(exc.errno, exc.strerror or str(exc), os.fspath(path))
 
 
@@ -169,7 +182,7 @@ def create_tmp(path: Path) -> tuple[int, str]:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), tmp
         except FileExistsError:
             continue
-    raise FileExistsError(f"no free temporary name beside {path}")
+    raise FileExistsError(errno.EEXIST, "no free temporary name beside it", os.fspath(path))
 
 
 def tmp_prefix(path: Path) -> str:

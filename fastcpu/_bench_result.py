@@ -18,13 +18,68 @@ from typing import Any
 import numpy as np
 
 from . import _display, _estimate, _statistics
-from ._args import UNITS
+from ._args import (CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, UNITS, UNROLL_MAX,
+                    check_figure, check_int, check_label, check_sentences)
+from ._machine import CPU_NUMBER_MAX
 from ._clock import Clock, CounterUnits
 from ._clock_motion import ClockMotion
 from ._locks import cached_property
 from ._stability import Stability, assess
 
 __all__ = ["BenchResult", "DiffResult", "stability"]
+
+
+#: What a result may have counted (BenchResult.counter).
+COUNTERS = ("tsc", "pmu", "pmu_user")
+
+
+def _checked_fields(method: object, serialize: object, unroll: object, cpu: object, counter: object,
+                    cycles_per_tick: object, cycles_per_tick_ci95: object, bias: object, bias_ci95: object,
+                    caveats: object) -> dict[str, Any]:
+    """A BenchResult's settings and figures as a result file's reader takes
+    them back (the same ranges, from ``_args``), or TypeError/ValueError
+    naming the field: whatever a constructor accepts saves and loads back."""
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a str, not {type(method).__name__}")
+    check_label(method, "method")  # text UTF-8 can hold, as a file does
+    if not isinstance(serialize, str):
+        raise TypeError(f"serialize must be a str, not {type(serialize).__name__}")
+    check_label(serialize, "serialize")
+    if not isinstance(counter, str) or counter not in COUNTERS:
+        raise ValueError(f"counter must be one of {', '.join(map(repr, COUNTERS))}, not {counter!r}")
+    cpt = check_figure("cycles_per_tick", cycles_per_tick, *CYCLES_PER_TICK_RANGE, "core cycles per TSC tick",
+                       nan=True)
+    fields = {
+        "unroll": check_int("unroll", unroll, 1, UNROLL_MAX),
+        "cpu": None if cpu is None else check_int("cpu", cpu, 0, CPU_NUMBER_MAX - 1),
+        "cycles_per_tick": cpt,
+        "cycles_per_tick_ci95": check_figure("cycles_per_tick_ci95", cycles_per_tick_ci95, 0,
+                                             CYCLES_PER_TICK_RANGE[1], "core cycles per TSC tick"),
+        "caveats": check_sentences("caveats", caveats),
+    }
+    fields.update(_checked_bias(bias, bias_ci95, cpt))
+    return fields
+
+
+def _checked_motion(motion: object) -> ClockMotion | None:
+    """`motion` a ClockMotion or None (how the core clock moved: no other kind)."""
+    if motion is not None and not isinstance(motion, ClockMotion):
+        raise TypeError(f"clock_motion must be a fastcpu.types.ClockMotion or None, not {type(motion).__name__}")
+    return motion
+
+
+def _checked_bias(bias: object, bias_ci95: object, cycles_per_tick: float) -> dict[str, float]:
+    """The harness bias and its 95% half-width, core cycles, within what a
+    result file holds (none where core cycles are unknown)."""
+    out = {"harness_bias_core_cycles": check_figure(
+               "harness_bias_core_cycles", bias, -HARNESS_BIAS_MAX_CORE_CYCLES, HARNESS_BIAS_MAX_CORE_CYCLES,
+               "core cycles"),
+           "harness_bias_ci95_core_cycles": check_figure(
+               "harness_bias_ci95_core_cycles", bias_ci95, 0, HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")}
+    if math.isnan(cycles_per_tick) and any(out.values()):
+        raise ValueError("a harness bias in core cycles where core cycles per tick are unknown (NaN): "
+                         "give 0.0, 0.0")
+    return out
 
 
 def _deprecated_clock(cls_name: str) -> None:
@@ -406,6 +461,24 @@ class BenchResult(_Estimated):
 
     def __post_init__(self, clock: str | None) -> None:
         _take_old_clock(self, clock)
+        # the constructor checks what from_arrays() checks, and that the
+        # figures it is given are those of its arrays (as load() does)
+        raw, empty, migrated = _per_run_arrays(self.raw, self.empty, self.migrated, ("raw", "empty", "run"))
+        fields = _checked_fields(self.method, self.serialize, self.unroll, self.cpu, self.counter,
+                                 self.cycles_per_tick, self.cycles_per_tick_ci95, self.harness_bias_core_cycles,
+                                 self.harness_bias_ci95_core_cycles, self.caveats)
+        Clock(self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick)  # the clock's ranges
+        if self.runs != raw.size:
+            raise ValueError(f"runs is {self.runs!r}, but the arrays hold {raw.size} runs")
+        for name, given, computed in (("best", self.best, _estimate.best_ticks(raw, empty, fields["unroll"])),
+                                      ("median", self.median, _estimate.median_ticks(raw, empty, fields["unroll"]))):
+            if not isinstance(given, (int, float)) or not math.isclose(float(given), computed, rel_tol=1e-9,
+                                                                        abs_tol=1e-9):
+                raise ValueError(f"{name} is {given!r}, but its arrays give {computed!r}: leave it to "
+                                 "BenchResult.from_arrays()")
+        self.__dict__.update(fields, raw=raw, empty=empty, migrated=migrated, runs=int(raw.size),
+                             best=float(self.best), median=float(self.median),
+                             tsc_hz=float(self.tsc_hz), tsc_step_ticks=float(self.tsc_step_ticks))
 
     @classmethod
     def from_arrays(
@@ -455,50 +528,77 @@ class BenchResult(_Estimated):
                 resolves (core cycles; 0: not measured).
 
         Raises:
-            TypeError: the counts are not numbers.
-            ValueError: the arrays are empty, not one-dimensional or of
-                different lengths, or a count is NaN, infinite, negative,
-                fractional or 2**64 or more (the message names the array
-                and the run).
+            TypeError: a field of the wrong type, the counts not numbers, or
+                `clock` not a Clock.
+            ValueError: the arrays are empty, not one-dimensional, of
+                different lengths or longer than ``RUNS_MAX``; a count is NaN,
+                infinite, negative, fractional or 2**64 or more (the message
+                names the array and the run); a setting or figure outside
+                what a result file holds (the message names it: unroll
+                1..UNROLL_MAX, a cpu 0 or more, a counter of ``'tsc'``,
+                ``'pmu'``, ``'pmu_user'``, core cycles per tick from 1e-3 to
+                1e3 or NaN, a harness bias or resolution within +-1e6 core
+                cycles and none where core cycles are unknown, at most 100
+                caveats of 2,000 characters, a clock_motion that is no
+                ClockMotion). Counts of 2**53 or more are refused by
+                :meth:`Results.save`, naming the run.
         """
         raw, empty, migrated = _per_run_arrays(raw, empty, migrated, ("raw", "empty", "run"))
+        if raw.size > RUNS_MAX:
+            raise ValueError(f"the arrays hold {raw.size} runs, more than the {RUNS_MAX} (RUNS_MAX) "
+                             "one measurement may")
+        if not isinstance(clock, Clock):
+            raise TypeError(f"clock must be a fastcpu.Clock, not {type(clock).__name__}")
+        fields = _checked_fields(method, serialize, unroll, cpu, counter,
+                                 clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
+                                 cycles_per_tick_ci95, harness_bias_core_cycles, harness_bias_ci95_core_cycles,
+                                 caveats)
+        unroll = fields["unroll"]
         # Every field at once, not through the dataclass's generated __init__:
         # a frozen class sets each of its 18 fields with object.__setattr__,
         # about 6 us a result on the Zen 3 guest (AuthenticAMD family 25
-        # model 1), bench(m, 1000)'s largest Python cost. __post_init__ only
-        # takes the deprecated keyword `clock`, which is not given here.
+        # model 1), bench(m, 1000)'s largest Python cost. __post_init__ checks
+        # what is checked above, and the arrays' best and median, which are
+        # computed here.
         result = object.__new__(cls)
         result.__dict__.update(
             method=method,
             runs=int(raw.size),
             serialize=serialize,
-            unroll=unroll,
-            cpu=cpu,
             raw=raw,
             empty=empty,
             migrated=migrated,
             best=_estimate.best_ticks(raw, empty, unroll) if best is None else best,
             median=_estimate.median_ticks(raw, empty, unroll) if median is None else median,
             tsc_hz=clock.tsc_hz,
-            cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
             tsc_step_ticks=clock.tsc_step_ticks,
             counter=counter,
-            harness_bias_core_cycles=harness_bias_core_cycles,
-            harness_bias_ci95_core_cycles=harness_bias_ci95_core_cycles,
-            cycles_per_tick_ci95=cycles_per_tick_ci95,
-            caveats=tuple(caveats),
-            clock_motion=clock_motion,
-            harness_resolution_core_cycles=harness_resolution_core_cycles,
+            **fields,
+            clock_motion=_checked_motion(clock_motion),
+            harness_resolution_core_cycles=check_figure(
+                "harness_resolution_core_cycles", harness_resolution_core_cycles, 0,
+                HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles"),
         )
         return result
 
     def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
         """This result with the harness bias (core cycles per copy, and its
         95% half-width) applied to its estimate: :func:`fastcpu.bench`'s
-        correction, from :func:`fastcpu.selftest`."""
-        return dataclasses.replace(self, harness_bias_core_cycles=bias_core_cycles,
-                                   harness_bias_ci95_core_cycles=ci95_core_cycles,
-                                   clock=None)  # not the deprecated alias's value
+        correction, from :func:`fastcpu.selftest`.
+
+        Raises:
+            TypeError: a figure is not a number.
+            ValueError: a figure outside what a result file holds (the bias
+                within +-1e6 core cycles, its half-width 0 to 1e6), or a
+                bias where core cycles per tick are unknown.
+        """
+        bias = _checked_bias(bias_core_cycles, ci95_core_cycles, self.cycles_per_tick)
+        # every field but the bias as it is (checked when this one was
+        # built), none of the figures cached from it
+        result = object.__new__(type(self))
+        fields = self.__dict__
+        result.__dict__.update({name: fields[name] for name in _BENCH_RESULT_FIELDS}, **bias)
+        return result
 
     # ---- the recommended estimate (computed on first access) ----
 
@@ -776,6 +876,9 @@ def _clock_alias(self: Any) -> str:
     _deprecated_clock(type(self).__name__)
     return self.counter
 
+
+#: BenchResult's fields, in order (what with_harness_bias() copies).
+_BENCH_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(BenchResult))
 
 # The old name of `counter`, read-only, deprecated. Set after the classes are
 # made: the dataclass takes `clock` as a constructor keyword (an InitVar).

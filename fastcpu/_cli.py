@@ -116,7 +116,15 @@ def _cpu(text: str) -> int:
 
 def _label(text: str) -> str:
     """--label: UTF-8 text, refused before measuring (a file cannot hold the
-    bytes of another encoding, and plot cannot draw them)."""
+    bytes of another encoding, and plot cannot draw them). Under a locale
+    whose encoding is not UTF-8 (``LC_ALL=C``), Python reads each byte of
+    argv it cannot decode as a lone surrogate (surrogateescape): the bytes
+    are taken back and read as UTF-8, which they are if the label is text."""
+    if any("\udc80" <= c <= "\udcff" for c in text):
+        try:
+            text = os.fsencode(text).decode("utf-8")
+        except (UnicodeError, ValueError):
+            pass  # not UTF-8 either: check_label names the byte
     try:
         check_label(text, "the label")
     except ValueError as exc:  # argparse names the option
@@ -730,26 +738,34 @@ def _parser(command: str) -> argparse.ArgumentParser:
     return p
 
 
+#: Error handlers of a text stream that raise for a character its encoding
+#: cannot hold (surrogateescape writes only lone surrogates, U+DC80..U+DCFF).
+_FAILING_HANDLERS = ("strict", "surrogateescape")
+
+
 @contextlib.contextmanager
 def _printable_streams() -> Iterator[None]:
     """Print what the terminal's encoding cannot show as escapes (``caf\\xe9``
-    under ``PYTHONIOENCODING=ascii``) instead of failing after the work is
-    done; the streams' error handlers are restored afterwards."""
+    under ``PYTHONIOENCODING=ascii``, ``Z\\xfcrich`` under ``LC_ALL=C``)
+    instead of failing after the work is done; the streams' error handlers
+    are restored afterwards. Under the POSIX locale Python's stdout has the
+    handler surrogateescape, which writes back undecodable bytes but fails
+    on any other character outside ASCII: it is replaced too."""
     changed = []
     for stream in (sys.stdout, sys.stderr):
         errors = getattr(stream, "errors", None)
-        if errors == "strict" and hasattr(stream, "reconfigure"):
+        if errors in _FAILING_HANDLERS and hasattr(stream, "reconfigure"):
             try:
                 stream.reconfigure(errors="backslashreplace")
             except (AttributeError, ValueError, OSError):
                 continue
-            changed.append(stream)
+            changed.append((stream, errors))
     try:
         yield
     finally:
-        for stream in changed:
+        for stream, errors in changed:
             try:
-                stream.reconfigure(errors="strict")
+                stream.reconfigure(errors=errors)
             except (AttributeError, ValueError, OSError):
                 pass
 

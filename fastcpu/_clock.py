@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._args import CYCLES_PER_TICK_RANGE, STEP_MAX_TICKS, TSC_HZ_RANGE, check_figure, plain_number
 from ._locks import ForkSafeLock, cached_property
 
 __all__ = ["Clock", "CounterUnits", "Rulers", "RulerTiming", "clock", "CalibrationWarning",
@@ -136,6 +137,8 @@ def nan_equal(*values: object) -> tuple:
 #: instructions), while what the check exists for is tens of percent off
 #: (immediate adds folded at rename: 250-500%; an imul of 4 core cycles: 33%).
 RULER_TOLERANCE_MIN = 0.03
+#: The largest figure of a ruler (core cycles per tick, a tolerance, adds per core cycle).
+RULER_FIGURE_MAX = 1e6
 RULER_TOLERANCE_SIGMAS = 4.0
 #: A dependent chain cannot run faster than one instruction per core cycle
 #: unless the core folds it: above this many immediate adds per core cycle
@@ -179,6 +182,17 @@ class Rulers(_NanEqual):
     imul_cycles_per_tick: float
     tolerance: float
     immediate_adds_per_core_cycle: float = math.nan
+
+    def __post_init__(self) -> None:
+        # what a result file holds of them (to_dict, from_dict): each figure
+        # from 0 to 1e6, NaN where a ruler read no time; the tolerance known
+        for name in ("add_cycles_per_tick", "imul_cycles_per_tick", "tolerance",
+                     "immediate_adds_per_core_cycle"):
+            value = check_figure(f"rulers.{name}", getattr(self, name), 0, RULER_FIGURE_MAX,
+                                 nan=name != "tolerance")
+            if value == 0:
+                raise ValueError(f"rulers.{name} must be above 0, not 0.0")
+            object.__setattr__(self, name, value)
 
     @property
     def imul_in_adds(self) -> float:
@@ -248,11 +262,10 @@ class Rulers(_NanEqual):
             v = d[key]
             if v is None and nullable:
                 return math.nan
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise TypeError(f"rulers.{key} must be a number, not {type(v).__name__}")
-            if not (math.isfinite(v) and 0 < v < 1e6):
+            v = plain_number(f"rulers.{key}", v)  # a subclass's comparisons may lie
+            if not (math.isfinite(v) and 0 < v <= RULER_FIGURE_MAX):
                 raise ValueError(f"rulers.{key} out of range: {v!r}")
-            return float(v)
+            return v
 
         return cls(positive("add_cycles_per_tick"), positive("imul_cycles_per_tick"),
                    positive("tolerance", nullable=False), positive("immediate_adds_per_core_cycle"))
@@ -302,9 +315,23 @@ class Clock(_NanEqual):
     rulers: Rulers | None = None
 
     def __post_init__(self) -> None:
+        # the ranges a result file's reader checks: a clock built here saves and loads back
+        set_ = object.__setattr__
+        set_(self, "tsc_hz", check_figure("tsc_hz", self.tsc_hz, *TSC_HZ_RANGE, "TSC ticks per second"))
+        set_(self, "tsc_step_ticks", check_figure("tsc_step_ticks", self.tsc_step_ticks, 1, STEP_MAX_TICKS,
+                                                  "TSC ticks"))
+        set_(self, "cycles_per_tick", check_figure("cycles_per_tick", self.cycles_per_tick,
+                                                   *CYCLES_PER_TICK_RANGE, "core cycles per TSC tick", nan=True))
+        set_(self, "tsc_read_spacing_ticks", check_figure("tsc_read_spacing_ticks", self.tsc_read_spacing_ticks,
+                                                          0, STEP_MAX_TICKS, "TSC ticks", nan=True))
+        if self.rulers is not None and not isinstance(self.rulers, Rulers):
+            raise TypeError(f"rulers must be a Rulers or None, not {type(self.rulers).__name__}")
         # rulers that disagree leave no figure to convert with, whoever built the clock
         if self.rulers is not None and not self.rulers.agree and not math.isnan(self.cycles_per_tick):
-            object.__setattr__(self, "cycles_per_tick", math.nan)
+            set_(self, "cycles_per_tick", math.nan)
+        if self.rulers is not None and self.rulers.agree and math.isnan(self.cycles_per_tick):
+            raise ValueError("cycles_per_tick is NaN (unknown) while the rulers agree: give the add "
+                             "ruler's figure, rulers.add_cycles_per_tick")
 
     @property
     def core_hz(self) -> float:

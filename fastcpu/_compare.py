@@ -50,7 +50,7 @@ from typing import Any
 
 from . import _display
 from ._args import UNITS as UNIT_TABLE
-from ._args import check_choice, check_unit
+from ._args import check_choice, check_unit, plain_number
 from ._machine_results import Results, Source, as_results
 from ._statistics import shown_in, statistic
 
@@ -356,8 +356,7 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
     """
     if not results_or_paths:
         raise ValueError("compare() needs at least one Results or result file path")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-        raise TypeError(f"confidence must be a number, not {type(confidence).__name__}")
+    confidence = plain_number("confidence", confidence)  # a subclass's comparisons may lie
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
     if dataframe is not None and not isinstance(dataframe, bool):

@@ -6,6 +6,7 @@ bench(), bench_diff() and the self-test build on it; it builds no result."""
 from __future__ import annotations
 
 import ctypes
+import operator
 from collections.abc import Callable
 from typing import Union
 
@@ -50,7 +51,7 @@ def _user_address(fn: object) -> tuple[int, str]:
         address = ctypes.cast(fn, ctypes.c_void_p).value or 0
         name = getattr(fn, "__name__", None) or f"0x{address:x}"
     else:
-        address = fn  # type: ignore[assignment]
+        address = operator.index(fn)  # type: ignore[call-overload]  # the plain int: a subclass's comparisons may lie
         if not 0 < address < 1 << 64:
             raise ValueError(f"a function address must be in 1..2**64-1, not {address}")
         name = f"0x{address:x}"

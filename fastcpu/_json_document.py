@@ -73,10 +73,12 @@ import binascii
 import errno
 import gzip
 import hashlib
+import io
 import json
 import math
 import os
 import re
+import secrets
 import stat
 import zlib
 from collections.abc import Callable, Iterable
@@ -86,7 +88,8 @@ from typing import Any
 
 import numpy as np
 
-from ._atomicfile import check_target, nonempty_path, write_atomic
+from ._args import RUNS_MAX, STEP_MAX_TICKS
+from ._atomicfile import check_target, naming, nonempty_path, write_atomic
 from ._core import Error
 
 __all__ = [
@@ -112,14 +115,35 @@ CHECKSUM_VERSION = 3
 #: The deepest a document nests (a result file: 6 levels, to a self-test's chains).
 DEPTH_MAX = 32
 
-#: The coarsest TSC step a file may claim, in ticks (about one step a second at 4 GHz).
-STEP_MAX = 1 << 32
+#: The coarsest TSC step a file may claim, in ticks (_args.STEP_MAX_TICKS).
+STEP_MAX = int(STEP_MAX_TICKS)
 _TICK_DTYPES = ("<u1", "<u2", "<u4", "<u8")
 _GZIP_MAGIC = b"\x1f\x8b"
+#: The gzip level save() writes: 6, zlib's default. Level 9 took 25 s for a
+#: file level 6 writes in 2.4 s (37 results of 200,000 runs), 12% smaller.
+GZIP_LEVEL = 6
 
-#: The largest document load() reads, in bytes of JSON text (plain, or once
-#: decompressed): about 2.7 x 10^8 runs of 2-byte ticks.
-TEXT_MAX_BYTES = 1 << 30
+
+def _base64_bytes(n: int) -> int:
+    return 4 * -(-n // 3)
+
+
+def arrays_text_bytes_max(runs: int) -> int:
+    """The most bytes of text the arrays of one result of `runs` runs take
+    in a file: raw and empty of 8-byte counts and migrated bit-packed, in
+    base64 (what :func:`encode_ticks` and :func:`encode_bools` write)."""
+    return 2 * _base64_bytes(8 * runs) + _base64_bytes(-(-runs // 8))
+
+
+#: What a document holds besides its results' arrays, at most, for
+#: TEXT_MAX_BYTES: machine facts, a self-test, each result's settings and
+#: up to 100 caveats of 2,000 characters (6 bytes each where escaped).
+DOCUMENT_ALLOWANCE_BYTES = 64 << 20
+#: The largest document save() writes and load() reads, in bytes of JSON
+#: text (plain, or once decompressed), derived from the runs limit: one
+#: result of RUNS_MAX (10^8) runs always fits, whatever its counts (2.06
+#: GiB); several large ones may not, and save() refuses them by name.
+TEXT_MAX_BYTES = arrays_text_bytes_max(RUNS_MAX) + DOCUMENT_ALLOWANCE_BYTES
 #: A result file's JSON may hold this many separators (``[ { , :``, one
 #: before each value or key) whatever its size: its machine facts, self-test
 #: and results but their arrays, with room for a machine of thousands of
@@ -138,9 +162,11 @@ LOAD_MEMORY_MULTIPLE = 10
 LOAD_MEMORY_ALLOWANCE_BYTES = 64 << 20
 #: A gzip file may decompress to this much text whatever its size...
 _GZIP_FLOOR_BYTES = 32 << 20
-#: ...and beyond it to this many times its compressed size. Result files
-#: compress 8-17 times (base64 of small tick counts); only arrays of one
-#: value repeated compress further, and a gzip bomb does (up to 1032 times).
+#: ...and beyond it to this many times its compressed size, at every prefix
+#: of its stream. Result files compress 8-17 times (base64 of small tick
+#: counts); arrays of near-identical runs compress 400-1000 times, as a gzip
+#: bomb does (deflate's most: 1032), and save() writes those with blank
+#: padding ahead of the text (:func:`_gzip`), so that every file it writes loads.
 _GZIP_RATIO_MAX = 64
 
 
@@ -157,14 +183,22 @@ def encode_ticks(a: np.ndarray) -> dict[str, Any]:
     dtype = next(d for d in _TICK_DTYPES if top <= np.iinfo(np.dtype(d)).max)
     data = a.astype(dtype).tobytes()
     return {"dtype": dtype, "length": int(a.size), "encoding": "base64",
-            "data": base64.b64encode(data).decode("ascii"), "crc32": zlib.crc32(data)}
+            "data": _b64(data), "crc32": zlib.crc32(data)}
+
+
+def _b64(data: bytes) -> str:
+    """`data` in base64, a chunk at a time (a whole number of 3-byte groups
+    each), so that a signal (Ctrl-C) is seen within a chunk's time."""
+    step = 3 * (_CHUNK_BYTES // 3)
+    with memoryview(data) as view:
+        return "".join(base64.b64encode(view[i:i + step]).decode("ascii") for i in range(0, len(data), step))
 
 
 def encode_bools(a: np.ndarray) -> dict[str, Any]:
     """An array of bools bit-packed (numpy.packbits), base64, with its CRC-32."""
     data = np.packbits(a.astype(np.bool_)).tobytes()
     return {"dtype": "bool", "length": int(a.size), "encoding": "base64-packbits",
-            "data": base64.b64encode(data).decode("ascii"), "crc32": zlib.crc32(data)}
+            "data": _b64(data), "crc32": zlib.crc32(data)}
 
 
 def write_document(doc: dict[str, Any], path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
@@ -181,21 +215,118 @@ def encode_document(doc: dict[str, Any], *, compress: bool = False) -> bytes:
     `compress` (what write_document() writes, for writers of other kinds of
     file: standard output).
 
+    The base64 of the arrays, the separator count and the compression work
+    a megabyte at a time, so that Ctrl-C stops it within a second (one
+    call of json's string encoder still takes each array whole: about 0.3 s
+    for 10^8 runs here).
+
     Raises:
         TypeError, ValueError: `doc` holds what JSON cannot (NaN, a set), or
-            more values or nesting than read_document() accepts.
+            more text (TEXT_MAX_BYTES), values or nesting than
+            read_document() accepts.
     """
     doc = {k: v for k, v in doc.items() if k != "checksum"}
     doc["checksum"] = {"sha256": _digest(doc, plain=False),
                        "field_crc32": _field_crc32(doc, plain=False)}
-    data = (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode("utf-8")
-    separators = len(data.translate(None, _NOT_SEPARATORS))
+    data = _dumps(doc)
+    # what read_document() would refuse is not written
+    if len(data) > TEXT_MAX_BYTES:
+        raise ValueError(f"the document is {len(data)} bytes of JSON, more than the {TEXT_MAX_BYTES} "
+                         "a result file may hold (one result of RUNS_MAX runs always fits): save "
+                         "the results in several files")
+    with memoryview(data) as view:
+        separators = sum(len(bytes(view[i:i + _CHUNK_BYTES]).translate(None, _NOT_SEPARATORS))
+                         for i in range(0, len(data), _CHUNK_BYTES))
     if separators > separators_max(len(data)):
-        # what read_document() would refuse is not written
         raise ValueError(f"the document holds {separators} JSON values and keys in {len(data)} "
                          f"bytes, more than the {separators_max(len(data))} a result file may: "
                          "fewer results, or more runs each (their arrays are what a file holds)")
-    return gzip.compress(data, mtime=0) if compress else data
+    return _gzip(data) if compress else data
+
+
+#: Where an array's base64 goes in the text json.dumps writes around it.
+_ARRAY_KEYS = ("raw", "empty", "migrated")
+
+
+def _dumps(doc: dict[str, Any]) -> bytearray:
+    """`doc` as JSON text (indent 1), in UTF-8. The results' base64 arrays,
+    which need no escape, are put in a megabyte at a time after json.dumps
+    wrote the rest around placeholders: json's string encoder takes one
+    call of about 30 ns a byte for each (8 s for one array of 10^8 runs
+    here, deaf to Ctrl-C)."""
+    token = secrets.token_hex(16)
+    arrays: list[str] = []
+    results = doc.get("results")
+    if isinstance(results, list):
+        swapped = []
+        for entry in results:
+            if isinstance(entry, dict):
+                entry = dict(entry)
+                for key in _ARRAY_KEYS:
+                    spec = entry.get(key)
+                    if isinstance(spec, dict) and isinstance(spec.get("data"), str) and spec["data"].isascii():
+                        entry[key] = {**spec, "data": f"{token}-{len(arrays)}"}
+                        arrays.append(spec["data"])
+            swapped.append(entry)
+        doc = {**doc, "results": swapped}
+    pieces = (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode("utf-8").split(f'"{token}-'.encode())
+    out = bytearray(pieces[0])
+    for piece in pieces[1:]:
+        index, rest = piece.split(b'"', 1)
+        text = arrays[int(index)]
+        out += b'"'
+        for start in range(0, len(text), _CHUNK_BYTES):
+            out += text[start:start + _CHUNK_BYTES].encode("ascii")
+        out += b'"'
+        out += rest
+    return out
+
+
+def _gzip(data: bytes) -> bytes:
+    """`data` as a gzip file (no name, mtime 0: the same bytes each time) at
+    GZIP_LEVEL, a chunk at a time, so that a signal is seen between chunks
+    (one call of gzip.compress() at level 9 held Ctrl-C off for 24 s).
+
+    Where some prefix of the text would pass what load() allows for the
+    compressed bytes read by then (:func:`gzip_limit_bytes`: arrays of
+    near-identical runs compress like a bomb), a gzip member of blanks,
+    stored uncompressed, goes first: JSON allows whitespace before the
+    document, and each blank byte raises the allowance 64 times. The file
+    grows by about 1/63 of the text beyond the 32 MiB floor (1.6%), and
+    only where it compresses more than about 64 times."""
+    z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # 16+: gzip's header and trailer
+    with memoryview(data) as view:
+        parts = [z.compress(view[i:i + _CHUNK_BYTES]) for i in range(0, len(data), _CHUNK_BYTES)]
+    parts.append(z.flush())
+    body = b"".join(parts)
+    del parts
+    if len(data) <= _GZIP_FLOOR_BYTES:  # no prefix can pass the floor
+        return body
+    pad = b""
+    for _ in range(3):  # once is enough; a shifted stream's read-ahead may differ by a buffer
+        excess = _prefix_excess(pad + body)
+        if excess <= 0:
+            return pad + body
+        blanks = len(pad) + -(-excess // (_GZIP_RATIO_MAX - 1)) + (64 << 10)
+        stored = zlib.compressobj(0, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        pad = stored.compress(b" " * blanks) + stored.flush()
+    raise ValueError("the compressed document cannot be padded to what load() reads: save it "
+                     "uncompressed (a name without .gz)")
+
+
+def _prefix_excess(gz: bytes) -> int:
+    """How far the text of the gzip file `gz` runs past what :func:`_gunzip`
+    allows at its worst prefix, in bytes (0 or less: it loads), read as
+    _gunzip reads it, a chunk at a time."""
+    worst = -1
+    f = io.BytesIO(gz)
+    text_bytes = 0
+    limit = gzip_limit_bytes(len(gz))
+    with gzip.GzipFile(fileobj=f, mode="rb") as g:
+        while chunk := g.read(_CHUNK_BYTES):
+            text_bytes += len(chunk)
+            worst = max(worst, text_bytes - min(limit, gzip_limit_bytes(f.tell())))
+    return worst
 
 
 # -- the checksum ----------------------------------------------------------------
@@ -216,8 +347,8 @@ def _canonical_str(s: str, emit: Callable[[bytes], object], plain: bool) -> None
     emit(b'"')
     for start in range(0, len(s), _CHUNK_BYTES):
         part = s[start:start + _CHUNK_BYTES]  # slices never split a code point
-        if plain and part.isascii():
-            emit(part.encode("ascii"))
+        if part.isascii() and (plain or (part.isprintable() and '"' not in part and "\\" not in part)):
+            emit(part.encode("ascii"))  # nothing to escape (base64): json's encoder takes 30 ns a byte
         else:
             emit(encode_basestring_ascii(part)[1:-1].encode("ascii"))
     emit(b'"')
@@ -580,7 +711,8 @@ def _gunzip(path: Path, f: Any, compressed_bytes: int) -> tuple[bytearray, _Text
     prefix: the text so far may hold :func:`gzip_limit_bytes` of the
     compressed bytes read so far, so that a bomb (a file of members that
     each expand a thousandfold) is refused after a few of them, holding
-    little more than the 32 MiB floor, once."""
+    little more than the 32 MiB floor, once. save() pads what it writes to
+    stay within it (:func:`_gzip`)."""
     limit = gzip_limit_bytes(compressed_bytes)
     gate = _TextGate(path, limit)
     text = bytearray()
@@ -600,7 +732,11 @@ def _gunzip(path: Path, f: Any, compressed_bytes: int) -> tuple[bytearray, _Text
     except EOFError:
         raise ResultFileError(f"{path}: truncated gzip file (the compressed stream "
                               "ends early)") from None
-    except (OSError, zlib.error) as exc:
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise ResultFileError(f"{path}: corrupt gzip file ({exc})") from None
+    except OSError as exc:
+        if exc.errno is not None:  # the file could not be read (EIO): not its contents
+            raise
         raise ResultFileError(f"{path}: corrupt gzip file ({exc})") from None
     gate.finish()
     return text, gate
@@ -608,7 +744,17 @@ def _gunzip(path: Path, f: Any, compressed_bytes: int) -> tuple[bytearray, _Text
 
 def _read_text(path: Path) -> tuple[bytearray, _TextGate]:
     """The text of the result file `path` (plain, or gzip whatever its name),
-    in one buffer, and what its gate saw."""
+    in one buffer, and what its gate saw. Every OSError names `path` (a
+    read's EIO, as from /proc/self/mem, carries no file name of its own)."""
+    try:
+        return _read_text_of(path)
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise naming(exc, path) from None
+
+
+def _read_text_of(path: Path) -> tuple[bytearray, _TextGate]:
     fd = _open_regular(path)
     try:
         size_bytes = os.fstat(fd).st_size
@@ -638,11 +784,50 @@ def _decode_text(path: Path, data: bytearray) -> str:
                               "not JSON text)") from None
 
 
+_NOT_BLANK = re.compile(r"\S")
+
+
 def _looks_like_ours(text: str) -> bool:
     """Whether `text` starts like a document this module wrote (or a prefix of one)."""
-    head = "".join(text[:200].split())
+    first = _NOT_BLANK.search(text)  # a gzip file save() padded starts with blanks
+    start = first.start() if first else len(text)
+    head = "".join(text[start:start + 200].split())
     ours = '{"format":"%s"' % FORMAT_NAME
     return head.startswith(ours) or (len(head) >= 10 and ours.startswith(head))
+
+
+#: An escape of anything but a quote (``\\n``, ``\\\\``, ``\\u00fc``): it cannot end a string.
+_NOT_QUOTE_ESCAPE = re.compile(rb'\\[^"]', re.DOTALL)
+#: What is left of the text but its brackets, quotes and backslashes: a
+#: string (to its end, where it is cut short) or an escaped quote outside one.
+_STRING_OR_ESCAPE = re.compile(rb'\\.|"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'"\\[]{}')))
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+
+
+def _check_nesting(path: Path, data: bytearray) -> None:
+    """Refuse JSON nested deeper than DEPTH_MAX before it is parsed: json's
+    C parser recurses once per level on the C stack, and in a thread with a
+    small stack (32-64 KiB) a few hundred levels crash the interpreter
+    before Python's recursion limit is reached. A linear scan at C speed:
+    escapes that cannot end a string are dropped (only where the text has a
+    backslash), then everything but brackets, quotes and backslashes (the
+    base64 bulk), then every string; the brackets left are those outside
+    strings, and their running depth is counted a chunk at a time."""
+    text = _NOT_QUOTE_ESCAPE.sub(b"", data) if b"\\" in data else data
+    structure = text.translate(None, _NOT_STRUCTURE)
+    del text
+    brackets = _STRING_OR_ESCAPE.sub(b"", structure).translate(None, _NOT_BRACKETS)
+    del structure
+    codes = np.frombuffer(brackets, np.uint8)
+    depth = 0
+    for start in range(0, codes.size, _CHUNK_BYTES):
+        chunk = codes[start:start + _CHUNK_BYTES]
+        running = np.cumsum(np.where((chunk == ord("[")) | (chunk == ord("{")), 1, -1), dtype=np.int64) + depth
+        if int(running.max()) > DEPTH_MAX:
+            raise ResultFileError(f"{path}: not a fastcpu result file (JSON nested too deeply to read): "
+                                  f"more than the {DEPTH_MAX} levels a result file may hold")
+        depth = int(running[-1])
 
 
 class _NotFinite(ValueError):
@@ -663,12 +848,32 @@ def _not_finite(name: str) -> float:
     raise _NotFinite(name)
 
 
+class _DuplicateKey(ValueError):
+    """An object holding one key twice: json keeps the last, which a checksum
+    computed over what json keeps would not protect from a splice."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict, each key once (json.loads's object_pairs_hook)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _DuplicateKey(twice)
+    return obj
+
+
 def _parse(path: Path, text: str) -> dict[str, Any]:
     try:
-        doc = json.loads(text, parse_int=_integer, parse_constant=_not_finite)
+        doc = json.loads(text, parse_int=_integer, parse_constant=_not_finite,
+                         object_pairs_hook=_unique_keys)
     except RecursionError:
         raise ResultFileError(f"{path}: not a fastcpu result file (JSON nested too deeply "
                               "to read)") from None
+    except _DuplicateKey as exc:
+        raise ResultFileError(f"{path}: not a fastcpu result file as save() writes it: key "
+                              f"{encodable(exc.args[0])!r} appears twice in one object (JSON readers "
+                              "keep one or the other; a field spliced in?)") from None
     except json.JSONDecodeError as exc:
         # The writer puts "format" first: a document that starts like one of
         # ours but does not parse was cut short or damaged.
@@ -721,6 +926,7 @@ def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, b
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     path = nonempty_path(path)
     data, gate = _read_text(path)
+    _check_nesting(path, data)
     text = _decode_text(path, data)
     del data
     doc = _parse(path, text)

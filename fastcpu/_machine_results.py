@@ -22,10 +22,13 @@ import numpy as np
 
 from . import _display
 from ._display import printable
-from ._args import RUNS_MAX, UNROLL_MAX, check_label
+from ._args import (CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, SENTENCE_CHARS_MAX,
+                    SENTENCES_MAX, STEP_MAX_TICKS, TICKS_MAX, TSC_HZ_RANGE, UNROLL_MAX, check_label,
+                    check_sentences)
 from ._clock import Clock, Rulers, nan_equal
 from ._machine import CPU_NUMBER_MAX, fact_problem
 from ._methods import canonical_name, method_info
+from ._bench_result import COUNTERS as _COUNTERS
 from ._bench_result import BenchResult, DiffResult, stability
 from ._clock_motion import ClockMotion, merge_motion
 from ._stability import Stability
@@ -33,8 +36,8 @@ from ._selftest_report import SelfTest
 from ._json_document import (
     FORMAT_NAME,
     FORMAT_VERSION,
-    STEP_MAX,
     Reader,
+    ResultFileError,
     encode_bools,
     encode_ticks,
     read_document,
@@ -46,8 +49,6 @@ __all__ = ["Results", "Source", "load", "as_results", "CpuVerdict", "NOT_WAYS", 
 
 #: A Results, or the path of a result file to load one from.
 Source = Union["Results", str, "os.PathLike[str]"]
-#: What a result may have counted (BenchResult.counter).
-_COUNTERS = ("tsc", "pmu", "pmu_user")
 #: What Results say of figures no checksum protects (Results.verified False).
 UNVERIFIED = ("not verified: its file carries no checksum (written before format version 3), so a "
               "damaged figure in it would have loaded unnoticed; saving these Results writes one, "
@@ -208,6 +209,19 @@ class Results(Mapping[str, BenchResult]):
         if not isinstance(self.clock, Clock):
             raise TypeError(f"clock must be a fastcpu.Clock, not {type(self.clock).__name__}")
         check_label(self.label)
+        # what load() checks of a file, checked here: Results that are built save and load back
+        for name in ("serialize", "date", "fastcpu_version"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a str, not {type(getattr(self, name)).__name__}")
+            check_label(getattr(self, name), name)
+        object.__setattr__(self, "notes", check_sentences("notes", self.notes))
+        if self.selftest is not None:
+            if not isinstance(self.selftest, SelfTest):
+                raise TypeError(f"selftest must be a SelfTest or None, not {type(self.selftest).__name__}")
+            try:
+                SelfTest.from_dict(self.selftest.to_dict()).lines()
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
+                raise ValueError(f"selftest: a report no result file can hold: {exc}") from None
         results: dict[str, BenchResult] = {}
         for name, r in dict(self.results).items():
             if not isinstance(r, BenchResult):
@@ -221,14 +235,24 @@ class Results(Mapping[str, BenchResult]):
             if (r.tsc_hz, r.tsc_step_ticks) != (self.clock.tsc_hz, self.clock.tsc_step_ticks):
                 raise ValueError(f"{name}: its clock differs from the Results' clock; "
                                  "put results of one clock together")
+            if math.isnan(r.cycles_per_tick) and not self.clock.core_cycles_problem:
+                raise ValueError(f"{name}: its core cycles per tick are unknown (NaN) where the Results' "
+                                 "clock knows them: give the figure measured around it, or the clock's")
             results[name] = r
         unavailable = {str(k): str(v) for k, v in dict(self.unavailable).items()}
         machine = _json_normal(dict(self.machine), "machine")
+        for key, value in machine.items():
+            must = fact_problem(key, value)
+            if must:
+                raise ValueError(f"machine[{key!r}] is {json.dumps(value)[:60]}, must be {must}")
         object.__setattr__(self, "results", MappingProxyType(results))
         verdicts = dict(self.cpu_verdicts)
         for name, v in verdicts.items():
             if not isinstance(v, CpuVerdict):
                 raise TypeError(f"cpu_verdicts[{name!r}] must be a CpuVerdict, not {type(v).__name__}")
+            if not (isinstance(name, str) and isinstance(v.reports_cpu, bool) and isinstance(v.why, str)):
+                raise TypeError(f"cpu_verdicts[{name!r}] must be keyed by a method name (str) and hold a bool "
+                                "and a str")
         object.__setattr__(self, "unavailable", MappingProxyType(unavailable))
         object.__setattr__(self, "machine", MappingProxyType(machine))  # type: ignore[arg-type]
         object.__setattr__(self, "cpu_verdicts", MappingProxyType(verdicts))
@@ -494,7 +518,10 @@ class Results(Mapping[str, BenchResult]):
 
         The write is atomic: a temporary file in the same directory is
         written, synced and renamed over `path`, so `path` holds either the
-        old contents or the complete new file, never a torn one. The
+        old contents or the complete new file, never a torn one. Every step
+        works a megabyte at a time (gzip at level 6), so that Ctrl-C stops
+        it within a second, the old file left as it was. What is written
+        loads back: the constructors refuse what a file cannot hold. The
         temporary file is hidden and says what it is and who wrote it
         (``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``); one left by a save that
         was killed (SIGKILL, power loss) is removed by the next save to the
@@ -504,12 +531,14 @@ class Results(Mapping[str, BenchResult]):
             TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
             ValueError: `path` is empty, a symbolic link, names something
                 other than a regular file (a device, a FIFO), or is longer
-                than its file system takes (NAME_MAX).
+                than its file system takes (NAME_MAX); the document is over
+                ``TEXT_MAX_BYTES`` of text (several large results: save them
+                in several files), or a count is 2**53 or more.
             FileExistsError: `path` exists and `overwrite` is false.
             IsADirectoryError: `path` is a directory.
             FileNotFoundError: its directory does not exist.
-            OSError: the directory cannot be written (naming `path`, not
-                the temporary file).
+            OSError: the directory cannot be written; every OSError's
+                ``filename`` is `path`, never the temporary file.
         """
         write_document(self.to_document(), path, overwrite=overwrite)
 
@@ -618,19 +647,9 @@ _CLOCK_FIELDS = ("tsc_hz", "tsc_step_ticks", "cycles_per_tick", "tsc_read_spacin
                  "core_cycles_problem")
 _RULER_FIELDS = ("add_cycles_per_tick", "imul_cycles_per_tick", "tolerance", "immediate_adds_per_core_cycle")
 
-# What a stored figure may be: wide of anything measured, narrow enough that
-# every conversion and export of it stays finite.
-#: A count per run (TSC ticks, or core cycles) is below this: 35 days of one
-#: run at 3 GHz, where a counter read backwards wraps to near 2**64. Every
-#: statistic reads such counts alike and exactly: a float64 holds each, and
-#: their differences and deviations stay within an int64.
-TICKS_MAX = 1 << 53
-#: A TSC's rate, ticks per second: 1 MHz to 100 GHz.
-TSC_HZ_RANGE = (1e6, 1e11)
-#: Core cycles per TSC tick (a core from 1/1000 to 1000 times the TSC's rate).
-CYCLES_PER_TICK_RANGE = (1e-3, 1e3)
-#: The largest harness bias (and its 95% half-width) a file may claim, core cycles.
-HARNESS_BIAS_MAX_CORE_CYCLES = 1e6
+# What a stored figure may be is _args's (TICKS_MAX, TSC_HZ_RANGE,
+# CYCLES_PER_TICK_RANGE, STEP_MAX_TICKS, HARNESS_BIAS_MAX_CORE_CYCLES): the
+# constructors refuse what the reader here would, from the same constants.
 
 
 def _machine_from(rd: Reader, machine: dict[str, Any]) -> dict[str, Any]:
@@ -735,31 +754,31 @@ def _clock_from(rd: Reader, clk: dict[str, Any]) -> Clock:
             rulers = Rulers.from_dict(clk["rulers"])
         except (TypeError, ValueError) as exc:
             raise rd.fail(f"clock.rulers: {exc}") from None
-    spacing = (rd.number(clk, "tsc_read_spacing_ticks", 0, STEP_MAX, "clock.", "TSC ticks")
+    spacing = (rd.number(clk, "tsc_read_spacing_ticks", 0, STEP_MAX_TICKS, "clock.", "TSC ticks")
                if "tsc_read_spacing_ticks" in clk else math.nan)
-    clock = Clock(
-        tsc_hz=rd.number(clk, "tsc_hz", *TSC_HZ_RANGE, "clock.", "TSC ticks per second"),
-        tsc_step_ticks=rd.number(clk, "tsc_step_ticks", 1, STEP_MAX, "clock.", "TSC ticks"),
-        cycles_per_tick=cpt,
-        tsc_read_spacing_ticks=spacing,
-        rulers=rulers,
-    )
     if rulers is not None and not problem and not rulers.agree:
         raise rd.fail("clock.rulers disagree, yet clock.core_cycles_problem does not say so")
-    if problem and (rulers is None or rulers.agree):
-        raise rd.fail("clock.core_cycles_problem says core cycles are unknown, yet clock.rulers "
-                      "are missing or agree")
+    if problem and rulers is not None and rulers.agree:
+        # without rulers the problem is that none measured them (Clock(..., nan))
+        raise rd.fail("clock.core_cycles_problem says core cycles are unknown, yet clock.rulers agree")
+    tsc_hz = rd.number(clk, "tsc_hz", *TSC_HZ_RANGE, "clock.", "TSC ticks per second")
+    step = rd.number(clk, "tsc_step_ticks", 1, STEP_MAX_TICKS, "clock.", "TSC ticks")
+    try:
+        clock = Clock(tsc_hz=tsc_hz, tsc_step_ticks=step, cycles_per_tick=cpt, tsc_read_spacing_ticks=spacing,
+                      rulers=rulers)
+    except (TypeError, ValueError) as exc:  # what the checks above let through, if anything
+        raise rd.fail(f"clock: {exc}") from None
     return clock
 
 
 def _sentences(rd: Reader, obj: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
-    """An optional list of sentences (at most 100 of 2,000 characters)."""
+    """An optional list of sentences (at most SENTENCES_MAX of SENTENCE_CHARS_MAX characters)."""
     if key not in obj:
         return ()
     items = rd.get(obj, key, (list,), where)
-    if len(items) > 100 or not all(isinstance(x, str) and len(x) <= 2000 for x in items):
-        raise rd.fail(f"field {where}{key!r} must be a list of at most 100 strings of at most "
-                      "2000 characters")
+    if len(items) > SENTENCES_MAX or not all(isinstance(x, str) and len(x) <= SENTENCE_CHARS_MAX for x in items):
+        raise rd.fail(f"field {where}{key!r} must be a list of at most {SENTENCES_MAX} strings of at most "
+                      f"{SENTENCE_CHARS_MAX} characters")
     return tuple(items)
 
 
@@ -792,7 +811,29 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
     cpu = rd.get(entry, "cpu", (int, type(None)), where)
     if cpu is not None:
         cpu = rd.bounded(entry, "cpu", 0, CPU_NUMBER_MAX - 1, where)
-    r = BenchResult.from_arrays(
+    try:
+        r = _bench_result_of(rd, entry, where, method, unroll, cpu, runs, clock)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ResultFileError):
+            raise
+        raise rd.fail(f"{where}{exc}") from None
+    for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
+        if key in entry:
+            stored = rd.finite(entry, key, where)
+            if not _close(stored, computed):
+                raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
+                              f"({computed}): the file was altered or damaged")
+    return r
+
+
+def _bench_result_of(rd: Reader, entry: dict[str, Any], where: str, method: str, unroll: int, cpu: int | None,
+                     runs: int, clock: Clock) -> BenchResult:
+    """The entry's BenchResult, each field read and checked; what
+    from_arrays() refuses besides is the caller's to name."""
+    if entry.get("cycles_per_tick", 0) is None and (entry.get("harness_bias_core_cycles")
+                                                     or entry.get("harness_bias_ci95_core_cycles")):
+        raise rd.fail(f"{where}a harness correction in core cycles where core cycles are unknown")
+    return BenchResult.from_arrays(
         method=method,
         serialize=rd.get(entry, "serialize", (str,), where),
         unroll=unroll,
@@ -816,15 +857,6 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> Bench
         harness_resolution_core_cycles=_optional(rd, entry, "harness_resolution_core_cycles", 0,
                                                  HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
     )
-    if math.isnan(r.cycles_per_tick) and (r.harness_bias_core_cycles or r.harness_bias_ci95_core_cycles):
-        raise rd.fail(f"{where}a harness correction in core cycles where core cycles are unknown")
-    for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
-        if key in entry:
-            stored = rd.finite(entry, key, where)
-            if not _close(stored, computed):
-                raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
-                              f"({computed}): the file was altered or damaged")
-    return r
 
 
 #: The fields of a back-to-back entry (a DiffResult).
@@ -860,6 +892,17 @@ def _diff_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> DiffRes
     cpu = rd.get(entry, "cpu", (int, type(None)), where)
     if cpu is not None:
         cpu = rd.bounded(entry, "cpu", 0, CPU_NUMBER_MAX - 1, where)
+    try:
+        return _diff_of(rd, entry, where, method, k, cpu, runs, clock)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ResultFileError):
+            raise
+        raise rd.fail(f"{where}{exc}") from None
+
+
+def _diff_of(rd: Reader, entry: dict[str, Any], where: str, method: str, k: int, cpu: int | None, runs: int,
+             clock: Clock) -> DiffResult:
+    """The back-to-back entry's DiffResult, each field read and checked."""
     return DiffResult.from_arrays(
         method=method, serialize=rd.get(entry, "serialize", (str,), where), k=k, cpu=cpu,
         long=_counts(rd, entry, "long", runs, where), short=_counts(rd, entry, "short", runs, where),
@@ -937,13 +980,19 @@ def load(path: str | os.PathLike[str]) -> Results:
         whose figures no checksum protects.
 
     Limits: only a regular file is read (a FIFO, a device or a socket is
-    refused before anything is read), of at most ``TEXT_MAX_BYTES`` (1 GiB)
-    of JSON text; a gzip file is decompressed as a stream into one buffer
+    refused before anything is read), of at most ``TEXT_MAX_BYTES`` (2.06
+    GiB, derived from ``RUNS_MAX``: one result of the most runs, of any
+    counts, always fits; :meth:`Results.save` refuses a bigger document) of
+    JSON text; a gzip file is decompressed as a stream into one buffer
     and refused at its first chunk of binary data, or as soon as its text
     passes 32 MiB plus 64 times the compressed bytes read so far (result
-    files compress 8-17 times; a decompression bomb up to 1032); a text
-    with more JSON values than a result file holds (262,144 plus one per
-    128 bytes: its bulk is base64 arrays) is refused before it is parsed.
+    files compress 8-17 times; a decompression bomb up to 1032; save()
+    pads a file of near-identical runs, which compresses like one, to load);
+    a text with more JSON values than a result file holds (262,144 plus one
+    per 128 bytes: its bulk is base64 arrays), or nested more than 32 levels
+    deep, is refused before it is parsed (json's parser recurses on the C
+    stack, which a thread's may not hold); an object with a key given twice
+    is refused, naming it.
 
     Text: every lone surrogate in a string of the file (a label, a machine
     fact, a note) is replaced by U+FFFD, so that any UTF-8 output (a
@@ -961,7 +1010,8 @@ def load(path: str | os.PathLike[str]) -> Results:
         TypeError: `path` is not a str or os.PathLike.
         ValueError: `path` is empty.
         OSError: the file cannot be read (FileNotFoundError,
-            IsADirectoryError, PermissionError, ...).
+            IsADirectoryError, PermissionError, an EIO, ...); its
+            ``filename`` is `path`.
         fastcpu.ResultFileError (a ValueError): the file is not a regular
             file, too large, empty or truncated, binary, not JSON (or JSON
             nested too deeply, with more values than a result file holds, or

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._args import SERIALIZE_MODES
+from ._args import SERIALIZE_MODES, plain_number
 from ._display import printable
 
 __all__ = [
@@ -307,20 +307,15 @@ def _list(value: object, name: str) -> list[Any]:
 
 def _count(value: object, name: str) -> int:
     """A stored count: an int (not a bool) within 0.._COUNT_MAX."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _COUNT_MAX:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= int.__index__(value) <= _COUNT_MAX:
         raise ValueError(f"{name} must be an int from 0 to {_COUNT_MAX}, not {value!r:.80}")
-    return value
+    return int.__index__(value)  # the plain int: a subclass's comparisons may lie
 
 
 def _finite(value: object, name: str, low: float = -_FIGURE_MAX_CORE_CYCLES,
             high: float = _FIGURE_MAX_CORE_CYCLES) -> float:
     """A stored figure: a number within low..high."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
-    try:
-        x = float(value)
-    except OverflowError:
-        x = math.inf
+    x = plain_number(name, value)  # a subclass's comparisons may lie
     if not low <= x <= high:
         raise ValueError(f"{name} must be a number from {low:g} to {high:g}, not {value!r:.80}")
     return x

@@ -16,6 +16,7 @@ import subprocess
 from dataclasses import dataclass
 
 from . import _core
+from ._args import check_int
 from ._core import Unsupported
 from ._elf import ElfError, FunctionSymbol, function_symbols
 from ._methods import method_info
@@ -48,6 +49,7 @@ class CodeBlock:
 
     def hex_lines(self, width: int = 16) -> list[str]:
         """The bytes as hex, `width` a line, each line led by its link-time address."""
+        width = check_int("width", width, 1, 1 << 16)
         return [
             f"{self.link_address + i:8x}:  {self.code[i:i + width].hex(' ')}"
             for i in range(0, len(self.code), width)

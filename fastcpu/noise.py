@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from ._args import RUNS_MAX, UNROLL_MAX, check_int
+from ._args import RUNS_MAX, UNROLL_MAX, check_int, plain_int, plain_number
 from ._clock import Clock
 from ._statistics import STATISTICS, statistic
 from ._bench_result import BenchResult
@@ -118,6 +118,15 @@ class _OldKeys(dict):  # type: ignore[type-arg]
             self, self._old_keys[key]))  # type: ignore[index]
 
 
+def _rng(seed: object) -> np.random.Generator:
+    """numpy's generator for `seed` (an int, a Generator or None); an int as
+    the plain int operator.index() gives, so that numpy's own checks (a
+    negative seed) see its true value, not a subclass's comparisons."""
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        seed = plain_int("seed", seed)
+    return np.random.default_rng(seed)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class NoiseModel:
     """How a true cost becomes observed TSC ticks (see the module docstring).
@@ -142,9 +151,8 @@ class NoiseModel:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{f.name} must be a number, not {type(value).__name__}")
+            value = plain_number(f.name, getattr(self, f.name))  # a subclass's comparisons may lie
+            object.__setattr__(self, f.name, value)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{f.name} must be a finite number >= 0, not {value}")
         if not 1 <= self.step_ticks <= 1 << 32:
@@ -155,6 +163,7 @@ class NoiseModel:
 
     def durations(self, work_ticks: float, runs: int, rng: np.random.Generator) -> np.ndarray:
         """Real-time duration of each run, TSC ticks (float), before quantization."""
+        runs = check_int("runs", runs, 1, RUNS_MAX)
         d = np.full(runs, self.overhead_ticks + max(0.0, work_ticks - self.shadow_ticks))
         if self.jitter_ticks > 0:
             d += rng.normal(0.0, self.jitter_ticks, runs)
@@ -197,8 +206,7 @@ class NoiseModel:
             A :class:`fastcpu.BenchResult` like a real one (``best`` and
             ``median`` per copy above the simulated empty sequence).
         """
-        if isinstance(true_ticks, bool) or not isinstance(true_ticks, (int, float)):
-            raise TypeError(f"true_ticks must be a number, not {type(true_ticks).__name__}")
+        true_ticks = plain_number("true_ticks", true_ticks)
         if not (math.isfinite(true_ticks) and true_ticks >= 0):
             raise ValueError(f"true_ticks must be a finite number >= 0, not {true_ticks}")
         runs = check_int("runs", runs, 1, RUNS_MAX)
@@ -210,7 +218,7 @@ class NoiseModel:
             raise TypeError(f"clock must be a fastcpu.Clock or None, not {type(clock).__name__}")
         if not isinstance(method, str):
             raise TypeError(f"method must be a str (the name the result carries), not {type(method).__name__}")
-        rng = np.random.default_rng(seed)
+        rng = _rng(seed)
         raw = self.observe(self.durations(unroll * true_ticks, runs, rng), rng)
         empty = self.observe(self.durations(0.0, runs, rng), rng)
         return BenchResult.from_arrays(
@@ -287,9 +295,8 @@ class P4Figure:
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name} must be a str, not {type(getattr(self, name)).__name__}")
         for name in ("core_cycles", "seed_low_core_cycles", "seed_high_core_cycles"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+            value = plain_number(name, getattr(self, name))  # a subclass's comparisons may lie
+            object.__setattr__(self, name, value)
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, not {value}")
         if self.seed_low_core_cycles > self.seed_high_core_cycles:
@@ -386,7 +393,7 @@ def p4_held_out(
     if not all(isinstance(f, P4Figure) for f in figures):
         raise TypeError("figures must be fastcpu.noise.P4Figure instances")
     low, high = p4_shadow_interval()
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     rows = []
     for f in figures:
         sim = model.simulate(f.core_cycles, runs, seed=rng)
@@ -527,9 +534,9 @@ def recovery(
     true_ticks = list(true_ticks)
     if not true_ticks:
         raise ValueError("true_ticks is empty: give at least one true cost in TSC ticks")
-    check_int("runs", runs, 1, RUNS_MAX)
-    check_int("unroll", unroll, 1, UNROLL_MAX // 2)  # 2 * unroll copies are simulated too
-    rng = np.random.default_rng(seed)
+    runs = check_int("runs", runs, 1, RUNS_MAX)
+    unroll = check_int("unroll", unroll, 1, UNROLL_MAX // 2)  # 2 * unroll copies are simulated too
+    rng = _rng(seed)
     rows = []
     for c in true_ticks:
         single = model.simulate(c, runs, seed=rng)

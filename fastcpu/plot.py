@@ -40,7 +40,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MultipleLocator, NullFormatter, NullLocator
 
 from ._args import UNITS as UNIT_TABLE
-from ._args import check_method_names, check_unit
+from ._args import check_method_names, check_unit, plain_int, plain_number
 from ._statistics import statistic
 from ._methods import method_info
 from ._bench_result import BenchResult
@@ -57,9 +57,7 @@ _SLOW_RATIO = 5.0
 
 
 def _check_number(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, not {type(value).__name__}")
-    return value
+    return plain_number(name, value)  # a plain float: a subclass's comparisons may lie
 
 
 def _check_options(ax: object, log_x: object) -> None:
@@ -70,8 +68,7 @@ def _check_options(ax: object, log_x: object) -> None:
 
 
 def _check_ncols(ncols: object) -> int:
-    if isinstance(ncols, bool) or not isinstance(ncols, int):
-        raise TypeError(f"ncols must be an int >= 1, not {type(ncols).__name__}")
+    ncols = plain_int("ncols", ncols, "an int >= 1")  # the plain int: a subclass's comparisons may lie
     if ncols < 1:
         raise ValueError(f"ncols must be an int >= 1, not {ncols!r}")
     return ncols

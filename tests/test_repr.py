@@ -7,6 +7,7 @@ import dataclasses
 import html
 import importlib
 import re
+import types
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -228,7 +229,12 @@ def test_results_html_warns_from_the_machine_that_measured_them(zen3):
     page = elsewhere._repr_html_()
     parse(page)
     assert "running under a hypervisor (Xen" + html.escape(HOSTILE) in page
-    broken = dataclasses.replace(zen3, machine={"governors": 5})  # an edited file: still shown
+    # facts of the wrong kind are refused where they are given, as load() refuses them in a file...
+    with pytest.raises(ValueError, match="machine\\['governors'\\] is 5, must be"):
+        dataclasses.replace(zen3, machine={"governors": 5})
+    # ...and Results that hold them anyway (set behind the constructor's back) are still shown
+    broken = dataclasses.replace(zen3)
+    object.__setattr__(broken, "machine", types.MappingProxyType({"governors": 5}))
     assert "KVMKVMKVM" not in shown(broken) and all(w in shown(broken) for w in own)
 
 

@@ -268,7 +268,7 @@ def test_a_clock_whose_rulers_disagree_has_no_figure_whoever_builds_it(tmp_path)
     from fastcpu._machine_results import _clock_from
     from fastcpu._json_document import Reader, ResultFileError
 
-    with pytest.raises(ResultFileError, match="rulers are missing or agree"):
+    with pytest.raises(ResultFileError, match="clock.rulers agree"):
         _clock_from(Reader(tmp_path / "f.json"), doc)
 
 
