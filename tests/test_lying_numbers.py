@@ -28,6 +28,8 @@ CASES = {
     "bench_diff.runs": "fastcpu.bench_diff('empty', LIAR(0))",
     "bench_diff.k": "fastcpu.bench_diff('empty', 10, k=LIAR(1))",
     "bench_diff.cpu": "fastcpu.bench_diff('empty', 10, cpu=LIAR(-1))",
+    "bench.timeout": "fastcpu.bench(fastcpu._core.user_empty(), 10, timeout=LIAR(0))",
+    "bench_diff.timeout": "fastcpu.bench_diff(fastcpu._core.user_empty(), 10, timeout=LIAR(0))",
     "measure.runs": "fastcpu.measure(LIAR(0), ['empty'])",
     "measure.unroll": "fastcpu.measure(10, ['empty'], unroll=LIAR(0))",
     "measure.cpu": "fastcpu.measure(10, ['empty'], cpu=LIAR(-1))",
