@@ -14,13 +14,15 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
+from types import EllipsisType
 from typing import Any
 
 import numpy as np
 
 from . import _display, _estimate, _statistics
 from ._args import UNITS
-from ._clock import Clock, CounterUnits
+from ._catalog_rows import CatalogRow, recorded_row
+from ._clock_values import Clock, CounterUnits
 from ._stability import Stability, assess
 
 __all__ = ["BenchResult", "DiffResult", "stability"]
@@ -273,6 +275,15 @@ class BenchResult(_Estimated):
             each: core cycles unknown because the clock's rulers disagree,
             no harness correction because the self-test failed. Shown first
             among :attr:`warnings`.
+        catalog_row: its method's catalog row as the fastcpu that measured
+            it had it (:class:`~fastcpu._catalog_rows.CatalogRow`: kind,
+            role, encoding, description), saved with it: what every reader
+            of its file goes by, never the reading machine's catalog (a
+            file of format version 1 to 3 gets its writer's, as recorded in
+            the package; one built by hand, by :meth:`from_arrays`, the
+            package's newest recorded row of its name). None for a user
+            function: then it is no way to learn the CPU, and plots show it
+            with the user functions.
 
     Besides best and median, every result carries the estimate fastcpu
     recommends for it (:attr:`estimate`, :attr:`estimate_ci95`,
@@ -302,6 +313,7 @@ class BenchResult(_Estimated):
     harness_bias_ci95_core_cycles: float = 0.0
     cycles_per_tick_ci95: float = 0.0
     caveats: tuple[str, ...] = ()
+    catalog_row: CatalogRow | None = None
     clock: InitVar[str | None] = None  # deprecated: the old name of counter
 
     def __post_init__(self, clock: str | None) -> None:
@@ -327,6 +339,7 @@ class BenchResult(_Estimated):
         harness_bias_core_cycles: float = 0.0,
         harness_bias_ci95_core_cycles: float = 0.0,
         caveats: tuple[str, ...] = (),
+        catalog_row: CatalogRow | None | EllipsisType = ...,
     ) -> BenchResult:
         """The one way to build a BenchResult from per-run arrays.
 
@@ -346,14 +359,24 @@ class BenchResult(_Estimated):
             harness_bias_core_cycles, harness_bias_ci95_core_cycles: the
                 harness bias applied (core cycles; 0: none).
             caveats: what the figures cannot be trusted for, and why.
+            catalog_row: its method's catalog row (:func:`fastcpu.bench`
+                gives the catalog's; None: none, as for a user function).
+                Not given: the row of `method` in the newest catalog
+                recorded in the package (``_catalog_rows``), or None for a
+                name it lacks.
 
         Raises:
             ValueError: the arrays are empty, not one-dimensional or of
                 different lengths.
+            TypeError: `catalog_row` is not a CatalogRow or None.
         """
+        if catalog_row is not None and catalog_row is not ... and not isinstance(catalog_row, CatalogRow):
+            raise TypeError(f"catalog_row must be a CatalogRow or None, not {type(catalog_row).__name__}")
+        if catalog_row is ...:
+            catalog_row = recorded_row(method, "")
         raw, empty, migrated = _per_run_arrays(raw, empty, migrated, ("raw", "empty", "run"))
         # Every field at once, not through the dataclass's generated __init__:
-        # a frozen class sets each of its 18 fields with object.__setattr__,
+        # a frozen class sets each of its 19 fields with object.__setattr__,
         # about 6 us a result on the Zen 3 guest (AuthenticAMD family 25
         # model 1), bench(m, 1000)'s largest Python cost. __post_init__ only
         # takes the deprecated keyword `clock`, which is not given here.
@@ -377,6 +400,7 @@ class BenchResult(_Estimated):
             harness_bias_ci95_core_cycles=harness_bias_ci95_core_cycles,
             cycles_per_tick_ci95=cycles_per_tick_ci95,
             caveats=tuple(caveats),
+            catalog_row=catalog_row,
         )
         return result
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from . import _bracket
 from ._harness import NO_BRACKETS, Method, measure, run_pinned
+from ._methods import method_info
 from ._bench_result import BenchResult, DiffResult
 
 __all__ = ["timed", "timed_diff"]
@@ -81,6 +82,8 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
         harness_bias_core_cycles=bias,
         harness_bias_ci95_core_cycles=bias_ci,
         caveats=caveats,
+        # what its file will say of it: the catalog's row (none for a user function)
+        catalog_row=method_info(method).catalog_row if isinstance(method, str) else None,
     )
 
 
