@@ -25,6 +25,12 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
 # limits in fastcpu.limits.
 from ._version import __version__
 from ._errors import Error, Unsupported
+# The instrument: where the C core is not built (another platform than Linux
+# x86-64, or FASTCPU_NO_CORE=1), each of these raises Unsupported naming the
+# platform (_instrument), and the kit below works alone. First: the core's
+# import refuses a sub-interpreter before anything imports numpy there.
+from ._instrument import (CORE_MISSING, bench, bench_diff, chain_methods, check, clock, getcpu, getcpu_method,
+                          getcpu_node, measure, method_code, methods, read, read_raw, selftest)
 from ._clock_values import CalibrationWarning, Clock
 from ._machine_results import Results, load
 from ._json_document import ResultFileError
@@ -35,11 +41,6 @@ from . import limits as limits  # the submodule fastcpu.limits
 from . import noise as noise  # the submodule fastcpu.noise
 from . import types as types  # the submodule fastcpu.types
 from ._bench_result import BenchResult, DiffResult, stability
-# The instrument: where the C core is not built (another platform than Linux
-# x86-64, or FASTCPU_NO_CORE=1), each of these raises Unsupported naming the
-# platform (_instrument), and the kit above works alone.
-from ._instrument import (CORE_MISSING, bench, bench_diff, chain_methods, check, clock, getcpu, getcpu_method,
-                          getcpu_node, measure, method_code, methods, read, read_raw, selftest)
 
 if CORE_MISSING is None:
     from ._methods import MethodInfo
