@@ -21,7 +21,6 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 __all__ = ["CatalogRow", "ALIASES", "canonical_name", "recorded_row", "recorded_versions", "ROW_TEXT_MAX"]
@@ -113,6 +112,8 @@ _WORD = re.compile(r"[a-z0-9_]+")
 @functools.lru_cache(maxsize=1)
 def _recorded() -> tuple[tuple[tuple[int, ...], str, dict[str, CatalogRow]], ...]:
     """The recorded catalogs, oldest first: (version as numbers, version, name -> row)."""
+    from importlib import resources  # on first use: importlib.resources costs 15 ms to import
+
     doc = json.loads(resources.files(__package__).joinpath("catalog_rows.json").read_text("utf-8"))
     catalogs: dict[str, dict[str, CatalogRow]] = {v: {} for v in doc["versions"]}
     for row in doc["rows"]:

@@ -7,7 +7,6 @@ plotting result files) has them on any platform; the C core
 
 from __future__ import annotations
 
-import platform
 import sys
 
 __all__ = ["Error", "Unsupported", "no_core"]
@@ -27,6 +26,8 @@ Error.__module__ = Unsupported.__module__ = "fastcpu"
 def no_core(what: str, why: str) -> Unsupported:
     """The error of `what` (``'fastcpu.bench()'``) where the C core could not be imported
     (`why`: the ImportError's words): it names this platform and what still works."""
+    import platform
+
     here = f"{sys.platform}/{platform.machine() or 'unknown machine'}"
     return Unsupported(
         f"{what} needs fastcpu's C core (fastcpu._core), which times x86-64 instructions and is "
