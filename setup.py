@@ -1,18 +1,24 @@
-"""Build fastcpu._core, the C timing core, against the numpy C API."""
+"""Build fastcpu._core, the C timing core, against the numpy C API, on Linux
+x86-64; elsewhere, or with FASTCPU_NO_CORE=1, install the analysis kit alone
+(result files, compare, the seed table, A/B, exports, plots, the noise
+model), whose instrument functions then raise fastcpu.Unsupported. On Linux
+x86-64 a failed build of the core is an error, as ever."""
 
 import os
 import platform
 import sys
 
-import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "AMD64"):
-    sys.exit(
-        "fastcpu times x86-64 instructions under Linux; this is "
-        f"{sys.platform}/{platform.machine()}, which it cannot support."
-    )
+#: Whether to build the C core: only where it can run, and not when told not to.
+BUILD_CORE = (sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
+              and os.environ.get("FASTCPU_NO_CORE", "") in ("", "0"))
+if not BUILD_CORE:
+    why = ("FASTCPU_NO_CORE is set" if os.environ.get("FASTCPU_NO_CORE", "") not in ("", "0")
+           else f"this is {sys.platform}/{platform.machine()}, not Linux x86-64")
+    print(f"fastcpu: installing the analysis kit without the C core ({why}): bench(), measure() "
+          "and the other instrument functions will raise fastcpu.Unsupported", file=sys.stderr)
 
 # -fvisibility=hidden: nothing but PyInit__core (PyMODINIT_FUNC) is exported,
 # so globals are read %rip-relative, not through the GOT (csrc/fastcpu.h).
@@ -46,37 +52,41 @@ class build_ext_and_copy(build_ext):
             self.copy_extensions_to_source()
 
 
+def core_extension() -> Extension:
+    import numpy  # the core's build needs it; the kit alone does not
+
+    return Extension(
+        "fastcpu._core",
+        sources=[
+            "csrc/module.c",
+            "csrc/glue_args.c",
+            "csrc/glue_bench.c",
+            "csrc/glue_catalog.c",
+            "csrc/glue_clock.c",
+            "csrc/glue_getcpu.c",
+            "csrc/harness.c",
+            "csrc/sequences.c",
+            "csrc/models.c",
+            "csrc/getcpu.c",
+            "csrc/features.c",
+            "csrc/verdicts.c",
+            "csrc/fork.c",
+            "csrc/clock.c",
+            "csrc/conversion.c",
+            "csrc/chains.c",
+            "csrc/userchains.c",
+            "csrc/userabi.c",
+            "csrc/pmu.c",
+        ],
+        depends=["csrc/fastcpu.h", "csrc/timing.h", "csrc/glue.h"],
+        include_dirs=[numpy.get_include()],
+        extra_compile_args=extra_compile_args,
+        extra_link_args=extra_link_args,
+        libraries=["rt"],  # timer_create before glibc 2.34 (csrc/userabi.c)
+    )
+
+
 setup(
     cmdclass={"build_ext": build_ext_and_copy},
-    ext_modules=[
-        Extension(
-            "fastcpu._core",
-            sources=[
-                "csrc/module.c",
-                "csrc/glue_args.c",
-                "csrc/glue_bench.c",
-                "csrc/glue_catalog.c",
-                "csrc/glue_clock.c",
-                "csrc/glue_getcpu.c",
-                "csrc/harness.c",
-                "csrc/sequences.c",
-                "csrc/models.c",
-                "csrc/getcpu.c",
-                "csrc/features.c",
-                "csrc/verdicts.c",
-                "csrc/fork.c",
-                "csrc/clock.c",
-                "csrc/conversion.c",
-                "csrc/chains.c",
-                "csrc/userchains.c",
-                "csrc/userabi.c",
-                "csrc/pmu.c",
-            ],
-            depends=["csrc/fastcpu.h", "csrc/timing.h", "csrc/glue.h"],
-            include_dirs=[numpy.get_include()],
-            extra_compile_args=extra_compile_args,
-            extra_link_args=extra_link_args,
-            libraries=["rt"],  # timer_create before glibc 2.34 (csrc/userabi.c)
-        )
-    ],
+    ext_modules=[core_extension()] if BUILD_CORE else [],
 )

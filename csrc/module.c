@@ -37,16 +37,16 @@ static int core_exec(PyObject *module)
     fc_atfork_init();
     fc_models_init();
     core_state *st = get_state(module);
-    st->error = PyErr_NewExceptionWithDoc(
-        "fastcpu.Error", "Base class of fastcpu's own errors.", PyExc_RuntimeError, NULL);
-    if (!st->error || PyModule_AddObjectRef(module, "Error", st->error) < 0)
+    /* fastcpu.Error and fastcpu.Unsupported are fastcpu/_errors.py's classes,
+     * so that the analysis kit has them where no core is built. */
+    PyObject *errors = PyImport_ImportModule("fastcpu._errors");
+    if (!errors)
         return -1;
-    st->unsupported = PyErr_NewExceptionWithDoc(
-        "fastcpu.Unsupported",
-        "This machine, kernel or libc cannot run what was asked; the message "
-        "says why.",
-        st->error, NULL);
-    if (!st->unsupported || PyModule_AddObjectRef(module, "Unsupported", st->unsupported) < 0)
+    st->error = PyObject_GetAttrString(errors, "Error");
+    st->unsupported = st->error ? PyObject_GetAttrString(errors, "Unsupported") : NULL;
+    Py_DECREF(errors);
+    if (!st->unsupported || PyModule_AddObjectRef(module, "Error", st->error) < 0 ||
+        PyModule_AddObjectRef(module, "Unsupported", st->unsupported) < 0)
         return -1;
     st->measured_type = (PyObject *)PyStructSequence_NewType(&fc_measured_desc);
     if (!st->measured_type || PyModule_AddObjectRef(module, "Measured", st->measured_type) < 0)

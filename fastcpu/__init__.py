@@ -24,13 +24,15 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
 # meet first; the other record types are in fastcpu.types, the argument
 # limits in fastcpu.limits.
 from ._version import __version__
-from ._core import Error, Unsupported
-from ._bench import bench, bench_diff
-from ._chains import chain_methods
-from ._clock import CalibrationWarning, Clock, clock
-from ._methods import MethodInfo, methods
+from ._errors import Error, Unsupported
+# The instrument: where the C core is not built (another platform than Linux
+# x86-64, or FASTCPU_NO_CORE=1), each of these raises Unsupported naming the
+# platform (_instrument), and the kit below works alone. First: the core's
+# import refuses a sub-interpreter before anything imports numpy there.
+from ._instrument import (CORE_MISSING, bench, bench_diff, chain_methods, check, clock, getcpu, getcpu_method,
+                          getcpu_node, measure, method_code, methods, read, read_raw, selftest)
+from ._clock_values import CalibrationWarning, Clock
 from ._machine_results import Results, load
-from ._measure import measure
 from ._json_document import ResultFileError
 from ._compare import compare
 from ._ab import compare_ab
@@ -38,12 +40,10 @@ from ._seed_table import seed_table
 from . import limits as limits  # the submodule fastcpu.limits
 from . import noise as noise  # the submodule fastcpu.noise
 from . import types as types  # the submodule fastcpu.types
-from ._read import read, read_raw
-from ._check import check
-from ._getcpu import getcpu, getcpu_method, getcpu_node
-from ._show import method_code
 from ._bench_result import BenchResult, DiffResult, stability
-from ._selftest import selftest
+
+if CORE_MISSING is None:
+    from ._methods import MethodInfo
 
 __all__ = [
     "__version__",
@@ -95,6 +95,10 @@ _MOVED = {
 _RENAMED = {"CalibrationInfo": ("types", "ChainInfo"), "calibration_methods": ("", "chain_methods")}
 
 
+if CORE_MISSING is not None:
+    __all__.remove("MethodInfo")
+
+
 # Submodules: fastcpu.noise (the noise model), fastcpu.types, fastcpu.limits,
 # and fastcpu.plot (matplotlib), loaded on first use.
 def __getattr__(name: str) -> object:
@@ -111,4 +115,8 @@ def __getattr__(name: str) -> object:
         warnings.warn(f"fastcpu.{name} is now {spelled} (moved in fastcpu 0.6.0); the old name will go",
                       DeprecationWarning, stacklevel=2)
         return value
+    if name == "MethodInfo":  # the instrument's: no core here (else imported above)
+        from ._instrument import missing_type
+
+        missing_type(__name__, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

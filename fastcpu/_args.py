@@ -2,9 +2,11 @@
 module that takes runs, unroll, a serialization mode, a counter, a CPU, a
 list of method names, a unit or a label.
 
-This module sits at the bottom of the import graph (it imports only the C
-core, for its limits): bench(), measure(), check(), the plots, the noise
-model and the CLI all check their arguments here, with the same messages.
+This module sits at the bottom of the import graph and imports no C core (the
+analysis kit checks its arguments here where none is built; the core's own
+limits are held equal to these by tests/test_kit.py): bench(), measure(),
+check(), the plots, the noise model and the CLI all check their arguments
+here, with the same messages.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import _core
+from ._errors import Error
 
 __all__ = [
     "RUNS_MAX",
@@ -23,6 +25,7 @@ __all__ = [
     "SERIALIZE_MODES",
     "COUNTERS",
     "CLOCKS",
+    "DISASSEMBLERS",
     "UNITS",
     "Unit",
     "check_int",
@@ -50,12 +53,15 @@ __all__ = [
     "check_sentences",
 ]
 
-#: The most timed runs one measurement takes.
-RUNS_MAX: int = _core.RUNS_MAX
-#: The most back-to-back copies of a sequence one run times.
-UNROLL_MAX: int = _core.UNROLL_MAX
-#: How a run is fenced: ``'lfence'`` (the default), ``'cpuid'``, ``'rdtscp'``.
-SERIALIZE_MODES: tuple[str, ...] = _core.SERIALIZE_MODES
+#: The most timed runs one measurement takes (the C core's FC_RUNS_MAX).
+RUNS_MAX: int = 100_000_000
+#: The most back-to-back copies of a sequence one run times (FC_UNROLL_MAX).
+UNROLL_MAX: int = 65536
+#: How a run is fenced: ``'lfence'`` (the default), ``'cpuid'``, ``'rdtscp'``
+#: (the C core's fc_serialize_names, in its order).
+SERIALIZE_MODES: tuple[str, ...] = ("lfence", "cpuid", "rdtscp")
+#: How ``fastcpu show`` prints a method's code (``method_code(disassembler=)``).
+DISASSEMBLERS: tuple[str, ...] = ("auto", "objdump", "capstone", "none")
 #: What a run can be timed with (``bench(counter=)``): the TSC, or the PMU's
 #: core-cycle counter. A result says which in :attr:`BenchResult.counter`
 #: (``'pmu_user'`` when only user-mode cycles could be counted).
@@ -297,7 +303,7 @@ def affinity_mask(doing: str, fix: str) -> set[int]:
     try:
         return os.sched_getaffinity(0)
     except OSError as exc:
-        raise _core.Error(f"cannot {doing}: {denied('sched_getaffinity', exc)}: {fix}") from exc
+        raise Error(f"cannot {doing}: {denied('sched_getaffinity', exc)}: {fix}") from exc
 
 
 def check_cpus(cpus: object, possible: int | None, name: str = "cpus") -> list[int]:

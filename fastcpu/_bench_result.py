@@ -13,6 +13,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
+from types import EllipsisType
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,8 @@ from . import _display, _estimate, _statistics
 from ._args import (CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, UNITS, UNROLL_MAX,
                     check_figure, check_int, check_label, check_sentences)
 from ._machine import CPU_NUMBER_MAX
-from ._clock import Clock, CounterUnits
+from ._catalog_rows import CatalogRow, recorded_row
+from ._clock_values import Clock, CounterUnits
 from ._clock_motion import ClockMotion
 from ._locks import cached_property
 from ._stability import Stability, assess
@@ -426,6 +428,15 @@ class BenchResult(_Estimated):
             each: core cycles unknown because the clock's rulers disagree,
             no harness correction because the self-test failed. Shown first
             among :attr:`warnings`.
+        catalog_row: its method's catalog row as the fastcpu that measured
+            it had it (:class:`~fastcpu._catalog_rows.CatalogRow`: kind,
+            role, encoding, description), saved with it: what every reader
+            of its file goes by, never the reading machine's catalog (a
+            file of format version 1 to 3 gets its writer's, as recorded in
+            the package; one built by hand, by :meth:`from_arrays`, the
+            package's newest recorded row of its name). None for a user
+            function: then it is no way to learn the CPU, and plots show it
+            with the user functions.
 
     Besides best and median, every result carries the estimate fastcpu
     recommends for it (:attr:`estimate`, :attr:`estimate_ci95`,
@@ -457,6 +468,7 @@ class BenchResult(_Estimated):
     caveats: tuple[str, ...] = ()
     clock_motion: ClockMotion | None = None
     harness_resolution_core_cycles: float = 0.0
+    catalog_row: CatalogRow | None = None
     clock: InitVar[str | None] = None  # deprecated: the old name of counter
 
     def __post_init__(self, clock: str | None) -> None:
@@ -502,6 +514,7 @@ class BenchResult(_Estimated):
         caveats: tuple[str, ...] = (),
         clock_motion: ClockMotion | None = None,
         harness_resolution_core_cycles: float = 0.0,
+        catalog_row: CatalogRow | None | EllipsisType = ...,
     ) -> BenchResult:
         """The one way to build a BenchResult from per-run arrays.
 
@@ -526,10 +539,15 @@ class BenchResult(_Estimated):
                 their ruler points saw it (None: no ruler points).
             harness_resolution_core_cycles: the smallest cost the harness
                 resolves (core cycles; 0: not measured).
+            catalog_row: its method's catalog row (:func:`fastcpu.bench`
+                gives the catalog's; None: none, as for a user function).
+                Not given: the row of `method` in the newest catalog
+                recorded in the package (``_catalog_rows``), or None for a
+                name it lacks.
 
         Raises:
-            TypeError: a field of the wrong type, the counts not numbers, or
-                `clock` not a Clock.
+            TypeError: a field of the wrong type, the counts not numbers,
+                `clock` not a Clock, or `catalog_row` not a CatalogRow or None.
             ValueError: the arrays are empty, not one-dimensional, of
                 different lengths or longer than ``RUNS_MAX``; a count is NaN,
                 infinite, negative, fractional or 2**64 or more (the message
@@ -543,6 +561,10 @@ class BenchResult(_Estimated):
                 ClockMotion). Counts of 2**53 or more are refused by
                 :meth:`Results.save`, naming the run.
         """
+        if catalog_row is not None and catalog_row is not ... and not isinstance(catalog_row, CatalogRow):
+            raise TypeError(f"catalog_row must be a CatalogRow or None, not {type(catalog_row).__name__}")
+        if catalog_row is ...:
+            catalog_row = recorded_row(method, "")
         raw, empty, migrated = _per_run_arrays(raw, empty, migrated, ("raw", "empty", "run"))
         if raw.size > RUNS_MAX:
             raise ValueError(f"the arrays hold {raw.size} runs, more than the {RUNS_MAX} (RUNS_MAX) "
@@ -555,7 +577,7 @@ class BenchResult(_Estimated):
                                  caveats)
         unroll = fields["unroll"]
         # Every field at once, not through the dataclass's generated __init__:
-        # a frozen class sets each of its 18 fields with object.__setattr__,
+        # a frozen class sets each of its 19 fields with object.__setattr__,
         # about 6 us a result on the Zen 3 guest (AuthenticAMD family 25
         # model 1), bench(m, 1000)'s largest Python cost. __post_init__ checks
         # what is checked above, and the arrays' best and median, which are
@@ -578,6 +600,7 @@ class BenchResult(_Estimated):
             harness_resolution_core_cycles=check_figure(
                 "harness_resolution_core_cycles", harness_resolution_core_cycles, 0,
                 HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles"),
+            catalog_row=catalog_row,
         )
         return result
 

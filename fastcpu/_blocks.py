@@ -28,8 +28,6 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import _core
-
 __all__ = ["BLOCK", "Counts", "counts", "size", "kth", "middle_ranks", "median", "fenced_sums"]
 
 #: Runs per block: 2 MB per int64 temporary, few enough to stay in cache
@@ -148,8 +146,6 @@ def middle_ranks(n: int) -> tuple[int, ...]:
 def median(values: Counts) -> float:
     """numpy's median of `values`: the middle value, or the mean of the two
     middle values, as float64 (NaN for no values)."""
-    if values.whole is not None and values.whole.size:
-        return _core.median_u64(values.whole)  # the C core's, faster still
     middle = kth(values, middle_ranks)
     if not middle:
         return math.nan

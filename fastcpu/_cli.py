@@ -28,28 +28,27 @@ import textwrap
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from . import _core, export
+from . import export
 from ._ab import compare_ab
-from ._args import (COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int,
+from ._args import (COUNTERS, DISASSEMBLERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int,
                     check_label)
 from ._atomicfile import check_name_length, check_replaceable, create_tmp, write_atomic
-from ._check import check
 from ._display import printable
-from ._clock import clock
 from ._compare import format_comparison, tidy_table
-from ._core import Error
-from ._measure import chosen_methods, measure
-from ._methods import MethodInfo
+from ._errors import Error
+# the instrument's (stand-ins raising Unsupported where no C core is built: compare and plot need none)
+from ._instrument import CORE_MISSING, check, chosen_methods, clock, measure, method_code, pmu_open, selftest
 from ._progress import ProgressLine, is_terminal
 from ._json_document import encode_document
 from ._machine_results import Results, load
 from ._seed_table import seed_table
-from ._selftest import selftest
-from ._show import DISASSEMBLERS, method_code
 from ._table import format_back_to_back, format_clock, format_table, format_warnings
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._methods import MethodInfo
 
 __all__ = ["main"]
 
@@ -269,7 +268,7 @@ def add_counter_options(p: argparse.ArgumentParser) -> None:
 
 def check_counter_options(args: argparse.Namespace) -> str:
     """The counter asked for (by either name), checked against --serialize;
-    whether this machine has it is asked separately (_core.pmu_open())."""
+    whether this machine has it is asked separately (pmu_open())."""
     option = "counter"
     if args.old_clock is not None:  # the old name, hidden from --help, still works
         args.counter, option = args.old_clock, "clock"
@@ -286,7 +285,7 @@ def _table_run(args: argparse.Namespace) -> int:
     chosen = check_measure_options(args)
     counter = check_counter_options(args)
     if counter == "pmu":  # say why not before printing anything
-        _core.pmu_open()
+        pmu_open()
     clk = clock()
     pin = "unpinned" if args.cpu is None else f"pinned to CPU {args.cpu}"
     print(f"fastcpu {__version__}: {args.runs} runs per method, serialize={args.serialize}, "
@@ -418,7 +417,7 @@ def _run_run(args: argparse.Namespace) -> int:
         raise ValueError(f"--format {args.format} writes plain text, as its readers expect: "
                          f"drop .gz from --out, or use --format json")
     if counter == "pmu":  # say why not before measuring
-        _core.pmu_open()
+        pmu_open()
 
     with ProgressLine("measuring") as progress:  # on a terminal only
         results = measure(args.runs, args.methods, args.serialize, unroll=args.unroll, cpu=args.cpu,
@@ -670,6 +669,8 @@ def _check_run(args: argparse.Namespace) -> int:
     try:
         table = check(args.methods, args.cpus)
     except Error as exc:  # the sweep could not run at all: nothing was compared
+        if CORE_MISSING is not None:  # no C core here: status 1, as every measuring command
+            raise
         print(f"fastcpu: {exc}", file=sys.stderr)
         return CHECK_ERROR
     print(table)

@@ -272,7 +272,7 @@ def _correction_words(rows: list[dict[str, Any]]) -> str:
 def _immediate_add_words(per_cycle: float) -> str:
     if math.isnan(per_cycle):
         return "immediate adds not recorded"
-    from ._clock import FOLDED_ABOVE
+    from ._clock_values import FOLDED_ABOVE
 
     return (f"add $imm folded at rename ({per_cycle:.1f} per core cycle)" if per_cycle > FOLDED_ABOVE
             else f"add $imm not folded ({per_cycle:.2f} per core cycle)")

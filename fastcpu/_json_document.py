@@ -5,11 +5,13 @@ writes one atomically (:func:`write_document`, through ``_atomicfile.py``), read
 and checks its format and version (:func:`read_document`), and gives the
 field-by-field reader (:class:`Reader`) and array encodings both sides use.
 
-Layout (format version 3, which fastcpu writes since 0.6.0; before 0.6.0 it
-wrote version 1, and 2 where the clock's core cycles are unknown: they read
-the same, without the checksum)::
+Layout (format version 4, which fastcpu writes since 0.7.0; 0.6.0 wrote
+version 3, whose files carry no catalog rows: their writer's are recorded in
+the package, ``_catalog_rows``; before 0.6.0 it wrote version 1, and 2 where
+the clock's core cycles are unknown: they read the same, without the
+checksum)::
 
-    {"format": "fastcpu-results", "version": 3,
+    {"format": "fastcpu-results", "version": 4,
      "fastcpu_version": "0.1.0", "date": "2025-01-31T12:00:00Z", "label": null,
      "serialize": "lfence",
      "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 25.96, "cycles_per_tick": 1.37,
@@ -30,6 +32,8 @@ the same, without the checksum)::
         "harness_bias_core_cycles": 0.9, "harness_bias_ci95_core_cycles": 1.6,
         "caveats": ["..."],                     (optional, >= 0.5.0; cycles_per_tick null
                                                   where the clock's core cycles are unknown)
+        "catalog_row": {"kind": "method", "role": "cpu_source", "encoding": "cpunode",
+                        "description": "LSL on ..."},   (version >= 4; absent for a user function)
         "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
                      "crc32": 2871520013},
         "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
@@ -90,7 +94,7 @@ import numpy as np
 
 from ._args import RUNS_MAX, STEP_MAX_TICKS
 from ._atomicfile import check_target, naming, nonempty_path, write_atomic
-from ._core import Error
+from ._errors import Error
 
 __all__ = [
     "FORMAT_NAME",
@@ -108,8 +112,9 @@ __all__ = [
 ]
 
 FORMAT_NAME = "fastcpu-results"
-#: The newest format version this fastcpu reads and the one it writes.
-FORMAT_VERSION = 3
+#: The newest format version this fastcpu reads and the one it writes (4: each result
+#: carries its catalog row, ``Results.to_document``).
+FORMAT_VERSION = 4
 #: From this format version on a file must carry its checksum ("checksum").
 CHECKSUM_VERSION = 3
 #: The deepest a document nests (a result file: 6 levels, to a self-test's chains).

@@ -1,7 +1,9 @@
 """Facts about the machine a measurement ran on, read from CPUID, /proc and /sys.
 
 Everything here is read-only and best effort: a fact the kernel does not
-expose is ``None``, never a guess.
+expose is ``None``, never a guess. No C core here: the analysis kit checks a
+file's stored facts against :data:`FACT_KINDS` on any platform;
+``_machine_info.machine_info()`` adds the C core's CPUID facts.
 """
 
 from __future__ import annotations
@@ -11,10 +13,7 @@ import platform
 from collections.abc import Callable
 from pathlib import Path
 
-from . import _core
-
 __all__ = [
-    "machine_info",
     "affinity",
     "FACT_KINDS",
     "CPU_NUMBER_MAX",
@@ -26,6 +25,8 @@ __all__ = [
     "glibc_version",
     "read_text",
     "parse_cpu_list",
+    "hypervisor_flag",
+    "cpuinfo_first",
 ]
 
 _SYS_CPU = Path("/sys/devices/system/cpu")
@@ -39,7 +40,7 @@ def read_text(path: Path | str) -> str | None:
         return None
 
 
-def _cpuinfo_first() -> dict[str, str]:
+def cpuinfo_first() -> dict[str, str]:
     """The first processor's block of /proc/cpuinfo as a dict."""
     info: dict[str, str] = {}
     text = read_text("/proc/cpuinfo") or ""
@@ -164,41 +165,8 @@ def fact_problem(key: str, value: object) -> str | None:
     return None if fits(value) else f"{words}, or null"
 
 
-#: features() entries that say nothing of the machine: whether the private
-#: test hooks (FASTCPU_TEST_*) are set.
-_NOT_MACHINE_FACTS = frozenset({"test_hooks"})
-
-
-def machine_info() -> dict[str, object]:
-    """Everything fastcpu records about this machine, as JSON-ready values."""
-    cpu = _cpuinfo_first()
-    feats = _core.features()
-    flags = set(cpu.get("flags", "").split())
-    return {
-        "vendor": cpu.get("vendor_id"),
-        "model_name": cpu.get("model name"),
-        "family": int(cpu["cpu family"]) if "cpu family" in cpu else None,
-        "model": int(cpu["model"]) if "model" in cpu else None,
-        "stepping": int(cpu["stepping"]) if cpu.get("stepping", "").isdigit() else None,
-        "microcode": cpu.get("microcode"),
-        # every yes-or-no fact the C core decides availability from (a new
-        # one is recorded with no edit here), and the kernel's TSC flags
-        "flags": {
-            **{k: v for k, v in feats.items() if type(v) is bool and k not in _NOT_MACHINE_FACTS},
-            "constant_tsc": "constant_tsc" in flags,
-            "nonstop_tsc": "nonstop_tsc" in flags,
-        },
-        "hypervisor": feats["hypervisor_vendor"] or None,
-        "kernel": platform.release(),
-        "glibc": glibc_version(),
-        "rseq_registered": bool(feats["rseq_registered"]),
-        "rseq_size": feats["rseq_size"],
-        "online_cpus": parse_cpu_list(read_text(_SYS_CPU / "online")),
-        "affinity": affinity(),
-        "isolated_cpus": isolated_cpus(),
-        "nohz_full": parse_cpu_list(read_text(_SYS_CPU / "nohz_full")),
-        "governors": cpu_governors(),
-        "boost": boost_enabled(),
-        "hostname": platform.node(),
-        "python": platform.python_version(),
-    }
+def hypervisor_flag() -> bool | None:
+    """Whether the CPU says a hypervisor runs it (the ``hypervisor`` flag of
+    /proc/cpuinfo, CPUID.1:ECX bit 31); None when /proc/cpuinfo has no flags."""
+    flags = cpuinfo_first().get("flags")
+    return None if flags is None else "hypervisor" in flags.split()

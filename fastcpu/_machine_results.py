@@ -25,9 +25,9 @@ from ._display import printable
 from ._args import (CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, SENTENCE_CHARS_MAX,
                     SENTENCES_MAX, STEP_MAX_TICKS, TICKS_MAX, TSC_HZ_RANGE, UNROLL_MAX, check_label,
                     check_sentences)
-from ._clock import Clock, Rulers, nan_equal
+from ._clock_values import Clock, Rulers, nan_equal
+from ._catalog_rows import CatalogRow, canonical_name, recorded_row
 from ._machine import CPU_NUMBER_MAX, fact_problem
-from ._methods import canonical_name, method_info
 from ._bench_result import COUNTERS as _COUNTERS
 from ._bench_result import BenchResult, DiffResult, stability
 from ._clock_motion import ClockMotion, merge_motion
@@ -74,7 +74,7 @@ def _same_arrays(a: BenchResult, b: BenchResult) -> bool:
 def same_bench_result(a: BenchResult, b: BenchResult) -> bool:
     """Whether two BenchResults hold the same settings, clock and arrays."""
     settings = ("method", "runs", "serialize", "unroll", "cpu", "best", "median",
-                "tsc_hz", "cycles_per_tick", "tsc_step_ticks", "counter", "caveats")
+                "tsc_hz", "cycles_per_tick", "tsc_step_ticks", "counter", "caveats", "catalog_row")
     return all(_same(getattr(a, s), getattr(b, s)) for s in settings) and _same_arrays(a, b)
 
 
@@ -128,15 +128,16 @@ class CpuVerdict:
         return {"reports_cpu": self.reports_cpu, "why": self.why}
 
 
-def infer_cpu_verdict(method: str, machine: Mapping[str, object]) -> CpuVerdict:
-    """What the catalog says of `method` on a machine described by `machine`
-    (``machine_info()``'s facts), where no sweep was recorded: its encoding
-    holds a CPU number, except a descriptor-table limit, which no released
-    kernel sets to one (and which UMIP's emulation reads as 0)."""
-    try:
-        info = method_info(method)
-    except ValueError:
-        return CpuVerdict(False, "inferred: not in this fastcpu's catalog")
+def infer_cpu_verdict(row: CatalogRow | None, machine: Mapping[str, object]) -> CpuVerdict:
+    """What a method's catalog row (`row`, its result's own: the file's words)
+    says of it on a machine described by `machine` (``machine_info()``'s
+    facts), where no sweep was recorded: its encoding holds a CPU number,
+    except a descriptor-table limit, which no released kernel sets to one
+    (and which UMIP's emulation reads as 0)."""
+    info = row
+    if info is None:
+        return CpuVerdict(False, "inferred: its file does not say what it reads (a user function, or "
+                                 "a method no recorded catalog has)")
     if info.encoding in _DESCRIPTOR_TABLE:
         flags = machine.get("flags")
         umip = isinstance(flags, Mapping) and bool(flags.get("umip"))
@@ -317,23 +318,26 @@ class Results(Mapping[str, BenchResult]):
     def reports_cpu(self, method: str) -> CpuVerdict:
         """Whether `method` reported the CPU on this machine: what the pinned
         sweep recorded with the measurement saw, else (a file from before
-        fastcpu 0.6) what the catalog says there (:func:`infer_cpu_verdict`).
-        The one definition every "cheapest way" answer uses."""
+        fastcpu 0.6) what its result's catalog row says there
+        (:func:`infer_cpu_verdict`, the file's words, never this machine's
+        catalog). The one definition every "cheapest way" answer uses."""
         name = canonical_name(method) if isinstance(method, str) else method
         verdict = self.cpu_verdicts.get(name)
-        return verdict if verdict is not None else infer_cpu_verdict(name, self.machine)
+        if verdict is not None:
+            return verdict
+        measured = self.results.get(name)
+        return infer_cpu_verdict(measured.catalog_row if measured is not None else None, self.machine)
 
     def ways(self) -> list[BenchResult]:
         """The results of the ways a process can learn its CPU with here (every
-        catalog row but the models, ``NOT_WAYS``) that reported the CPU
-        (:meth:`reports_cpu`), in the order measured."""
+        catalog row but the models, ``NOT_WAYS``, by the role its file gives)
+        that reported the CPU (:meth:`reports_cpu`), in the order measured;
+        a result whose file gives no catalog row (a user function) is none."""
         out = []
         for name, r in self.results.items():
-            try:
-                role = method_info(name).role
-            except ValueError:  # a method this fastcpu no longer knows
+            if r.catalog_row is None:
                 continue
-            if role not in NOT_WAYS and self.reports_cpu(name).reports_cpu:
+            if r.catalog_row.role not in NOT_WAYS and self.reports_cpu(name).reports_cpu:
                 out.append(r)
         return out
 
@@ -549,7 +553,8 @@ class Results(Mapping[str, BenchResult]):
         c = self.clock
         return {
             "format": FORMAT_NAME,
-            # 3: the codec adds the checksum every reader of 3 requires
+            # 4: each result carries its catalog row (3: the codec adds the checksum every
+            # reader of 3 on requires)
             "version": FORMAT_VERSION,
             "fastcpu_version": self.fastcpu_version,
             "date": self.date,
@@ -585,9 +590,12 @@ class Results(Mapping[str, BenchResult]):
         clock = _clock_from(rd, rd.get(doc, "clock", (dict,), ""))
         serialize = rd.get(doc, "serialize", (str,), "")
         entries = rd.get(doc, "results", (list,), "")
+        written_by = rd.get(doc, "fastcpu_version", (str,), "")
+        version = doc.get("version")  # read_document() checked it; a document built by hand may lack it
+        version = version if type(version) is int else FORMAT_VERSION
         results: dict[str, BenchResult] = {}
         for i, entry in enumerate(entries):
-            r = _result_from_entry(rd, entry, i, clock)
+            r = _result_from_entry(rd, entry, i, clock, written_by, version)
             if r.method in results:
                 raise rd.fail(f"method {r.method!r} appears twice")
             results[r.method] = r
@@ -635,6 +643,10 @@ def _verdicts_from(rd: Reader, doc: dict[str, Any]) -> dict[str, CpuVerdict]:
     return out
 
 
+#: From this format version on each result carries its catalog row ("catalog_row"); an older
+#: file's rows are its writer's catalog's, recorded in the package (``_catalog_rows``).
+ROWS_VERSION = 4
+assert ROWS_VERSION <= FORMAT_VERSION
 #: The fields of a document ("checksum" is the codec's: read_document() takes it).
 _FIELDS = ("format", "version", "fastcpu_version", "date", "label", "serialize", "clock", "notes",
            "machine", "unavailable", "selftest", "cpu_verdicts", "results", "back_to_back", "checksum")
@@ -642,7 +654,7 @@ _FIELDS = ("format", "version", "fastcpu_version", "date", "label", "serialize",
 _ENTRY_FIELDS = ("method", "runs", "serialize", "unroll", "cpu", "counter", "clock", "best_ticks",
                  "median_ticks", "cycles_per_tick", "cycles_per_tick_ci95", "harness_bias_core_cycles",
                  "harness_bias_ci95_core_cycles", "harness_resolution_core_cycles", "caveats", "clock_motion",
-                 "raw", "empty", "migrated")
+                 "catalog_row", "raw", "empty", "migrated")
 _CLOCK_FIELDS = ("tsc_hz", "tsc_step_ticks", "cycles_per_tick", "tsc_read_spacing_ticks", "rulers",
                  "core_cycles_problem")
 _RULER_FIELDS = ("add_cycles_per_tick", "imul_cycles_per_tick", "tolerance", "immediate_adds_per_core_cycle")
@@ -686,6 +698,8 @@ def _entry(r: BenchResult) -> dict[str, Any]:
         "migrated": encode_bools(r.migrated),
         **({"caveats": list(r.caveats)} if r.caveats else {}),
         **({"clock_motion": r.clock_motion.to_dict()} if r.clock_motion is not None else {}),
+        # what a reader needs of its method, in the measuring fastcpu's words (format version 4)
+        **({"catalog_row": r.catalog_row.to_dict()} if r.catalog_row is not None else {}),
     }
 
 
@@ -798,9 +812,12 @@ def _counter_of(rd: Reader, entry: dict[str, Any], where: str) -> str:
     return counter
 
 
-def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> BenchResult:
+def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock, written_by: str,
+                       version: int) -> BenchResult:
     """The BenchResult of one document entry, every field within its range
-    and its stored statistics checked against its arrays."""
+    and its stored statistics checked against its arrays; its catalog row
+    the entry's own, or in a file of format version 1 to 3 (which carried
+    none) the row of the catalog of the fastcpu that wrote it (`written_by`)."""
     if not isinstance(entry, dict):
         raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
     rd.known(entry, _ENTRY_FIELDS, f"results[{i}].")
@@ -856,6 +873,7 @@ def _bench_result_of(rd: Reader, entry: dict[str, Any], where: str, method: str,
         clock_motion=_clock_motion(rd, entry, where),
         harness_resolution_core_cycles=_optional(rd, entry, "harness_resolution_core_cycles", 0,
                                                  HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
+        catalog_row=_catalog_row_of(rd, entry, method, where, written_by, version),
     )
 
 
@@ -923,6 +941,18 @@ def _clock_motion(rd: Reader, entry: dict[str, Any], where: str) -> ClockMotion 
         return ClockMotion.from_dict(entry["clock_motion"], f"{where}clock_motion")
     except (TypeError, ValueError) as exc:
         raise rd.fail(str(exc)) from None
+
+
+def _catalog_row_of(rd: Reader, entry: dict[str, Any], method: str, where: str, written_by: str,
+                    version: int) -> CatalogRow | None:
+    """The entry's ``catalog_row`` (format version 4 on; absent for a user
+    function); in an older file, the writer's catalog as recorded."""
+    if "catalog_row" in entry:
+        try:
+            return CatalogRow.from_dict(entry["catalog_row"])
+        except ValueError as exc:
+            raise rd.fail(f"{where}catalog_row: {exc}") from None
+    return recorded_row(method, written_by) if version < ROWS_VERSION else None
 
 
 def _counts(rd: Reader, entry: dict[str, Any], key: str, runs: int, where: str) -> np.ndarray:

@@ -20,8 +20,8 @@ from ._args import (
 )
 from ._bench import bench, bench_diff
 from ._clock import clock
-from ._machine import machine_info
-from ._methods import MethodInfo, methods_named
+from ._machine_info import machine_info
+from ._methods import MethodInfo, method_info, methods_named
 from ._methods import methods as all_methods
 from ._check import check
 from ._core import Error
@@ -187,7 +187,7 @@ def cpu_verdicts(names: list[str], machine: dict) -> dict[str, CpuVerdict]:
     try:
         table = check(names)
     except Error as exc:
-        return {n: CpuVerdict((v := infer_cpu_verdict(n, machine)).reports_cpu,
+        return {n: CpuVerdict((v := infer_cpu_verdict(method_info(n).catalog_row, machine)).reports_cpu,
                               f"{v.why}; the agreement sweep could not run: {exc}") for n in names}
     out = {}
     cpus = ", ".join(map(str, table.cpus))

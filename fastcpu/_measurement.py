@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from . import _conversion
 from ._harness import Method, measure, run_pinned
+from ._methods import method_info
 from ._bench_result import BenchResult, DiffResult
 
 __all__ = ["timed", "timed_diff"]
@@ -91,6 +92,8 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
         harness_resolution_core_cycles=resolution,
         caveats=caveats,
         clock_motion=motion,
+        # what its file will say of it: the catalog's row (none for a user function)
+        catalog_row=method_info(method).catalog_row if isinstance(method, str) else None,
     )
 
 

@@ -8,22 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import _core, _norseq
+from ._catalog_rows import ALIASES, CatalogRow, canonical_name
 from ._chains import chain_methods
 
 __all__ = ["MethodInfo", "methods", "method_info", "method_names", "methods_named", "ALIASES", "canonical_name"]
-
-# Former names, still accepted wherever a method is named (bench, read,
-# show, check, Results[...]) and renamed when a result file is loaded, so
-# that files written before the rename compare with new ones.
-# getcpu_sidt_fp changed both knobs at once (no red zone and a frame
-# pointer); the four corners now have a name each.
-ALIASES: dict[str, str] = {"getcpu_sidt_fp": "getcpu_sidt_norz_fp"}
-
-
-def canonical_name(name: str) -> str:
-    """`name`, or the method a former name now stands for."""
-    return ALIASES.get(name, name)
-
 
 @dataclass(frozen=True)
 class MethodInfo:
@@ -73,6 +61,13 @@ class MethodInfo:
     def __post_init__(self) -> None:
         if not self.code_of:
             object.__setattr__(self, "code_of", self.name)
+
+    @functools.cached_property
+    def catalog_row(self) -> CatalogRow:
+        """What a result of this method carries of its row into a file
+        (kind, role, encoding, description): the words every reader of the
+        file uses (``BenchResult.catalog_row``)."""
+        return CatalogRow(self.kind, self.role, self.encoding, self.description)
 
     @classmethod
     def from_row(cls, row: dict[str, object]) -> MethodInfo:

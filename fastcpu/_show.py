@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from . import _core
 from ._args import check_int
 from ._core import Unsupported
+from ._args import DISASSEMBLERS
 from ._elf import ElfError, FunctionSymbol, function_symbols
 from ._methods import method_info
 
-__all__ = ["CodeBlock", "MethodCode", "method_code", "DISASSEMBLERS"]
-
-#: What :func:`method_code` accepts for `disassembler`.
-DISASSEMBLERS = ("auto", "objdump", "capstone", "none")
+__all__ = ["CodeBlock", "MethodCode", "method_code", "DISASSEMBLERS"]  # DISASSEMBLERS: _args's, what
+# method_code() accepts for `disassembler`
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _core, _estimate
-from ._machine import boost_enabled, cpu_governors, isolated_cpus
+from . import _estimate
+from ._machine import boost_enabled, cpu_governors, hypervisor_flag, isolated_cpus
 
 __all__ = [
     "Stability",
@@ -68,11 +68,13 @@ def _cpu_list(cpus: list[int]) -> str:
 
 
 def _read_machine() -> dict[str, Any]:
-    feats = _core.features()
+    """This machine's settings, from /proc and /sys (no C core: a result looked
+    at where none is built is judged too). The hypervisor's vendor is CPUID's,
+    which a result file's facts hold; read here it is the flag alone."""
     return {
         "governors": cpu_governors(),
         "boost": boost_enabled(),
-        "hypervisor": feats["hypervisor_vendor"] or ("unknown" if feats["hypervisor"] else None),
+        "hypervisor": "unknown" if hypervisor_flag() else None,
         "isolated_cpus": isolated_cpus(),
     }
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ._clock import Clock
+from ._clock_values import Clock
 from ._bench_result import BenchResult, DiffResult
 from ._display import printable
 from ._statistics import Statistic, shown_in

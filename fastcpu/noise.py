@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from ._args import RUNS_MAX, UNROLL_MAX, check_int, plain_int, plain_number
-from ._clock import Clock
+from ._clock_values import Clock
 from ._statistics import STATISTICS, statistic
 from ._bench_result import BenchResult
 

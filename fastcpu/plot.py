@@ -42,7 +42,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MultipleLocator, NullFo
 from ._args import UNITS as UNIT_TABLE
 from ._args import check_method_names, check_unit, plain_int, plain_number
 from ._statistics import statistic
-from ._methods import method_info
+from ._catalog_rows import recorded_row
 from ._bench_result import BenchResult
 from ._display import printable
 from ._machine_results import Results, Source, as_results
@@ -163,20 +163,22 @@ _GROUP_OF_ROLE = {
 _PANEL_MAX = 10  # curves per ECDF panel: a group with more is split
 
 
-def method_group(name: str) -> str:
-    """Which panel of :func:`ecdf_groups` method `name` belongs to: one of :data:`GROUPS`, or
-    ``"other"`` for a name the catalog does not know (a user function).
+def method_group(method: str | BenchResult) -> str:
+    """Which panel of :func:`ecdf_groups` a result (or method name) belongs to: one of
+    :data:`GROUPS`, or ``"other"`` for a user function or a role this fastcpu does not know.
 
-    The catalog decides, by each row's role (:attr:`fastcpu.MethodInfo.role`): a new row lands
-    in its panel with no edit here.
+    The catalog row decides, by its role (:attr:`fastcpu.MethodInfo.role`): a result's own
+    row, from the fastcpu that measured it (:attr:`BenchResult.catalog_row`, saved in its file),
+    never this machine's catalog; for a name, the newest catalog recorded in the package. A new
+    row lands in its panel with no edit here.
     """
-    if not isinstance(name, str):
-        raise TypeError(f"method_group() takes a method name (str), not {type(name).__name__}")
-    try:
-        info = method_info(name)
-    except ValueError:
-        return _OTHER
-    return _GROUP_OF_ROLE.get(info.role, _OTHER)
+    if isinstance(method, BenchResult):
+        row = method.catalog_row
+    elif isinstance(method, str):
+        row = recorded_row(method, "")
+    else:
+        raise TypeError(f"method_group() takes a method name (str) or a BenchResult, not {type(method).__name__}")
+    return _OTHER if row is None else _GROUP_OF_ROLE.get(row.role, _OTHER)
 
 
 # -- units, steps and the step grid ------------------------------------------------
@@ -462,7 +464,7 @@ def _panels(chosen: list[BenchResult]) -> list[tuple[str, list[BenchResult]]]:
     ``_PANEL_MAX`` split evenly ("models, 1 of 2")."""
     by_group: dict[str, list[BenchResult]] = {}
     for r in chosen:
-        by_group.setdefault(method_group(r.method), []).append(r)
+        by_group.setdefault(method_group(r), []).append(r)
     panels = []
     for group in (*GROUPS, _OTHER):
         members = by_group.get(group, [])

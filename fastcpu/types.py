@@ -4,6 +4,11 @@
 result's ``stability`` give back, the parts of a ``Clock``, and how the core
 clock moved during a measurement (``ClockMotion``).
 
+Where no C core is built (the analysis kit alone), the instrument's types
+(``Agreement``, ``AgreementTable``, ``Reference``, ``ChainInfo``,
+``CpuReading``, ``CodeBlock``, ``MethodCode``) are absent: asking for one
+says why.
+
 The types users construct or meet first (``BenchResult``, ``DiffResult``,
 ``Results``, ``Clock``, ``MethodInfo``) stay at the top, ``fastcpu.X``. Most
 of these were there too before 0.6.0 and still answer there, deprecated
@@ -14,17 +19,25 @@ of these were there too before 0.6.0 and still answer there, deprecated
 from __future__ import annotations
 
 from ._ab import ABComparison, ABRow
-from ._chains import ChainInfo
-from ._check import Agreement, AgreementTable, Reference
-from ._clock import CounterUnits, Rulers
+from ._clock_values import CounterUnits, Rulers
 from ._clock_motion import ClockMotion
 from ._compare import ComparisonTable
+from ._instrument import CORE_MISSING, missing_type
 from ._machine_results import CpuVerdict
-from ._read import CpuReading
 from ._seed_table import SeedRow, SeedTable
 from ._selftest_report import ChainCheck, PathCheck, SelfTest
-from ._show import CodeBlock, MethodCode
 from ._stability import Stability
+
+if CORE_MISSING is None:  # the instrument's record types
+    from ._chains import ChainInfo
+    from ._check import Agreement, AgreementTable, Reference
+    from ._read import CpuReading
+    from ._show import CodeBlock, MethodCode
+else:  # no C core here: asking for one says why
+    def __getattr__(name: str) -> object:
+        if name in __all__:
+            missing_type(__name__, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "ABComparison",

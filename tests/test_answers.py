@@ -63,7 +63,7 @@ def test_a_file_without_a_sweep_infers_from_the_catalog(path):
     for name in res:
         verdict = res.reports_cpu(name)
         if not res.cpu_verdicts:
-            assert verdict == infer_cpu_verdict(name, res.machine) and verdict.why.startswith("inferred")
+            assert verdict == infer_cpu_verdict(res[name].catalog_row, res.machine) and verdict.why.startswith("inferred")
     for name in ("sidt", "sgdt", "sldt"):
         if name in res:
             assert not res.reports_cpu(name).reports_cpu

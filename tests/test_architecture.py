@@ -23,13 +23,14 @@ PACKAGE = Path(fastcpu.__file__).resolve().parent
 #: import only the modules listed before it. ``_core`` (the C extension) is
 #: under everything. A new module takes its place here.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("arguments and constants", ["_version", "_args", "_locks"]),
-    ("core wrapper", ["_affinity", "_machine", "_chains", "_norseq", "_methods", "_clock", "_clock_motion", "_conversion", "_harness", "_read",
-                      "_getcpu", "_elf", "_show", "_check"]),
+    ("arguments and constants", ["_version", "_errors", "_args", "_locks"]),
+    ("values", ["_clock_values", "_clock_motion", "_catalog_rows", "_machine"]),
+    ("core wrapper", ["_affinity", "_machine_info", "_chains", "_norseq", "_methods", "_clock", "_conversion",
+                      "_harness", "_read", "_getcpu", "_elf", "_show", "_check"]),
     ("file codec", ["_atomicfile", "_json_document"]),
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",
                  "_machine_results"]),
-    ("measuring", ["_measurement", "_selftest", "_bench", "_measure"]),
+    ("measuring", ["_measurement", "_selftest", "_bench", "_measure", "_instrument"]),
     ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "plot"]),
     ("CLI and front door", ["_progress", "_cli", "__main__", "types", "limits", "__init__"]),
 ]

@@ -325,9 +325,9 @@ def test_a_checksum_of_the_wrong_shape_is_refused(tmp_path, checksum):
     path.write_text(json.dumps(doc))
     with pytest.raises(fastcpu.ResultFileError, match="field 'checksum' must be an object of 'sha256'"):
         fastcpu.load(path)
-    del doc["checksum"]  # format version 3 requires one
+    del doc["checksum"]  # format version 3 on requires one
     path.write_text(json.dumps(doc))
-    with pytest.raises(fastcpu.ResultFileError, match="format version 3 without its 'checksum' field"):
+    with pytest.raises(fastcpu.ResultFileError, match=r"format version \d+ without its 'checksum' field"):
         fastcpu.load(path)
 
 
@@ -509,7 +509,8 @@ def test_any_field_of_any_value_loads_whole_or_is_refused_by_name(tmp_path):
 
 
 def test_every_fact_machine_info_records_has_a_kind_and_fits_it():
-    from fastcpu._machine import FACT_KINDS, fact_problem, machine_info
+    from fastcpu._machine import FACT_KINDS, fact_problem
+    from fastcpu._machine_info import machine_info
 
     facts = json.loads(json.dumps(machine_info()))
     assert set(facts) == set(FACT_KINDS)

@@ -632,6 +632,9 @@ def check_this_machine(out: Output) -> None:
 # -- across_machines.ipynb --------------------------------------------------------------------
 
 def check_across_machines(out: Output) -> None:
+    # without the C core (tests/test_kit.py) the files alone, and the sentence says why
+    unmeasured = out.at_most_one(r"this machine is not measured: fastcpu\.measure\(\) needs fastcpu's C core .+\.")
+    assert (unmeasured is None) == any("(measured above)" in line for line in out.lines)
     m = out.one(rf"published: LSL \(bare or in vgetcpu\) {F}-{F} core cycles; getcpu system call {F} ns; "
                 rf"back-to-back RDTSCP {F} core cycles")
     lsl_low, lsl_high, syscall_ns, tscp_cycles = (float(g) for g in m.groups())

@@ -241,19 +241,24 @@ def test_method_group_follows_the_catalog():
     assert plot.method_group("user:mine") == plot.method_group("fast") == "other"
 
 
-def test_method_group_is_the_catalog_rows_role(monkeypatch):
-    # a row the catalog adds (docs/architecture.md's SERIALIZE example) lands
-    # by its role, with no name in plot.py
+def test_method_group_is_the_result_rows_role(every_method):
+    # a row the catalog adds (docs/architecture.md's SERIALIZE example), or a role a file gives
+    # that this catalog disagrees with, lands by the result's own row, with no name in plot.py
     import dataclasses
 
-    roles = {"serialize": "entry_cost", "gdt": "model", "vgetcpu26_lsl": "cpu_source", "rdpid": "library_call"}
-    base = fastcpu.methods()[0]
-    monkeypatch.setattr(plot, "method_info",
-                        lambda name: dataclasses.replace(base, name=name, role=roles[name]))
-    assert plot.method_group("serialize") == "kernel entries and comparison costs"
-    assert plot.method_group("gdt") == "models"
-    assert plot.method_group("vgetcpu26_lsl") == "instructions"
-    assert plot.method_group("rdpid") == "library calls"
+    from fastcpu._catalog_rows import CatalogRow
+
+    r = next(iter(every_method.values()))
+    roles = {"serialize": "entry_cost", "gdt": "model", "vgetcpu26_lsl": "cpu_source", "rdpid": "library_call",
+             "a_newer_role": "vector_cost"}
+    given = {name: dataclasses.replace(r, method=name, catalog_row=CatalogRow("method", role, "none", "its words"))
+             for name, role in roles.items()}
+    assert plot.method_group(given["serialize"]) == "kernel entries and comparison costs"
+    assert plot.method_group(given["gdt"]) == "models"
+    assert plot.method_group(given["vgetcpu26_lsl"]) == "instructions"
+    assert plot.method_group(given["rdpid"]) == "library calls"
+    assert plot.method_group(given["a_newer_role"]) == "other"  # a role this fastcpu does not know
+    assert plot.method_group(dataclasses.replace(r, catalog_row=None)) == "other"  # a user function's
     source = Path(plot.__file__).read_text()  # and plot.py names no row: no table to keep
     assert [m for m in CATALOG if f'"{m}"' in source] == []
 

@@ -286,7 +286,7 @@ def test_gz_files_are_gzip_and_plain_files_are_readable_json(small, tmp_path):
     assert raw[:2] == b"\x1f\x8b"
     assert json.loads(gzip.decompress(raw)) == doc_of(tmp_path / "a.json")
     doc = doc_of(tmp_path / "a.json")
-    assert (doc["format"], doc["version"]) == ("fastcpu-results", 3)
+    assert (doc["format"], doc["version"]) == ("fastcpu-results", 4)
     assert doc["machine"]["vendor"] == small.machine["vendor"]
     assert doc["clock"]["tsc_step_ticks"] == small.clock.tsc_step_ticks
 
@@ -487,7 +487,7 @@ def test_foreign_files_are_named_foreign(tmp_path, content, match):
 def test_newer_version_names_both_versions(saved):
     doc = doc_of(saved)
     doc["version"] = 7
-    with pytest.raises(fastcpu.ResultFileError, match="newer fastcpu: format version 7 > supported 3"):
+    with pytest.raises(fastcpu.ResultFileError, match="newer fastcpu: format version 7 > supported 4"):
         fastcpu.load(write_doc(saved, doc))
 
 
@@ -794,7 +794,7 @@ def test_a_save_killed_midway_leaves_a_named_file_that_the_next_save_removes(sma
 def test_the_machine_flags_are_every_fact_the_core_decides_from():
     # no hand-written list: each yes-or-no feature of the C core is recorded
     from fastcpu import _core
-    from fastcpu._machine import machine_info
+    from fastcpu._machine_info import machine_info
 
     flags = machine_info()["flags"]
     facts = {k for k, v in _core.features().items() if type(v) is bool} - {"test_hooks"}

@@ -229,7 +229,7 @@ def test_a_result_file_keeps_unknown_core_cycles_unknown(disagreeing, tmp_path):
     res = fastcpu.measure(50, ["gdt", "rdpid"])
     path = tmp_path / "r.json"
     res.save(path)
-    assert json.loads(path.read_text())["version"] == 3  # version 1 readers would take null for a number
+    assert json.loads(path.read_text())["version"] >= 3  # version 1 readers would take null for a number
     back = fastcpu.load(path)
     assert back == res
     assert back.clock.core_cycles_problem == disagreeing.core_cycles_problem

@@ -91,6 +91,7 @@ def _build(copy: Path) -> None:
 
 CHECK = """
 import json, os
+import numpy as np
 import fastcpu
 from fastcpu import _core, plot
 assert fastcpu.__file__.startswith(os.environ["COPY"]), fastcpu.__file__
@@ -100,9 +101,15 @@ try:
     bench = "timed"
 except fastcpu.Unsupported as e:
     bench = "Unsupported: " + str(e)
+# its result carries its row, as bench() gives it (timed or not, here): the plots group by that
+clk = fastcpu.Clock(tsc_hz=2e9, tsc_step_ticks=1.0, cycles_per_tick=1.0)
+one = np.ones(3, np.uint64)
+result = fastcpu.BenchResult.from_arrays(method="serialize", serialize="lfence", unroll=1, cpu=None, raw=one,
+                                         empty=one, migrated=np.zeros(3, bool), clock=clk,
+                                         catalog_row=info.catalog_row)
 print(json.dumps({"role": info.role, "kind": info.kind, "reports_cpu": info.reports_cpu,
                   "available": info.available, "reason": info.reason,
-                  "group": plot.method_group("serialize"), "problems": list(_core.catalog_problems()),
+                  "group": plot.method_group(result), "problems": list(_core.catalog_problems()),
                   "has_bit": {n: p for n, p, _ in _core.requirements()}["serialize"], "bench": bench}))
 """
 
