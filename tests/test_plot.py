@@ -97,8 +97,14 @@ def test_ecdf_overlays_methods_and_the_empty_floor(results):
     for line in ax.lines:
         y = np.asarray(line.get_ydata())
         assert np.all(np.diff(y) >= 0) and y[-1] == pytest.approx(1.0)
-    x = np.asarray(ax.lines[2].get_xdata())
-    np.testing.assert_allclose(np.sort(results["trap"].raw) / 2.6, x)  # ticks -> ns at 2.6 GHz
+    # a step at every distinct value up to the axis's end (then the largest), to the
+    # fraction of runs at or below it (ticks -> ns at 2.6 GHz)
+    values, n = np.unique(results["trap"].raw, return_counts=True)
+    x, y = np.asarray(ax.lines[2].get_xdata()), np.asarray(ax.lines[2].get_ydata())
+    shown = np.searchsorted(values / 2.6, ax.get_xlim()[1], side="right")
+    assert shown < x.size <= shown + 2 and x[-1] == pytest.approx(values[-1] / 2.6)
+    np.testing.assert_allclose(x[:shown], values[:shown] / 2.6)
+    np.testing.assert_allclose(y[:shown], np.cumsum(n)[:shown] / n.sum())
     assert ax.get_xscale() == "log"  # a trap and a fast method: spans > 5x
     assert "ns per run" in ax.get_xlabel()
     assert_units(ax)
@@ -305,7 +311,7 @@ def test_many_curves_on_one_panel_keep_distinct_colours(every_method):
     assert len(colors) == len(CATALOG) > 20 and len(set(colors)) == len(colors)
 
 
-ESTIMATE = re.compile(r"estimate (-?\d+(?:\.(\d+))?) \u00b1 (\d+(?:\.\d+)?) (ticks|ns|core cycles)")
+ESTIMATE = re.compile(r"ESTIMATE (-?\d+(?:\.(\d+))?) \u00b1 (\d+(?:\.\d+)?) (ticks|ns|core cycles)")
 
 
 @pytest.mark.parametrize("unit, attr, label", [("ticks", "", "TSC ticks per run"),
@@ -357,18 +363,29 @@ def major_ticks_in_view(ax):
     return [t for t in ax.get_xticks() if low <= t <= high]
 
 
-def assert_on_step_grid(ax, step):
+def assert_on_round_values(ax, step):
+    """Major ticks on round values of the unit (multiples of 1, 2 or 5 times a power of ten);
+    minor ticks, where drawn, on multiples of the counter's step."""
+    ax.figure.canvas.draw()
     ticks = major_ticks_in_view(ax)
-    assert 2 <= len(ticks) <= 8, ticks
-    multiples = np.asarray(ticks) / step
+    assert 2 <= len(ticks) <= 9, ticks
+    spacing = float(np.diff(ticks).min())
+    mantissa = spacing / 10 ** math.floor(math.log10(spacing))
+    assert min(abs(mantissa - m) for m in (1, 2, 5, 10)) < 1e-6, (ticks, spacing)
+    multiples = np.asarray(ticks) / spacing
     np.testing.assert_allclose(multiples, np.round(multiples), atol=1e-6)
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert labels and all(re.fullmatch(r"-?\d+(\.\d)?", t.replace("\u2212", "-")) for t in labels), labels
+    low, high = ax.get_xlim()
+    minor = [t for t in ax.xaxis.get_minorticklocs() if low <= t <= high]
+    np.testing.assert_allclose(np.asarray(minor) / step, np.round(np.asarray(minor) / step), atol=1e-6)
 
 
-def test_linear_axes_put_major_ticks_on_the_counter_step(results):
+def test_linear_axes_put_major_ticks_on_round_values_minor_ticks_on_the_counter_step(results):
     r = results["fast"]
-    assert_on_step_grid(plot.counts(r, tail=0), STEP)
-    assert_on_step_grid(plot.counts(r, unit="cycles", tail=0), STEP * CLOCK.cycles_per_tick)
-    assert_on_step_grid(plot.ecdf(results, ["fast"], unit="ns"), STEP * 1e9 / CLOCK.tsc_hz)
+    assert_on_round_values(plot.counts(r, tail=0), STEP)
+    assert_on_round_values(plot.counts(r, unit="cycles", tail=0), STEP * CLOCK.cycles_per_tick)
+    assert_on_round_values(plot.ecdf(results, ["fast"], unit="ns"), STEP * 1e9 / CLOCK.tsc_hz)
 
 
 def test_machines_grid_legend_on_top_ticks_on_the_step_axis_past_the_last_step(results):
@@ -386,12 +403,12 @@ def test_machines_grid_legend_on_top_ticks_on_the_step_axis_past_the_last_step(r
     fast = panels[0]
     assert fast.get_title() == "fast" and fast.get_xscale() == "linear"
     step = max(STEP * 1e9 / CLOCK.tsc_hz, 24.5 * 1e9 / other_clock.tsc_hz)
-    assert_on_step_grid(fast, step)
+    assert_on_round_values(fast, step)
     # the axis ends past the step holding the 0.995 quantile of every curve
-    for line in fast.lines:
-        x = np.asarray(line.get_xdata())
-        if x.size:
-            q = np.quantile(x, 0.995, method="inverted_cdf")
+    for res in (results, other):
+        r = res["fast"]
+        for runs in (r.raw, r.empty):
+            q = np.quantile(r.units.convert(runs.astype(float), "ns"), 0.995, method="inverted_cdf")
             assert fast.get_xlim()[1] >= q + 0.5 * step
 
 
