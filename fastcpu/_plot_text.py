@@ -71,7 +71,7 @@ def with_interval(value: float, half: float) -> str:
     return f"{value:.{d}f} \u00b1 {half:.{d}f}"
 
 
-def more(left_out: int, what: str, most: int, hint: str) -> str:
-    """The note a figure shows for what it left out: ``"1,964 more methods not drawn (36 at
-    most): choose them with methods="``."""
+def more(left_out: int, what: str, most: str, hint: str) -> str:
+    """The note a figure shows for what it left out: ``"1,960 more methods not drawn (40
+    panels at most): choose them with methods="``."""
     return f"{left_out:,} more {what} not drawn ({most} at most): {hint}"

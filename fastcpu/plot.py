@@ -24,7 +24,8 @@ What a plot draws is bounded by the picture, not by the file: memory does not
 grow with the runs (:mod:`fastcpu._plot_data`: exact counts while a method's
 runs hold at most 65,536 distinct values, else bins and an ECDF read at 2,048
 thresholds, said on the plot; no array is copied whole), a figure holds at
-most :data:`PANELS_MAX` panels and a panel at most :data:`SERIES_MAX` curves
+most :data:`PANELS_MAX` panels (:data:`ECDF_PANELS_MAX` of ECDFs) and a panel at
+most :data:`SERIES_MAX` curves
 (what is left out is said in the figure, with the argument that chooses),
 and names are cut to 60 characters.
 
@@ -63,13 +64,17 @@ from ._plot_text import PLAIN, more, name, plain, with_interval
 from ._seed_table import read_published
 
 __all__ = ["counts", "distributions", "ecdf", "ecdf_groups", "ecdf_machines", "machines", "published",
-           "method_group", "is_slow", "GROUPS", "UNITS", "PANELS_MAX", "SERIES_MAX", "SOURCES_MAX"]
+           "method_group", "is_slow", "GROUPS", "UNITS", "PANELS_MAX", "ECDF_PANELS_MAX", "SERIES_MAX",
+           "SOURCES_MAX"]
 
 #: unit -> axis label of a per-run quantity in that unit (_args.UNITS's words).
 UNITS = {u.name: f"{u.words} per run (harness included)" for u in UNIT_TABLE.values()}
 _SLOW_RATIO = 5.0
-#: The most panels one figure draws (methods, or groups of 10): the rest are named as left out.
-PANELS_MAX = 36
+#: The most panels one figure draws, a method each (every method of the catalog fits): the
+#: rest are counted as left out.
+PANELS_MAX = 40
+#: The most panels of ECDFs (10 methods each) one figure draws.
+ECDF_PANELS_MAX = 12
 #: The most curves one panel draws (methods, or sources with their empty sequences).
 SERIES_MAX = 40
 #: The most sources (result files) one ECDF panel overlays, each with its empty sequence.
@@ -233,12 +238,18 @@ def _decimals(x: float) -> int:
     return 4
 
 
+#: How a figure that left methods out says how to choose them.
+_CHOOSE = "name the ones to draw with methods= (the CLI's --methods)"
+#: The most minor ticks (the counter's steps) an axis shows: each is an artist to lay out.
+_MINOR_MAX = 30
+
+
 class _StepMultiples(Locator):
     """Minor ticks on every multiple of the counter's step in view, while there are at
     most `most` of them (none beyond: a step of 1 tick on counts near 2**53 would
     otherwise ask for billions)."""
 
-    def __init__(self, step: float, most: int = 60):
+    def __init__(self, step: float, most: int = _MINOR_MAX):
         self.step, self.most = step, most
 
     def __call__(self) -> Any:
@@ -257,10 +268,10 @@ def _round_ticks(ax: Axes, step: float, low: float, high: float, whole: bool, mo
     """Major ticks on round values of the axis's unit: 1, 2 or 5 times a power of ten, at
     most `most` intervals, whole numbers only where `whole` (TSC ticks: nothing lies
     between two). Minor ticks on the multiples of the counter's step, where the major
-    ticks are further apart than a step and at most 60 steps are in view. A linear axis
+    ticks are further apart than a step and at most _MINOR_MAX steps are in view. A linear axis
     only."""
     ax.xaxis.set_major_locator(MaxNLocator(nbins=most, steps=[1, 2, 5, 10], integer=whole))
-    if step > 0 and high > low and step < (high - low) / most and (high - low) / step <= 60:
+    if step > 0 and high > low and step < (high - low) / most and (high - low) / step <= _MINOR_MAX:
         ax.xaxis.set_minor_locator(_StepMultiples(step))
 
 
@@ -269,7 +280,8 @@ def _estimate_text(r: BenchResult, unit: str) -> str:
     to the precision the interval allows (:func:`fastcpu._plot_text.with_interval`)."""
     cost = statistic("estimate")  # the cost figure, as everywhere
     value, half = cost.value(r, unit), cost.half_width(r, unit)
-    words = {"ns": "ns", "core_cycles": "core cycles"}.get(unit, "ticks" if r.counter == "tsc" else "PMU cycles")
+    words = {"ns": "ns", "core_cycles": "core cycles"}.get(
+        unit, "ticks" if r.counter == "tsc" else "PMU cycles")
     if not math.isfinite(half):
         return f"ESTIMATE {value:.3g} {words} (no interval: too few runs)"
     return f"ESTIMATE {with_interval(value, half)} {words}"
@@ -454,7 +466,7 @@ def distributions(
         lines += [name(results.name), f"{what} per run, exact counts ({_runs_words(runs)}, "
                                       f"serialize={name(results.serialize)})"]
     if left_out > 0:
-        lines.append(more(left_out, "methods", PANELS_MAX, "choose them with methods="))
+        lines.append(more(left_out, "methods", f"{PANELS_MAX} panels", _CHOOSE))
     if lines:
         fig.suptitle(_wrap_title("\n".join(lines), width - 0.3, 12), **PLAIN)
     return fig
@@ -490,7 +502,7 @@ def _ecdf_panel(ax: Axes, chosen: list[BenchResult], pooled: Curve, unit: str,
                for r, color in zip(chosen, _colors(len(chosen)))]
     _draw_ecdfs(ax, curves, unit, log, upto, _step(chosen, unit))
     if left_out > 0:  # a line in the legend, drawn nowhere
-        ax.plot([], [], " ", label=more(left_out, "methods", SERIES_MAX, "choose them with methods="))
+        ax.plot([], [], " ", label=more(left_out, "methods", f"{SERIES_MAX} curves", _CHOOSE))
 
 
 def ecdf(
@@ -578,7 +590,7 @@ def ecdf_groups(
     group's trap- and system-call-scale methods (:func:`is_slow`) on a panel of their own,
     at most 10 methods to a panel so that each curve has its own colour; each panel has
     the pooled empty sequence dashed, its own x axis, and its legend to its right. At most
-    :data:`PANELS_MAX` panels are drawn; the title says how many methods were left out."""
+    :data:`ECDF_PANELS_MAX` panels are drawn; the title says how many methods were left out."""
     unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     _check_options(None, log_x)
@@ -593,7 +605,7 @@ def ecdf_groups(
 def _grouped_figure(chosen: list[BenchResult], title: str | None, unit: str, log_x: bool | None,
                     upto: float, ncols: int) -> Figure:
     panels = _panels(chosen)
-    panels, left_out = panels[:PANELS_MAX], sum(len(m) for _, m in panels[PANELS_MAX:])
+    panels, left_out = panels[:ECDF_PANELS_MAX], sum(len(m) for _, m in panels[ECDF_PANELS_MAX:])
     ncols = min(ncols, len(panels))
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(7.6 * ncols, 3.6 * nrows),
@@ -607,7 +619,7 @@ def _grouped_figure(chosen: list[BenchResult], title: str | None, unit: str, log
         ax.set_visible(False)
     text = f"{title + ': ' if title else ''}ECDF of each method's runs, by kind of method"
     if left_out > 0:
-        text += "\n" + more(left_out, "methods", PANELS_MAX, "choose them with methods=")
+        text += "\n" + more(left_out, "methods", f"{ECDF_PANELS_MAX} panels", _CHOOSE)
     fig.suptitle(text, **PLAIN)
     return fig
 
@@ -700,7 +712,7 @@ def ecdf_machines(
     _draw_ecdfs(ax, curves, unit, log, upto, _step(present, unit))
     ax.plot([], [], "--", color="0.4", linewidth=1, label="dashed: its empty sequence")
     if left_out > 0:
-        ax.plot([], [], " ", label=more(left_out, "sources", SOURCES_MAX, "pass fewer sources"))
+        ax.plot([], [], " ", label=more(left_out, "sources", f"{SOURCES_MAX}", "pass fewer sources (files)"))
     ax.set_title(name(method), fontsize="medium", **PLAIN)
     if legend:
         _legend_outside(ax)
@@ -748,8 +760,8 @@ def machines(
     title = (f"each method across {n} source{'s' if n != 1 else ''} "
              f"(machines, or one machine at different times): ECDF of runs")
     for left_out, what, most, hint in (
-            (sources_left_out, "sources", SOURCES_MAX, "pass fewer sources"),
-            (methods_left_out, "methods", PANELS_MAX, "choose them with methods=")):
+            (sources_left_out, "sources", f"{SOURCES_MAX}", "pass fewer sources (files)"),
+            (methods_left_out, "methods", f"{PANELS_MAX} panels", _CHOOSE)):
         if left_out > 0:
             title += "\n" + more(left_out, what, most, hint)
     # The title heads the legend: a suptitle and an "outside upper" legend
@@ -868,9 +880,14 @@ def published(
         ax.grid(axis="x", alpha=0.3)
         for y in range(len(order) - 1):
             ax.axhline(y + 0.5, color="0.85", linewidth=0.6)
-    axes[0].set_yticks(range(len(order)), [name(m) for m in order], **PLAIN)
+    axes[0].set_yticks(range(len(order)))
     axes[0].set_ylim(len(order) - 0.5, -0.5)
-    axes[0].set_ylabel("method")
+    # Each row's method: a text of ours (plain), not a tick label, which matplotlib
+    # may rebuild at any draw with the default text properties.
+    axes[0].tick_params(axis="y", labelleft=False)
+    for y, method in enumerate(order):
+        axes[0].annotate(name(method), xy=(0, y), xycoords=axes[0].get_yaxis_transform(), xytext=(-5, 0),
+                         textcoords="offset points", ha="right", va="center", gid="method", **PLAIN)
     several = {m for m in pub_machines if sum(mm == m for mm, _ in pub_series) > 1}
     handles = [Line2D([], [], marker=shape[m], color="black", fillstyle=fill[(m, p)],
                       markerfacecoloralt="white", linestyle="none",
@@ -881,9 +898,9 @@ def published(
                 for i, (res, c) in enumerate(zip(loaded, colors))]
     title = "Published figures against each source's ESTIMATE, per call"
     for left_out, what, most, hint in (
-            (methods_left_out, "methods", SERIES_MAX, "choose them with methods="),
-            (series_left_out, "published series", SERIES_MAX, "give a shorter figures= CSV"),
-            (sources_left_out, "sources", SOURCES_MAX, "pass fewer sources")):
+            (methods_left_out, "methods", f"{SERIES_MAX} rows", _CHOOSE),
+            (series_left_out, "published series", f"{SERIES_MAX}", "give a shorter figures= CSV"),
+            (sources_left_out, "sources", f"{SOURCES_MAX}", "pass fewer sources (files)")):
         if left_out > 0:
             title += "\n" + more(left_out, what, most, hint)
     # The title heads the legend (see machines()).
