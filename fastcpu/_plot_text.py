@@ -46,9 +46,10 @@ def plain(*texts: Any) -> None:
 
 
 def plus_minus_decimals(half: float) -> int:
-    """Decimals for a figure with a 95% half-width `half`: the half-width's first
-    significant digit, or its first two where they read 10 to 35 (the Particle Data Group's
-    rule: 0.094 -> 2 decimals, 0.3 -> 1, 1.1 -> 1, 12 -> 0), between 0 and 4."""
+    """Decimals for a figure with a 95% half-width `half`: down to the half-width's first
+    significant digit, or its second where the first two read 10 to 35 (the Particle Data
+    Group's rule: 0.094 -> 2 decimals, 0.3 -> 1, 1.1 -> 1, 12 -> 0, 1840 -> -2: hundreds),
+    at most 4; 1 where there is no half-width."""
     if not (math.isfinite(half) and half > 0):
         return 1
     exponent = math.floor(math.log10(half))
@@ -56,19 +57,23 @@ def plus_minus_decimals(half: float) -> int:
     if leading >= 949.5:  # rounds up to the next power of ten
         exponent, leading = exponent + 1, 100.0
     digits = 2 if leading < 354.5 else 1
-    return max(0, min(4, digits - 1 - exponent))
+    return min(4, digits - 1 - exponent)
+
+
+def _fixed(x: float, decimals: int) -> str:
+    return f"{x:.{decimals}f}" if decimals >= 0 else f"{round(x, decimals):.0f}"
 
 
 def with_interval(value: float, half: float) -> str:
-    """``21.7 ± 1.1``: `value` and its 95% half-width `half` with the decimals
-    :func:`plus_minus_decimals` chooses from the interval (``21.7`` alone, to three
-    significant digits, where there is no interval)."""
+    """``21.7 ± 1.1``: `value` and its 95% half-width `half` rounded to the decimal
+    :func:`plus_minus_decimals` chooses from the interval (``555100 ± 1800``); `value`
+    alone, to three significant digits, where there is no interval."""
     if not math.isfinite(value):
         return str(value)
     if not math.isfinite(half):
         return f"{value:.3g}"
     d = plus_minus_decimals(half)
-    return f"{value:.{d}f} \u00b1 {half:.{d}f}"
+    return f"{_fixed(value, d)} \u00b1 {_fixed(half, d)}"
 
 
 def more(left_out: int, what: str, most: str, hint: str) -> str:

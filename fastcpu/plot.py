@@ -351,8 +351,8 @@ def counts(
         stems = [(c.values, c.counts) for c in (raw, empty)]
         binned, drawn_to = "", high
     else:
-        edges, binned = _bins(both, high, log, scale, unit)
-        centres = np.sqrt(edges[:-1] * edges[1:]) if log else (edges[:-1] + edges[1:]) / 2
+        edges, geometric, binned = _bins(both, high, log, scale, unit)
+        centres = np.sqrt(edges[:-1] * edges[1:]) if geometric else (edges[:-1] + edges[1:]) / 2
         stems = [(centres, np.diff(at_most(c, edges))) for c in (raw, empty)]
         drawn_to = float(edges[-1])
     beyond = both.runs - int(at_most(both, [drawn_to])[0])
@@ -399,13 +399,15 @@ def counts(
 _COUNT_BINS = 400
 
 
-def _bins(both: Curve, high: float, log: bool, scale: float, unit: str) -> tuple[np.ndarray, str]:
+def _bins(both: Curve, high: float, log: bool, scale: float, unit: str) -> tuple[np.ndarray, bool, str]:
     """Bin edges (in the unit) from `both`'s smallest value to `high` for a count plot
     that cannot draw every value: a whole number of counts wide (geometrically spaced on
-    a log axis), each edge half a count off the values so that none sits on one; and the
-    note that says so."""
+    a log axis where the smallest value is at least 1), each edge half a count off the
+    values so that none sits on one; whether they are geometric; and the note that says
+    so."""
     low_t, high_t = both.low / scale, high / scale
-    if log and low_t >= 1 and high_t > low_t:
+    geometric = log and low_t >= 1 and high_t > low_t
+    if geometric:
         ends = np.unique(np.floor(np.geomspace(low_t, high_t + 1, _COUNT_BINS + 1)))
         what = f"{ends.size - 1} bins, log-spaced"
     else:
@@ -413,7 +415,7 @@ def _bins(both: Curve, high: float, log: bool, scale: float, unit: str) -> tuple
         ends = low_t + width * np.arange(math.ceil((high_t - low_t + 1) / width) + 1)
         what = f"bins of {width * scale:.{_decimals(width * scale)}f} {UNIT_TABLE[unit].words}"
     note = f"runs counted in {what} (over {DISTINCT_MAX:,} distinct values)"
-    return (ends - 0.5) * scale, note
+    return (ends - 0.5) * scale, geometric, note
 
 
 def _bulk_end(both: Curve, tail: float) -> float:

@@ -30,9 +30,9 @@ def close_figures():
     plt.close("all")
 
 
-def result(method, ticks, serialize="lfence", runs=300, seed=0):
+def result(method, ticks, serialize="lfence", runs=300, seed=0, spread=3):
     rng = np.random.default_rng(seed)
-    raw = (40 + ticks + 2 * rng.integers(0, 3, runs)).astype(np.uint64)
+    raw = (40 + ticks + 2 * rng.integers(0, spread, runs)).astype(np.uint64)
     empty = (40 + 2 * rng.integers(0, 3, runs)).astype(np.uint64)
     return fastcpu.BenchResult.from_arrays(method=method, serialize=serialize, unroll=1, cpu=None, raw=raw,
                                            empty=empty, migrated=np.zeros(runs, bool), clock=CLOCK)
@@ -142,8 +142,8 @@ FIGURE = re.compile(r"ESTIMATE (-?\d+(?:\.(\d+))?) \u00b1 (\d+(?:\.(\d+))?) ")
 
 
 def significant(shown):
-    """The significant digits of a written half-width: '0.094' -> '94'."""
-    return shown.replace(".", "").lstrip("0")
+    """The significant digits of a written half-width: '0.094' -> '94', '1800' -> '18'."""
+    return shown.replace(".", "").lstrip("0") if "." in shown else shown.strip("0") or "0"
 
 
 def assert_precision_from_the_interval(title, value, half):
@@ -151,6 +151,10 @@ def assert_precision_from_the_interval(title, value, half):
     assert m, title
     decimals = len(m.group(2) or "")
     assert decimals == len(m.group(4) or ""), title  # the value to the half-width's decimal
+    if not decimals:  # tens, hundreds...: the value rounded where the half-width is
+        zeros = len(m.group(3)) - len(m.group(3).rstrip("0"))
+        assert m.group(1).endswith("0" * zeros), title
+        decimals = -zeros
     digits = significant(m.group(3))
     # one significant digit, two where they read 10 to 35 (rounded from 100 to 354)
     assert len(digits) == 1 or (len(digits) == 2 and 10 <= int(digits) <= 35), title
@@ -160,8 +164,9 @@ def assert_precision_from_the_interval(title, value, half):
 
 @pytest.mark.parametrize("unit, attr", [("ticks", ""), ("ns", "_ns"), ("cycles", "_core_cycles")])
 def test_every_panel_says_ESTIMATE_to_the_precision_its_interval_allows(unit, attr):
-    rs = {name: result(name, ticks, runs=runs, seed=i) for i, (name, ticks, runs) in
-          enumerate([("gdt", 20, 3000), ("rdpid", 0, 300), ("syscall", 400, 50), ("rseq", 3, 30000)])}
+    rs = {name: result(name, ticks, runs=runs, seed=i, spread=spread) for i, (name, ticks, runs, spread) in
+          enumerate([("gdt", 20, 3000, 3), ("rdpid", 0, 300, 3), ("syscall", 400, 50, 30),
+                     ("rseq", 3, 30000, 3), ("sidt", 5000, 20, 3000)])}
     res = fastcpu.Results(rs, {}, CLOCK, "lfence", "2026-01-01T00:00:00Z", label="m")
     fig = plot.distributions(res, unit=unit)
     for ax in (a for a in fig.axes if a.get_visible()):
