@@ -192,19 +192,21 @@ def grid(low: float, high: float, log: bool, points: int = GRID) -> np.ndarray:
 
 def ecdf_points(curve: Curve, low: float, high: float, log: bool) -> tuple[np.ndarray, np.ndarray]:
     """The points of `curve`'s ECDF to draw as a step plot (``where='post'``) on an axis
-    from `low` to `high`: with exact counts, every distinct value up to `high` and the
-    first above it; else the ECDF read at :data:`GRID` thresholds across the axis (each
-    drawn point exact; between two the curve is at most one threshold late). Both end
-    at the largest run, at 1."""
+    from `low` to `high`: at 0 at the smallest run (where the curve rises from nothing),
+    then with exact counts every distinct value up to `high` and the first above it;
+    else the ECDF read at :data:`GRID` thresholds across the axis (each drawn point exact;
+    between two the curve is at most one threshold late). Both end at the largest run,
+    at 1."""
     if curve.values is not None and curve.counts is not None:
         end = min(int(np.searchsorted(curve.values, high, side="right")) + 1, curve.values.size)
         x = curve.values[:end]
         y = np.cumsum(curve.counts[:end]) / curve.runs
         if end < curve.values.size:  # and the largest run, where the curve reaches 1
             x, y = np.append(x, curve.high), np.append(y, 1.0)
-        return x, y
-    lo = max(low, curve.low)
-    hi = min(high, curve.high)
-    x = grid(lo, hi, log) if hi > lo else np.array([lo])
-    x = np.concatenate((x, [curve.high])) if curve.high > x[-1] else x
-    return x, at_most(curve, x) / curve.runs
+    else:
+        lo = max(low, curve.low)
+        hi = min(high, curve.high)
+        x = grid(lo, hi, log) if hi > lo else np.array([lo])
+        x = np.concatenate((x, [curve.high])) if curve.high > x[-1] else x
+        y = at_most(curve, x) / curve.runs
+    return np.concatenate(([curve.low], x)), np.concatenate(([0.0], y))

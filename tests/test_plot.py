@@ -97,10 +97,12 @@ def test_ecdf_overlays_methods_and_the_empty_floor(results):
     for line in ax.lines:
         y = np.asarray(line.get_ydata())
         assert np.all(np.diff(y) >= 0) and y[-1] == pytest.approx(1.0)
-    # a step at every distinct value up to the axis's end (then the largest), to the
-    # fraction of runs at or below it (ticks -> ns at 2.6 GHz)
+    # from 0 at the smallest run, a step at every distinct value up to the axis's end (then
+    # the largest), to the fraction of runs at or below it (ticks -> ns at 2.6 GHz)
     values, n = np.unique(results["trap"].raw, return_counts=True)
     x, y = np.asarray(ax.lines[2].get_xdata()), np.asarray(ax.lines[2].get_ydata())
+    assert x[0] == pytest.approx(values[0] / 2.6) and y[0] == 0
+    x, y = x[1:], y[1:]
     shown = np.searchsorted(values / 2.6, ax.get_xlim()[1], side="right")
     assert shown < x.size <= shown + 2 and x[-1] == pytest.approx(values[-1] / 2.6)
     np.testing.assert_allclose(x[:shown], values[:shown] / 2.6)
