@@ -328,6 +328,9 @@ def counts(
         tail: a linear axis ends at the largest value seen in at least
             this fraction of the runs (and at least twice); rarer values
             beyond it are counted under the axis, not drawn. 0 shows all.
+            Runs of more than 65,536 distinct values (``_plot_data.DISTINCT_MAX``)
+            are counted in at most 400 bins, a whole number of counts wide,
+            and the axis ends at their (1 - tail) quantile; a note says so.
 
     Returns:
         The Axes: x in `unit` per run (harness included), y in runs. Its
@@ -397,6 +400,7 @@ def counts(
 
 #: Bins of a count plot whose runs hold too many distinct values to draw each.
 _COUNT_BINS = 400
+_BINNED = "runs counted in"
 
 
 def _bins(both: Curve, high: float, log: bool, scale: float, unit: str) -> tuple[np.ndarray, bool, str]:
@@ -414,7 +418,7 @@ def _bins(both: Curve, high: float, log: bool, scale: float, unit: str) -> tuple
         width = max(1, math.ceil((high_t - low_t + 1) / _COUNT_BINS))
         ends = low_t + width * np.arange(math.ceil((high_t - low_t + 1) / width) + 1)
         what = f"bins of {width * scale:.{_decimals(width * scale)}f} {UNIT_TABLE[unit].words}"
-    note = f"runs counted in {what} (over {DISTINCT_MAX:,} distinct values)"
+    note = f"{_BINNED} {what} (over {DISTINCT_MAX:,} distinct values)"
     return (ends - 0.5) * scale, geometric, note
 
 
@@ -443,7 +447,8 @@ def distributions(
     ncols: int = 3,
     tail: float = 0.001,
 ) -> Figure:
-    """A grid of :func:`counts` in `unit`, one panel per method (all measured ones by default)."""
+    """A grid of :func:`counts` in `unit`, one panel per method (all measured ones by default),
+    at most :data:`PANELS_MAX` of them: the title says how many more there were."""
     unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     _check_tail(tail)
@@ -465,7 +470,9 @@ def distributions(
     if isinstance(results, Results):
         runs = sorted({r.runs for r in chosen})
         what = ("raw " if unit == "ticks" else "") + UNIT_TABLE[unit].words
-        lines += [name(results.name), f"{what} per run, exact counts ({_runs_words(runs)}, "
+        binned = any(_BINNED in t.get_text() for ax in axes.flat for t in ax.texts)
+        how = "exact counts, binned where a panel says so" if binned else "exact counts"
+        lines += [name(results.name), f"{what} per run, {how} ({_runs_words(runs)}, "
                                       f"serialize={name(results.serialize)})"]
     if left_out > 0:
         lines.append(more(left_out, "methods", f"{PANELS_MAX} panels", _CHOOSE))

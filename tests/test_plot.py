@@ -160,6 +160,21 @@ def test_bad_arguments(results, call, exc, match):
         call(results)
 
 
+def test_a_unit_the_result_has_no_figures_in_is_refused_with_the_reason():
+    # core cycles are NaN while the clock's rulers disagree: said, not an axis of NaN
+    clock = fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=2, cycles_per_tick=float("nan"))
+    r = fastcpu.BenchResult.from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
+                                        raw=np.full(50, 80), empty=np.full(50, 60), migrated=np.zeros(50, bool),
+                                        clock=clock, caveats=("the rulers disagree",))
+    for call in (lambda: plot.counts(r, unit="cycles"), lambda: plot.ecdf([r], unit="cycles"),
+                 lambda: plot.ecdf_machines([fastcpu.Results({"gdt": r}, {}, clock, "lfence", "d")], "gdt",
+                                            unit="cycles")):
+        with pytest.raises(ValueError, match=r"'gdt' has no figures in core cycles \(the rulers disagree\): "
+                                             "plot it in ticks or ns"):
+            call()
+    assert plot.counts(r, unit="ns").get_xlabel().startswith("ns per run")
+
+
 def test_plot_never_selects_a_backend():
     import importlib
 

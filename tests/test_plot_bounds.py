@@ -195,6 +195,9 @@ def test_runs_of_more_distinct_values_than_counted_exactly_are_binned_and_said()
     up, down = ax.lines[0], ax.lines[1]
     assert up.get_ydata().sum() == runs and -down.get_ydata().sum() == runs  # every run in a bin
     assert len(up.get_xdata()) <= 401
+    res = fastcpu.Results({"wide": r}, {}, clock, "lfence", "2026-01-01T00:00:00Z")
+    assert "binned where a panel says so" in plot.distributions(res)._suptitle.get_text()
+    assert "binned" not in plot.distributions(quantized(["gdt"]))._suptitle.get_text()
     # an ECDF of them: read at a grid, each drawn point exact
     ax = plot.ecdf(fastcpu.Results({"wide": r}, {}, clock, "lfence", "2026-01-01T00:00:00Z"), ["wide"], upto=1)
     x, y = np.asarray(ax.lines[1].get_xdata()), np.asarray(ax.lines[1].get_ydata())
