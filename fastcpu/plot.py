@@ -689,7 +689,9 @@ def ecdf_machines(
     ends the x axis as in :func:`ecdf`; a linear axis has its major ticks
     on round values of `unit`, its minor ticks on the counter's step (the
     coarsest of the machines', in `unit`). ``legend=False`` leaves the
-    legend to the caller (labels stay on the lines). At most
+    legend to the caller (labels stay on the lines, names from the files as
+    they are: draw them with ``parse_math=False``, as the plots' own legends
+    are, e.g. through ``fastcpu._plot_text.plain(*legend.get_texts())``). At most
     :data:`SOURCES_MAX` sources are drawn; the legend says how many more
     there were.
     """
