@@ -86,6 +86,9 @@ def run_child(body, timeout):
 #: one array of 10**7 runs (76 MiB); the plots before this bound took about 430 MiB per
 #: million runs (ecdf) and 870 (machines).
 EXTRA_MIB = 48
+#: AddressSanitizer holds freed memory in quarantine, so RSS grows under it by design (as in
+#: test_memory.py): the CI sanitizer pass draws the plots, and checks no memory figure.
+SANITIZED = bool(os.environ.get("FASTCPU_SANITIZED"))
 
 
 @pytest.mark.parametrize("shape, small, runs", [("quantized", 1000, 10_000_000),
@@ -105,7 +108,7 @@ def test_plot_memory_is_bounded_by_the_picture_not_the_runs(shape, small, runs):
             out[kind] = peak_mib() - before
         print(json.dumps(out))
     """, timeout=600)
-    assert max(extra.values()) < EXTRA_MIB, extra
+    assert SANITIZED or max(extra.values()) < EXTRA_MIB, extra
 
 
 def test_plots_of_a_file_of_2000_methods_and_a_long_label_take_seconds(tmp_path):
