@@ -3,26 +3,38 @@
 The data is quantized (a TSC that moves in 10 ns steps gives values 26 ticks
 apart) and heavy-tailed (interrupts, traps), so:
 
-- distributions are exact counts of each observed value
-  (``np.unique(..., return_counts=True)``), never automatic bins or
-  densities, with the empty sequence beside the method (its counts drawn
-  downward on the same axis);
+- distributions are exact counts of each observed value (``np.unique``'s,
+  built block by block), never automatic bins or densities, with the empty
+  sequence beside the method (its counts drawn downward on the same axis);
 - methods and machines are overlaid as ECDFs; a whole Results is split into
   panels by kind of method (:func:`method_group`, the one place that
   decides), at most 10 curves to a panel, each its own colour, legends
   outside the axes;
-- linear axes put their major ticks on multiples of the counter's step;
-- titles give the recommended estimate with its 95% interval, and
-  :func:`published` sets it beside the figures published over the years;
+- linear axes put their major ticks on round values of their unit (1, 2 or 5
+  times a power of ten) and their minor ticks on multiples of the counter's
+  step while those stay apart;
+- titles give the recommended ESTIMATE with its 95% interval, to the
+  precision the interval allows, and :func:`published` sets it beside the
+  figures published over the years;
 - the x axis is logarithmic for system-call and trap-scale methods (median
   at least 5x the empty sequence's), linear for the rest;
 - every axis names its unit.
 
+What a plot draws is bounded by the picture, not by the file: memory does not
+grow with the runs (:mod:`fastcpu._plot_data`: exact counts while a method's
+runs hold at most 65,536 distinct values, else bins and an ECDF read at 2,048
+thresholds, said on the plot; no array is copied whole), a figure holds at
+most :data:`PANELS_MAX` panels (:data:`ECDF_PANELS_MAX` of ECDFs) and a panel at
+most :data:`SERIES_MAX` curves
+(what is left out is said in the figure, with the argument that chooses),
+and names are cut to 60 characters.
+
 Every function returns the Figure or Axes it drew on and accepts an existing
 Axes where that makes sense. fastcpu never selects a matplotlib backend.
-Names from files (machines, methods) are drawn through
-:func:`fastcpu._display.printable`: a control character or lone surrogate
-shows as its escape instead of failing the font's text layout.
+Names from files (machines, methods) are drawn as plain text
+(:mod:`fastcpu._plot_text`): never parsed as mathtext or LaTeX, a control
+character or lone surrogate shown as its escape
+(:func:`fastcpu._display.printable`).
 """
 
 from __future__ import annotations
@@ -37,8 +49,9 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, MultipleLocator, NullFormatter, NullLocator
+from matplotlib.ticker import FuncFormatter, Locator, LogLocator, MaxNLocator, NullFormatter
 
+from . import _blocks
 from ._args import UNITS as UNIT_TABLE
 from ._args import check_method_names, check_unit, plain_int, plain_number
 from ._statistics import statistic
@@ -46,14 +59,26 @@ from ._catalog_rows import recorded_row
 from ._bench_result import BenchResult
 from ._display import printable
 from ._machine_results import Results, Source, as_results
+from ._plot_data import DISTINCT_MAX, Curve, at_most, ecdf_points, quantile
+from ._plot_text import PLAIN, more, name, plain, with_interval
 from ._seed_table import read_published
 
 __all__ = ["counts", "distributions", "ecdf", "ecdf_groups", "ecdf_machines", "machines", "published",
-           "method_group", "is_slow", "GROUPS", "UNITS"]
+           "method_group", "is_slow", "GROUPS", "UNITS", "PANELS_MAX", "ECDF_PANELS_MAX", "SERIES_MAX",
+           "SOURCES_MAX"]
 
 #: unit -> axis label of a per-run quantity in that unit (_args.UNITS's words).
 UNITS = {u.name: f"{u.words} per run (harness included)" for u in UNIT_TABLE.values()}
 _SLOW_RATIO = 5.0
+#: The most panels one figure draws, a method each (every method of the catalog fits): the
+#: rest are counted as left out.
+PANELS_MAX = 40
+#: The most panels of ECDFs (10 methods each) one figure draws.
+ECDF_PANELS_MAX = 12
+#: The most curves one panel draws (methods, or sources with their empty sequences).
+SERIES_MAX = 40
+#: The most sources (result files) one ECDF panel overlays, each with its empty sequence.
+SOURCES_MAX = SERIES_MAX // 2
 
 
 def _check_number(name: str, value: object) -> float:
@@ -93,10 +118,6 @@ def _check_sources(sources: object) -> list[Results]:
     return loaded
 
 
-def _convert(r: BenchResult, ticks: np.ndarray, unit: str) -> np.ndarray:
-    return r.units.convert(ticks.astype(np.float64), unit)
-
-
 def _log_x(ax: Axes, low: float, high: float) -> None:
     """A log x axis labelled in plain numbers: 10, 20, 50, 100 ... over up to two decades,
     10, 100, 1000 ... beyond."""
@@ -111,7 +132,12 @@ def is_slow(r: BenchResult) -> bool:
     """Whether `r` is system-call or trap scale: median raw >= 5x median empty (log x)."""
     if not isinstance(r, BenchResult):
         raise TypeError(f"is_slow() takes one BenchResult, not {type(r).__name__}")
-    return float(np.median(r.raw)) >= _SLOW_RATIO * max(1.0, float(np.median(r.empty)))
+    return _median(r.raw) >= _SLOW_RATIO * max(1.0, _median(r.empty))
+
+
+def _median(ticks: np.ndarray) -> float:
+    """The median of one array of counts, without a copy of it."""
+    return _blocks.median(_blocks.counts(ticks))
 
 
 def _bench_results(
@@ -181,13 +207,21 @@ def method_group(method: str | BenchResult) -> str:
     return _OTHER if row is None else _GROUP_OF_ROLE.get(row.role, _OTHER)
 
 
-# -- units, steps and the step grid ------------------------------------------------
-
-
+# -- units, steps and the axes' ticks ----------------------------------------------
 
 def _scale(r: BenchResult, unit: str) -> float:
-    """How many of `unit` one count (TSC tick) of `r` is."""
-    return float(r.units.convert(1.0, unit))
+    """How many of `unit` one count (TSC tick) of `r` is.
+
+    Raises:
+        ValueError: `r` has no figures in `unit` (core cycles while the clock's rulers
+            disagree: its caveats say why).
+    """
+    scale = float(r.units.convert(1.0, unit))
+    if not (math.isfinite(scale) and scale > 0):
+        why = "; ".join(r.caveats) or f"its counts are worth {scale} {UNIT_TABLE[unit].words}"
+        raise ValueError(f"{name(r.method)!r} has no figures in {UNIT_TABLE[unit].words} ({why}): "
+                         f"plot it in ticks or ns")
+    return scale
 
 
 def _step(results: Sequence[BenchResult], unit: str) -> float:
@@ -203,39 +237,53 @@ def _decimals(x: float) -> int:
     return 4
 
 
-def _step_grid(ax: Axes, step: float, low: float, high: float, most: int = 8) -> None:
-    """Major ticks on multiples of the counter's step (1, 2, 5, 10, 20 ... steps apart, the
-    fewest that leave at most `most` ticks between `low` and `high`); minor ticks on every
-    step while they stay apart. A linear axis only; nothing where the step is unknown."""
-    if not step > 0 or not high > low:
-        return
-    multiples = (m * 10 ** e for e in range(16) for m in (1, 2, 5))
-    k = next((k for k in multiples if (high - low) / (k * step) <= most), None)
-    if k is None:  # a step too fine for any readable grid: leave matplotlib's ticks
-        return
-    base = k * step
-    d = _decimals(base)
-    ax.xaxis.set_major_locator(MultipleLocator(base))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.{d}f}".rstrip("0").rstrip(".")
-                                               if d else f"{v:.0f}"))
-    if k > 1 and (high - low) / step <= 60:
-        ax.xaxis.set_minor_locator(MultipleLocator(step))
-    else:
-        ax.xaxis.set_minor_locator(NullLocator())
+#: How a figure that left methods out says how to choose them.
+_CHOOSE = "name the ones to draw with methods= (the CLI's --methods)"
+#: The most minor ticks (the counter's steps) an axis shows: each is an artist to lay out.
+_MINOR_MAX = 30
+
+
+class _StepMultiples(Locator):
+    """Minor ticks on every multiple of the counter's step in view, while there are at
+    most `most` of them (none beyond: a step of 1 tick on counts near 2**53 would
+    otherwise ask for billions)."""
+
+    def __init__(self, step: float, most: int = _MINOR_MAX):
+        self.step, self.most = step, most
+
+    def __call__(self) -> Any:
+        low, high = self.axis.get_view_interval()
+        return self.tick_values(low, high)
+
+    def tick_values(self, vmin: float, vmax: float) -> Any:
+        low, high = sorted((vmin, vmax))
+        if not (math.isfinite(low) and math.isfinite(high)) or (high - low) / self.step > self.most:
+            return []
+        first, last = math.ceil(low / self.step), math.floor(high / self.step)
+        return [k * self.step for k in range(first, last + 1)]
+
+
+def _round_ticks(ax: Axes, step: float, low: float, high: float, whole: bool, most: int = 8) -> None:
+    """Major ticks on round values of the axis's unit: 1, 2 or 5 times a power of ten, at
+    most `most` intervals, whole numbers only where `whole` (TSC ticks: nothing lies
+    between two). Minor ticks on the multiples of the counter's step, where the major
+    ticks are further apart than a step and at most _MINOR_MAX steps are in view. A linear axis
+    only."""
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=most, steps=[1, 2, 5, 10], integer=whole))
+    if step > 0 and high > low and step < (high - low) / most and (high - low) / step <= _MINOR_MAX:
+        ax.xaxis.set_minor_locator(_StepMultiples(step))
 
 
 def _estimate_text(r: BenchResult, unit: str) -> str:
-    """``estimate 21.7 +- 1.1 ns``: the recommended estimate per copy and its 95% interval."""
-    if unit == "ns":
-        value, half, name = r.estimate_ns, r.estimate_ci95_ns, "ns"
-    elif unit == "core_cycles":
-        value, half, name = r.estimate_core_cycles, r.estimate_ci95_core_cycles, "core cycles"
-    else:
-        value, half, name = r.estimate, r.estimate_ci95, "ticks" if r.counter == "tsc" else "PMU cycles"
+    """``ESTIMATE 21.7 ± 1.1 ns``: the recommended estimate per copy and its 95% interval,
+    to the precision the interval allows (:func:`fastcpu._plot_text.with_interval`)."""
+    cost = statistic("estimate")  # the cost figure, as everywhere
+    value, half = cost.value(r, unit), cost.half_width(r, unit)
+    words = {"ns": "ns", "core_cycles": "core cycles"}.get(
+        unit, "ticks" if r.counter == "tsc" else "PMU cycles")
     if not math.isfinite(half):
-        return f"estimate {value:.3g} {name} (no interval: too few runs)"
-    d = max(0, min(3, 1 - math.floor(math.log10(half)))) if half > 0 else 1
-    return f"estimate {value:.{d}f} \u00b1 {half:.{d}f} {name}"
+        return f"ESTIMATE {value:.3g} {words} (no interval: too few runs)"
+    return f"ESTIMATE {with_interval(value, half)} {words}"
 
 
 def _wrap_title(text: str, width_in: float, fontsize_pt: float) -> str:
@@ -279,6 +327,9 @@ def counts(
         tail: a linear axis ends at the largest value seen in at least
             this fraction of the runs (and at least twice); rarer values
             beyond it are counted under the axis, not drawn. 0 shows all.
+            Runs of more than 65,536 distinct values (``_plot_data.DISTINCT_MAX``)
+            are counted in at most 400 bins, a whole number of counts wide,
+            and the axis ends at their (1 - tail) quantile; a note says so.
 
     Returns:
         The Axes: x in `unit` per run (harness included), y in runs. Its
@@ -290,62 +341,101 @@ def counts(
     unit = check_unit(unit)
     _check_options(ax, log_x)
     _check_tail(tail)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
     scale = _scale(result, unit)
     log = is_slow(result) if log_x is None else log_x
-    both = np.concatenate([result.raw, result.empty])
-    high = float(both.max()) if log else _bulk_end(both, tail)
-    beyond = int(np.count_nonzero(both > high))
+    raw, empty = Curve([(result.raw, scale)]), Curve([(result.empty, scale)])
+    both = Curve.pooled([raw, empty])
+    high = both.high if log else _bulk_end(both, tail)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
+    label = name(result.method)
+    if both.exact:
+        stems = [(c.values, c.counts) for c in (raw, empty)]
+        binned, drawn_to = "", high
+    else:
+        edges, geometric, binned = _bins(both, high, log, scale, unit)
+        centres = np.sqrt(edges[:-1] * edges[1:]) if geometric else (edges[:-1] + edges[1:]) / 2
+        stems = [(centres, np.diff(at_most(c, edges))) for c in (raw, empty)]
+        drawn_to = float(edges[-1])
+    beyond = both.runs - int(at_most(both, [drawn_to])[0])
     # The method's counts point up, the empty sequence's down, on one exact
     # x axis: equal values stay visible without shifting either.
-    for ticks, label, color, sign in (
-        (result.raw, f"{printable(result.method)} \u2191", "C0", 1),
-        (result.empty, "empty sequence \u2193", "0.5", -1),
-    ):
-        values, n = np.unique(ticks[ticks <= high], return_counts=True)
-        x = values.astype(np.float64) * scale
+    for (x, n), label_, color, sign in zip(stems, (f"{label} \u2191", "empty sequence \u2193"),
+                                           ("C0", "0.5"), (1, -1)):
+        keep = (x <= drawn_to) & (n > 0)
+        x, n = x[keep], n[keep]
         ax.vlines(x, 0, sign * n, color=color, linewidth=1.5)
-        ax.plot(x, sign * n, "o", color=color, markersize=3, label=label)
+        ax.plot(x, sign * n, "o", color=color, markersize=3, label=label_)
     ax.axhline(0, color="black", linewidth=0.6)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{abs(y):g}"))
-    low_x, high_x = float(both.min()) * scale, high * scale
+    low_x, high_x = both.low, high
     if log:
         _log_x(ax, low_x, high_x)
     else:
         step = max(1.0, result.step) * scale
         ax.set_xlim(low_x - step, high_x + step)
-        _step_grid(ax, result.step * scale, low_x - step, high_x + step, most=6)
-    ax.set_xlabel(UNITS[unit] + (", log scale" if log else ""))
+        _round_ticks(ax, result.step * scale, low_x - step, high_x + step, unit == "ticks", most=6)
+    ax.set_xlabel(UNITS[unit] + (", log scale" if log else ""), **PLAIN)
     ax.set_ylabel("runs (count)")
-    title = f"{printable(result.method)}: {_estimate_text(result, unit)}"
+    title = f"{label}: {_estimate_text(result, unit)}"
     title += f" per copy (x{result.unroll})" if result.unroll > 1 else ""
-    ax.set_title(title, fontsize="medium", pad=14)
+    ax.set_title(title, fontsize="medium", pad=14, **PLAIN)
+    notes = [binned] if binned else []
     if beyond:
+        notes.append(f"{beyond} {'run' if beyond == 1 else 'runs'} > {high_x:.{_decimals(high_x)}f} "
+                     f"{UNIT_TABLE[unit].words}\nnot shown")
+    if notes:
         # Under the x axis label, outside the axes: nothing drawn can sit there.
-        ax.annotate(f"{beyond} {'run' if beyond == 1 else 'runs'} > {high_x:.{_decimals(high_x)}f} "
-                    f"{UNIT_TABLE[unit].words}\nnot shown", xy=(1.0, 0.0),
+        ax.annotate("\n".join(notes), xy=(1.0, 0.0),
                     xycoords=("axes fraction", ax.xaxis.label), xytext=(0, -2),
                     textcoords="offset points", ha="right", va="top", fontsize="small",
-                    annotation_clip=False)
+                    annotation_clip=False, **PLAIN)
     # Under the title, outside the axes: stems fill the inside.
-    ax.legend(fontsize="small", frameon=False, loc="lower center", bbox_to_anchor=(0.5, 0.98),
-              ncol=2, handletextpad=0.2, columnspacing=1.2, borderaxespad=0)
+    legend = ax.legend(fontsize="small", frameon=False, loc="lower center", bbox_to_anchor=(0.5, 0.98),
+                       ncol=2, handletextpad=0.2, columnspacing=1.2, borderaxespad=0)
+    plain(*legend.get_texts())
     return ax
 
 
-def _bulk_end(ticks: np.ndarray, tail: float) -> float:
-    """The largest value seen in at least max(2, tail * runs) runs: where a linear axis ends.
+#: Bins of a count plot whose runs hold too many distinct values to draw each.
+_COUNT_BINS = 400
+_BINNED = "runs counted in"
+
+
+def _bins(both: Curve, high: float, log: bool, scale: float, unit: str) -> tuple[np.ndarray, bool, str]:
+    """Bin edges (in the unit) from `both`'s smallest value to `high` for a count plot
+    that cannot draw every value: a whole number of counts wide (geometrically spaced on
+    a log axis where the smallest value is at least 1), each edge half a count off the
+    values so that none sits on one; whether they are geometric; and the note that says
+    so."""
+    low_t, high_t = both.low / scale, high / scale
+    geometric = log and low_t >= 1 and high_t > low_t
+    if geometric:
+        ends = np.unique(np.floor(np.geomspace(low_t, high_t + 1, _COUNT_BINS + 1)))
+        what = f"{ends.size - 1} bins, log-spaced"
+    else:
+        width = max(1, math.ceil((high_t - low_t + 1) / _COUNT_BINS))
+        ends = low_t + width * np.arange(math.ceil((high_t - low_t + 1) / width) + 1)
+        what = f"bins of {width * scale:.{_decimals(width * scale)}f} {UNIT_TABLE[unit].words}"
+    note = f"{_BINNED} {what} (over {DISTINCT_MAX:,} distinct values)"
+    return (ends - 0.5) * scale, geometric, note
+
+
+def _bulk_end(both: Curve, tail: float) -> float:
+    """Where a linear axis ends: the largest value seen in at least max(2, tail * runs)
+    runs (the median at least), from exact counts; without them, the (1 - tail) quantile.
 
     Values seen once or twice far out (interrupts) would squeeze the bulk
     into a corner; they are counted on the plot instead of drawn.
     """
-    values, n = np.unique(ticks, return_counts=True)
     if tail == 0:
-        return float(values.max())
-    common = values[n >= max(2.0, tail * ticks.size)]
-    end = float(common.max()) if common.size else float(values.max())
-    return max(end, float(np.median(ticks)))
+        return both.high
+    median = quantile(both, 0.5)
+    if both.values is None or both.counts is None:
+        return max(quantile(both, 1 - tail), median)
+    common = both.values[both.counts >= max(2.0, tail * both.runs)]
+    end = float(common.max()) if common.size else both.high
+    return max(end, median)
 
 
 def distributions(
@@ -356,13 +446,15 @@ def distributions(
     ncols: int = 3,
     tail: float = 0.001,
 ) -> Figure:
-    """A grid of :func:`counts` in `unit`, one panel per method (all measured ones by default)."""
+    """A grid of :func:`counts` in `unit`, one panel per method (all measured ones by default),
+    at most :data:`PANELS_MAX` of them: the title says how many more there were."""
     unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     _check_tail(tail)
     chosen = _bench_results(results, methods)
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
+    chosen, left_out = chosen[:PANELS_MAX], len(chosen) - PANELS_MAX
     ncols = min(ncols, len(chosen))
     nrows = -(-len(chosen) // ncols)
     # At least 6.4 inches wide, so that one panel's figure holds its titles.
@@ -373,39 +465,52 @@ def distributions(
         counts(r, ax=ax, unit=unit, tail=tail)
     for ax in axes.flat[len(chosen):]:
         ax.set_visible(False)
+    lines = []
     if isinstance(results, Results):
         runs = sorted({r.runs for r in chosen})
         what = ("raw " if unit == "ticks" else "") + UNIT_TABLE[unit].words
-        fig.suptitle(_wrap_title(f"{printable(results.name)}\n{what} per run, exact counts "
-                                 f"({'/'.join(map(str, runs))} runs, serialize={results.serialize})",
-                                 width - 0.3, 12))
+        binned = any(_BINNED in t.get_text() for ax in axes.flat for t in ax.texts)
+        how = "exact counts, binned where a panel says so" if binned else "exact counts"
+        lines += [name(results.name), f"{what} per run, {how} ({_runs_words(runs)}, "
+                                      f"serialize={name(results.serialize)})"]
+    if left_out > 0:
+        lines.append(more(left_out, "methods", f"{PANELS_MAX} panels", _CHOOSE))
+    if lines:
+        fig.suptitle(_wrap_title("\n".join(lines), width - 0.3, 12), **PLAIN)
     return fig
+
+
+def _runs_words(runs: Sequence[int]) -> str:
+    """``10000 runs``, ``200/400 runs``, ``200 to 100000 runs`` (over three run counts)."""
+    if len(runs) > 3:
+        return f"{min(runs)} to {max(runs)} runs"
+    return f"{'/'.join(map(str, runs))} runs"
 
 
 # -- ECDFs ------------------------------------------------------------------------------
 
-def _ecdf(ax: Axes, x: np.ndarray, **kwargs: Any) -> None:
-    xs = np.sort(x)
-    ys = np.arange(1, xs.size + 1) / xs.size
-    ax.step(xs, ys, where="post", **kwargs)
-
-
 def _legend_outside(ax: Axes, ncol: int = 1) -> None:
     """The legend to the right of the axes, top-aligned: never on the curves."""
-    ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              borderaxespad=0, ncol=ncol)
+    legend = ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                       borderaxespad=0, ncol=ncol)
+    plain(*legend.get_texts(), legend.get_title())
 
 
-def _ecdf_panel(ax: Axes, chosen: list[BenchResult], pooled: np.ndarray, unit: str,
-                log_x: bool | None, upto: float) -> None:
-    medians = [float(np.median(r.raw)) for r in chosen]
+def _empties(chosen: Sequence[BenchResult], unit: str) -> Curve:
+    """The empty sequence's runs of every result in `chosen`, pooled (in `unit`)."""
+    return Curve([(r.empty, _scale(r, unit)) for r in chosen])
+
+
+def _ecdf_panel(ax: Axes, chosen: list[BenchResult], pooled: Curve, unit: str,
+                log_x: bool | None, upto: float, left_out: int = 0) -> None:
+    medians = [_median(r.raw) for r in chosen]
     log = (max(medians) >= _SLOW_RATIO * max(1.0, min(medians))) if log_x is None else log_x
-    _ecdf(ax, pooled, color="black", linestyle="--", linewidth=1, label="empty sequence")
-    curves = [pooled]
-    for r, color in zip(chosen, _colors(len(chosen))):
-        curves.append(_convert(r, r.raw, unit))
-        _ecdf(ax, curves[-1], color=color, label=printable(r.method))
-    _finish_ecdf_axis(ax, curves, unit, log, upto, _step(chosen, unit))
+    curves = [(pooled, {"color": "black", "linestyle": "--", "linewidth": 1, "label": "empty sequence"})]
+    curves += [(Curve([(r.raw, _scale(r, unit))]), {"color": color, "label": name(r.method)})
+               for r, color in zip(chosen, _colors(len(chosen)))]
+    _draw_ecdfs(ax, curves, unit, log, upto, _step(chosen, unit))
+    if left_out > 0:  # a line in the legend, drawn nowhere
+        ax.plot([], [], " ", label=more(left_out, "methods", f"{SERIES_MAX} curves", _CHOOSE))
 
 
 def ecdf(
@@ -425,7 +530,9 @@ def ecdf(
     medians span more than 5x. The x axis ends one counter step past the
     largest `upto` quantile of any method (1: at the largest run), where
     the curves are flat, so that a few interrupted runs do not squeeze the
-    rest. The legend sits to the right of the axes.
+    rest. The legend sits to the right of the axes. At most
+    :data:`SERIES_MAX` methods are drawn; the legend says how many more
+    there were.
 
     Without `methods` and `ax`, on a Results whose methods fall into more
     than one group (:func:`method_group`), the figure holds one panel per
@@ -440,14 +547,14 @@ def ecdf(
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
     if ax is None and methods is None and len(_panels(chosen)) > 1:
-        name = printable(results.name) if isinstance(results, Results) else None
-        return _grouped_figure(chosen, name, unit, log_x, upto, 2).axes[0]
+        title = name(results.name) if isinstance(results, Results) else None
+        return _grouped_figure(chosen, title, unit, log_x, upto, 2).axes[0]
     if ax is None:
         _, ax = plt.subplots(figsize=(8.5, 4.5), layout="constrained")
-    pooled = np.concatenate([_convert(r, r.empty, unit) for r in chosen])
-    _ecdf_panel(ax, chosen, pooled, unit, log_x, upto)
+    chosen, left_out = chosen[:SERIES_MAX], len(chosen) - SERIES_MAX
+    _ecdf_panel(ax, chosen, _empties(chosen, unit), unit, log_x, upto, left_out)
     if isinstance(results, Results):
-        ax.set_title(f"{printable(results.name)}: ECDF of each method's runs", fontsize="medium")
+        ax.set_title(f"{name(results.name)}: ECDF of each method's runs", fontsize="medium", **PLAIN)
     _legend_outside(ax, ncol=2 if len(chosen) > 14 else 1)
     return ax
 
@@ -462,15 +569,13 @@ def _panels(chosen: list[BenchResult]) -> list[tuple[str, list[BenchResult]]]:
     (``SLOW_PANEL``), so that a trapped SIDT's thousands of ticks do not squeeze a
     2-tick difference between instructions against the axis; a part of more than
     ``_PANEL_MAX`` split evenly ("models, 1 of 2")."""
-    by_group: dict[str, list[BenchResult]] = {}
+    by_group: dict[tuple[str, bool], list[BenchResult]] = {}
     for r in chosen:
-        by_group.setdefault(method_group(r), []).append(r)
+        by_group.setdefault((method_group(r), is_slow(r)), []).append(r)
     panels = []
     for group in (*GROUPS, _OTHER):
-        members = by_group.get(group, [])
-        fast = [r for r in members if not is_slow(r)]
-        slow = [r for r in members if is_slow(r)]
-        for title, part in ((group, fast), (SLOW_PANEL.format(group=group), slow)):
+        for title, slow in ((group, False), (SLOW_PANEL.format(group=group), True)):
+            part = by_group.get((group, slow), [])
             if part:
                 pieces = -(-len(part) // _PANEL_MAX)
                 for i in range(pieces):
@@ -492,7 +597,8 @@ def ecdf_groups(
     library calls, models, kernel entries and comparison costs, then any others), the
     group's trap- and system-call-scale methods (:func:`is_slow`) on a panel of their own,
     at most 10 methods to a panel so that each curve has its own colour; each panel has
-    the pooled empty sequence dashed, its own x axis, and its legend to its right."""
+    the pooled empty sequence dashed, its own x axis, and its legend to its right. At most
+    :data:`ECDF_PANELS_MAX` panels are drawn; the title says how many methods were left out."""
     unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     _check_options(None, log_x)
@@ -500,25 +606,29 @@ def ecdf_groups(
     chosen = _bench_results(results, methods)
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
-    return _grouped_figure(chosen, printable(results.name) if isinstance(results, Results) else None,
+    return _grouped_figure(chosen, name(results.name) if isinstance(results, Results) else None,
                            unit, log_x, upto, ncols)
 
 
-def _grouped_figure(chosen: list[BenchResult], name: str | None, unit: str, log_x: bool | None,
+def _grouped_figure(chosen: list[BenchResult], title: str | None, unit: str, log_x: bool | None,
                     upto: float, ncols: int) -> Figure:
     panels = _panels(chosen)
+    panels, left_out = panels[:ECDF_PANELS_MAX], sum(len(m) for _, m in panels[ECDF_PANELS_MAX:])
     ncols = min(ncols, len(panels))
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(7.6 * ncols, 3.6 * nrows),
                              layout="constrained", squeeze=False)
-    pooled = np.concatenate([_convert(r, r.empty, unit) for r in chosen])
-    for ax, (title, members) in zip(axes.flat, panels):
+    pooled = _empties([r for _, members in panels for r in members], unit)
+    for ax, (panel, members) in zip(axes.flat, panels):
         _ecdf_panel(ax, members, pooled, unit, log_x, upto)
-        ax.set_title(title, fontsize="medium")
+        ax.set_title(panel, fontsize="medium", **PLAIN)
         _legend_outside(ax)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle(f"{name + ': ' if name else ''}ECDF of each method's runs, by kind of method")
+    text = f"{title + ': ' if title else ''}ECDF of each method's runs, by kind of method"
+    if left_out > 0:
+        text += "\n" + more(left_out, "methods", f"{ECDF_PANELS_MAX} panels", _CHOOSE)
+    fig.suptitle(text, **PLAIN)
     return fig
 
 
@@ -532,21 +642,29 @@ def _check_upto(upto: object) -> None:
         raise ValueError(f"upto must be a quantile in (0, 1], not {upto}")
 
 
-def _finish_ecdf_axis(ax: Axes, curves: list[np.ndarray], unit: str, log: bool, upto: float,
-                      step: float = 0.0) -> None:
-    low = min(float(c.min()) for c in curves)
+def _draw_ecdfs(ax: Axes, curves: Sequence[tuple[Curve, dict[str, Any]]], unit: str, log: bool,
+                upto: float, step: float = 0.0) -> None:
+    """Each curve's ECDF (a step plot with the keywords beside it), on an x axis from the
+    smallest run to past the step that holds the largest `upto` quantile."""
+    low = min(c.low for c, _ in curves)
     # The x axis ends past the step that holds the `upto` quantile, not on it:
     # the last rise of each curve stays inside the axes.
-    high = max(float(np.quantile(c, upto, method="inverted_cdf")) for c in curves)
+    high = max(c.high if upto == 1 else quantile(c, upto) for c, _ in curves)
     if log:
-        _log_x(ax, low, high)
-        ax.set_xlim(low / 1.15, high * max(1.15, 1 + step / high if high > 0 else 1.15))
+        left, right = low / 1.15, high * max(1.15, 1 + step / high if high > 0 else 1.15)
     else:
         pad = step if step > 0 else (0.04 * (high - low) or 1.0)
-        ax.set_xlim(low - pad, high + pad)
-        _step_grid(ax, step, low - pad, high + pad)
+        left, right = low - pad, high + pad
+    for curve, style in curves:
+        x, y = ecdf_points(curve, low, right, log)
+        ax.step(x, y, where="post", **style)
+    if log:
+        _log_x(ax, low, high)
+    ax.set_xlim(left, right)
+    if not log:
+        _round_ticks(ax, step, left, right, unit == "ticks")
     clipped = "" if upto == 1 else f", up to the {upto:.3g} quantile"
-    ax.set_xlabel(UNITS[unit] + (", log scale" if log else "") + clipped)
+    ax.set_xlabel(UNITS[unit] + (", log scale" if log else "") + clipped, **PLAIN)
     ax.set_ylabel("fraction of runs <= x")
     ax.set_ylim(0, 1.005)
 
@@ -568,8 +686,13 @@ def ecdf_machines(
     machines are different units, so prefer ns or cycles. Machines where
     `method` was not measured are listed in the legend as such. `upto`
     ends the x axis as in :func:`ecdf`; a linear axis has its major ticks
-    on the counter's step (the coarsest of the machines', in `unit`).
-    ``legend=False`` leaves the legend to the caller (labels stay on the lines).
+    on round values of `unit`, its minor ticks on the counter's step (the
+    coarsest of the machines', in `unit`). ``legend=False`` leaves the
+    legend to the caller (labels stay on the lines, names from the files as
+    they are: draw them with ``parse_math=False``, as the plots' own legends
+    are, e.g. through ``fastcpu._plot_text.plain(*legend.get_texts())``). At most
+    :data:`SOURCES_MAX` sources are drawn; the legend says how many more
+    there were.
     """
     unit = check_unit(unit)
     if not isinstance(method, str):
@@ -579,24 +702,28 @@ def ecdf_machines(
     if not isinstance(legend, bool):
         raise TypeError(f"legend must be a bool, not {type(legend).__name__}")
     loaded = _check_sources(sources)
+    loaded, left_out = loaded[:SOURCES_MAX], len(loaded) - SOURCES_MAX
     present = [res[method] for res in loaded if method in res]
     if not present:
-        raise ValueError(f"{method!r} was measured on none of these machines")
+        raise ValueError(f"{method!r} was measured on none of these machines"
+                         + (f" (the first {SOURCES_MAX} drawn)" if left_out > 0 else ""))
     if ax is None:
         _, ax = plt.subplots(figsize=(8.5, 4.5), layout="constrained")
     log = any(is_slow(r) for r in present) if log_x is None else log_x
     curves = []
     for res, color in zip(loaded, _colors(len(loaded))):
         if method not in res:
-            ax.plot([], [], " ", label=f"{printable(res.name)}: not measured")
+            ax.plot([], [], " ", label=f"{name(res.name)}: not measured")
             continue
         r = res[method]
-        curves += [_convert(r, r.raw, unit), _convert(r, r.empty, unit)]
-        _ecdf(ax, curves[-2], color=color, label=printable(res.name))
-        _ecdf(ax, curves[-1], color=color, linestyle="--", linewidth=1)
+        scale = _scale(r, unit)
+        curves += [(Curve([(r.raw, scale)]), {"color": color, "label": name(res.name)}),
+                   (Curve([(r.empty, scale)]), {"color": color, "linestyle": "--", "linewidth": 1})]
+    _draw_ecdfs(ax, curves, unit, log, upto, _step(present, unit))
     ax.plot([], [], "--", color="0.4", linewidth=1, label="dashed: its empty sequence")
-    _finish_ecdf_axis(ax, curves, unit, log, upto, _step(present, unit))
-    ax.set_title(printable(method), fontsize="medium")
+    if left_out > 0:
+        ax.plot([], [], " ", label=more(left_out, "sources", f"{SOURCES_MAX}", "pass fewer sources (files)"))
+    ax.set_title(name(method), fontsize="medium", **PLAIN)
     if legend:
         _legend_outside(ax)
     return ax
@@ -610,18 +737,22 @@ def machines(
     ncols: int = 3,
 ) -> Figure:
     """A grid of :func:`ecdf_machines`, one panel per method measured on any of the sources,
-    with one legend at the top."""
+    with one legend at the top: at most :data:`PANELS_MAX` panels of :data:`SOURCES_MAX`
+    sources each, the legend saying how many more there were."""
     unit = check_unit(unit)
     ncols = _check_ncols(ncols)
     methods = _check_methods(methods)
     loaded = _check_sources(sources)
+    loaded, sources_left_out = loaded[:SOURCES_MAX], len(loaded) - SOURCES_MAX
     if methods is None:
         methods = list(dict.fromkeys(m for res in loaded for m in res))
     if not methods:
         raise ValueError("nothing to plot: no method measured")
     for m in methods:
         if not any(m in res for res in loaded):
-            raise ValueError(f"{m!r} was measured on none of these machines")
+            raise ValueError(f"{m!r} was measured on none of these machines"
+                             + (f" (the first {SOURCES_MAX} drawn)" if sources_left_out > 0 else ""))
+    methods, methods_left_out = methods[:PANELS_MAX], len(methods) - PANELS_MAX
     ncols = min(ncols, len(methods))
     nrows = -(-len(methods) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols, 3.4 * nrows),
@@ -632,16 +763,22 @@ def machines(
         ax.set_visible(False)
     # One legend for the grid, at its top: every panel has the same sources.
     colors = _colors(len(loaded))
-    handles = [Line2D([], [], color=c, label=printable(res.name)) for res, c in zip(loaded, colors)]
+    handles = [Line2D([], [], color=c, label=name(res.name)) for res, c in zip(loaded, colors)]
     handles.append(Line2D([], [], color="0.4", linestyle="--", linewidth=1,
                           label="dashed: its empty sequence"))
     n = len(loaded)
+    title = (f"each method across {n} source{'s' if n != 1 else ''} "
+             f"(machines, or one machine at different times): ECDF of runs")
+    for left_out, what, most, hint in (
+            (sources_left_out, "sources", f"{SOURCES_MAX}", "pass fewer sources (files)"),
+            (methods_left_out, "methods", f"{PANELS_MAX} panels", _CHOOSE)):
+        if left_out > 0:
+            title += "\n" + more(left_out, what, most, hint)
     # The title heads the legend: a suptitle and an "outside upper" legend
     # would be laid out on top of each other.
-    fig.legend(handles=handles, loc="outside upper center", ncol=min(2, len(handles)), frameon=False,
-               title=f"each method across {n} source{'s' if n != 1 else ''} "
-                     f"(machines, or one machine at different times): ECDF of runs",
-               title_fontproperties={"size": "large"})
+    legend = fig.legend(handles=handles, loc="outside upper center", ncol=min(2, len(handles)),
+                        frameon=False, title=title, title_fontproperties={"size": "large"})
+    plain(*legend.get_texts(), legend.get_title())
     return fig
 
 
@@ -675,9 +812,13 @@ def published(
     with its 95% interval as an error bar (colour and shape per source),
     each at its own height in the row so that none hides another. The x
     axis is symmetric-log (linear within 1 of 0), which shows 0 and the
-    small negative estimates of the cheapest sequences.
+    small negative estimates of the cheapest sequences. At most
+    :data:`SERIES_MAX` methods, published series (a machine in one post)
+    and :data:`SOURCES_MAX` sources are drawn; the legend says how many
+    more there were.
     """
     loaded = _check_sources(sources)
+    loaded, sources_left_out = loaded[:SOURCES_MAX], len(loaded) - SOURCES_MAX
     methods = _check_methods(methods)
     if figures is not None and not isinstance(figures, (str, os.PathLike)):
         raise TypeError(f"figures must be a CSV path or None, not {type(figures).__name__}")
@@ -694,6 +835,7 @@ def published(
     if not order:
         raise ValueError("nothing to plot: no method with a published figure was measured "
                          "in these sources")
+    order, methods_left_out = order[:SERIES_MAX], len(order) - SERIES_MAX
     # value per (method, unit, published series), each once (a row posted twice counts once);
     # a series is one machine in one post: the same machine in two posts (dean gaudet's
     # P4 in take 2 and in the follow-up of 01-08) is two series, told apart by the fill
@@ -707,6 +849,8 @@ def published(
             values.append(v)
     pub_series = list(dict.fromkeys((row["machine"], _post(row)) for row in matched
                                     if row["fastcpu_method"] in order))
+    pub_series, series_left_out = pub_series[:SERIES_MAX], len(pub_series) - SERIES_MAX
+    drawn = set(pub_series)
     pub_machines = list(dict.fromkeys(m for m, _ in pub_series))
     # published: black, a shape per machine, open for its first post, then filled, half...;
     # measured: coloured, filled shapes
@@ -720,7 +864,7 @@ def published(
                              layout="constrained", sharey=True)
     for ax, unit in zip(axes, ("core_cycles", "ns")):
         for y, method in enumerate(order):
-            here = pub.get((method, unit), {})
+            here = {k: v for k, v in pub.get((method, unit), {}).items() if k in drawn}
             slots = len(here) + len(loaded)
             offsets = (np.arange(slots) - (slots - 1) / 2) * min(0.8 / max(slots - 1, 1), 0.16)
             for k, ((machine, post), values) in enumerate(here.items()):
@@ -740,25 +884,37 @@ def published(
                 bars.lines[0].set_gid(f"measured|{method}|{printable(res.name)}")
         ax.set_xscale("symlog", linthresh=1)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_xlabel(UNIT_TABLE[unit].words + " per call, symmetric log scale")
+        ax.set_xlabel(UNIT_TABLE[unit].words + " per call, symmetric log scale", **PLAIN)
         ax.set_title("figures published in core cycles" if unit == "core_cycles"
-                     else "figures published in ns or us", fontsize="medium")
+                     else "figures published in ns or us", fontsize="medium", **PLAIN)
         ax.grid(axis="x", alpha=0.3)
         for y in range(len(order) - 1):
             ax.axhline(y + 0.5, color="0.85", linewidth=0.6)
-    axes[0].set_yticks(range(len(order)), order)
+    axes[0].set_yticks(range(len(order)))
     axes[0].set_ylim(len(order) - 0.5, -0.5)
-    axes[0].set_ylabel("method")
+    # Each row's method: a text of ours (plain), not a tick label, which matplotlib
+    # may rebuild at any draw with the default text properties.
+    axes[0].tick_params(axis="y", labelleft=False)
+    for y, method in enumerate(order):
+        axes[0].annotate(name(method), xy=(0, y), xycoords=axes[0].get_yaxis_transform(), xytext=(-5, 0),
+                         textcoords="offset points", ha="right", va="center", gid="method", **PLAIN)
     several = {m for m in pub_machines if sum(mm == m for mm, _ in pub_series) > 1}
     handles = [Line2D([], [], marker=shape[m], color="black", fillstyle=fill[(m, p)],
                       markerfacecoloralt="white", linestyle="none",
-                      label=f"published: {m}" + (f" ({p})" if m in several else ""))
+                      label=f"published: {name(m)}" + (f" ({name(p)})" if m in several else ""))
                for m, p in pub_series]
     handles += [Line2D([], [], marker=_MARKERS[i % len(_MARKERS)], color=c, alpha=0.75,
-                       label=f"{printable(res.name)}: estimate \u00b1 95% interval")
+                       label=f"{name(res.name)}: ESTIMATE \u00b1 95% interval")
                 for i, (res, c) in enumerate(zip(loaded, colors))]
+    title = "Published figures against each source's ESTIMATE, per call"
+    for left_out, what, most, hint in (
+            (methods_left_out, "methods", f"{SERIES_MAX} rows", _CHOOSE),
+            (series_left_out, "published series", f"{SERIES_MAX}", "give a shorter figures= CSV"),
+            (sources_left_out, "sources", f"{SOURCES_MAX}", "pass fewer sources (files)")):
+        if left_out > 0:
+            title += "\n" + more(left_out, what, most, hint)
     # The title heads the legend (see machines()).
-    fig.legend(handles=handles, loc="outside upper center", ncol=3, frameon=False, fontsize="small",
-               title="Published figures against each source's recommended estimate, per call",
-               title_fontproperties={"size": "large"})
+    legend = fig.legend(handles=handles, loc="outside upper center", ncol=3, frameon=False,
+                        fontsize="small", title=title, title_fontproperties={"size": "large"})
+    plain(*legend.get_texts(), legend.get_title())
     return fig

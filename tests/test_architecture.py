@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",
                  "_machine_results"]),
     ("measuring", ["_measurement", "_selftest", "_bench", "_measure", "_instrument"]),
-    ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "plot"]),
+    ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
+                            "plot"]),
     ("CLI and front door", ["_progress", "_cli", "__main__", "types", "limits", "__init__"]),
 ]
 ORDER = [m for _, modules in LAYERS for m in modules]

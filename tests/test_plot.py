@@ -97,8 +97,16 @@ def test_ecdf_overlays_methods_and_the_empty_floor(results):
     for line in ax.lines:
         y = np.asarray(line.get_ydata())
         assert np.all(np.diff(y) >= 0) and y[-1] == pytest.approx(1.0)
-    x = np.asarray(ax.lines[2].get_xdata())
-    np.testing.assert_allclose(np.sort(results["trap"].raw) / 2.6, x)  # ticks -> ns at 2.6 GHz
+    # from 0 at the smallest run, a step at every distinct value up to the axis's end (then
+    # the largest), to the fraction of runs at or below it (ticks -> ns at 2.6 GHz)
+    values, n = np.unique(results["trap"].raw, return_counts=True)
+    x, y = np.asarray(ax.lines[2].get_xdata()), np.asarray(ax.lines[2].get_ydata())
+    assert x[0] == pytest.approx(values[0] / 2.6) and y[0] == 0
+    x, y = x[1:], y[1:]
+    shown = np.searchsorted(values / 2.6, ax.get_xlim()[1], side="right")
+    assert shown < x.size <= shown + 2 and x[-1] == pytest.approx(values[-1] / 2.6)
+    np.testing.assert_allclose(x[:shown], values[:shown] / 2.6)
+    np.testing.assert_allclose(y[:shown], np.cumsum(n)[:shown] / n.sum())
     assert ax.get_xscale() == "log"  # a trap and a fast method: spans > 5x
     assert "ns per run" in ax.get_xlabel()
     assert_units(ax)
@@ -150,6 +158,21 @@ def test_real_results_plot(tmp_path):
 def test_bad_arguments(results, call, exc, match):
     with pytest.raises(exc, match=match):
         call(results)
+
+
+def test_a_unit_the_result_has_no_figures_in_is_refused_with_the_reason():
+    # core cycles are NaN while the clock's rulers disagree: said, not an axis of NaN
+    clock = fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=2, cycles_per_tick=float("nan"))
+    r = fastcpu.BenchResult.from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
+                                        raw=np.full(50, 80), empty=np.full(50, 60), migrated=np.zeros(50, bool),
+                                        clock=clock, caveats=("the rulers disagree",))
+    for call in (lambda: plot.counts(r, unit="cycles"), lambda: plot.ecdf([r], unit="cycles"),
+                 lambda: plot.ecdf_machines([fastcpu.Results({"gdt": r}, {}, clock, "lfence", "d")], "gdt",
+                                            unit="cycles")):
+        with pytest.raises(ValueError, match=r"'gdt' has no figures in core cycles \(the rulers disagree\): "
+                                             "plot it in ticks or ns"):
+            call()
+    assert plot.counts(r, unit="ns").get_xlabel().startswith("ns per run")
 
 
 def test_plot_never_selects_a_backend():
@@ -310,7 +333,7 @@ def test_many_curves_on_one_panel_keep_distinct_colours(every_method):
     assert len(colors) == len(CATALOG) > 20 and len(set(colors)) == len(colors)
 
 
-ESTIMATE = re.compile(r"estimate (-?\d+(?:\.(\d+))?) \u00b1 (\d+(?:\.\d+)?) (ticks|ns|core cycles)")
+ESTIMATE = re.compile(r"ESTIMATE (-?\d+(?:\.(\d+))?) \u00b1 (\d+(?:\.\d+)?) (ticks|ns|core cycles)")
 
 
 @pytest.mark.parametrize("unit, attr, label", [("ticks", "", "TSC ticks per run"),
@@ -362,18 +385,29 @@ def major_ticks_in_view(ax):
     return [t for t in ax.get_xticks() if low <= t <= high]
 
 
-def assert_on_step_grid(ax, step):
+def assert_on_round_values(ax, step):
+    """Major ticks on round values of the unit (multiples of 1, 2 or 5 times a power of ten);
+    minor ticks, where drawn, on multiples of the counter's step."""
+    ax.figure.canvas.draw()
     ticks = major_ticks_in_view(ax)
-    assert 2 <= len(ticks) <= 8, ticks
-    multiples = np.asarray(ticks) / step
+    assert 2 <= len(ticks) <= 9, ticks
+    spacing = float(np.diff(ticks).min())
+    mantissa = spacing / 10 ** math.floor(math.log10(spacing))
+    assert min(abs(mantissa - m) for m in (1, 2, 5, 10)) < 1e-6, (ticks, spacing)
+    multiples = np.asarray(ticks) / spacing
     np.testing.assert_allclose(multiples, np.round(multiples), atol=1e-6)
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert labels and all(re.fullmatch(r"-?\d+(\.\d)?", t.replace("\u2212", "-")) for t in labels), labels
+    low, high = ax.get_xlim()
+    minor = [t for t in ax.xaxis.get_minorticklocs() if low <= t <= high]
+    np.testing.assert_allclose(np.asarray(minor) / step, np.round(np.asarray(minor) / step), atol=1e-6)
 
 
-def test_linear_axes_put_major_ticks_on_the_counter_step(results):
+def test_linear_axes_put_major_ticks_on_round_values_minor_ticks_on_the_counter_step(results):
     r = results["fast"]
-    assert_on_step_grid(plot.counts(r, tail=0), STEP)
-    assert_on_step_grid(plot.counts(r, unit="cycles", tail=0), STEP * CLOCK.cycles_per_tick)
-    assert_on_step_grid(plot.ecdf(results, ["fast"], unit="ns"), STEP * 1e9 / CLOCK.tsc_hz)
+    assert_on_round_values(plot.counts(r, tail=0), STEP)
+    assert_on_round_values(plot.counts(r, unit="cycles", tail=0), STEP * CLOCK.cycles_per_tick)
+    assert_on_round_values(plot.ecdf(results, ["fast"], unit="ns"), STEP * 1e9 / CLOCK.tsc_hz)
 
 
 def test_machines_grid_legend_on_top_ticks_on_the_step_axis_past_the_last_step(results):
@@ -391,18 +425,24 @@ def test_machines_grid_legend_on_top_ticks_on_the_step_axis_past_the_last_step(r
     fast = panels[0]
     assert fast.get_title() == "fast" and fast.get_xscale() == "linear"
     step = max(STEP * 1e9 / CLOCK.tsc_hz, 24.5 * 1e9 / other_clock.tsc_hz)
-    assert_on_step_grid(fast, step)
+    assert_on_round_values(fast, step)
     # the axis ends past the step holding the 0.995 quantile of every curve
-    for line in fast.lines:
-        x = np.asarray(line.get_xdata())
-        if x.size:
-            q = np.quantile(x, 0.995, method="inverted_cdf")
+    for res in (results, other):
+        r = res["fast"]
+        for runs in (r.raw, r.empty):
+            q = np.quantile(r.units.convert(runs.astype(float), "ns"), 0.995, method="inverted_cdf")
             assert fast.get_xlim()[1] >= q + 0.5 * step
 
 
 def published_rows():
     with open(fastcpu.__path__[0] + "/published_figures.csv", newline="") as f:
         return list(csv.DictReader(f))
+
+
+def row_names(ax):
+    """The method each row of a published() panel names, top to bottom."""
+    return [t.get_text() for t in sorted((t for t in ax.texts if t.get_gid() == "method"),
+                                         key=lambda t: t.xy[1])]
 
 
 @pytest.fixture(scope="module")
@@ -419,7 +459,7 @@ def test_published_plots_each_published_figure_against_each_machine_estimate(two
     cycles, ns = fig.axes
     assert "Published" in fig.legends[0].get_title().get_text()
     # one row per method with a published figure, in the CSV's order
-    assert [t.get_text() for t in cycles.get_yticklabels()] == ["gdt", "rseq", "syscall"]
+    assert row_names(cycles) == ["gdt", "rseq", "syscall"]
     assert "core cycles per call" in cycles.get_xlabel() and "ns per call" in ns.get_xlabel()
     by_gid = {(ax, line.get_gid()): line for ax in (cycles, ns) for line in ax.lines if line.get_gid()}
     for row in published_rows():
@@ -464,7 +504,7 @@ def test_published_tells_one_machines_posts_apart():
 
 def test_published_takes_methods_and_a_csv(two_machines, tmp_path):
     fig = plot.published(two_machines, ["syscall"])
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["syscall"]
+    assert row_names(fig.axes[0]) == ["syscall"]
     mine = tmp_path / "mine.csv"
     mine.write_text("source,machine,fastcpu_method,value,unit\nme,box,gdt,7,ns\n")
     fig = plot.published(two_machines, figures=mine)

@@ -113,7 +113,7 @@ def test_the_figures_draw_what_the_readme_says():
         here = __import__("fastcpu").load(figures.HOST_FILE)
         counts = [ax for ax in drawn["counts.png"].axes if ax.get_title()]
         assert [ax.get_title().split(":")[0] for ax in counts] == figures.COUNT_METHODS
-        assert all("estimate" in ax.get_title() for ax in counts)
+        assert all("ESTIMATE" in ax.get_title() for ax in counts)
         # a panel per kind of method present, titled by kind, its trap-scale methods apart
         plot = __import__("fastcpu").plot
         titles = {ax.get_title().split(",")[0] for ax in drawn["ecdf.png"].axes if ax.get_title()}
