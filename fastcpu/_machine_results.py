@@ -829,7 +829,7 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock, written_
     if cpu is not None:
         cpu = rd.bounded(entry, "cpu", 0, CPU_NUMBER_MAX - 1, where)
     try:
-        r = _bench_result_of(rd, entry, where, method, unroll, cpu, runs, clock)
+        r = _bench_result_of(rd, entry, where, method, unroll, cpu, runs, clock, written_by, version)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ResultFileError):
             raise
@@ -844,7 +844,7 @@ def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock, written_
 
 
 def _bench_result_of(rd: Reader, entry: dict[str, Any], where: str, method: str, unroll: int, cpu: int | None,
-                     runs: int, clock: Clock) -> BenchResult:
+                     runs: int, clock: Clock, written_by: str, version: int) -> BenchResult:
     """The entry's BenchResult, each field read and checked; what
     from_arrays() refuses besides is the caller's to name."""
     if entry.get("cycles_per_tick", 0) is None and (entry.get("harness_bias_core_cycles")
