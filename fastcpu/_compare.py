@@ -70,12 +70,14 @@ UNITS = {u.name: u.words for u in UNIT_TABLE.values()}
 #: core cycle (folded at rename above 1.25; NaN: not recorded, files before
 #: fastcpu 0.5).
 MACHINE_COLUMNS = ("tsc_hz", "tsc_step_ticks", "clock_core_cycles_per_tick", "immediate_adds_per_core_cycle")
-#: Each result's own: the runs its ESTIMATE rests on, its estimator, whether it
+#: Each result's own: its method's kind as its file has it (``'method'``,
+#: ``'model'``, ``'chain'``; '' for a user function), the runs its ESTIMATE rests on, its estimator, whether it
 #: stands out from the empty sequence (False: its ESTIMATE is a bound, from 0 to
 #: estimate_ci_high, BenchResult.resolved), the core
 #: cycles per TSC tick it converts with, and the harness bias subtracted from
 #: its ESTIMATE (core cycles; 0: none, see ``Results.selftest``).
-RESULT_COLUMNS = ("runs_used", "estimator", "migrations", "resolved", "cycles_per_tick", "harness_bias_core_cycles")
+RESULT_COLUMNS = ("kind", "runs_used", "estimator", "migrations", "resolved", "cycles_per_tick",
+                  "harness_bias_core_cycles")
 COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "source") + RESULT_COLUMNS + MACHINE_COLUMNS + tuple(
     c for unit in UNITS for s in shown_in("compare") for c in s.columns(unit)
 )
@@ -209,7 +211,7 @@ class ComparisonTable(Sequence[dict]):
         shown = _display.printable  # names from files, as every other view shows them
         groups = [("", 1)] + [(shown(name) + (" (baseline)" if side.ratios and i == 0 else ""), per)
                               for i, name in enumerate(side.machines)]
-        models = _models()
+        models = _models(self.rows)
         rows = [[shown(method) + (MODEL_MARK if method in models else ""), *(c for k in range(len(side.machines))
                            for c in ([side.cells[i][k]] + ([side.ratios[i][k]] if side.ratios else [])))]
                 for i, method in enumerate(side.methods)]
@@ -249,11 +251,11 @@ MODEL_NOTE = ("(model): a C model of a historical or proposed implementation, ti
               "not a way a process has (fastcpu.methods(), kind 'model')")
 
 
-def _models() -> set[str]:
-    """The catalog's models (kind 'model'): not ways a process has."""
-    from ._methods import methods
-
-    return {m.name for m in methods() if m.kind == "model"}
+def _models(rows: Sequence[dict[str, Any]]) -> set[str]:
+    """The methods the rows' own files call models (kind 'model'): not ways a
+    process has. From each result's catalog row, as its file has it, never
+    the reading machine's catalog (which a machine without the C core lacks)."""
+    return {str(r["method"]) for r in rows if r.get("kind") == "model"}
 
 
 def _correction_words(rows: list[dict[str, Any]]) -> str:
@@ -283,7 +285,9 @@ def _rows(results: Results, confidence: float, source: str) -> list[dict[str, An
     for r in results.values():
         row: dict[str, Any] = _Row({
             "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
-            "serialize": r.serialize, "source": source, "runs_used": r.runs_used, "estimator": r.estimator,
+            "serialize": r.serialize, "source": source,
+            "kind": r.catalog_row.kind if r.catalog_row is not None else "",
+            "runs_used": r.runs_used, "estimator": r.estimator,
             "migrations": r.migrations, "resolved": r.resolved, "cycles_per_tick": float(r.cycles_per_tick),
             "harness_bias_core_cycles": float(r.harness_bias_core_cycles),
             **_machine_facts(results),
@@ -517,7 +521,7 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     ratio_w = max([len(ratio_head)] + [len(c) for r in ratio_cells for c in r])
     group_w = est_w + (2 + ratio_w if ratios else 0)
     # names come from files: a terminal gets them through printable(); models marked
-    models = _models()
+    models = _models(rows)
     shown = {name: _display.printable(name) for name in machines}
     shown.update({name: _display.printable(name) + (MODEL_MARK if name in models else "") for name in methods})
     method_w = max([len("METHOD")] + [len(shown[t]) for t in methods])
@@ -573,7 +577,7 @@ def _own_rulers_words(rows: list[dict[str, Any]], clock_cpt: float) -> str:
 def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
     """A row per machine and method: runs, unroll, the seed's figures (BEST,
     MEDIAN) and the cost figure (ESTIMATE) with its interval."""
-    models = _models()
+    models = _models(rows)
 
     def shown(name: object, method: bool = False) -> str:
         return _display.printable(name) + (MODEL_MARK if method and name in models else "")

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import _core, _norseq
+from ._locks import cached_property
 from ._catalog_rows import ALIASES, CatalogRow, canonical_name
 from ._chains import chain_methods
 
@@ -62,7 +63,7 @@ class MethodInfo:
         if not self.code_of:
             object.__setattr__(self, "code_of", self.name)
 
-    @functools.cached_property
+    @cached_property
     def catalog_row(self) -> CatalogRow:
         """What a result of this method carries of its row into a file
         (kind, role, encoding, description): the words every reader of the

@@ -279,8 +279,7 @@ def _estimate_text(r: BenchResult, unit: str) -> str:
     to the precision the interval allows (:func:`fastcpu._plot_text.with_interval`)."""
     cost = statistic("estimate")  # the cost figure, as everywhere
     value, half = cost.value(r, unit), cost.half_width(r, unit)
-    words = {"ns": "ns", "core_cycles": "core cycles"}.get(
-        unit, "ticks" if r.counter == "tsc" else "PMU cycles")
+    words = UNIT_TABLE[unit].words if unit != "ticks" else ("ticks" if r.counter == "tsc" else "PMU cycles")
     if not math.isfinite(half):
         return f"ESTIMATE {value:.3g} {words} (no interval: too few runs)"
     return f"ESTIMATE {with_interval(value, half)} {words}"

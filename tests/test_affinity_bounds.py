@@ -50,7 +50,7 @@ ENTRY_POINTS = {
     "selftest(cpu=)": ("PROBLEM = fastcpu.selftest(runs=100, rounds=1, serialize='lfence', paths=('inline',), "
                        "cpu=C).problem", "pins"),
     "read()": ("fastcpu.read('syscall'); fastcpu.read_raw('gdt')", "may"),
-    "machine_info()": ("from fastcpu._machine import machine_info; machine_info()", "may"),
+    "machine_info()": ("from fastcpu._machine_info import machine_info; machine_info()", "may"),
     "CLI run": ("from fastcpu._cli import main; main(['run', '--runs', '20', '--methods', 'gdt', '--out', '-'])",
                 "may"),
     "CLI run --cpu": ("from fastcpu._cli import main; "
