@@ -68,7 +68,7 @@ FALSEHOODS = {
         (r"within half a tick: median, paired_mean, unroll\.", "within half a tick: none."),
         (r"(costs less than one step: \S+ ticks by the paired mean, )(\S+)", r"\g<1>0.01"),
         (r"On \S+ family \d+ model \d+,", "On SomeVendor family 1 model 2,"),
-        (r"leaving out (\d+) pairs", lambda m: f"leaving out {int(m.group(1)) + 3} pairs"),
+        (r"leaving out (\d+) pairs", lambda m: f"leaving out {3 if m.group(1) == '0' else 0} pairs"),
         (r"(\d+) of (\d+) held-out figures", lambda m: f"{int(m.group(1)) + 1} of {m.group(2)} held-out figures"),
         (r"\Z", "\nThis host is the fastest of every host measured so far.\n"),
         (r"(whose paired means read )(\S+) and", r"\g<1>\g<2> to \g<2> and"),
@@ -123,7 +123,16 @@ FALSEHOODS = {
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_a_false_sentence_fails_its_check(name):
-    text = printed(nbformat.read(NOTEBOOKS / name, as_version=4))
+    falsehoods_fail(name, printed(nbformat.read(NOTEBOOKS / name, as_version=4)))
+
+
+#: Recorded files on which every falsehood is tried as well (issue 29: an Intel host and an AMD host),
+#: in test_executes_against_a_result_file, as the committed outputs are tried above.
+RECORDED = ["intel-xeon-family6-model167-kvm-guest.json", "amd-epyc-family26-model2-kvm-guest.json"]
+
+
+def falsehoods_fail(name: str, text: str) -> None:
+    """Each of FALSEHOODS[name] that applies to `text` makes its check fail."""
     applied = 0
     for pattern, replacement in FALSEHOODS[name]:
         wrong, n = re.subn(pattern, replacement, text, count=1)
@@ -211,6 +220,8 @@ def test_executes_against_a_result_file(name, source, monkeypatch, request):
     assert head.group(6) == str(max(r.runs for r in res.values()))
     assert head.group(7).startswith(f"read from {path.name}, measured {res.date}")
     assert f"step {res.clock.tsc_step_ticks:.4g} ticks" in text
+    if source in RECORDED:  # a host where a sentence would be false fails: shown on an Intel and an AMD file
+        falsehoods_fail(name, text)
     if name == "this_machine.ipynb":  # what the file says of its clock, its self-test and its questions
         assert ("The core clock moved during the runs" in text) == (
             res.clock_motion is not None and (len(res.clock_motion.levels_core_cycles_per_tick) > 1
@@ -432,7 +443,9 @@ def check_noise_regimes(out: Output, step: float) -> None:
     # what the prose about the regimes says of them
     assert zen4[0] == 26, "the prose calls its treads 26 ticks"
     here = rows["this host"]  # step overhead jitter rate% length shadow
-    assert here[3] == 0 or here[4] >= here[1] - 2 * here[0] - 0.5, "interrupts are longer than the harness itself"
+    # NoiseModel.fit counts a run as interrupted beyond twice the median: rare and large, never jitter a
+    # few steps up (issue 29: "0.140%, 6 ticks" on a 2-tick counter); half the harness and a step at least
+    assert here[3] == 0 or here[4] >= max(here[0], here[1] / 2) - 0.5, "interrupts are jitter, not interrupts"
     heavy = rows["interrupt-heavy"]
     assert heavy[3] == 5 and heavy[4] >= 1000, "the prose: one run in twenty absorbs thousands of ticks"
 
@@ -764,7 +777,7 @@ def check_this_machine_selftest(out: Output, rows: dict) -> None:
 def check_this_machine_questions(out: Output, rows: dict) -> None:
     """Both questions (issue 26): each method's call alone as the seed table shows it beside its calls
     back to back, rdpid's two in one sentence, and each question's cheapest way named from the table."""
-    skipped = out.at_most_one(r"Not measured back to back: (\S+|these results) keep no calls back to back "
+    skipped = out.at_most_one(r"Not measured back to back: there are no calls back to back in (\S+|these results) "
                               r"\(a file written before fastcpu answered both questions\)\.")
     head = out.at_most_one(r"METHOD\s+one call alone\s+calls back to back\s+core cycles per call")
     assert (skipped is None) != (head is None)
