@@ -237,9 +237,11 @@ class NoiseModel:
         """A model of the harness fitted to the empty-sequence runs of a real result.
 
         step: the result's ``step`` (its counter's; ``tsc_step_ticks`` for the TSC). Runs longer than the median
-        plus ``max(2 * step, 5 * 1.4826 * MAD)`` (two steps, or five robust
-        standard deviations) count as interrupted: their share is the
-        interrupt rate, their mean excess the interrupt length. The rest
+        plus ``max(2 * step, 5 * 1.4826 * MAD, median)`` (two steps, five
+        robust standard deviations, or the harness's own length: an
+        interrupt is rare and large, and on a fine counter jitter a few
+        steps above the median is not one) count as interrupted: their share
+        is the interrupt rate, their mean excess the interrupt length. The rest
         give the overhead (their mean, unbiased under a random phase) and the
         jitter (their variance less the quantization's, ``step**2 f (1 - f)``
         with ``f`` the overhead's fraction of a step; exact when the jitter is
@@ -250,7 +252,7 @@ class NoiseModel:
         step = float(result.step)
         median = float(np.median(empty))
         mad = float(np.median(np.abs(empty - median)))
-        cut = median + max(2.0 * step, 5 * 1.4826 * mad)
+        cut = median + max(2.0 * step, 5 * 1.4826 * mad, median)
         body, tail = empty[empty <= cut], empty[empty > cut]
         overhead = float(body.mean())
         f = overhead / step - math.floor(overhead / step)
