@@ -494,6 +494,9 @@ def _side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float) ->
         return f"{mean:.2f}" if math.isnan(low) else f"{mean:.2f} +- {(high - low) / 2:.2f}"
 
     def ratio(machine: str, method: str) -> str:
+        rows_of = (by.get((machines[0], method)), by.get((machine, method)))
+        if any(r is not None and r.get("resolved") is False for r in rows_of):
+            return "-"  # a bound: no ratio to or of it
         base, value = estimate(machines[0], method), estimate(machine, method)
         # a ratio to nothing, or to an estimate at or below 0, says nothing
         if not (math.isfinite(base) and math.isfinite(value)) or base <= 0:
