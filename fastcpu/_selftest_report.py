@@ -43,8 +43,10 @@ GOAL_CYCLES = {"inline": 1.5, "user": 2.0}
 GOAL_PERCENT = {"inline": 1.0, "user": 2.0}
 GOAL_PERCENT_FROM_CYCLES = 100
 GOAL_COVERAGE = 0.90
-#: The conversion's goal: the add and imul rulers within this many percent
-#: of each other (issue 26: a clock hopping every 20 ms converted within 0.5%).
+#: The conversion's goal (issue 26: a clock hopping every 20 ms converted
+#: within 0.5%): the conversion takes the mean of the add and imul rulers, so
+#: it is off by at most half their disagreement, which must stay within this
+#: many percent.
 CONVERSION_GOAL_PERCENT = 0.5
 
 
@@ -147,10 +149,12 @@ class PathCheck:
 
     @property
     def conversion_failed(self) -> bool:
-        """Whether the two rulers read further apart than the conversion's
-        goal (CONVERSION_GOAL_PERCENT) during the verification: core cycles
-        cannot then be trusted to that goal, whatever the harness does."""
-        return self.rulers_apart_percent > CONVERSION_GOAL_PERCENT
+        """Whether the conversion may be off by more than its goal
+        (CONVERSION_GOAL_PERCENT) during the verification: it converts with
+        the mean of the two rulers, so by at most half their disagreement;
+        core cycles cannot then be trusted to that goal, whatever the harness
+        does."""
+        return self.rulers_apart_percent / 2 > CONVERSION_GOAL_PERCENT
 
     @property
     def floor_core_cycles(self) -> float:
@@ -182,8 +186,8 @@ class PathCheck:
         intervals' coverage."""
         out = []
         if self.conversion_failed:
-            out.append(f"conversion: the add and imul rulers read {self.rulers_apart_percent:.2f}% apart "
-                       f"(goal {CONVERSION_GOAL_PERCENT}%)")
+            out.append(f"conversion: the add and imul rulers read {self.rulers_apart_percent:.2f}% apart, "
+                       f"their mean off by up to half that (goal {CONVERSION_GOAL_PERCENT}%)")
         for who, why in (("conversion", "within the conversion's uncertainty"),
                          ("harness", "beyond the conversion's uncertainty")):
             names = [c.name for c in self.chains if c.failed_by == who]

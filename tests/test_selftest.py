@@ -400,3 +400,29 @@ def test_a_selftest_of_nothing_is_refused():
         fastcpu.selftest(serialize=())
     with pytest.raises(ValueError, match="paths must hold 'inline', 'user' or both"):
         fastcpu.selftest(paths=())
+
+
+def test_a_fail_says_which_part_failed():
+    from fastcpu._selftest_report import CONVERSION_GOAL_PERCENT
+
+    good = (ChainCheck("add_chain_16", 16.0, 0.3, 4, True, 4),)
+    # the rulers apart by more than twice the goal: the conversion fails, whatever the chains read
+    apart = PathCheck("inline", "lfence", -1.0, 0.5, {"add": -1.0}, good, rulers_apart_percent=2.5 * CONVERSION_GOAL_PERCENT)
+    assert not apart.passed and apart.failures()[0].startswith("conversion: the add and imul rulers")
+    assert PathCheck("inline", "lfence", -1.0, 0.5, {"add": -1.0}, good,
+                     rulers_apart_percent=1.5 * CONVERSION_GOAL_PERCENT).passed  # their mean within the goal
+    # a chain off by more than its goal and more than the conversion explains: the harness
+    harness = (ChainCheck("imul_chain_64", 192.0, 6.0, 4, False, 4, conversion_core_cycles=0.4),)
+    check = PathCheck("inline", "lfence", -1.0, 0.5, {"imul": -1.0}, harness)
+    assert check.failures() == ["harness: imul_chain_64 off the goal, beyond the conversion's uncertainty"]
+    # off the goal, but within what the conversion's uncertainty explains: the conversion
+    shaky = (ChainCheck("imul_chain_64", 192.0, 3.0, 4, False, 4, conversion_core_cycles=2.0),)
+    check = PathCheck("inline", "lfence", -1.0, 0.5, {"imul": -1.0}, shaky)
+    assert check.failures() == ["conversion: imul_chain_64 off the goal, within the conversion's uncertainty"]
+    assert "GOAL FAILS (conversion: imul_chain_64" in check.line()
+    # the zero and the resolution are reported
+    zero = PathCheck("inline", "lfence", -2.0, 0.5, {"add": -2.0}, good, zero_core_cycles=0.1,
+                     zero_ci95_core_cycles=0.2)
+    assert zero.resolution_core_cycles == pytest.approx(2.0 + 0.5 + 0.1 + 0.2)
+    assert "zero +0.10 +-0.20, resolves 2.8" in zero.line()
+    assert PathCheck.from_dict(zero.to_dict()) == zero
