@@ -463,7 +463,10 @@ def test_run_writes_a_230_byte_name_and_refuses_a_too_long_one_before_measuring(
     name = name_of(tmp_path, 230)
     p = no_traceback(cli("run", "--runs", "10", "--methods", "gdt", "--out", name, cwd=tmp_path))
     assert p.returncode == 0, p.stderr
-    assert os.listdir(tmp_path) == [name] and p.stderr == f"wrote {name}\n"
+    # the host may add its clock's calibration warning (a busy or moving core clock); nothing else
+    said = [line for line in p.stderr.splitlines()
+            if not line.startswith("fastcpu: warning: cycles_per_tick could not be calibrated cleanly")]
+    assert os.listdir(tmp_path) == [name] and said == [f"wrote {name}"]
     most = os.pathconf(tmp_path, "PC_NAME_MAX")
     for command in (["run", "--runs", "10", "--methods", "gdt"], ["plot", name]):
         p = no_traceback(cli(*command, "--out", name_of(tmp_path, most + 1, suffix=".png"), cwd=tmp_path))
