@@ -136,7 +136,12 @@ def test_machines_grid(results):
 def test_real_results_plot(tmp_path):
     res = fastcpu.measure(50, ["gdt", "syscall"])
     fig = plot.distributions(res)
-    assert fig.axes[1].get_xscale() == "log"  # syscall
+    # a system call's panel is on a log axis where its runs read 5x the empty ones or more: what
+    # this host measured decides (on the GenuineIntel family 6 model 167 guest the empty runs
+    # read 40-50 ticks, and syscall's median was now and then below 5x them)
+    panels = {axis.get_title().split(":", 1)[0]: axis for axis in fig.axes if axis.get_title()}
+    for name in ("gdt", "syscall"):
+        assert panels[name].get_xscale() == ("log" if plot.is_slow(res[name]) else "linear"), name
     fig.savefig(tmp_path / "real.png")
     assert (tmp_path / "real.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
