@@ -188,12 +188,13 @@ def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step
     migrated), warning with :class:`CalibrationWarning` when fewer than
     ``_CHAIN_CLEAN_MIN`` of either size are clean (a signal storm, a busy
     host). Where the core clock moved instead (`moved`: the turns whose
-    rulers agreed, :func:`clock_moved`), those turns at whatever level, with
-    no warning: that is the clock, not a disturbance, and every measurement
-    converts with ruler points of its own (``fastcpu._conversion``)."""
+    rulers agreed, :func:`clock_moved`, given for every ruler alike), those
+    turns at whatever level, with no warning: that is the clock, not a
+    disturbance, and every measurement converts with ruler points of its own
+    (``fastcpu._conversion``)."""
     singles, doubles = clean_samples(pairs)
     clean = min(len(singles), len(doubles))
-    if clean < _CHAIN_CLEAN_MIN and moved is not None:
+    if moved is not None:  # every ruler from the same turns, or the two would read different levels
         singles = [s for (s, _, _), ok in zip(pairs, moved) if ok]
         doubles = [d for (_, d, _), ok in zip(pairs, moved) if ok]
         clean = len(singles)
@@ -227,7 +228,11 @@ def measure_rulers(step_ticks: float = 1.0) -> Rulers:
     AuthenticAMD family 25 model 17 (Zen 4) guest."""
     _core.ruler_ticks("add", _RULER_BLOCKS["add"])  # warm up the core clock and caches
     pairs = _interleaved_pairs(_RULER_BLOCKS, _CHAIN_REPEATS)
-    moved = _moved(pairs, _RULER_BLOCKS)
+    # where a ruler has too few samples near its fastest and the clock moved, every ruler takes the
+    # turns whose rulers agreed: one ruler's fastest samples against the other's turns at every
+    # level would read the spread of the levels as a disagreement
+    short = any(min(map(len, clean_samples(pairs[r]))) < _CHAIN_CLEAN_MIN for r in ("add", "imul"))
+    moved = _moved(pairs, _RULER_BLOCKS) if short else None
     timings = {r: _timing_of(r, _RULER_BLOCKS[r], p, step_ticks, moved) for r, p in pairs.items()}
     return judge_rulers(timings["add"], timings["imul"], timings["immediate_add"])
 

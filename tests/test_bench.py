@@ -87,7 +87,11 @@ def test_units_convert_with_the_clock():
     # core cycles convert with the cycles per tick measured around the runs,
     # which the core clock may have moved from the first-use figure
     assert r.median_core_cycles == pytest.approx(r.median * r.cycles_per_tick)
-    assert r.cycles_per_tick == pytest.approx(clk.cycles_per_tick, rel=0.2)
+    # its own rulers, taken inside the measurement; near the first-use figure where that is known
+    # (a process that started on a loaded host may have none: the measurement's own still stands)
+    assert 0 < r.cycles_per_tick < 1e3
+    if clk.cycles_per_tick == clk.cycles_per_tick:
+        assert r.cycles_per_tick == pytest.approx(clk.cycles_per_tick, rel=0.2)
 
 
 def test_syscall_costs_more_than_a_user_mode_read():

@@ -331,7 +331,10 @@ def test_a_reader_gone_from_stdout_is_status_141_in_silence(files, view):
 
 def test_a_reader_gone_from_stdout_of_run_out_dash(tmp_path):
     rc, err = with_a_broken("stdout", "run", "--runs", "10", "--methods", "gdt", "--out", "-", cwd=tmp_path)
-    assert (rc, err) == (141, "")
+    # nothing on stderr but, on a busy host, the clock's calibration warning
+    said = [line for line in err.splitlines()
+            if not line.startswith("fastcpu: warning: cycles_per_tick could not be calibrated cleanly")]
+    assert (rc, said) == (141, [])
 
 
 def test_a_reader_gone_from_stderr_keeps_the_status(tmp_path):

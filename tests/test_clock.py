@@ -101,9 +101,12 @@ def test_the_read_spacing_is_reported_apart_from_the_granularity():
 
 @pytest.mark.parametrize("ruler", ["add", "imul", "immediate_add"])
 def test_ruler_chains_are_linear(ruler):
-    one = min(_core.ruler_ticks(ruler, 30) for _ in range(5))
-    two = min(_core.ruler_ticks(ruler, 60) for _ in range(5))
-    assert 1.8 < two / one < 2.2
+    # each pair back to back, the median of their ratios: a core clock that hops between the
+    # pairs (the GenuineIntel family 6 model 167 guest's moves by up to 14%) moves both alike
+    import statistics
+
+    ratios = [_core.ruler_ticks(ruler, 60) / _core.ruler_ticks(ruler, 30) for _ in range(9)]
+    assert 1.8 < statistics.median(ratios) < 2.2, ratios
 
 
 def test_refresh_measures_again_and_is_kept():
@@ -260,3 +263,25 @@ def test_a_calibration_on_a_clock_that_moves_does_not_warn(monkeypatch):
         warnings.simplefilter("error")  # a CalibrationWarning fails the test
         rulers = _clock.measure_rulers(2.0)
     assert rulers.agree and 1.381 <= rulers.add_cycles_per_tick <= 1.573
+
+
+def test_a_moving_clock_gives_both_rulers_the_same_turns(monkeypatch):
+    # the add ruler's samples mostly near its fastest, the imul ruler's not (a disturbance on
+    # one kind of chain): both rulers must still be read from the same turns, or they would
+    # disagree by the spread of the clock's levels and core cycles would go unknown
+    from fastcpu import _clock
+
+    levels = iter([lv for lv, n in ((1.458, 30), (1.381, 25), (1.573, 20)) for _ in range(n)] * 10)
+    turn = {}
+
+    def pair(ruler, blocks):
+        if ruler == "add":
+            turn["level"] = next(levels)
+        n = blocks * 1000 * (3 if ruler == "imul" else 1)
+        rate = turn["level"] * (5 if ruler == "immediate_add" else 1)
+        return round(n / rate) + 40, round(2 * n / rate) + 40, False
+
+    monkeypatch.setattr(_clock, "_chain_pair", pair)
+    rulers = _clock.measure_rulers(2.0)
+    assert rulers.agree, rulers
+    assert abs(rulers.add_cycles_per_tick - rulers.imul_cycles_per_tick) < 0.01 * rulers.add_cycles_per_tick
