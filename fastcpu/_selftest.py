@@ -92,9 +92,14 @@ def residual_bias(points: list[tuple[float, float, float, float]]) -> tuple[floa
     between two chains (a GenuineIntel family 6 model 167 guest hops among
     five levels every 20-200 ms) costs nothing: one line fitted through
     (truth, ticks) read such moves as a slope and threw its intercept, the
-    bias, off by up to 1.5 core cycles there."""
-    r = np.array([est - truth / cpt for truth, est, _, cpt in points], dtype=np.float64)
-    var = np.array([max((ci / 1.96) ** 2, 1e-6) if math.isfinite(ci) else 1.0 for _, _, ci, _ in points],
+    bias, off by up to 1.5 core cycles there. A chain whose clock is unknown
+    (no undisturbed ruler point in a process whose first-use calibration
+    failed) is left out; with none left, both are NaN."""
+    known = [p for p in points if math.isfinite(p[1]) and math.isfinite(p[3]) and p[3] > 0]
+    if not known:
+        return math.nan, math.nan
+    r = np.array([est - truth / cpt for truth, est, _, cpt in known], dtype=np.float64)
+    var = np.array([max((ci / 1.96) ** 2, 1e-6) if math.isfinite(ci) else 1.0 for _, _, ci, _ in known],
                    dtype=np.float64)
     w = 1.0 / var
     return float((w * r).sum() / w.sum()), float(math.sqrt(1.0 / w.sum()))
@@ -202,15 +207,19 @@ def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int |
         for name, op, truth, target in _chains(path):
             est, ci, cpt = _measure(target, runs, serialize, cpu)
             points.setdefault(op, []).append((truth, est, ci, cpt))
-            per_chain.setdefault(name, []).append(est - truth / cpt)
-            cpts.append(cpt)
+            if math.isfinite(est) and math.isfinite(cpt) and cpt > 0:
+                per_chain.setdefault(name, []).append(est - truth / cpt)
+                cpts.append(cpt)
         for op, pts in points.items():
             b, se = residual_bias(pts)
-            passes.setdefault(op, []).append(b)
-            fit_se.setdefault(op, []).append(se)
+            if math.isfinite(b):
+                passes.setdefault(op, []).append(b)
+                fit_se.setdefault(op, []).append(se)
+    zero, zero_se = _median_and_se(zeros, statistics.median(zero_cis) / 1.96)
+    if not passes:  # no chain's clock known: no bias to subtract, and harness_bias says so
+        return Correction(math.nan, math.nan, {}, math.nan, time.monotonic(), zero, 1.96 * zero_se)
     op_bias = {op: _median_and_se(values, statistics.median(fit_se[op])) for op, values in passes.items()}
     bias, ci = correction(op_bias, {name: statistics.median(v) for name, v in per_chain.items()})
-    zero, zero_se = _median_and_se(zeros, statistics.median(zero_cis) / 1.96)
     return Correction(bias, ci, {op: b for op, (b, _) in op_bias.items()}, statistics.median(cpts),
                       time.monotonic(), zero, 1.96 * zero_se)
 
@@ -224,6 +233,13 @@ def _zero_ticks(path: str, serialize: str, runs: int, cpu: int | None) -> tuple[
     ci = r.estimate_random_ci95
     return r.estimate, ci if math.isfinite(ci) else 0.0
 
+
+#: Why bench() applies no correction where the bias measurement converted
+#: none of its chains: each chain's own rulers were all disturbed, and the
+#: process's first-use calibration could not tell its rulers apart either.
+UNMEASURED = ("no harness correction applied: the harness bias could not be converted to core cycles "
+              "(no undisturbed ruler point in its measurements, and the process's clock calibration "
+              "failed); measure again on a quieter machine")
 
 _lock = ForkSafeLock()
 _corrections: dict[tuple[str, str], Correction] = {}
@@ -254,6 +270,8 @@ def harness_bias(
         if known is None:
             return 0.0, 0.0, 0.0, why_not
         bias, ci = known.core_cycles(cycles_per_tick)
+        if not (math.isfinite(bias) and math.isfinite(ci)):
+            return 0.0, 0.0, 0.0, why_not
         cpt = cycles_per_tick if math.isfinite(cycles_per_tick) and cycles_per_tick > 0 else known.cycles_per_tick
         # not subtracted, but not hidden either: the interval holds the bias it did not take off
         return 0.0, abs(bias) + ci, known.resolution_ticks * cpt, why_not
@@ -265,6 +283,8 @@ def harness_bias(
                 known = _corrections[(path, serialize)] = _measure_bias(
                     path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
     bias, ci = known.core_cycles(cycles_per_tick)
+    if not (math.isfinite(bias) and math.isfinite(ci)):
+        return 0.0, 0.0, 0.0, UNMEASURED
     cpt = cycles_per_tick if math.isfinite(cycles_per_tick) and cycles_per_tick > 0 else known.cycles_per_tick
     return bias, ci, known.resolution_ticks * cpt, ""
 

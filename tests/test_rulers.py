@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _clock
+from fastcpu import _clock, _conversion, _core
 from fastcpu._clock import Clock, Rulers, RulerTiming, fit_granularity, judge_rulers, read_spacing
 
 INTEL = Path(__file__).parent / "data" / "intel-xeon-family6-model207-rulers.npz"
@@ -195,11 +195,20 @@ def test_rulers_round_trip_and_refuse_nonsense():
 
 @pytest.fixture
 def disagreeing(monkeypatch):
-    """This process's clock as a host whose imul ruler reads 4 adds."""
+    """This process's clock as a host whose imul ruler reads 4 adds, in its
+    calibration and in the ruler points inside every measurement (there a
+    timer cost a third of the chain too high makes imul read 4/3 of add)."""
     clk = fastcpu.clock()
     bad = dataclasses.replace(clk, cycles_per_tick=math.nan,
                               rulers=Rulers(1.4, 1.05, 0.01, 1.0))
     monkeypatch.setattr(_clock, "_cached", bad)
+    rulers = _conversion.rulers
+
+    def imul_reads_4_adds():
+        add, imul, add_fixed, imul_fixed, *rest = rulers()
+        return (add, imul, add_fixed, imul_fixed + (_core.RULER_BLOCK * imul * 3 + imul_fixed) / 3, *rest)
+
+    monkeypatch.setattr(_conversion, "rulers", imul_reads_4_adds)
     return bad
 
 

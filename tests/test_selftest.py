@@ -39,6 +39,25 @@ def test_residual_bias_converts_each_chain_at_its_own_clock():
     assert abs(np.polyfit(x, y, 1)[1] + 2.0) > 0.3
 
 
+def test_residual_bias_leaves_out_chains_whose_clock_is_unknown():
+    points = [(16, -2.0 + 16 / 1.4, 0.5, 1.4), (64, 40.0, 0.5, math.nan), (32, -2.0 + 32 / 1.4, 0.5, 1.4)]
+    assert _selftest.residual_bias(points)[0] == pytest.approx(-2.0)
+    assert all(math.isnan(v) for v in _selftest.residual_bias([(16, 9.0, 0.5, math.nan)]))
+
+
+def test_a_bias_no_chain_converted_is_no_correction_and_bench_says_why(monkeypatch):
+    # a loaded process whose calibration failed and whose bias chains saw no undisturbed ruler point
+    monkeypatch.setattr(_selftest, "_measure", lambda *a: (20.0, 0.5, math.nan))
+    monkeypatch.setattr(_selftest, "_corrections", {})
+    monkeypatch.setattr(_selftest, "_failed", {})
+    known = _selftest._measure_bias("inline", "lfence", 50, 2, None)
+    assert math.isnan(known.bias_ticks) and known.op_bias_ticks == {}
+    assert _selftest.harness_bias("inline", "lfence", None, 1.4) == (0.0, 0.0, 0.0, _selftest.UNMEASURED)
+    r = fastcpu.bench("empty", 50)
+    assert r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
+    assert _selftest.UNMEASURED in r.caveats or math.isnan(r.cycles_per_tick)
+
+
 def test_the_correction_covers_the_chains_own_spread():
     bias, ci = _selftest.correction({"add": (-1.5, 0.0), "imul": (-3.0, 0.0)},
                                     {"add_chain_16": -2.5, "add_chain_128": 0.0, "imul_chain_8": -3.0})
