@@ -45,12 +45,14 @@ from . import _core
 from ._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
 from ._clock import clock
 from ._locks import ForkSafeLock
+from ._bench_result import BenchResult
 from ._measurement import timed
 from ._selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goal
 
 __all__ = [
     "selftest",
     "harness_bias",
+    "corrected",
     "residual_bias",
     "fresh_correction",
     "failed_verdict",
@@ -289,6 +291,27 @@ def harness_bias(
     return bias, ci, known.resolution_ticks * cpt, ""
 
 
+#: What a result's caveat adds while its clock's rulers disagree: there is
+#: no core-cycle figure to correct, and so no correction.
+NOT_CORRECTED = "; no harness correction applied"
+
+
+def corrected(result: BenchResult, path: str, cpu: int | None = None) -> BenchResult:
+    """`result` (single copies on the TSC, as :func:`timed` returns it,
+    uncorrected) with the harness bias of `path` (``'inline'`` or
+    ``'user'``) in its mode applied (:func:`harness_bias`, converted at the
+    result's own core cycles per tick; measured now on first use, pinned to
+    `cpu`): what :func:`fastcpu.bench` returns and the self-test verifies.
+    While its clock's rulers disagree (caveats, core cycles NaN) nothing is
+    applied and its caveat says so; where no correction applies (a failed
+    self-test, a bias that could not be converted) the result says why
+    (:meth:`BenchResult.with_harness_correction`)."""
+    if result.caveats:
+        return result.with_harness_correction(0.0, 0.0, 0.0, (result.caveats[0] + NOT_CORRECTED,))
+    bias, ci, resolution, why_not = harness_bias(path, result.serialize, cpu, result.cycles_per_tick)
+    return result.with_harness_correction(bias, ci, resolution, (why_not,) if why_not else ())
+
+
 def fresh_correction(path: str, serialize: str) -> Correction | None:
     """The correction for `path` in `serialize` mode while it holds (see
     :func:`harness_bias`), else None: not measured yet, or too old."""
@@ -395,9 +418,8 @@ def selftest(
                     # correction above or, past its age, measured again, at
                     # this measurement's clock), with its interval (random,
                     # conversion and correction)
-                    r = timed(target, runs, serialize=mode, unroll=1, cpu=cpu, counter="tsc",
-                              correction=lambda cpt, p=path, m=mode: harness_bias(
-                                  p, m, cpu, math.nan if cpt is None else cpt))
+                    r = corrected(timed(target, runs, serialize=mode, unroll=1, cpu=cpu, counter="tsc"),
+                                  path, cpu)
                     err = r.estimate_core_cycles - truth
                     errors.append(err)
                     conversion.append(truth * r.cycles_per_tick_ci95 / r.cycles_per_tick)

@@ -26,9 +26,9 @@ from pathlib import Path
 #: Files that drive the C core: the sanitizer pass runs them.
 SANITIZED = (
     "test_affinity_bounds.py", "test_agreement.py", "test_bad_input.py", "test_bench.py",
-    "test_clock.py", "test_conversion.py", "test_errors.py", "test_estimate.py", "test_faults.py",
+    "test_child_runner.py", "test_clock.py", "test_conversion.py", "test_errors.py", "test_estimate.py", "test_faults.py",
     "test_fork.py", "test_getcpu.py", "test_lying_numbers.py", "test_memory.py", "test_methods.py",
-    "test_models.py", "test_norseq.py", "test_pmu.py", "test_properties.py", "test_read.py",
+    "test_models.py", "test_pmu.py", "test_properties.py", "test_read.py",
     "test_rulers.py", "test_selftest.py", "test_signals.py", "test_subinterpreters.py",
     "test_threads.py", "test_user_abi.py", "test_user_fn.py",
 )
@@ -47,9 +47,9 @@ KIT = (
 
 #: Files whose outcome can turn on privilege: the unprivileged pass runs them.
 UNPRIVILEGED = (
-    "test_affinity_bounds.py", "test_agreement.py", "test_bad_input.py", "test_cli.py",
-    "test_errors.py", "test_file_bounds.py", "test_fork.py", "test_getcpu.py",
-    "test_no_stray_files.py", "test_norseq.py", "test_pmu.py", "test_signals.py",
+    "test_affinity_bounds.py", "test_agreement.py", "test_bad_input.py", "test_child_runner.py",
+    "test_cli.py", "test_errors.py", "test_file_bounds.py", "test_fork.py", "test_getcpu.py",
+    "test_no_stray_files.py", "test_pmu.py", "test_signals.py",
 )
 
 SUITES = {"sanitized": SANITIZED, "unprivileged": UNPRIVILEGED}
