@@ -48,7 +48,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["available_reason", "read_cpu", "measure"]
+__all__ = ["available_reason", "read_cpu", "raw_runs"]
 
 
 def _row(name: str) -> tuple[str, str]:
@@ -293,7 +293,7 @@ def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
     return _ask(name, {"op": "read"}, _START_S)
 
 
-def measure(name: str, *, runs: int, serialize: str, copies: int, diff: bool, counter: str) -> _core.Measured:
+def raw_runs(name: str, *, runs: int, serialize: str, copies: int, diff: bool, counter: str) -> _core.Measured:
     """``_core.measure`` of the row `name`'s sequence (runs, serialize,
     copies, diff, counter as there) without ruler points, in its child, which
     runs on the calling thread's CPUs (``_harness`` pins the caller first),

@@ -156,7 +156,7 @@ def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, co
     if counter == "pmu":
         counted = "pmu" if _core.pmu_open() == "all" else "pmu_user"
     if target.in_child:
-        return _child_runner.measure(str(target.core), runs=runs, serialize=serialize, copies=copies,
+        return _child_runner.raw_runs(str(target.core), runs=runs, serialize=serialize, copies=copies,
                                      diff=diff, counter=counter), counted
     return _core.measure(target.core, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
                          rulers=_conversion.rulers() if counter == "tsc" else None,
