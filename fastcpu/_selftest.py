@@ -78,7 +78,7 @@ def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
     ]
 
 
-def _measure(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float]:
+def _chain_ticks(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float]:
     """(estimate, random 95% half-width) in TSC ticks, uncorrected, and the
     core cycles per TSC tick of the runs, converted inside the measurement."""
     r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
@@ -207,7 +207,7 @@ def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int |
         zero_cis.append(zero_ci)
         points: dict[str, list[tuple[float, float, float, float]]] = {}
         for name, op, truth, target in _chains(path):
-            est, ci, cpt = _measure(target, runs, serialize, cpu)
+            est, ci, cpt = _chain_ticks(target, runs, serialize, cpu)
             points.setdefault(op, []).append((truth, est, ci, cpt))
             if math.isfinite(est) and math.isfinite(cpt) and cpt > 0:
                 per_chain.setdefault(name, []).append(est - truth / cpt)

@@ -301,3 +301,13 @@ def test_the_core_measurement_is_called_with_keywords_only():
 
     with pytest.raises(TypeError):  # the C entry point takes no second positional argument
         _core.measure("empty", 10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+
+
+def test_measure_names_one_thing():
+    # fastcpu.measure() (a machine's Results) is the one Python function of that
+    # name; _core.measure, the C entry point under it, the one measurement
+    defining = sorted(p.stem for p in PACKAGE.glob("*.py")
+                      for node in ast.walk(ast.parse(p.read_text()))
+                      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "measure")
+    assert defining == ["_machine_run"]
+    assert [p.stem for p in PACKAGE.glob("_measure*.py")] == ["_measurement"]  # no _measure beside it

@@ -118,7 +118,7 @@ def test_a_correction_is_checked_as_a_file_checks_it():
 
 def test_a_bias_no_chain_converted_is_no_correction_and_bench_says_why(monkeypatch):
     # a loaded process whose calibration failed and whose bias chains saw no undisturbed ruler point
-    monkeypatch.setattr(_selftest, "_measure", lambda *a: (20.0, 0.5, math.nan))
+    monkeypatch.setattr(_selftest, "_chain_ticks", lambda *a: (20.0, 0.5, math.nan))
     monkeypatch.setattr(_selftest, "_corrections", {})
     monkeypatch.setattr(_selftest, "_failed", {})
     known = _selftest._measure_bias("inline", "lfence", 50, 2, None)
