@@ -637,6 +637,13 @@ const char *fc_row_problem(const struct fc_method *m)
     if (m->in_child && (!*m->in_child || !m->code_of || !fc_method_find(m->code_of) ||
                         fc_method_find(m->code_of)->in_child))
         return "a child's row without a tunable or an in-process row whose code it times";
+    if (m->read_errno && (!m->read_failure || !*m->read_failure))
+        return "read_errno without the call read_failure names";
+    const struct fc_method *code = m->code_of ? fc_method_find(m->code_of) : NULL;
+    if (code && code->read == m->read &&
+        (code->read_errno != m->read_errno || !code->read_failure != !m->read_failure ||
+         (m->read_failure && strcmp(code->read_failure, m->read_failure) != 0)))
+        return "a failed reading told otherwise than by the row whose reader it shares";
     for (const struct fc_method *o = fc_catalog; o < m; o++)
         if (strcmp(o->name, m->name) == 0)
             return "a name an earlier row has";
