@@ -8,7 +8,6 @@ through it.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from collections.abc import Mapping
@@ -640,12 +639,16 @@ class BenchResult(_Estimated):
         resolution = check_figure("harness_resolution_core_cycles", resolution_core_cycles, 0,
                                   HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")
         # every other field as it is (checked when this one was built), none
-        # of the figures cached from the old ones
+        # of the figures cached from the old ones (a copy of the instance's
+        # dict less its cached values: a third of a comprehension's cost,
+        # and this runs on every bench())
+        state = self.__dict__.copy()
+        for name in _CACHED:
+            state.pop(name, None)
+        state.update(bias, harness_resolution_core_cycles=resolution,
+                     caveats=check_sentences("caveats", caveats))
         result = object.__new__(type(self))
-        fields = self.__dict__
-        result.__dict__.update({name: fields[name] for name in _BENCH_RESULT_FIELDS}, **bias,
-                               harness_resolution_core_cycles=resolution,
-                               caveats=check_sentences("caveats", caveats))
+        result.__dict__.update(state)
         return result
 
     # ---- the recommended estimate (computed on first access) ----
@@ -925,8 +928,11 @@ def _clock_alias(self: Any) -> str:
     return self.counter
 
 
-#: BenchResult's fields, in order (what with_harness_correction() copies).
-_BENCH_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(BenchResult))
+#: What a BenchResult computes from its fields on first access and keeps in
+#: its ``__dict__`` (every cached_property of the class and its bases): what
+#: with_harness_correction() leaves out of its copy.
+_CACHED = tuple(name for klass in BenchResult.__mro__ for name, value in vars(klass).items()
+                if isinstance(value, cached_property))
 
 # The old name of `counter`, read-only, deprecated. Set after the classes are
 # made: the dataclass takes `clock` as a constructor keyword (an InitVar).

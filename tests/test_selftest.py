@@ -82,6 +82,7 @@ def test_the_corrected_result_is_the_one_built_with_the_correction(monkeypatch, 
     monkeypatch.setattr(_selftest, "harness_bias", lambda *a: asked.append(a) or (bias, ci, resolution, why_not))
     for seed in (1, 2):  # a resolved cost and, with the bound, maybe not: the same either way
         r = _made_up(seed=seed)
+        before = _figures(r)  # every figure cached on the uncorrected result: none may pass to the copy
         got = _selftest.corrected(r, "inline", 3)
         assert asked[-1] == ("inline", "lfence", 3, r.cycles_per_tick)  # at the result's own clock
         built = fastcpu.BenchResult.from_arrays(
@@ -92,7 +93,12 @@ def test_the_corrected_result_is_the_one_built_with_the_correction(monkeypatch, 
             harness_resolution_core_cycles=resolution, caveats=(why_not,) if why_not else ())
         assert _figures(got) == _figures(built)
         assert got.caveats == ((why_not,) if why_not else ())
-        assert _figures(r)["harness_bias_core_cycles"] == 0  # the uncorrected one is left as it was
+        assert _figures(r) == before  # the uncorrected one is left as it was
+        # what a result keeps beyond its fields is what it computed from them, which the copy leaves out
+        from fastcpu import _bench_result
+
+        fields = {f.name for f in dataclasses.fields(fastcpu.BenchResult)}
+        assert set(r.__dict__) - fields and set(r.__dict__) - fields <= set(_bench_result._CACHED)
 
 
 def test_no_correction_while_the_rulers_disagree(monkeypatch):
