@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
 from types import EllipsisType
@@ -18,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _display, _estimate, _statistics
+from . import _deprecated, _display, _estimate, _statistics
 from ._args import (CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, UNITS, UNROLL_MAX,
                     check_figure, check_int, check_label, check_sentences)
 from ._machine import CPU_NUMBER_MAX
@@ -85,16 +84,14 @@ def _checked_bias(bias: object, bias_ci95: object, cycles_per_tick: float) -> di
 
 
 def _deprecated_clock(cls_name: str) -> None:
-    warnings.warn(f"{cls_name}.clock (the counter a result was timed with) is now "
-                  f"{cls_name}.counter; .clock will be removed", DeprecationWarning, stacklevel=3)
+    _deprecated.warn(f"{cls_name}.clock", stacklevel=3)
 
 
 def _take_old_clock(result: Any, clock: str | None) -> None:
     """The deprecated constructor keyword ``clock=``: the counter's old name."""
     if clock is None:
         return
-    warnings.warn(f"{type(result).__name__}(clock=...) is now counter=...; clock= will be "
-                  "removed", DeprecationWarning, stacklevel=4)
+    _deprecated.warn(f"{type(result).__name__}(clock=)", stacklevel=4)
     if result.counter != "tsc" and result.counter != clock:
         raise TypeError("give counter= or its old name clock=, not both")
     object.__setattr__(result, "counter", clock)

@@ -23,7 +23,7 @@ PACKAGE = Path(fastcpu.__file__).resolve().parent
 #: import only the modules listed before it. ``_core`` (the C extension) is
 #: under everything. A new module takes its place here.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("arguments and constants", ["_version", "_errors", "_args", "_locks"]),
+    ("arguments and constants", ["_version", "_errors", "_args", "_locks", "_deprecated"]),
     ("values", ["_clock_values", "_clock_motion", "_catalog_rows", "_machine"]),
     ("core wrapper", ["_affinity", "_machine_info", "_chains", "_norseq", "_methods", "_clock", "_conversion",
                       "_harness", "_read", "_getcpu", "_elf", "_show", "_check"]),
