@@ -53,12 +53,9 @@ from ._args import check_choice, check_unit, plain_number
 from ._machine_results import Results, Source, as_results
 from ._statistics import shown_in, statistic
 
-__all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "DEPRECATED_CSV_COLUMNS", "STAT_NAMES", "UNITS",
+__all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "DEPRECATED_CSV_COLUMNS", "UNITS",
            "LAYOUTS", "format_comparison", "tidy_table", "result_rows"]
 
-#: The statistics of each row (``_statistics.shown_in('compare')``), each in
-#: every unit of UNITS, with the ends of its interval where it has one.
-STAT_NAMES = tuple(c[:-1] for s in shown_in("compare") for c in s.columns(""))
 #: Column suffix -> how to read it (the package's one unit table, _args.UNITS).
 UNITS = {u.name: u.words for u in UNIT_TABLE.values()}
 #: The machine's own rulers, repeated on each of its rows: its TSC's rate
