@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("values", ["_clock_values", "_clock_motion", "_catalog_rows", "_machine"]),
     ("core wrapper", ["_affinity", "_machine_info", "_chains", "_norseq", "_methods", "_clock", "_conversion",
                       "_harness", "_read", "_getcpu", "_elf", "_show", "_check"]),
-    ("file codec", ["_atomicfile", "_json_document"]),
+    ("file codec", ["_atomicfile", "_json_format", "_json_checksum", "_json_write", "_json_read", "_json_document"]),
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",
                  "_machine_results"]),
     ("measuring", ["_measurement", "_selftest", "_bench", "_measure", "_instrument"]),
