@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                  "_machine_results"]),
     ("measuring", ["_measurement", "_selftest", "_bench", "_measure", "_instrument"]),
     ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
-                            "plot"]),
+                            "_plot_axes", "_plot_runs", "_plot_ecdf", "_plot_published", "plot"]),
     ("CLI and front door", ["_progress", "_cli", "__main__", "types", "limits", "__init__"]),
 ]
 ORDER = [m for _, modules in LAYERS for m in modules]
