@@ -217,3 +217,16 @@ def test_the_c_core_has_no_circle(tmp_path):
     assert _cycle(graph) is None, graph
     assert "sequences" not in graph["features"] and "verdicts" in graph["fork"]
     assert graph["features"] <= {"pmu"}, "features.c knows nothing above the machine"
+
+
+def test_every_test_file_is_placed_in_the_ci_passes():
+    # .ci/run repeats tests/suites.py's SANITIZED under ASan+UBSan and its
+    # UNPRIVILEGED as a user that is not root: a new file must be placed on purpose
+    import suites
+
+    here = Path(__file__).resolve().parent
+    found = {p.name for p in here.glob("test_*.py")}
+    placed = set(suites.SANITIZED) | set(suites.KIT)
+    assert not set(suites.SANITIZED) & set(suites.KIT)
+    assert found == placed, f"unplaced: {sorted(found - placed)}, gone: {sorted(placed - found)}"
+    assert set(suites.UNPRIVILEGED) <= found
