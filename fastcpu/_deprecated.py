@@ -4,7 +4,9 @@ A name that changed keeps answering, with a ``DeprecationWarning`` that says
 what it is now and the release that removes it, until that release. Each
 place that still answers an old name (a module's ``__getattr__``, a keyword,
 a property, a command-line option, a table's column, a dict's key) looks it
-up here and calls :func:`warn`; none words its own warning. Removing them is
+up here and calls :func:`warn`; none words its own warning (the CLI's
+``--clock`` prints the same sentence on stderr, where a command-line user
+sees no DeprecationWarning). Removing them is
 one step: delete the rows whose ``removed_in`` has come, and the code that
 still answers them (``tests/test_deprecated.py`` fails from that release on).
 
@@ -32,7 +34,8 @@ class Deprecated:
     """One deprecated name: ``old`` and ``new`` as the user spells them,
     ``replacement`` what the code answers the old name with (a keyword, a
     column, a key, or for a module attribute ``new`` itself), the release that
-    deprecated it and the one that removes it."""
+    deprecated it (the first release that shipped the new name) and the one
+    that removes it."""
 
     old: str
     new: str
