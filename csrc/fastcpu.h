@@ -545,12 +545,6 @@ static inline int fc_getcpu_node_fast(unsigned *node)
     return fc_getcpu_by(fc_getcpu_node_way, node);
 }
 
-/* Run `m` once in a new pthread pinned to `cpu`: what a fresh thread sees.
- * Returns 0, EINVAL for a cpu outside 0 .. _SC_NPROCESSORS_CONF - 1, or an
- * errno value from creating or pinning the thread. */
-int fc_read_cpu_in_new_thread(const struct fc_method *m, int cpu, bool *valid,
-                              unsigned *out_cpu, int *out_node, uint32_t *raw);
-
 /* ---- the harness (harness.c) --------------------------------------------- */
 
 struct fc_run_buffers {

@@ -507,36 +507,9 @@ static PyObject *core_pmu_open(PyObject *module, PyObject *Py_UNUSED(ignored))
     return PyUnicode_FromString(scope == FC_PMU_USER_ONLY ? "user" : "all");
 }
 
-PyDoc_STRVAR(median_u64_doc,
-"median_u64($module, values, /)\n--\n\n"
-"The C core's median of a 1-d uint64 array (numpy's meaning), for the tests.");
-
-static PyObject *core_median_u64(PyObject *module, PyObject *arg)
-{
-    (void)module;
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(arg, NPY_UINT64, 1, 1,
-                                                         NPY_ARRAY_CARRAY_RO);
-    if (!a)
-        return NULL;
-    size_t n = (size_t)PyArray_SIZE(a);
-    if (n == 0) {
-        Py_DECREF(a);
-        PyErr_SetString(PyExc_ValueError, "the median of no values is undefined");
-        return NULL;
-    }
-    double m;
-    const uint64_t *v = PyArray_DATA(a);
-    Py_BEGIN_ALLOW_THREADS
-    m = fc_median_u64(v, n);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(a);
-    return PyFloat_FromDouble(m);
-}
-
 PyMethodDef fc_glue_bench_functions[] = {
     {"measure", (PyCFunction)(void (*)(void))core_measure, METH_VARARGS | METH_KEYWORDS,
      measure_doc},
     {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},
-    {"median_u64", core_median_u64, METH_O, median_u64_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -1,12 +1,10 @@
 /*
  * glue_catalog.c: the one catalog (sequences.c) as Python sees it: its
  * rows with their verdicts on this machine, one reading of a row (read,
- * read_cpu, read_in_thread) and where a row's timed code lies (code).
+ * read_cpu) and where a row's timed code lies (code).
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
-#include <errno.h>
-#include <unistd.h>
 
 #include "glue.h"
 
@@ -89,55 +87,6 @@ static PyObject *core_catalog(PyObject *module, PyObject *Py_UNUSED(ignored))
     PyObject *list = PyList_New(0);
     for (size_t i = 0; list && i < fc_catalog_count; i++) {
         PyObject *x = catalog_row(&fc_catalog[i]);
-        if (!x || PyList_Append(list, x) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(x);
-    }
-    return list;
-}
-
-static PyObject *requirement_item(int r)
-{
-    const char *missing = fc_requirement_missing(r);
-    return Py_BuildValue("sOs", fc_requirements[r].name, missing ? Py_False : Py_True,
-                         fc_requirements[r].reason);
-}
-
-PyDoc_STRVAR(requirements_doc,
-"requirements($module, /)\n--\n\n"
-"What a catalog row may need, as (name, present here, reason given when\n"
-"missing), in the order they are checked.");
-
-static PyObject *core_requirements(PyObject *module, PyObject *Py_UNUSED(ignored))
-{
-    (void)module;
-    PyObject *list = PyList_New(FC_REQ_COUNT);
-    for (int r = 0; list && r < FC_REQ_COUNT; r++) {
-        PyObject *x = requirement_item(r);
-        if (!x)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, r, x);
-    }
-    return list;
-}
-
-PyDoc_STRVAR(catalog_problems_doc,
-"catalog_problems($module, /)\n--\n\n"
-"What is wrong with the catalog's rows, as 'name: problem' strings (a\n"
-"missing kind, timer or reader, a need without a reason...); [] when\n"
-"every row is whole. For the tests.");
-
-static PyObject *core_catalog_problems(PyObject *module, PyObject *Py_UNUSED(ignored))
-{
-    (void)module;
-    PyObject *list = PyList_New(0);
-    for (size_t i = 0; list && i < fc_catalog_count; i++) {
-        const char *problem = fc_row_problem(&fc_catalog[i]);
-        if (!problem)
-            continue;
-        PyObject *x = PyUnicode_FromFormat("%s: %s", fc_catalog[i].name ? fc_catalog[i].name : "?",
-                                           problem);
         if (!x || PyList_Append(list, x) < 0)
             Py_CLEAR(list);
         Py_XDECREF(x);
@@ -243,46 +192,6 @@ static PyObject *core_read_cpu(PyObject *module, PyObject *args)
     return cpu_reading(valid, cpu, node, raw);
 }
 
-PyDoc_STRVAR(read_in_thread_doc,
-"read_in_thread($module, method, cpu, /)\n--\n\n"
-"Like read_cpu(), in a new pthread created pinned to `cpu` and joined:\n"
-"what a fresh thread sees. OSError when the thread cannot be created there.");
-
-static PyObject *core_read_in_thread(PyObject *module, PyObject *args)
-{
-    const char *name;
-    int cpu;
-    if (!PyArg_ParseTuple(args, "si:read_in_thread", &name, &cpu))
-        return NULL;
-    /* a CPU set holds a bit per CPU up to `cpu`: bound it by the CPUs this
-     * kernel may have, not by what the caller asks */
-    long configured = sysconf(_SC_NPROCESSORS_CONF);
-    if (configured < 1)
-        configured = 1;
-    if (cpu < 0 || cpu >= configured) {
-        PyErr_Format(PyExc_ValueError,
-                     "cpu must be between 0 and %ld (the CPUs this machine is configured "
-                     "with), not %d",
-                     configured - 1, cpu);
-        return NULL;
-    }
-    const struct fc_method *m = lookup_cpu_source(get_state(module), name);
-    if (!m)
-        return NULL;
-    bool valid = false;
-    unsigned c = 0;
-    int node = -1, err;
-    uint32_t raw = 0;
-    Py_BEGIN_ALLOW_THREADS
-    err = fc_read_cpu_in_new_thread(m, cpu, &valid, &c, &node, &raw);
-    Py_END_ALLOW_THREADS
-    if (err) {
-        errno = err;
-        return PyErr_SetFromErrno(PyExc_OSError);
-    }
-    return cpu_reading(valid, c, node, raw);
-}
-
 PyDoc_STRVAR(code_doc,
 "code($module, method, /)\n--\n\n"
 "Where a method's timed code is: (address of its 'lfence' timer, address of\n"
@@ -315,13 +224,10 @@ static PyObject *core_code(PyObject *module, PyObject *args)
 
 PyMethodDef fc_glue_catalog_functions[] = {
     {"catalog", core_catalog, METH_NOARGS, catalog_doc},
-    {"requirements", core_requirements, METH_NOARGS, requirements_doc},
-    {"catalog_problems", core_catalog_problems, METH_NOARGS, catalog_problems_doc},
     {"user_chains", core_user_chains, METH_NOARGS, user_chains_doc},
     {"user_empty", core_user_empty, METH_NOARGS, user_empty_doc},
     {"read", core_read, METH_VARARGS, read_doc},
     {"read_cpu", core_read_cpu, METH_VARARGS, read_cpu_doc},
-    {"read_in_thread", core_read_in_thread, METH_VARARGS, read_in_thread_doc},
     {"code", core_code, METH_VARARGS, code_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -25,6 +25,7 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
 # limits in fastcpu.limits.
 from ._version import __version__
 from ._errors import Error, Unsupported
+from . import _deprecated
 # The instrument: where the C core is not built (another platform than Linux
 # x86-64, or FASTCPU_NO_CORE=1), each of these raises Unsupported naming the
 # platform (_instrument), and the kit below works alone. First: the core's
@@ -83,18 +84,6 @@ __all__ = [
     "CalibrationWarning",
 ]
 
-#: Names that moved in 0.6.0 -> (where they live now, why a user meets it).
-#: They still answer here, with a DeprecationWarning naming the new place.
-_MOVED = {
-    # the types that were at the top before 0.6.0 (ChainInfo was CalibrationInfo: _RENAMED)
-    **{name: "types" for name in types.__all__ if name not in ("ChainCheck", "ChainInfo", "CpuVerdict")},
-    **{name: "limits" for name in limits.__all__},
-}
-#: Renamed in 0.6.0: the old name -> the new one (one meaning of
-#: "calibration": the clock's; the chains of known cost are chains).
-_RENAMED = {"CalibrationInfo": ("types", "ChainInfo"), "calibration_methods": ("", "chain_methods")}
-
-
 if CORE_MISSING is not None:
     __all__.remove("MethodInfo")
 
@@ -103,20 +92,12 @@ if CORE_MISSING is not None:
 # and fastcpu.plot (matplotlib), loaded on first use.
 def __getattr__(name: str) -> object:
     import importlib
-    import warnings
 
     if name == "plot":  # imports matplotlib (slow): only when asked for
         return importlib.import_module(".plot", __name__)
-    if name in _MOVED or name in _RENAMED:
-        where, new = _RENAMED.get(name, (_MOVED.get(name, ""), name))
-        home = importlib.import_module(f".{where}", __name__) if where else globals()
-        value = getattr(home, new) if where else home[new]
-        spelled = f"fastcpu.{where}.{new}" if where else f"fastcpu.{new}"
-        warnings.warn(f"fastcpu.{name} is now {spelled} (moved in fastcpu 0.6.0); the old name will go",
-                      DeprecationWarning, stacklevel=2)
-        return value
     if name == "MethodInfo":  # the instrument's: no core here (else imported above)
         from ._instrument import missing_type
 
         missing_type(__name__, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # the names that lived here before 0.6.0 (_deprecated.DEPRECATED), or AttributeError
+    return _deprecated.attribute(__name__, name)

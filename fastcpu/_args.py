@@ -24,7 +24,6 @@ __all__ = [
     "UNROLL_MAX",
     "SERIALIZE_MODES",
     "COUNTERS",
-    "CLOCKS",
     "DISASSEMBLERS",
     "UNITS",
     "Unit",
@@ -66,8 +65,6 @@ DISASSEMBLERS: tuple[str, ...] = ("auto", "objdump", "capstone", "none")
 #: core-cycle counter. A result says which in :attr:`BenchResult.counter`
 #: (``'pmu_user'`` when only user-mode cycles could be counted).
 COUNTERS: tuple[str, ...] = ("tsc", "pmu")
-#: The old name of COUNTERS (from when ``bench(counter=)`` was ``clock=``).
-CLOCKS: tuple[str, ...] = COUNTERS
 
 # What a figure of a result may be: wide of anything measured, narrow enough
 # that every conversion and export of it stays finite. The constructors

@@ -4,12 +4,11 @@ measurement at 2k and k copies."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
+from . import _deprecated
 from ._args import (
     check_timeout,
-    CLOCKS,
     COUNTERS,
     RUNS_MAX,
     SERIALIZE_MODES,
@@ -23,7 +22,7 @@ from ._bench_result import BenchResult, DiffResult
 from ._selftest import corrected
 from ._measurement import timed, timed_diff
 
-__all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "COUNTERS", "CLOCKS", "Method"]
+__all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "COUNTERS", "Method"]
 
 
 class _NotGiven:
@@ -36,12 +35,11 @@ class _NotGiven:
 _NOT_GIVEN: Any = _NotGiven()
 
 
-def _counter_argument(counter: str, clock: object, serialize: str) -> str:
+def _counter_argument(counter: str, clock: object, serialize: str, call: str = "bench") -> str:
     """`counter`, or its deprecated old name `clock` when that was given, checked."""
     if clock is _NOT_GIVEN:
         return check_counter(counter, serialize)
-    warnings.warn("bench(clock=...) is now bench(counter=...); clock= will be removed",
-                  DeprecationWarning, stacklevel=3)
+    _deprecated.warn(f"{call}(clock=)", stacklevel=3)
     if counter != "tsc":
         raise TypeError("give counter= or its old name clock=, not both")
     return check_counter(clock, serialize, name="clock")
@@ -244,6 +242,6 @@ def bench_diff(
     runs = check_int("runs", runs, 1, RUNS_MAX)
     k = check_int("k", k, 2, UNROLL_MAX // 2)
     serialize = check_serialize(serialize)
-    counter = _counter_argument(counter, clock, serialize)
+    counter = _counter_argument(counter, clock, serialize, "bench_diff")
     return timed_diff(method, runs, serialize=serialize, k=k, cpu=cpu, counter=counter,
                       timeout_s=timeout_s)

@@ -9,7 +9,7 @@ through it.
 from __future__ import annotations
 
 import math
-import warnings
+import sys
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
 from types import EllipsisType
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _display, _estimate, _statistics
+from . import _deprecated, _display, _estimate, _statistics
 from ._args import (CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, UNITS, UNROLL_MAX,
                     check_figure, check_int, check_label, check_sentences)
 from ._machine import CPU_NUMBER_MAX
@@ -84,16 +84,14 @@ def _checked_bias(bias: object, bias_ci95: object, cycles_per_tick: float) -> di
 
 
 def _deprecated_clock(cls_name: str) -> None:
-    warnings.warn(f"{cls_name}.clock (the counter a result was timed with) is now "
-                  f"{cls_name}.counter; .clock will be removed", DeprecationWarning, stacklevel=3)
+    _deprecated.warn(f"{cls_name}.clock", stacklevel=3)
 
 
 def _take_old_clock(result: Any, clock: str | None) -> None:
     """The deprecated constructor keyword ``clock=``: the counter's old name."""
     if clock is None:
         return
-    warnings.warn(f"{type(result).__name__}(clock=...) is now counter=...; clock= will be "
-                  "removed", DeprecationWarning, stacklevel=4)
+    _deprecated.warn(f"{type(result).__name__}(clock=)", stacklevel=4)
     if result.counter != "tsc" and result.counter != clock:
         raise TypeError("give counter= or its old name clock=, not both")
     object.__setattr__(result, "counter", clock)
@@ -923,7 +921,9 @@ def _counts(a: np.ndarray, name: str, unit: str) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.uint64)
 
 
-def _clock_alias(self: Any) -> str:
+def _clock_alias(self: Any) -> str | None:
+    if sys._getframe(1).f_code.co_filename == dataclasses.__file__:
+        return None  # dataclasses.replace() reads each InitVar to pass it on: no old name was used
     _deprecated_clock(type(self).__name__)
     return self.counter
 

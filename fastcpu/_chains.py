@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from . import _core
 
-__all__ = ["ChainInfo", "chain_methods", "chain_info"]
+__all__ = ["ChainInfo", "chain_methods"]
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,3 @@ def _catalog() -> tuple[ChainInfo, ...]:
 def chain_methods() -> list[ChainInfo]:
     """Every known-cost chain: add and imul, lengths 1 to 1024 (plus 100 and 300)."""
     return list(_catalog())
-
-
-def chain_info(name: str) -> ChainInfo | None:
-    """The known-cost chain called `name`, or ``None``."""
-    for info in _catalog():
-        if info.name == name:
-            return info
-    return None

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from . import export
+from . import _deprecated, export
 from ._ab import compare_ab
 from ._args import (COUNTERS, DISASSEMBLERS, RUNS_MAX, SERIALIZE_MODES, UNITS, UNROLL_MAX, check_counter, check_cpu, check_int,
                     check_label)
@@ -272,7 +272,10 @@ def check_counter_options(args: argparse.Namespace) -> str:
     option = "counter"
     if args.old_clock is not None:  # the old name, hidden from --help, still works
         args.counter, option = args.old_clock, "clock"
-    return check_counter(args.counter, args.serialize, option)
+    counter = check_counter(args.counter, args.serialize, option)
+    if option == "clock":  # said on stderr once the options stand (a refusal is one line)
+        print(f"fastcpu: {_deprecated.DEPRECATED['--clock'].message}", file=sys.stderr)
+    return counter
 
 
 def _table_args(p: argparse.ArgumentParser) -> None:

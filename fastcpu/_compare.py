@@ -7,7 +7,7 @@ with the clock of the file it came from. Its CSV (``CSV_COLUMNS``) is the
 one CSV schema: ``compare --csv`` and ``run --format csv``
 (``export.write_csv``) write the same columns, each figure under one name,
 an interval as its two ends (``NAME_ci_low_UNIT``, ``NAME_ci_high_UNIT``);
-for one release they also write the names 0.6 gave some figures
+until 0.9.0 (``_deprecated.REMOVED_IN``) they also write the names 0.6 gave some figures
 (``DEPRECATED_CSV_COLUMNS``: ``tsc_granularity_ticks``, ``migrated_runs``,
 ``NAME_ci95_UNIT``), and a table still answers ``tsc_granularity_ticks``,
 deprecated.
@@ -43,23 +43,19 @@ import json
 import math
 import os
 import textwrap
-import warnings
 from dataclasses import dataclass
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from . import _display
+from . import _deprecated, _display
 from ._args import UNITS as UNIT_TABLE
 from ._args import check_choice, check_unit, plain_number
 from ._machine_results import Results, Source, as_results
 from ._statistics import shown_in, statistic
 
-__all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "DEPRECATED_CSV_COLUMNS", "STAT_NAMES", "UNITS",
+__all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "DEPRECATED_CSV_COLUMNS", "UNITS",
            "LAYOUTS", "format_comparison", "tidy_table", "result_rows"]
 
-#: The statistics of each row (``_statistics.shown_in('compare')``), each in
-#: every unit of UNITS, with the ends of its interval where it has one.
-STAT_NAMES = tuple(c[:-1] for s in shown_in("compare") for c in s.columns(""))
 #: Column suffix -> how to read it (the package's one unit table, _args.UNITS).
 UNITS = {u.name: u.words for u in UNIT_TABLE.values()}
 #: The machine's own rulers, repeated on each of its rows: its TSC's rate
@@ -81,12 +77,11 @@ RESULT_COLUMNS = ("kind", "runs_used", "estimator", "migrations", "resolved", "c
 COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "source") + RESULT_COLUMNS + MACHINE_COLUMNS + tuple(
     c for unit in UNITS for s in shown_in("compare") for c in s.columns(unit)
 )
-#: Columns the CSV still writes for one release, after COLUMNS, under the
-#: names 0.6's two CSVs gave the same figures (``compare --csv``:
-#: ``tsc_granularity_ticks``; ``run --format csv``: ``migrated_runs`` and each
-#: interval's 95% half-width, ``NAME_ci95_UNIT``). Removed in the next release.
-DEPRECATED_CSV_COLUMNS = ("tsc_granularity_ticks", "migrated_runs") + tuple(
-    f"{s.name}_ci95_{unit}" for s in shown_in("compare") if s.has_interval for unit in UNITS)
+#: Columns the CSV still writes, after COLUMNS, under the names 0.6's two
+#: CSVs gave the same figures (``compare --csv``: ``tsc_granularity_ticks``;
+#: ``run --format csv``: ``migrated_runs`` and each interval's 95%
+#: half-width, ``NAME_ci95_UNIT``), until ``_deprecated.REMOVED_IN``.
+DEPRECATED_CSV_COLUMNS = tuple(old for old, _ in _deprecated.CSV_COLUMNS)
 #: The one CSV schema: ``compare --csv``, ``compare(...).to_csv()``,
 #: ``run --format csv`` and ``export.write_csv()`` all write these columns.
 CSV_COLUMNS = COLUMNS + DEPRECATED_CSV_COLUMNS
@@ -94,15 +89,11 @@ CSV_COLUMNS = COLUMNS + DEPRECATED_CSV_COLUMNS
 #: (BenchResult.estimate): the terminal layouts show it and its ratios.
 COST = statistic("estimate")
 #: Deprecated column names (the paired mean was called "mean" here) -> today's.
-_OLD_COLUMNS = {f"{old}_{unit}": f"paired_{old}_{unit}"
-                for unit in UNITS for old in ("mean", "mean_ci_low", "mean_ci_high")}
-_OLD_COLUMNS["tsc_granularity_ticks"] = "tsc_step_ticks"
+_OLD_COLUMNS = _deprecated.renamed_keys(_deprecated.COLUMN)
 
 
 def _new_column(key: str) -> str:
-    warnings.warn(f"the comparison column {key!r} is now {_OLD_COLUMNS[key]!r}; the old name "
-                  "will be removed", DeprecationWarning, stacklevel=3)
-    return _OLD_COLUMNS[key]
+    return _deprecated.warn_key(_deprecated.COLUMN, key, stacklevel=3)
 
 
 class _Row(dict):  # type: ignore[type-arg]
@@ -295,10 +286,10 @@ def _rows(results: Results, confidence: float, source: str) -> list[dict[str, An
         for unit in UNITS:
             for stat in shown_in("compare"):
                 row.update(stat.cells(r, unit, confidence))
-        # DEPRECATED_CSV_COLUMNS: the CSV writes them for one release
+        # DEPRECATED_CSV_COLUMNS: the CSV writes them until _deprecated.REMOVED_IN
         row.update({"tsc_granularity_ticks": row["tsc_step_ticks"], "migrated_runs": r.migrations,
                     **{f"{s.name}_ci95_{unit}": s.half_width(r, unit) for s in shown_in("compare")
-                       if s.has_interval for unit in UNITS}})
+                       for unit in UNITS if f"{s.name}_ci95_{unit}" in DEPRECATED_CSV_COLUMNS}})
         rows.append(row)
     return rows
 

@@ -15,8 +15,8 @@ times are the same figure.
 unit spelled out in its column name: the one CSV schema, ``compare --csv``'s
 (``_compare.CSV_COLUMNS``), so that both commands name each figure alike.
 Until 0.6 this CSV had columns of its own; ``migrated_runs`` and the 95%
-half-widths ``NAME_ci95_UNIT`` are still written, after the others, for one
-release (``_compare.DEPRECATED_CSV_COLUMNS``).
+half-widths ``NAME_ci95_UNIT`` are still written, after the others, until
+0.9.0 (``_compare.DEPRECATED_CSV_COLUMNS``, ``_deprecated.REMOVED_IN``).
 """
 
 from __future__ import annotations

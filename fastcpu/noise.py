@@ -57,13 +57,13 @@ SIDT/SGDT/SLDT 15 or less).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
+from . import _deprecated
 from ._args import RUNS_MAX, UNROLL_MAX, check_int, plain_int, plain_number
 from ._clock_values import Clock
 from ._statistics import STATISTICS, statistic
@@ -99,15 +99,12 @@ class _OldKeys(dict):  # type: ignore[type-arg]
     """A dict that still answers to the old names of its keys (``_old_keys``:
     old -> new), with a DeprecationWarning naming the new one."""
 
-    _what = "key"
+    _what = ""  # which of _deprecated's key families
     _old_keys: dict[str, str] = {}
 
     def __missing__(self, key: str) -> Any:
         if key in self._old_keys:
-            new = self._old_keys[key]
-            warnings.warn(f"the {self._what} {key!r} is now {new!r}; the old name will be removed",
-                          DeprecationWarning, stacklevel=2)
-            return self[new]
+            return self[_deprecated.warn_key(self._what, key)]
         raise KeyError(key)
 
     def get(self, key: Any, default: Any = None) -> Any:  # old names too, as [] answers them
@@ -417,8 +414,8 @@ class _Regimes(_OldKeys):
     guest)'``, the old name of the Zen 4 guest's regime (deprecated: read on
     any other host, "this guest" named the wrong machine)."""
 
-    _what = "regime"
-    _old_keys = {"10 ns steps (this guest)": "10 ns steps (Zen 4 guest)"}
+    _what = _deprecated.REGIME
+    _old_keys = _deprecated.renamed_keys(_what)
 
 
 #: Illustrative regimes (TSC ticks). "10 ns steps (Zen 4 guest)" is
@@ -472,8 +469,8 @@ class _Estimates(_OldKeys):
     """Estimator -> TSC ticks per copy; still answers to ``'clean_mean'``, the
     old name of ``'paired_mean'`` (deprecated)."""
 
-    _what = "estimator"
-    _old_keys = {"clean_mean": "paired_mean"}
+    _what = _deprecated.ESTIMATE
+    _old_keys = _deprecated.renamed_keys(_what)
 
 
 def estimates(result: BenchResult) -> dict[str, float]:
@@ -548,20 +545,8 @@ def recovery(
     return rows
 
 
-#: Deprecated names -> (today's name, its value's getter).
-_OLD_NAMES: dict[str, tuple[str, Callable[[], Any]]] = {
-    "ESTIMATORS": ("RECOVERY_ESTIMATORS", lambda: RECOVERY_ESTIMATORS),
-    "clean_mean_ticks": ("paired_mean_ticks", lambda: paired_mean_ticks),
-}
-
-
 def __getattr__(name: str) -> Any:
-    # The old names, deprecated: the fenced paired mean is 'paired_mean'
-    # everywhere, and ESTIMATORS is fastcpu._estimate's (what
-    # BenchResult.estimator can be).
-    if name in _OLD_NAMES:
-        new, value = _OLD_NAMES[name]
-        warnings.warn(f"fastcpu.noise.{name} is now fastcpu.noise.{new}; the old name will be "
-                      "removed", DeprecationWarning, stacklevel=2)
-        return value()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # The old names, deprecated (_deprecated.DEPRECATED): the fenced paired
+    # mean is 'paired_mean' everywhere, and ESTIMATORS is fastcpu._estimate's
+    # (what BenchResult.estimator can be).
+    return _deprecated.attribute(__name__, name)

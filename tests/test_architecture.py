@@ -25,16 +25,16 @@ PACKAGE = Path(fastcpu.__file__).resolve().parent
 #: import only the modules listed before it. ``_core`` (the C extension) is
 #: under everything. A new module takes its place here.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("arguments and constants", ["_version", "_errors", "_args", "_locks"]),
+    ("arguments and constants", ["_version", "_errors", "_args", "_locks", "_deprecated"]),
     ("values", ["_clock_values", "_clock_motion", "_catalog_rows", "_machine"]),
     ("core wrapper", ["_affinity", "_machine_info", "_chains", "_child_runner", "_methods", "_clock", "_conversion",
                       "_harness", "_read", "_getcpu", "_elf", "_show", "_check"]),
-    ("file codec", ["_atomicfile", "_json_document"]),
+    ("file codec", ["_atomicfile", "_json_format", "_json_checksum", "_json_write", "_json_read", "_json_document"]),
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",
                  "_machine_results"]),
     ("measuring", ["_measurement", "_selftest", "_bench", "_machine_run", "_instrument"]),
     ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
-                            "plot"]),
+                            "_plot_axes", "_plot_runs", "_plot_ecdf", "_plot_published", "plot"]),
     ("CLI and front door", ["_progress", "_cli", "__main__", "types", "limits", "__init__"]),
 ]
 ORDER = [m for _, modules in LAYERS for m in modules]

@@ -701,7 +701,9 @@ def test_cli_unsupported_clock_is_one_line_exit_1(in_ctx_dir, capsys):
         pytest.skip("this machine has a usable PMU")
     assert main(["--clock", "pmu", "--runs", "5"]) == 1
     out, err = capsys.readouterr()
-    assert err.splitlines() == [f"fastcpu: {reason}"]
+    from fastcpu._deprecated import DEPRECATED
+
+    assert err.splitlines() == [f"fastcpu: {DEPRECATED['--clock'].message}", f"fastcpu: {reason}"]
     assert out == ""
 
 

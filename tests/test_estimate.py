@@ -4,6 +4,7 @@ estimators against simulated quantized measurements of a known cost."""
 import ctypes
 import dataclasses
 import math
+import random
 import statistics
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import core_probe
 import fastcpu
 from fastcpu import _conversion, _core, _estimate, _harness
 
@@ -145,24 +147,28 @@ def test_median_difference_matches_the_oracle(raw, data):
     assert est.ci95_ticks == pytest.approx(ci)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 60)), min_size=1, max_size=50))
-def test_c_median_matches_the_oracle(xs):
-    # the C core's median (no scratch copy: a radix select) against sorting
-    s = sorted(xs)
-    n = len(s)
-    expected = float(s[n // 2]) if n % 2 else (float(s[n // 2 - 1]) + float(s[n // 2])) / 2
-    assert _core.median_u64(np.array(xs, dtype=np.uint64)) == expected
+def test_c_median_matches_the_oracle():
+    # the C core's median (no scratch copy: a radix select) against sorting,
+    # through tests/core_probe.c: 300 drawn lists at once, one program run
+    rng = random.Random(11)
+    lists = [[rng.choice((rng.randrange(2**64), rng.randrange(61), 2**64 - 1 - rng.randrange(3)))
+              for _ in range(rng.randrange(1, 51))] for _ in range(300)]
+    lists += [[2**64 - 1, 2**64 - 2], [0, 2**64 - 1], [7] * 3, [2**63, 2**63 + 1, 1, 2], [5]]  # the corners
+    expected = []
+    for xs in lists:
+        s, n = sorted(xs), len(xs)
+        expected.append(float(s[n // 2]) if n % 2 else (float(s[n // 2 - 1]) + float(s[n // 2])) / 2)
+    assert core_probe.medians(lists) == expected
 
 
 def test_c_median_of_large_arrays_matches_numpy():
     rng = np.random.default_rng(7)
+    arrays = []
     for n in (10**5, 10**5 + 1):
         a = (rng.integers(1, 60, n) * 26 + rng.integers(0, 2, n)).astype(np.uint64)
         a[::997] = rng.integers(10**4, 10**9, a[::997].size)  # interrupts
-        assert _core.median_u64(a) == np.median(a)
-    with pytest.raises(ValueError):
-        _core.median_u64(np.array([], np.uint64))
+        arrays.append(a)
+    assert core_probe.medians([a.tolist() for a in arrays]) == [np.median(a) for a in arrays]
 
 
 def test_t95_follows_students_t():

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _json_document
+from fastcpu import _json_document, _json_format
 
 CLOCK = fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=2.0, cycles_per_tick=1.4)
 
@@ -461,11 +461,11 @@ def test_save_refuses_by_name_what_is_over_the_text_limit(tmp_path, monkeypatch)
     the test needs kilobytes, not gigabytes)."""
     res = _results(_result("a", 2000), _result("b", 2000))
     size = len(_json_document.encode_document(res.to_document()))
-    monkeypatch.setattr(_json_document, "TEXT_MAX_BYTES", size - 1)
+    monkeypatch.setattr(_json_format, "TEXT_MAX_BYTES", size - 1)
     with pytest.raises(ValueError, match=rf"{size} bytes of JSON, more than the {size - 1} a result file may hold"):
         res.save(tmp_path / "r.json")
     assert not list(tmp_path.iterdir())
-    monkeypatch.setattr(_json_document, "TEXT_MAX_BYTES", size)
+    monkeypatch.setattr(_json_format, "TEXT_MAX_BYTES", size)
     res.save(tmp_path / "r.json")
     assert fastcpu.load(tmp_path / "r.json") == res
 

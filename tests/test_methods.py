@@ -6,6 +6,7 @@ import fastcpu
 from fastcpu._methods import method_info
 from fastcpu import _core
 from pinning import run_python
+import core_probe
 
 REQUIRED = {"empty", "gdt", "tscp", "rdpid", "sidt", "rseq", "vdso", "sched_getcpu", "syscall"}
 
@@ -45,12 +46,13 @@ def test_every_catalog_row_is_whole():
     # the C side checks what Python cannot see: a kind, a timer for every
     # serialization mode and PMU mode, a reader, a reason for every need, a
     # cpu_check where the encoding reports no CPU, one row per name
-    assert _core.catalog_problems() == []
+    assert core_probe.catalog_problems() == []
 
 
 def test_every_catalog_row_names_its_kind_needs_and_verdicts():
-    requirements = {name: reason for name, _, reason in _core.requirements()}
-    here = {name: has for name, has, _ in _core.requirements()}
+    table = core_probe.requirements()
+    requirements = {name: reason for name, _, reason in table}
+    here = {name: has for name, has, _ in table}
     assert requirements and all(reason for reason in requirements.values())
     rows = _core.catalog()
     assert len({r["name"] for r in rows}) == len(rows)
@@ -110,7 +112,7 @@ def test_a_hidden_requirement_is_the_reason_of_every_row_that_needs_it():
         "import json\nfrom fastcpu import _core\n"
         "print(json.dumps([[r['name'], list(r['needs']), r['reason']] for r in _core.catalog()]))\n"
     )
-    reasons = {name: reason for name, _, reason in _core.requirements()}
+    reasons = {name: reason for name, _, reason in core_probe.requirements()}
     for hidden in ("rdtscp", "rdpid", "fsgsbase"):
         p = run_python(script, FASTCPU_TEST_HIDE_CPUID=hidden)
         assert p.returncode == 0, p.stderr

@@ -11,6 +11,7 @@ import pytest
 import fastcpu
 from fastcpu import noise
 from fastcpu._compare import COLUMNS
+from fastcpu._deprecated import DEPRECATED
 
 CLOCK = fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=26, cycles_per_tick=1.5)
 
@@ -64,7 +65,8 @@ def test_clock_is_a_deprecated_alias_of_counter():
     with pytest.raises(TypeError, match="not both"), warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         fastcpu.bench("empty", 5, counter="pmu", clock="tsc")
-    assert fastcpu.limits.CLOCKS == fastcpu.limits.COUNTERS == ("tsc", "pmu")
+    with pytest.warns(DeprecationWarning, match=r"fastcpu\.limits\.CLOCKS is deprecated .* use fastcpu\.limits\.COUNTERS"):
+        assert fastcpu.limits.CLOCKS == fastcpu.limits.COUNTERS == ("tsc", "pmu")
 
 
 def _fields(r):
@@ -158,15 +160,20 @@ def test_the_top_holds_what_users_call_and_the_rest_moved_with_a_warning():
         for name in fastcpu.__all__:
             getattr(fastcpu, name)
     assert len(fastcpu.__all__) <= 30
-    moved = {**{n: ("types", n) for n in fastcpu.types.__all__ if n not in ("ChainCheck", "ChainInfo", "CpuVerdict")},
-             **{n: ("limits", n) for n in fastcpu.limits.__all__},
-             "CalibrationInfo": ("types", "ChainInfo"), "calibration_methods": (None, "chain_methods")}
-    for old, (where, new) in moved.items():
+    # the names that were at the top before 0.6.0 (fastcpu._deprecated's table)
+    moved = {old.split(".")[1]: row.new.split(".")[1:] for old, row in DEPRECATED.items()
+             if old.startswith("fastcpu.") and old.count(".") == 1}
+    assert {"Stability", "RUNS_MAX", "CalibrationInfo", "calibration_methods"} <= set(moved)
+    for old, new in moved.items():
         assert old not in fastcpu.__all__
+        where, new = new if len(new) == 2 else (None, new[0])
         home = getattr(fastcpu, where) if where else fastcpu
-        with pytest.warns(DeprecationWarning, match=rf"fastcpu\.{old} is now fastcpu\.{where + '.' if where else ''}{new}\b"):
+        with pytest.warns(DeprecationWarning, match=rf"fastcpu\.{old} is deprecated since fastcpu 0\.6\.0 and will be "
+                          rf"removed in fastcpu 0\.9\.0: use fastcpu\.{where + '.' if where else ''}{new}$"):
             value = getattr(fastcpu, old)
         assert value is getattr(home, new), old
+    for name in fastcpu.types.__all__ + fastcpu.limits.__all__:  # each new name is reached from the top
+        assert name in moved or name in ("ChainCheck", "ChainInfo", "CpuVerdict", "ClockMotion", "TIMEOUT_MAX_S"), name
     for new in ("ChainInfo", "ChainCheck", "CpuVerdict"):  # never at the top: no alias
         with pytest.raises(AttributeError):
             getattr(fastcpu, new)

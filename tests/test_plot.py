@@ -11,6 +11,10 @@ from fastcpu._cli import main
 from fastcpu.noise import NoiseModel
 
 plot = pytest.importorskip("fastcpu.plot")
+from fastcpu import _plot_published  # noqa: E402
+
+#: fastcpu.plot and the modules that draw for it.
+PLOT_SOURCES = [Path(plot.__file__), *Path(plot.__file__).parent.glob("_plot_*.py")]
 plt = matplotlib.pyplot
 
 STEP = 26
@@ -186,8 +190,9 @@ def test_plot_never_selects_a_backend():
     before = matplotlib.get_backend()
     importlib.reload(plot)
     assert matplotlib.get_backend() == before
-    source = open(plot.__file__).read()
-    assert "matplotlib.use(" not in source and ".switch_backend(" not in source
+    for path in PLOT_SOURCES:
+        source = path.read_text()
+        assert "matplotlib.use(" not in source and ".switch_backend(" not in source, path.name
 
 
 def test_cli_plot_writes_pngs(results, tmp_path, capsys):
@@ -287,7 +292,7 @@ def test_method_group_is_the_result_rows_role(every_method):
     assert plot.method_group(given["rdpid"]) == "library calls"
     assert plot.method_group(given["a_newer_role"]) == "other"  # a role this fastcpu does not know
     assert plot.method_group(dataclasses.replace(r, catalog_row=None)) == "other"  # a user function's
-    source = Path(plot.__file__).read_text()  # and plot.py names no row: no table to keep
+    source = "".join(p.read_text() for p in PLOT_SOURCES)  # and the plots name no row: no table to keep
     assert [m for m in CATALOG if f'"{m}"' in source] == []
 
 
@@ -472,7 +477,7 @@ def test_published_plots_each_published_figure_against_each_machine_estimate(two
         if method not in ("gdt", "syscall", "rseq"):
             continue
         ax = cycles if row["unit"] == "core cycles" else ns
-        line = by_gid[(ax, f"published|{method}|{row['machine']}|{plot._post(row)}")]
+        line = by_gid[(ax, f"published|{method}|{row['machine']}|{_plot_published._post(row)}")]
         value = float(row["value"]) * (1000 if row["unit"] == "us" else 1)
         assert value in list(line.get_xdata())
     for ax, attr in ((cycles, "_core_cycles"), (ns, "_ns")):

@@ -391,7 +391,7 @@ def test_save_refuses_a_file_created_during_the_write(small, tmp_path, monkeypat
         if not path.exists():
             path.write_text("the other writer")
 
-    monkeypatch.setattr(_json_document.os, "fsync", racing_fsync)
+    monkeypatch.setattr(os, "fsync", racing_fsync)
     with pytest.raises(FileExistsError):
         small.save(path)
     assert path.read_text() == "the other writer"
@@ -407,7 +407,7 @@ def test_a_failed_write_keeps_the_old_file_and_no_temporary(small, tmp_path, mon
     def broken_fsync(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_json_document.os, "fsync", broken_fsync)
+    monkeypatch.setattr(os, "fsync", broken_fsync)
     with pytest.raises(OSError, match="No space"):
         small.save(path, overwrite=overwrite)
     if overwrite:

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import core_probe
 import fastcpu
 
 PACKAGE = Path(fastcpu.__file__).resolve().parent
@@ -93,7 +94,7 @@ CHECK = """
 import json, os
 import numpy as np
 import fastcpu
-from fastcpu import _core, plot
+from fastcpu import plot
 assert fastcpu.__file__.startswith(os.environ["COPY"]), fastcpu.__file__
 info = {m.name: m for m in fastcpu.methods()}["serialize"]
 try:
@@ -109,8 +110,7 @@ result = fastcpu.BenchResult.from_arrays(method="serialize", serialize="lfence",
                                          catalog_row=info.catalog_row)
 print(json.dumps({"role": info.role, "kind": info.kind, "reports_cpu": info.reports_cpu,
                   "available": info.available, "reason": info.reason,
-                  "group": plot.method_group(result), "problems": list(_core.catalog_problems()),
-                  "has_bit": {n: p for n, p, _ in _core.requirements()}["serialize"], "bench": bench}))
+                  "group": plot.method_group(result), "bench": bench}))
 """
 
 
@@ -134,12 +134,13 @@ def test_the_worked_example_lands_where_the_doc_says(tmp_path):
     after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()}
     assert {str(p) for p in after if before.get(p) != after[p]} == changed  # those files and no others
     _build(copy)
+    probe = core_probe.build(copy / "csrc", tmp_path)  # the copy's catalog, checked by its own C
 
     seen = _run(copy)
     assert (seen["role"], seen["kind"], seen["reports_cpu"]) == ("entry_cost", "method", False)
     assert seen["group"] == "kernel entries and comparison costs"
-    assert seen["problems"] == []
-    if seen["has_bit"]:  # the probe may still refuse it: then it says why
+    assert core_probe.catalog_problems(probe) == []
+    if {n: p for n, p, _ in core_probe.requirements(probe)}["serialize"]:  # the probe may still refuse it: then it says why
         assert seen["available"] or "probe child" in seen["reason"]
     else:
         assert seen["reason"] == "CPUID lacks SERIALIZE (7.0:EDX bit 14)"

@@ -1,0 +1,179 @@
+"""The whole document's checksum, which save() writes and load() verifies
+(format version 3 on; ``_json_format`` says what it covers)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import zlib
+from collections.abc import Callable
+from json.encoder import encode_basestring_ascii
+from pathlib import Path
+from typing import Any
+
+from ._json_format import CHECKSUM_VERSION, CHUNK_BYTES, DEPTH_MAX, ResultFileError
+
+__all__ = ["digest", "field_crc32", "verify_checksum"]
+
+# -- the checksum ----------------------------------------------------------------
+# "checksum": {"sha256": SHA-256 of the canonical document (every field but
+# "checksum"), "field_crc32": the CRC-32 of each field's canonical form, two
+# levels deep, to name what differs}. Canonical: JSON with no whitespace,
+# object keys sorted, strings escaped as json.dumps(ensure_ascii=True)
+# escapes them, numbers as Python's repr writes them (an integer's digits; a
+# float's shortest repr that reads back the same), in ASCII. Every text a
+# reader accepts parses to one document, so the checksum survives re-indenting
+# and reordering, and no change of a value goes unseen.
+
+
+def _canonical_str(s: str, emit: Callable[[bytes], object], plain: bool) -> None:
+    """`s` as JSON in ASCII, a slice at a time (no copy of a long string).
+    `plain`: it is known to need no escape (a text without backslashes or
+    non-ASCII bytes holds no string that does)."""
+    emit(b'"')
+    for start in range(0, len(s), CHUNK_BYTES):
+        part = s[start:start + CHUNK_BYTES]  # slices never split a code point
+        if part.isascii() and (plain or (part.isprintable() and '"' not in part and "\\" not in part)):
+            emit(part.encode("ascii"))  # nothing to escape (base64): json's encoder takes 30 ns a byte
+        else:
+            emit(encode_basestring_ascii(part)[1:-1].encode("ascii"))
+    emit(b'"')
+
+
+def _json_key(key: object) -> str:
+    """An object key as json.dumps writes it."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool) or key is None:
+        return {True: "true", False: "false", None: "null"}[key]
+    if isinstance(key, int):
+        return int.__repr__(key)
+    if isinstance(key, float):
+        return float.__repr__(key)
+    raise TypeError(f"a key of {type(key).__name__} is no JSON object key")
+
+
+def _canonical(value: Any, emit: Callable[[bytes], object], plain: bool, depth: int = 0) -> None:
+    """Emit the canonical JSON of `value`, in pieces."""
+    if isinstance(value, str):
+        _canonical_str(value, emit, plain)
+    elif value is None or isinstance(value, bool):
+        emit(b"null" if value is None else b"true" if value else b"false")
+    elif isinstance(value, int):
+        emit(int.__repr__(value).encode("ascii"))
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} is no JSON number")
+        emit(float.__repr__(value).encode("ascii"))
+    elif isinstance(value, (dict, list, tuple)):
+        if depth >= DEPTH_MAX:
+            raise ValueError(f"nested deeper than the {DEPTH_MAX} levels a result file may")
+        if isinstance(value, dict):
+            emit(b"{")
+            for i, (key, item) in enumerate(sorted(((_json_key(k), v) for k, v in value.items()),
+                                                   key=lambda kv: kv[0])):
+                if i:
+                    emit(b",")
+                _canonical_str(key, emit, plain)
+                emit(b":")
+                _canonical(item, emit, plain, depth + 1)
+            emit(b"}")
+        else:
+            emit(b"[")
+            for i, item in enumerate(value):
+                if i:
+                    emit(b",")
+                _canonical(item, emit, plain, depth + 1)
+            emit(b"]")
+    else:
+        raise TypeError(f"{type(value).__name__} is no JSON value")
+
+
+def digest(doc: dict[str, Any], plain: bool) -> str:
+    """The SHA-256 of `doc`'s canonical form, every field but "checksum", in hex."""
+    h = hashlib.sha256()
+    _canonical({k: v for k, v in doc.items() if k != "checksum"}, h.update, plain)
+    return h.hexdigest()
+
+
+def _crc32(value: Any, plain: bool) -> int:
+    crc = 0
+
+    def emit(piece: bytes) -> None:
+        nonlocal crc
+        crc = zlib.crc32(piece, crc)
+
+    _canonical(value, emit, plain)
+    return crc
+
+
+def field_crc32(doc: dict[str, Any], plain: bool) -> dict[str, Any]:
+    """The CRC-32 of each field of `doc` but "checksum", two levels deep:
+    a field holding an object gives one per key, a list one per item (per
+    key of an object item: each result's fields)."""
+
+    def crcs(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: _crc32(v, plain) for k, v in value.items()}
+        return _crc32(value, plain)
+
+    out: dict[str, Any] = {}
+    for key, value in doc.items():
+        if key == "checksum":
+            continue
+        if isinstance(value, list):
+            out[key] = [crcs(item) for item in value]
+        else:
+            out[key] = crcs(value)
+    return out
+
+
+def _differences(saved: Any, now: Any, where: str = "") -> list[str]:
+    """Where two field_crc32 trees differ, as field names."""
+    if isinstance(saved, dict) and isinstance(now, dict):
+        out = [f"{where}{k} (not there when it was saved)" for k in now if k not in saved]
+        out += [f"{where}{k} (gone since it was saved)" for k in saved if k not in now]
+        for k in now:
+            if k in saved:
+                out += _differences(saved[k], now[k], f"{where}{k}.")
+        return out
+    name = where.rstrip(".")
+    if isinstance(saved, list) and isinstance(now, list):
+        if len(saved) != len(now):
+            return [f"{name} ({len(now)} items, {len(saved)} when it was saved)"]
+        return [d for i, (a, b) in enumerate(zip(saved, now)) for d in _differences(a, b, f"{name}[{i}].")]
+    return [] if saved == now else [name]
+
+
+_SHA256_HEX = re.compile("[0-9a-f]{64}")
+
+
+def verify_checksum(path: Path, doc: dict[str, Any], plain: bool) -> bool:
+    """Check `doc` against its checksum, which it loses: True when it matched,
+    False for a file from before checksums (format version < 3)."""
+    if "checksum" not in doc:
+        if doc["version"] >= CHECKSUM_VERSION:
+            raise ResultFileError(f"{path}: format version {doc['version']} without its 'checksum' "
+                                  "field: the file was altered or damaged")
+        return False
+    saved = doc.pop("checksum")
+    if not (isinstance(saved, dict) and set(saved) == {"sha256", "field_crc32"}
+            and isinstance(saved["sha256"], str) and _SHA256_HEX.fullmatch(saved["sha256"])
+            and isinstance(saved["field_crc32"], dict)):
+        raise ResultFileError(f"{path}: field 'checksum' must be an object of 'sha256' (64 "
+                              "lowercase hex digits) and 'field_crc32' (an object), as save() "
+                              "writes it: the file was altered or damaged")
+    try:
+        if digest(doc, plain) == saved["sha256"]:
+            return True
+        differ = _differences(saved["field_crc32"], field_crc32(doc, plain))
+    except ValueError as exc:  # nested too deeply
+        raise ResultFileError(f"{path}: not a fastcpu result file ({exc})") from None
+    if differ:
+        more = f" and {len(differ) - 5} more" if len(differ) > 5 else ""
+        what = f"{', '.join(differ[:5])}{more} differ{'s' if len(differ) == 1 else ''} from"
+    else:
+        what = "every field matches checksum.field_crc32, but the whole does not match"
+    raise ResultFileError(f"{path}: the file was altered or damaged since it was saved: {what} "
+                          "the checksum saved with it; restore it from a copy, or measure again")
