@@ -93,9 +93,9 @@ def report(got: list[dict], busy: bool) -> None:
         print(f"| {name} | {rows[0]['truth']} | {est[0]:.2f} / {est[len(est) // 2]:.2f} / {est[-1]:.2f} "
               f"| {held} of {len(rows)} ({held / len(rows):.0%}) | {unresolved} |")
     zero = [g["empty"] for g in got]
-    print(f"\n'empty' (the harness's zero) in ticks: "
+    print("\n'empty' (the harness's zero) in ticks: "
           + ", ".join(f"{r['estimate_ticks']:+.2f} +- {r['ci95_ticks']:.2f}" for r in zero))
-    print(f"resolution (core cycles) per process: " + ", ".join(f"{r['resolution']:.2f}" for r in zero))
+    print("resolution (core cycles) per process: " + ", ".join(f"{r['resolution']:.2f}" for r in zero))
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ through it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from collections.abc import Mapping

@@ -1,6 +1,5 @@
 """Ctrl-C during a long bench() is honoured quickly and leaves the affinity as it was."""
 
-import os
 import signal
 import subprocess
 import sys

@@ -4,7 +4,6 @@ it broke, restore what it changed, end its forked copies, and stop it on a
 timeout or Ctrl-C. Each case runs in a child interpreter, which could crash
 or hang; the hostile functions are assembly compiled here."""
 
-import os
 import re
 import shutil
 import signal
