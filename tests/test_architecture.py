@@ -20,6 +20,9 @@ import fastcpu
 # The package as imported: the checkout's fastcpu/ from a checkout, the
 # installed one where the tests run from a copy (CI's unprivileged pass).
 PACKAGE = Path(fastcpu.__file__).resolve().parent
+#: The checkout these tests came with, whose csrc/ the C checks read (the
+#: installed package's parent is site-packages under a non-editable install).
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 #: The rooms, bottom first; inside a room, modules bottom first. A module may
 #: import only the modules listed before it. ``_core`` (the C extension) is
@@ -173,7 +176,7 @@ def test_there_is_one_way_to_measure():
 
 def test_the_glue_is_split_by_concern():
     # module.c registers the glue files' tables and defines no function of its own
-    csrc = PACKAGE.parent / "csrc"
+    csrc = CHECKOUT / "csrc"
     if not csrc.is_dir():
         pytest.skip("a copy of tests/ without the repository's csrc/")
     module = (csrc / "module.c").read_text()
@@ -191,7 +194,7 @@ def _c_call_graph(tmp_path):
     import shutil
     import subprocess
 
-    csrc = PACKAGE.parent / "csrc"
+    csrc = CHECKOUT / "csrc"
     cc = shutil.which("cc") or shutil.which("gcc")
     if not csrc.is_dir() or cc is None or shutil.which("nm") is None:
         pytest.skip("needs the repository's csrc/, a C compiler and nm (binutils)")

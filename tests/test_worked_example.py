@@ -29,7 +29,9 @@ import core_probe
 import fastcpu
 
 PACKAGE = Path(fastcpu.__file__).resolve().parent
-REPO = PACKAGE.parent
+#: The checkout these tests came with (not the installed package's parent,
+#: which is site-packages under a non-editable install).
+REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "architecture.md"
 
 
