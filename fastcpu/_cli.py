@@ -479,18 +479,22 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unit", choices=_UNITS, default=None,
                    help="unit of the table (default cycles; ns with --ab)")
     p.add_argument("--format", choices=COMPARE_FORMATS, default=None,
-                   help="table (default): a row per method, a column per machine with the ESTIMATE "
+                   help="table (default): for each question (one call alone, calls back to back) a row "
+                        "per method, a column per machine with the ESTIMATE "
                         "(the cost figure) +- its 95%% interval in --unit and its ratio to the first "
-                        "file's machine; csv: every column, every unit, one row per machine and method; "
-                        "json: those rows as a JSON array (null where a figure is NaN)")
+                        "file's machine, then each machine's cheapest way for each question; csv: every "
+                        "column, every unit, one row per machine and method (back_to_back_* for calls back "
+                        "to back); json: those rows as a JSON array (null where a figure is NaN)")
     p.add_argument("--csv", action="store_true", help="the same as --format csv")
     view = p.add_mutually_exclusive_group()
     view.add_argument("--seed-table", action="store_true",
                       help="the seed's layout: one row per machine, BEST and MEDIAN blocks (GDT, TSCP, "
                            "SIDT, RDPID, vDSO, rseq) in core cycles, the published machines beside, and "
-                           "the cheapest way that reports the CPU on each")
+                           "the cheapest way that reports the CPU on each, named by its question (one "
+                           "call alone, calls back to back)")
     view.add_argument("--ab", action="store_true",
-                      help="two files, A then B: per method the difference and ratio of the "
+                      help="two files, A then B: per method and question (one call alone, calls back "
+                           "to back) the difference and ratio of the "
                            "estimates with 95%% intervals and a verdict (faster, slower, no detectable "
                            "difference); --unit ns (default) or cycles")
 
@@ -708,10 +712,11 @@ COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[a
             "time every available method and save the raw runs and machine facts to a file or standard output "
             "(or export the estimates as Google Benchmark JSON or CSV)"),
     "compare": (_compare_args, _compare_run,
-                "the methods side by side across result files: per machine the ESTIMATE with its 95% "
-                "interval and its ratio to the first file's (--format csv or json: every figure; "
-                "--seed-table: the seed's layout, one row per machine with its cheapest way; --ab: two "
-                "files, A against B, with verdicts)"),
+                "the methods side by side across result files, for each question (one call alone; calls "
+                "back to back, 'not measured' in a file before 0.7.0): per machine the ESTIMATE with its "
+                "95% interval and its ratio to the first file's, then each machine's cheapest way for "
+                "each question (--format csv or json: every figure; --seed-table: the seed's layout, one "
+                "row per machine with its cheapest ways; --ab: two files, A against B, with verdicts)"),
     "plot": (_plot_args, _plot_run,
              "draw result files: exact counts per method, or ECDFs across methods or machines"),
     "check": (_check_args, _check_run,

@@ -12,6 +12,16 @@ for one release they also write the names 0.6 gave some figures
 ``NAME_ci95_UNIT``), and a table still answers ``tsc_granularity_ticks``,
 deprecated.
 
+Both questions are answered. The statistics' columns answer "one call
+alone" (a single copy, the LKML seed's); ``BACK_TO_BACK_COLUMNS`` answer
+"calls back to back" (``Results.back_to_back``: cost per call in a loop by
+differencing 2k and k copies, the glibc seed's), ``back_to_back`` saying
+``'not measured'`` for a file without them (before 0.7.0). Each machine's
+cheapest way that reports the CPU for each question, and the line saying
+the two differ, are ``ANSWER_COLUMNS``, repeated on its rows. The terminal
+and HTML layouts show a table per question, each named by it, then each
+machine's answers.
+
 The statistics are ``_statistics.shown_in('compare')``, in that order:
 
 - best: ``(min(raw) - min(empty)) / unroll`` (the seed's BEST);
@@ -51,11 +61,12 @@ from typing import Any
 from . import _display
 from ._args import UNITS as UNIT_TABLE
 from ._args import check_choice, check_unit, plain_number
-from ._machine_results import Results, Source, as_results
+from ._machine_results import BACK_TO_BACK, NOT_MEASURED, ONE_CALL, QUESTION_WORDS, Results, Source, as_results
 from ._statistics import shown_in, statistic
 
 __all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "DEPRECATED_CSV_COLUMNS", "STAT_NAMES", "UNITS",
-           "LAYOUTS", "format_comparison", "tidy_table", "result_rows"]
+           "LAYOUTS", "format_comparison", "tidy_table", "result_rows", "BACK_TO_BACK_COLUMNS", "ANSWER_COLUMNS",
+           "answers"]
 
 #: The statistics of each row (``_statistics.shown_in('compare')``), each in
 #: every unit of UNITS, with the ends of its interval where it has one.
@@ -78,9 +89,23 @@ MACHINE_COLUMNS = ("tsc_hz", "tsc_step_ticks", "clock_core_cycles_per_tick", "im
 #: its ESTIMATE (core cycles; 0: none, see ``Results.selftest``).
 RESULT_COLUMNS = ("kind", "runs_used", "estimator", "migrations", "resolved", "cycles_per_tick",
                   "harness_bias_core_cycles")
+#: The second question, calls back to back (``Results.back_to_back``:
+#: ``bench_diff``, runs of 2k copies against k, cost per call in a loop), beside
+#: the first (every column above: one call alone). ``back_to_back`` says
+#: ``'measured'`` or ``'not measured'`` (a file before 0.7.0, or measured with
+#: --unroll: then the other columns are empty, NaN); its k, the pairs its
+#: ESTIMATE rests on, whether it stands out from zero, and its ESTIMATE with
+#: the interval's ends in every unit (``back_to_back_estimate_ns``, ...).
+BACK_TO_BACK_COLUMNS = ("back_to_back", "back_to_back_k", "back_to_back_runs_used", "back_to_back_resolved") + tuple(
+    f"back_to_back_{c}" for unit in UNITS for c in statistic("estimate").columns(unit))
+#: Each machine's answers, repeated on each of its rows as its rulers are:
+#: the cheapest way that reports the CPU there for each question
+#: (``Results.cheapest_way_words``: ties within resolution named), and the
+#: line saying that the two differ ('' where they agree or one is not measured).
+ANSWER_COLUMNS = ("cheapest_one_call", "cheapest_back_to_back", "answers_differ")
 COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "source") + RESULT_COLUMNS + MACHINE_COLUMNS + tuple(
     c for unit in UNITS for s in shown_in("compare") for c in s.columns(unit)
-)
+) + BACK_TO_BACK_COLUMNS + ANSWER_COLUMNS
 #: Columns the CSV still writes for one release, after COLUMNS, under the
 #: names 0.6's two CSVs gave the same figures (``compare --csv``:
 #: ``tsc_granularity_ticks``; ``run --format csv``: ``migrated_runs`` and each
@@ -205,7 +230,22 @@ class ComparisonTable(Sequence[dict]):
         if not needed <= set(self.columns) or not {"machine", "method"} <= set(self.columns):
             rows = [[_cell(row.get(c)) for c in self.columns] for row in self.rows]  # other columns
             return _display.block(_display.table(self.columns, rows))
-        side = _side_by_side(list(self.rows), "core_cycles", self.confidence)
+        parts = []
+        rows_of = list(self.rows)
+        for question in (ONE_CALL, BACK_TO_BACK):
+            if question == BACK_TO_BACK and not any(_measured(r, question) for r in rows_of):
+                parts.append(_display.paragraph(NONE_BACK_TO_BACK))
+                continue
+            parts += self._question_html(rows_of, question)
+        shown = _display.printable
+        for machine, said in answers(rows_of).items():
+            parts.append(_display.bullets([f"{q}: {w}" if q else w for q, w in said],
+                                          f"{shown(machine)}: cheapest way that reports the CPU (by ESTIMATE, 95%)"))
+        return _display.block(*parts)
+
+    def _question_html(self, rows_of: list[dict[str, Any]], question: str) -> list[str]:
+        """One question's side-by-side HTML table, under its heading."""
+        side = _side_by_side(rows_of, "core_cycles", self.confidence, question)
         per = 2 if side.ratios else 1
         heads = [f"{COST.heading} \u00b1 {round(self.confidence * 100)}%"] + (["RATIO"] if side.ratios else [])
         shown = _display.printable  # names from files, as every other view shows them
@@ -215,9 +255,9 @@ class ComparisonTable(Sequence[dict]):
         rows = [[shown(method) + (MODEL_MARK if method in models else ""), *(c for k in range(len(side.machines))
                            for c in ([side.cells[i][k]] + ([side.ratios[i][k]] if side.ratios else [])))]
                 for i, method in enumerate(side.methods)]
-        return _display.block(
-            _display.table(["method", *heads * len(side.machines)], rows, groups=groups),
-            *(_display.paragraph(line) for line in side.title))
+        return [_display.table(["method", *heads * len(side.machines)], rows, groups=groups,
+                               caption=side.title[0]),
+                *(_display.paragraph(line) for line in side.title[1:])]
 
 
 def _plain(value: object) -> object:
@@ -280,8 +320,30 @@ def _immediate_add_words(per_cycle: float) -> str:
             else f"add $imm not folded ({per_cycle:.2f} per core cycle)")
 
 
+def _back_to_back_cells(results: Results, method: str, confidence: float) -> dict[str, Any]:
+    """BACK_TO_BACK_COLUMNS of one method: its DiffResult's, or 'not measured'."""
+    d = results.back_to_back.get(method)
+    if d is None:
+        return {"back_to_back": NOT_MEASURED, "back_to_back_k": None, "back_to_back_runs_used": None,
+                "back_to_back_resolved": None,
+                **{c: math.nan for c in BACK_TO_BACK_COLUMNS[4:]}}
+    cells: dict[str, Any] = {"back_to_back": "measured", "back_to_back_k": d.k,
+                             "back_to_back_runs_used": d.runs_used, "back_to_back_resolved": d.resolved}
+    for unit in UNITS:
+        cells.update({f"back_to_back_{k}": v for k, v in COST.cells(d, unit, confidence).items()})
+    return cells
+
+
+def _answer_cells(results: Results) -> dict[str, str]:
+    """ANSWER_COLUMNS of one machine (Results' one answer per question)."""
+    return {"cheapest_one_call": results.cheapest_way_words(ONE_CALL),
+            "cheapest_back_to_back": results.cheapest_way_words(BACK_TO_BACK),
+            "answers_differ": results.answers_differ()}
+
+
 def _rows(results: Results, confidence: float, source: str) -> list[dict[str, Any]]:
     rows = []
+    answers = _answer_cells(results)
     for r in results.values():
         row: dict[str, Any] = _Row({
             "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
@@ -295,6 +357,8 @@ def _rows(results: Results, confidence: float, source: str) -> list[dict[str, An
         for unit in UNITS:
             for stat in shown_in("compare"):
                 row.update(stat.cells(r, unit, confidence))
+        row.update(_back_to_back_cells(results, r.method, confidence))
+        row.update(answers)
         # DEPRECATED_CSV_COLUMNS: the CSV writes them for one release
         row.update({"tsc_granularity_ticks": row["tsc_step_ticks"], "migrated_runs": r.migrations,
                     **{f"{s.name}_ci95_{unit}": s.half_width(r, unit) for s in shown_in("compare")
@@ -350,7 +414,12 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
         ``estimate``, ``estimate_ci_low``, ``estimate_ci_high``,
         ``paired_mean``, ``paired_mean_ci_low`` and ``paired_mean_ci_high``
         suffixed ``_ticks`` (TSC ticks), ``_ns`` and ``_core_cycles``, all per
-        copy above the empty sequence.
+        copy above the empty sequence (one call alone); then calls back to
+        back (``back_to_back``: ``'measured'`` or ``'not measured'``, its
+        ``k``, ``runs_used``, ``resolved`` and ESTIMATE with its interval in
+        each unit, prefixed ``back_to_back_``), and the machine's cheapest
+        way for each question (``cheapest_one_call``,
+        ``cheapest_back_to_back``, ``answers_differ``).
 
     Raises:
         TypeError: an argument is neither Results nor a path.
@@ -434,8 +503,14 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
     in its own column; taken in ns when `unit` is ticks, which differ
     between hosts); a method a machine lacks shows ``-``, as does a ratio
     against a baseline estimate that is not above 0. With one machine, no
-    ratios. ``layout='rows'``: a row per machine and method with runs,
-    unroll, BEST, MEDIAN (the seed's figures), the ESTIMATE and its interval.
+    ratios. That table answers one call alone; a second one, named by its
+    question, calls back to back (``back_to_back_*``: a machine whose file
+    has none shows ``not measured``; one line instead where no file has
+    any). ``layout='rows'``: a row per machine and method with runs,
+    unroll, BEST, MEDIAN (the seed's figures), the ESTIMATE and its interval,
+    and calls back to back's ESTIMATE. Both end with each machine's
+    cheapest way that reports the CPU for each question, ties within
+    resolution named, and a line where the two differ.
 
     Args:
         table: what :func:`compare` returns (DataFrame or ComparisonTable).
@@ -466,11 +541,51 @@ class _SideBySide:
     title: list[str]
 
 
-def _side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float) -> _SideBySide:
+#: Where each question's figures are in a row: the columns' prefix, and what
+#: the heading over its table says of it.
+_QUESTION_PREFIX = {ONE_CALL: "", BACK_TO_BACK: "back_to_back_"}
+QUESTION_HEADINGS = {
+    ONE_CALL: f"{QUESTION_WORDS[ONE_CALL].upper()} (single copy above the empty sequence: the LKML seed's question)",
+    BACK_TO_BACK: f"{QUESTION_WORDS[BACK_TO_BACK].upper()} (bench_diff: runs of 2k copies against k, cost per call "
+                  "in a loop: the glibc seed's question)",
+}
+
+
+#: What a back-to-back ESTIMATE is (DiffResult.estimate).
+_BACK_TO_BACK_MEANING = ("the differencing estimate (DiffResult.estimate: the fenced mean of the paired "
+                         "differences of 2k and k copies, over k), which cancels what the harness adds once a run")
+#: What the terminal says where no file measured calls back to back.
+NONE_BACK_TO_BACK = (f"{QUESTION_WORDS[BACK_TO_BACK]}: {NOT_MEASURED} in any of these files (written before "
+                     "fastcpu 0.7.0, or measured with --unroll): only one call alone is compared")
+
+
+def _measured(r: dict[str, Any] | None, question: str) -> bool:
+    """Whether a row holds figures for `question` (calls back to back: not in a file before 0.7.0)."""
+    return r is not None and (question == ONE_CALL or r.get("back_to_back", NOT_MEASURED) != NOT_MEASURED)
+
+
+def _estimate_cell(r: dict[str, Any], suffix: str, question: str = ONE_CALL) -> str:
+    """A row's ESTIMATE for `question` as the tables show it: ``X +- H``, or
+    ``< B`` below what the harness resolves, or 'not measured'."""
+    if not _measured(r, question):
+        return NOT_MEASURED
+    pre = _QUESTION_PREFIX[question]
+    mean, low, high = (float(r[f"{pre}{COST.name}{part}_{suffix}"]) for part in ("", "_ci_low", "_ci_high"))
+    if math.isnan(mean):
+        return "nan"
+    if r.get(f"{pre}resolved") is False:  # below what the harness resolves: a bound, never a cost
+        return f"< {high:.2f}"
+    # compare()'s interval is the mean +- a half-width: the narrower way to write it
+    return f"{mean:.2f}" if math.isnan(low) else f"{mean:.2f} +- {(high - low) / 2:.2f}"
+
+
+def _side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float,
+                  question: str = ONE_CALL) -> _SideBySide:
     machines = list(dict.fromkeys(str(r["machine"]) for r in rows))
     methods = list(dict.fromkeys(str(r["method"]) for r in rows))
     by = {(str(r["machine"]), str(r["method"])): r for r in rows}
     pct = round(confidence * 100)
+    pre = _QUESTION_PREFIX[question]
 
     # TSC ticks differ between hosts (their TSCs tick at different rates):
     # a ratio of ticks across machines would mix that in, so take it in ns
@@ -479,23 +594,15 @@ def _side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float) ->
 
     def estimate(machine: str, method: str) -> float:
         r = by.get((machine, method))
-        return math.nan if r is None else float(r[f"{cost}_{ratio_suffix}"])
+        return math.nan if not _measured(r, question) else float(r[f"{pre}{cost}_{ratio_suffix}"])  # type: ignore[index]
 
     def cell(machine: str, method: str) -> str:
         r = by.get((machine, method))
-        if r is None:
-            return "-"
-        mean, low, high = (float(r[f"{cost}{part}_{suffix}"]) for part in ("", "_ci_low", "_ci_high"))
-        if math.isnan(mean):
-            return "nan"
-        if r.get("resolved") is False:  # below what the harness resolves: a bound, never a cost
-            return f"< {high:.2f}"
-        # compare()'s interval is the mean +- a half-width: the narrower way to write it
-        return f"{mean:.2f}" if math.isnan(low) else f"{mean:.2f} +- {(high - low) / 2:.2f}"
+        return "-" if r is None else _estimate_cell(r, suffix, question)
 
     def ratio(machine: str, method: str) -> str:
         rows_of = (by.get((machines[0], method)), by.get((machine, method)))
-        if any(r is not None and r.get("resolved") is False for r in rows_of):
+        if any(r is not None and r.get(f"{pre}resolved") is False for r in rows_of):
             return "-"  # a bound: no ratio to or of it
         base, value = estimate(machines[0], method), estimate(machine, method)
         # a ratio to nothing, or to an estimate at or below 0, says nothing
@@ -503,8 +610,10 @@ def _side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float) ->
             return "-"
         return f"{value / base:.2f}x"
 
-    title = [f"{UNITS[suffix]} per copy above the empty sequence; {COST.heading}: {COST.meaning} "
-             f"+- its {pct}% interval"]
+    meaning = COST.meaning if question == ONE_CALL else _BACK_TO_BACK_MEANING
+    title = [QUESTION_HEADINGS[question],
+             f"{UNITS[suffix]} per {'copy above the empty sequence' if question == ONE_CALL else 'call'}; "
+             f"{COST.heading}: {meaning} +- its {pct}% interval"]
     if len(machines) > 1:
         title.append(f"RATIO: a machine's {COST.heading} over the baseline's (the first machine's)"
                      + (", in ns: TSC ticks differ between hosts" if ratio_suffix != suffix else ""))
@@ -513,8 +622,11 @@ def _side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float) ->
                        title)
 
 
-def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
-    side = _side_by_side(rows, suffix, confidence)
+def _question_lines(rows: list[dict[str, Any]], suffix: str, confidence: float, question: str) -> list[str]:
+    """One question's table in the 'machines' layout: its heading, a row per
+    method, a column group per machine (the ESTIMATE, and its ratio to the
+    first machine's)."""
+    side = _side_by_side(rows, suffix, confidence, question)
     machines, methods = side.machines, side.methods
     ratios = bool(side.ratios)
     pct = round(confidence * 100)
@@ -548,7 +660,19 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
     for k, method in enumerate(methods):
         lines.append(f"{shown[method]:{method_w}}" + gap + gap.join(
             group(cells[k][i], ratio_cells[k][i] if ratios else None) for i in range(len(machines))))
-    if any(shown[t].endswith(MODEL_MARK) for t in methods):
+    return lines
+
+
+def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
+    lines = _question_lines(rows, suffix, confidence, ONE_CALL)
+    lines.append("")
+    if any(_measured(r, BACK_TO_BACK) for r in rows):
+        lines += _question_lines(rows, suffix, confidence, BACK_TO_BACK)
+    else:
+        lines.append(NONE_BACK_TO_BACK)
+    machines = list(dict.fromkeys(str(r["machine"]) for r in rows))
+    shown = {name: _display.printable(name) for name in machines}
+    if _models(rows):
         lines += ["", MODEL_NOTE]
     if not rows or any(c not in rows[0] for c in MACHINE_COLUMNS):  # a table of other columns
         return "\n".join(lines)
@@ -564,7 +688,40 @@ def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float)
                      + _own_rulers_words(mine, cpt)
                      + f"; {_immediate_add_words(float(first['immediate_adds_per_core_cycle']))}; "
                      + _correction_words(mine))
+    lines += _answer_lines(rows)
     return "\n".join(lines)
+
+
+def answers(rows: Sequence[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+    """Each machine's answers from its rows' ANSWER_COLUMNS: machine ->
+    [(the question in words, the cheapest way in words), ...] and, where
+    the two differ, ('', the line saying so); {} for rows without them."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for r in rows:
+        machine = str(r["machine"])
+        if machine in out or any(c not in r for c in ANSWER_COLUMNS):
+            continue
+        out[machine] = [(QUESTION_WORDS[ONE_CALL], str(r["cheapest_one_call"])),
+                        (QUESTION_WORDS[BACK_TO_BACK], str(r["cheapest_back_to_back"]))]
+        if r["answers_differ"]:
+            out[machine].append(("", str(r["answers_differ"])))
+    return out
+
+
+def _answer_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The answers under a terminal table: per machine, each question's
+    cheapest way that reports the CPU (by ESTIMATE at 95%, ties named), and
+    a line where the two differ."""
+    found = answers(rows)
+    if not found:
+        return []
+    lines = ["", "each machine's cheapest way that reports the CPU, for each question (by ESTIMATE, 95%; "
+                 "Results.cheapest_way):"]
+    for machine, said in found.items():
+        lines.append(f"  {_display.printable(machine)}:")
+        lines += [f"    {question}: {_display.printable(words)}" if question else f"    {_display.printable(words)}"
+                  for question, words in said]
+    return lines
 
 
 def _own_rulers_words(rows: list[dict[str, Any]], clock_cpt: float) -> str:
@@ -588,20 +745,35 @@ def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> 
     mw = max([len("MACHINE")] + [len(shown(r["machine"])) for r in rows])
     tw = max([len("METHOD")] + [len(shown(r["method"], True)) for r in rows])
     seed = [s for s in shown_in("compare") if s.seed]
-    ci = f"{round(confidence * 100)}% CI OF {COST.heading}"
-    lines = [
-        f"{UNITS[suffix]} per copy above the empty sequence; {COST.heading}: {COST.meaning}",
-        f"{'MACHINE':{mw}}  {'METHOD':{tw}}  {'RUNS':>7} {'UNROLL':>6}  "
-        + "".join(f"{s.heading.split()[0]:>9} " for s in seed) + f"{COST.heading:>11}  {ci}",
-    ]
+    pct = round(confidence * 100)
+    ci = f"{pct}% CI OF {COST.heading}"
+    loop = any(_measured(r, BACK_TO_BACK) for r in rows)
+    loop_head = f"{QUESTION_WORDS[BACK_TO_BACK].upper()} +-{pct}%"
+    loop_cells = [_estimate_cell(r, suffix, BACK_TO_BACK) for r in rows] if loop else []
+    lw = max([len(loop_head)] + [len(c) for c in loop_cells])
+    intervals = []
     for r in rows:
         low, high = r[f"{COST.name}_ci_low_{suffix}"], r[f"{COST.name}_ci_high_{suffix}"]
-        interval = "" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]"
-        lines.append(
+        intervals.append("" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]")
+    iw = max([len(ci)] + [len(i) for i in intervals])
+    lines = [
+        f"{UNITS[suffix]} per copy above the empty sequence ({QUESTION_WORDS[ONE_CALL]}); {COST.heading}: "
+        f"{COST.meaning}",
+        *([f"{QUESTION_WORDS[BACK_TO_BACK].upper()}: {UNITS[suffix]} per call in a loop, {COST.heading}: "
+           f"{_BACK_TO_BACK_MEANING}"]
+          if loop else [NONE_BACK_TO_BACK]),
+        f"{'MACHINE':{mw}}  {'METHOD':{tw}}  {'RUNS':>7} {'UNROLL':>6}  "
+        + "".join(f"{s.heading.split()[0]:>9} " for s in seed) + f"{COST.heading:>11}  "
+        + (f"{ci:{iw}}  {loop_head:>{lw}}" if loop else ci),
+    ]
+    for i, r in enumerate(rows):
+        lines.append((
             f"{shown(r['machine']):{mw}}  {shown(r['method'], True):{tw}}  {r['runs']:7d} {r['unroll']:6d}  "
             + "".join(f"{r[f'{s.name}_{suffix}']:9.2f} " for s in seed)
-            + f"{r[f'{COST.name}_{suffix}']:11.2f}  {interval}"
+            + f"{r[f'{COST.name}_{suffix}']:11.2f}  "
+            + (f"{intervals[i]:{iw}}  {loop_cells[i]:>{lw}}" if loop else intervals[i])).rstrip()
         )
     if any(r["method"] in models for r in rows):
         lines.append(MODEL_NOTE)
+    lines += _answer_lines(rows)
     return "\n".join(lines)

@@ -45,7 +45,8 @@ from ._json_document import (
 )
 from ._table import format_back_to_back, format_clock, format_table
 
-__all__ = ["Results", "Source", "load", "as_results", "CpuVerdict", "NOT_WAYS", "infer_cpu_verdict"]
+__all__ = ["Results", "Source", "load", "as_results", "CpuVerdict", "NOT_WAYS", "infer_cpu_verdict", "ONE_CALL",
+           "BACK_TO_BACK", "QUESTIONS", "QUESTION_WORDS", "NOT_MEASURED"]
 
 #: A Results, or the path of a result file to load one from.
 Source = Union["Results", str, "os.PathLike[str]"]
@@ -99,6 +100,10 @@ BACK_TO_BACK = "back_to_back"
 QUESTIONS = (ONE_CALL, BACK_TO_BACK)
 #: The headings that name them.
 QUESTION_WORDS = {ONE_CALL: "one call alone", BACK_TO_BACK: "calls back to back"}
+#: What a file without calls back to back says of them (data/ files before 0.7.0).
+NOT_MEASURED = "not measured"
+NOT_MEASURED_BACK_TO_BACK = (f"{NOT_MEASURED} back to back here (a file before fastcpu 0.7.0, or measured with "
+                             "--unroll or back_to_back=False)")
 
 #: Catalog roles that are no way a process has on the kernel it runs: models
 #: of historical and proposed implementations (MethodInfo.role).
@@ -388,7 +393,7 @@ class Results(Mapping[str, BenchResult]):
         ties = self.cheapest_ties(question)
         if not ties:
             if question == BACK_TO_BACK and not self.back_to_back:
-                return "not measured back to back here (a file before 0.7.0, or measured with --unroll)"
+                return NOT_MEASURED_BACK_TO_BACK
             return "none measured here reported the CPU"
         words = _way_words(ties[0])
         if len(ties) > 1:
@@ -511,9 +516,10 @@ class Results(Mapping[str, BenchResult]):
 
     def answer_lines(self) -> list[str]:
         """Each question's cheapest way that reports the CPU, named by its
-        question, and a line where the two differ: what the CLI and str() end with."""
+        question (calls back to back "not measured" in a file without
+        them), and a line where the two differ: what the CLI and str() end with."""
         lines = [f"cheapest way that reports the CPU here, {QUESTION_WORDS[q]} (by ESTIMATE): "
-                 f"{self.cheapest_way_words(q)}" for q in QUESTIONS if q == ONE_CALL or self.back_to_back]
+                 f"{self.cheapest_way_words(q)}" for q in QUESTIONS]
         differ = self.answers_differ()
         return [printable(x) for x in lines + ([differ] if differ else [])]
 
