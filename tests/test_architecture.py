@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",
                  "_answers", "_result_document", "_machine_results"]),
     ("measuring", ["_measurement", "_selftest", "_bench", "_measure", "_instrument"]),
-    ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
+    ("analysis and plots", ["_compare_columns", "_compare_format", "_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
                             "plot"]),
     ("CLI and front door", ["_progress", "_cli", "__main__", "types", "limits", "__init__"]),
 ]
