@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("measuring", ["_measurement", "_selftest", "_bench", "_measure", "_instrument"]),
     ("analysis and plots", ["_compare_columns", "_compare_format", "_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
                             "plot"]),
-    ("CLI and front door", ["_progress", "_cli", "__main__", "types", "limits", "__init__"]),
+    ("CLI and front door", ["_progress", "_cli_args", "_cli_output", "_cli_files", "_cli", "__main__", "types", "limits", "__init__"]),
 ]
 ORDER = [m for _, modules in LAYERS for m in modules]
 #: Under every module: the C extension.
