@@ -56,7 +56,7 @@ def load_all(paths: Sequence[str]) -> list[Results]:
 #: --unit choices: the units, with core cycles written "cycles".
 _UNITS = tuple(u.short for u in UNITS.values())
 #: compare --format choices.
-COMPARE_FORMATS = ("table", "json", "csv")
+COMPARE_FORMATS = ("table", "json", "csv", "markdown")
 
 
 def compare_args(p: argparse.ArgumentParser) -> None:
@@ -69,7 +69,8 @@ def compare_args(p: argparse.ArgumentParser) -> None:
                         "(the cost figure) +- its 95%% interval in --unit and its ratio to the first "
                         "file's machine, then each machine's cheapest way for each question; csv: every "
                         "column, every unit, one row per machine and method (back_to_back_* for calls back "
-                        "to back); json: those rows as a JSON array (null where a figure is NaN)")
+                        "to back); json: those rows as a JSON array (null where a figure is NaN); markdown: "
+                        "the table's layout as Markdown, a heading and a table per question, then the answers")
     p.add_argument("--csv", action="store_true", help="the same as --format csv")
     view = p.add_mutually_exclusive_group()
     view.add_argument("--seed-table", action="store_true",
@@ -103,6 +104,8 @@ def compare_run(args: argparse.Namespace) -> int:
     table = tidy_table(list(zip(loaded, args.files)))
     if fmt == "csv":
         write_stdout(csv_bytes(table.to_csv(), terminal=is_terminal(sys.stdout)))
+    elif fmt == "markdown":
+        print(format_comparison(table, args.unit or "cycles", layout="markdown"))
     elif fmt == "json":  # ASCII: JSON escapes control characters and surrogates itself
         sys.stdout.write(table.to_json())
     else:

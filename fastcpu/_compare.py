@@ -91,6 +91,12 @@ class ComparisonTable(Sequence[dict]):
             file.write(text)
         return text
 
+    def to_markdown(self, unit: str = "cycles") -> str:
+        """The terminal's layout (:meth:`format`) as Markdown: a heading and a
+        table per question, one call alone and calls back to back, then each
+        machine's cheapest way for each."""
+        return format_comparison(self, unit, self.confidence, "markdown")
+
     def to_string(self) -> str:
         """Every column, aligned (wide: one line per row)."""
         cells = [[_cell(row[c]) for c in self.columns] for row in self.rows]

@@ -61,8 +61,9 @@ def _immediate_add_words(per_cycle: float) -> str:
 
 
 #: format_comparison's layouts: a column per machine (with ratios to the
-#: first), or a row per machine and method.
-LAYOUTS = ("machines", "rows")
+#: first), or a row per machine and method, for a terminal; the first as
+#: Markdown (GitHub's tables), for a README or an issue.
+LAYOUTS = ("machines", "rows", "markdown")
 #: The most header lines a machine's name takes in the 'machines' layout.
 NAME_LINES_MAX = 4
 
@@ -87,14 +88,16 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
     unroll, BEST, MEDIAN (the seed's figures), the ESTIMATE and its interval,
     and calls back to back's ESTIMATE. Both end with each machine's
     cheapest way that reports the CPU for each question, ties within
-    resolution named, and a line where the two differ.
+    resolution named, and a line where the two differ. ``layout='markdown'``:
+    the 'machines' layout as Markdown, a heading and a table per question,
+    then each machine's answers as a list.
 
     Args:
         table: what :func:`compare` returns (DataFrame or ComparisonTable).
         unit: ``'ticks'`` (TSC ticks), ``'ns'`` or ``'cycles'`` (core cycles).
         confidence: the confidence of the table's intervals, for the header
             (the intervals are computed by :func:`compare`, at its `confidence`).
-        layout: ``'machines'`` or ``'rows'``.
+        layout: ``'machines'``, ``'rows'`` or ``'markdown'``.
 
     Raises:
         TypeError, ValueError: an unknown unit or layout.
@@ -104,7 +107,53 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
     rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)
     if layout == "rows":
         return _format_rows(rows, suffix, confidence)
+    if layout == "markdown":
+        return _format_markdown(rows, suffix, confidence)
     return _format_machines(rows, suffix, confidence)
+
+
+def _md(text: object) -> str:
+    """Text from a file in a Markdown table cell: escaped as a terminal gets it,
+    its pipes and backslashes escaped (each would end the cell or escape what follows)."""
+    return _display.printable(text).replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
+
+
+def _format_markdown(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
+    """The 'machines' layout in Markdown: a heading and a table per question
+    (calls back to back one line where no file has them), then the answers."""
+    lines = []
+    models = models_of(rows)
+    for question in (ONE_CALL, BACK_TO_BACK):
+        lines.append(f"### {QUESTION_WORDS[question]}")
+        lines.append("")
+        if question == BACK_TO_BACK and not any(measured_for(r, question) for r in rows):
+            lines += [NONE_BACK_TO_BACK, ""]
+            continue
+        side = side_by_side(rows, suffix, confidence, question)
+        lines += [x for t in side.title[1:] for x in (_md(t), "")]
+        head = ["method"]
+        for i, m in enumerate(side.machines):
+            head.append(_md(m) + (" (baseline)" if side.ratios and i == 0 else ""))
+            if side.ratios:
+                head.append("RATIO")
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        for k, method in enumerate(side.methods):
+            cells = [_md(method) + (MODEL_MARK if method in models else "")]
+            for i in range(len(side.machines)):
+                cells.append(side.cells[k][i])
+                if side.ratios:
+                    cells.append(side.ratios[k][i])
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    if models:
+        lines += [_md(MODEL_NOTE), ""]
+    for machine, said in answers(rows).items():
+        lines.append(f"**{_md(machine)}**: cheapest way that reports the CPU (by ESTIMATE, 95%)")
+        lines.append("")
+        lines += [f"- {q}: {_md(w)}" if q else f"- {_md(w)}" for q, w in said]
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
 
 
 @dataclass(frozen=True)

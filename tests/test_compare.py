@@ -482,3 +482,32 @@ def test_ties_within_resolution_are_named_for_calls_back_to_back():
     assert others and {first.split(":")[0], others.split()[0]} == {"rseq", "sched_getcpu"}
     row = fastcpu.compare(tied, dataframe=False)[0]
     assert row["cheapest_back_to_back"] == words
+
+
+def test_markdown_has_a_table_per_question_and_the_answers(looped, tmp_path, capsys):
+    import dataclasses
+
+    named = dataclasses.replace(looped, label="a | b *c*")  # a label that would end a cell or emphasize
+    old = fastcpu.load(DATA[0])
+    table = fastcpu.compare(named, old, dataframe=False)
+    md = table.to_markdown("ns")
+    assert md == format_comparison(table, "ns", layout="markdown")
+    lines = md.splitlines()
+    assert lines[0] == "### one call alone" and "### calls back to back" in lines
+    heads = [line for line in lines if line.startswith("| method |")]
+    assert len(heads) == 2 and all(r"a \| b \*c\* (baseline)" in h for h in heads)
+    # every table row has as many cells as its header: no name broke a row
+    for line in lines:
+        if line.startswith("| ") and not line.startswith("| method"):
+            assert line.count(" | ") == heads[0].count(" | "), line
+    rseq = next(line for line in lines[lines.index("### calls back to back"):] if line.startswith("| rseq |"))
+    assert rseq.split(" | ")[1] == f"{named.back_to_back['rseq'].estimate_ns:.2f} +- " \
+        f"{named.back_to_back['rseq'].estimate_ci95_ns:.2f}" and rseq.split(" | ")[3] == "not measured"
+    assert f"- calls back to back: {named.cheapest_way_words('back_to_back')}" in lines
+    assert f"- {named.answers_differ()}" in lines
+    # the CLI's --format markdown prints the same
+    named.save(tmp_path / "a.json")
+    assert main(["compare", str(tmp_path / "a.json"), str(DATA[0]), "--unit", "ns", "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.startswith("### one call alone\n")
+    assert "calls back to back: not measured in any of these files" in fastcpu.compare(
+        *DATA, dataframe=False).to_markdown()
