@@ -28,9 +28,8 @@ from ._args import check_label, check_sentences
 from ._clock_values import Clock
 from ._catalog_rows import canonical_name
 from ._machine import fact_problem
-from ._bench_result import BenchResult, DiffResult, stability
+from ._bench_result import BenchResult, DiffResult
 from ._clock_motion import ClockMotion, merge_motion
-from ._stability import Stability
 from ._selftest_report import SelfTest
 from ._json_document import FORMAT_NAME, FORMAT_VERSION, Reader, read_document, write_document
 from ._answers import (BACK_TO_BACK, NOT_MEASURED, NOT_MEASURED_BACK_TO_BACK, NOT_WAYS, ONE_CALL, QUESTION_WORDS,
@@ -38,6 +37,7 @@ from ._answers import (BACK_TO_BACK, NOT_MEASURED, NOT_MEASURED_BACK_TO_BACK, NO
 from ._result_document import (DOCUMENT_FIELDS, clock_entry, clock_from, diff_entry, diff_from_entry, machine_from,
                                result_entry, result_from_entry, same_bench_result, same_diff_result, selftest_from,
                                sentences_from, verdicts_from)
+from ._results_html import results_html
 from ._table import format_back_to_back, format_clock, format_table
 
 # what tests and older callers import from here (the file's reading moved to _result_document)
@@ -314,67 +314,11 @@ class Results(Mapping[str, BenchResult]):
         return (f"<fastcpu.Results {one(repr(self.name), 80)}: {len(self)} methods{missing}, "
                 f"serialize={one(self.serialize, 16)}, {one(self.date, 32)}>")
 
-    def _stability(self, r: BenchResult) -> Stability:
-        """r's stability report against the facts of the machine it ran on
-        (not the one looking at it)."""
-        try:
-            return stability(r, self.machine)
-        except TypeError:  # facts of the wrong types (an edited file): judge the runs alone
-            return stability(r, {})
-
     def _repr_html_(self) -> str:
-        """The results as an HTML table, for Jupyter: each method's estimate
-        with its 95% interval (core cycles, ns, TSC ticks), best, median, the
-        harness-bias correction applied and its warnings; then the machine's
-        warnings, what could not run and the self-test."""
-        d = _display
-        rows = []
-        machine_warnings: list[str] = []
-        for r in self.results.values():
-            report = self._stability(r)
-            machine_warnings.extend(w for w in report.machine_warnings if w not in machine_warnings)
-            notes = list(report.run_warnings)
-            if r.resolution_limited:
-                notes.insert(0, "best and median resolution limited: trust the estimate")
-            bias = ("none" if r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
-                    else d.plus_minus(r.harness_bias_core_cycles, r.harness_bias_ci95_core_cycles))
-            below = not r.resolved  # a bound, never a cost below what the harness resolves
-            rows.append([
-                r.method,
-                r.cost_text("core_cycles", 2) if below else d.plus_minus(r.estimate_core_cycles,
-                                                                          r.estimate_ci95_core_cycles),
-                f"[0, {r.upper_bound_core_cycles:.2f}]" if below else d.interval(r.estimate_core_cycles,
-                                                                                 r.estimate_ci95_core_cycles),
-                r.cost_text("ns", 2) if below else d.plus_minus(r.estimate_ns, r.estimate_ci95_ns),
-                (r.cost_text("ticks", 2) if below else d.plus_minus(r.estimate, r.estimate_ci95))
-                if r.counter == "tsc" else d.DASH,
-                f"{r.best_core_cycles:.2f}", f"{r.median_core_cycles:.2f}",
-                r.estimator, f"{r.runs_used} of {r.runs}", r.migrations, bias,
-                "; ".join(notes) or d.DASH,
-            ])
-        runs = "/".join(map(str, sorted({r.runs for r in self.results.values()}))) or "0"
-        columns = ["method", "core cycles", "95% interval (core cycles)", "ns", "TSC ticks",
-                   "best (core cycles)", "median (core cycles)", "estimator", "runs used",
-                   "migrated", "harness bias subtracted (core cycles)", "notes"]
-        groups = [("", 1), ("estimate \u00b1 95%, per copy above the empty sequence", 4),
-                  ("above the empty sequence", 2), ("", 5)]
-        parts = [
-            d.paragraph(f"measured {self.date} with fastcpu {self.fastcpu_version}: {len(self)} "
-                        f"methods, {runs} runs per method, serialize={self.serialize}",
-                        bold=f"fastcpu.Results {self.name}"),
-            d.paragraph(format_clock(self.clock)),
-            d.bullets(([] if self.verified else [UNVERIFIED]) + list(self.notes), "notes on this file"),
-            d.table(columns, rows, groups=groups),
-            d.bullets(machine_warnings, "machine warnings (from the facts saved with the results)"),
-            d.bullets((f"{name}: {reason}" for name, reason in self.unavailable.items()),
-                      "not available there"),
-        ]
-        if self.selftest is not None:
-            st = self.selftest
-            parts.append(d.details(
-                f"self-test: {'PASS' if st.passed else 'FAIL'} (its harness-bias corrections are "
-                "subtracted from the estimates above)", st.lines()))
-        return d.block(*parts)
+        """The results as HTML, for Jupyter (``_results_html.results_html``):
+        one call alone's table, calls back to back's, both questions' answers,
+        the machine's warnings, what could not run and the self-test."""
+        return results_html(self, UNVERIFIED)
 
     def __str__(self) -> str:
         """The summary a terminal shows: every text from the file through

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                       "_harness", "_read", "_getcpu", "_elf", "_show", "_check"]),
     ("file codec", ["_atomicfile", "_json_document"]),
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",
-                 "_answers", "_result_document", "_machine_results"]),
+                 "_answers", "_result_document", "_results_html", "_machine_results"]),
     ("measuring", ["_measurement", "_selftest", "_bench", "_measure", "_instrument"]),
     ("analysis and plots", ["_compare_columns", "_compare_format", "_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
                             "plot"]),

@@ -511,3 +511,21 @@ def test_markdown_has_a_table_per_question_and_the_answers(looped, tmp_path, cap
     assert capsys.readouterr().out.startswith("### one call alone\n")
     assert "calls back to back: not measured in any of these files" in fastcpu.compare(
         *DATA, dataframe=False).to_markdown()
+
+
+def test_results_show_both_questions_in_jupyter(looped):
+    html = looped._repr_html_()
+    assert "one call alone: each method timed as a single copy" in html
+    assert "calls back to back: cost per call in a loop" in html
+    for line in looped.answer_lines():
+        assert _display_escape(line) in html
+    rseq = looped.back_to_back["rseq"]
+    assert rseq.cost_text("core_cycles", 2) in html
+    old = fastcpu.load(DATA[0])._repr_html_()  # a file before 0.7.0: said, not a failure
+    assert "not measured back to back here" in old and "cost per call in a loop" not in old
+
+
+def _display_escape(text):
+    import html
+
+    return html.escape(text, quote=True)
