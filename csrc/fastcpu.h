@@ -244,9 +244,14 @@ struct fc_method {
      * GLIBC_TUNABLES setting (glibc reads tunables once, at process start),
      * timing the sequence of the row `code_of` names; NULL: in this process.
      * The C core refuses such a row in-process: fastcpu's Python starts the
-     * child (_norseq.py) and judges whether it can. */
+     * child (_child_runner.py) and judges whether it can. */
     const char *in_child;
     const char *code_of; /* whose timers and reader these are; NULL: its own */
+    /* What a reading that failed (*valid false) means, for fastcpu.read():
+     * the reason itself, or (read_errno) the call whose error number the
+     * reader returns instead of the value; NULL: its reader never fails. */
+    const char *read_failure;
+    bool read_errno;
 };
 
 #define FC_METHODS_MAX 256 /* size of the per-row availability caches */

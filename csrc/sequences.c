@@ -187,6 +187,8 @@ static uint32_t read_sched_getcpu(bool *valid)
     *valid = cpu >= 0;
     return cpu >= 0 ? (uint32_t)cpu : (uint32_t)errno;
 }
+/* What its failure means, in every row that reads with read_sched_getcpu. */
+#define SCHED_GETCPU_FAILURE .read_failure = "glibc's sched_getcpu()", .read_errno = true
 FC_METHOD_CODE(null_syscall)
 FC_METHOD_CODE(pushf_popf)
 FC_METHOD_CODE(pushf_pop_push_popf)
@@ -311,7 +313,8 @@ static const char *chain_no_cpu(void) { return "a known-cost chain reports no CP
  * fill what every row of a kind has (name, kind, reader, timers, model);
  * the row names the rest: .encoding, .needs (FC_NEEDS of fastcpu.h's
  * FC_REQUIREMENTS), .probe_in_child (it may fault whatever CPUID says),
- * .cpu_check (why it may not report the CPU here) and .description.
+ * .cpu_check (why it may not report the CPU here), .read_failure (what a
+ * failed reading means) and .description.
  */
 #define FC_ROW(n, k, r) .name = #n, .kind = k, .role = r, .read = read_##n, FC_TIMERS(n)
 /* A row that times another row's sequence elsewhere: in a child interpreter
@@ -337,6 +340,8 @@ const struct fc_method fc_catalog[] = {
      .description = "The empty sequence: the harness alone, subtracted from every "
                     "method."},
     {FC_METHOD_ROW(gdt, CPU_SOURCE), .encoding = FC_ENC_CPUNODE, .cpu_check = lsl_cpu_check,
+     .read_failure = "LSL cleared ZF: selector 0x7b is not a usable segment here, so the limit "
+                     "register was left unchanged",
      .description = "LSL on the per-CPU GDT segment (selector 0x7b), whose limit "
                     "the kernel sets to cpu | node << 12; the vDSO's fallback when "
                     "the CPU lacks RDPID."},
@@ -365,24 +370,27 @@ const struct fc_method fc_catalog[] = {
                     "UMIP since Linux 5.10."},
     {FC_METHOD_ROW(rseq, CPU_SOURCE), .encoding = FC_ENC_CPU, .needs = FC_NEEDS(RSEQ),
      .cpu_check = rseq_cpu_check, .read_cpu = read_cpu_rseq,
+     .read_failure = "cpu_id is negative on this thread: rseq is not registered for it",
      .description = "One %fs-relative load of cpu_id from the rseq area glibc registered "
                     "(__rseq_offset + 4): an inlined rseq read. read() adds node_id "
                     "(offset 20) where __rseq_size and AT_RSEQ_FEATURE_SIZE both cover it."},
     {FC_METHOD_ROW(vdso, LIBRARY_CALL), .encoding = FC_ENC_CPUNODE, .needs = FC_NEEDS(VDSO_GETCPU),
+     .read_failure = "the vDSO's __vdso_getcpu", .read_errno = true,
      .description = "A call of the kernel's real __vdso_getcpu(&cpu, &node, NULL) "
                     "(RDPID or LSL inside), made as the getcpu models are called: "
                     "cpu and node are read back after the timed region."},
-    {FC_METHOD_ROW(sched_getcpu, LIBRARY_CALL), .encoding = FC_ENC_CPU,
+    {FC_METHOD_ROW(sched_getcpu, LIBRARY_CALL), .encoding = FC_ENC_CPU, SCHED_GETCPU_FAILURE,
      .description = "A call of glibc's sched_getcpu() (rseq cpu_id since glibc "
                     "2.35, else the vDSO)."},
     {FC_CHILD_ROW(sched_getcpu_norseq, sched_getcpu, LIBRARY_CALL, "glibc.pthread.rseq=0"),
-     .encoding = FC_ENC_CPU,
+     .encoding = FC_ENC_CPU, SCHED_GETCPU_FAILURE,
      .description = "A call of glibc's sched_getcpu() with rseq registration turned off "
                     "(GLIBC_TUNABLES=glibc.pthread.rseq=0), so it calls the vDSO's getcpu as "
                     "glibc did before 2.35 (the seed's 13.7 ns row): the same sequence as "
                     "sched_getcpu, timed and read in a child interpreter started with the "
                     "tunable (it is read at process start), on the calling thread's CPUs."},
     {FC_METHOD_ROW(syscall, ENTRY_COST), .encoding = FC_ENC_CPUNODE,
+     .read_failure = "the getcpu system call", .read_errno = true,
      .description = "The getcpu system call itself (syscall instruction, no libc "
                     "wrapper), made as the getcpu models are called."},
     {FC_METHOD_ROW(null_syscall, ENTRY_COST), .encoding = FC_ENC_NONE, .cpu_check = no_cpu,
@@ -629,6 +637,13 @@ const char *fc_row_problem(const struct fc_method *m)
     if (m->in_child && (!*m->in_child || !m->code_of || !fc_method_find(m->code_of) ||
                         fc_method_find(m->code_of)->in_child))
         return "a child's row without a tunable or an in-process row whose code it times";
+    if (m->read_errno && (!m->read_failure || !*m->read_failure))
+        return "read_errno without the call read_failure names";
+    const struct fc_method *code = m->code_of ? fc_method_find(m->code_of) : NULL;
+    if (code && code->read == m->read &&
+        (code->read_errno != m->read_errno || !code->read_failure != !m->read_failure ||
+         (m->read_failure && strcmp(code->read_failure, m->read_failure) != 0)))
+        return "a failed reading told otherwise than by the row whose reader it shares";
     for (const struct fc_method *o = fc_catalog; o < m; o++)
         if (strcmp(o->name, m->name) == 0)
             return "a name an earlier row has";

@@ -4,7 +4,6 @@ measurement at 2k and k copies."""
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -21,7 +20,7 @@ from ._args import (
 )
 from ._harness import Method
 from ._bench_result import BenchResult, DiffResult
-from ._selftest import harness_bias
+from ._selftest import corrected
 from ._measurement import timed, timed_diff
 
 __all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "COUNTERS", "CLOCKS", "Method"]
@@ -191,17 +190,13 @@ def bench(
     serialize = check_serialize(serialize)
     counter = _counter_argument(counter, clock, serialize)
 
-    correction = None
+    result = timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
+                   timeout_s=timeout_s)
     # the self-test measures single copies on the TSC: its correction is for
-    # those. It is kept in ticks: converted at the clock around these runs.
+    # those, kept in ticks and converted at the clock around these runs
     if counter == "tsc" and unroll == 1:
-        path = "inline" if isinstance(method, str) else "user"
-
-        def correction(cycles_per_tick: float | None) -> tuple[float, float, float, str]:
-            return harness_bias(path, serialize, cpu, math.nan if cycles_per_tick is None else cycles_per_tick)
-
-    return timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
-                 correction=correction, timeout_s=timeout_s)
+        return corrected(result, "inline" if isinstance(method, str) else "user", cpu)
+    return result
 
 
 def bench_diff(

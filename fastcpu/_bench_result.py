@@ -8,7 +8,6 @@ through it.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from collections.abc import Mapping
@@ -606,8 +605,8 @@ class BenchResult(_Estimated):
 
     def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
         """This result with the harness bias (core cycles per copy, and its
-        95% half-width) applied to its estimate: :func:`fastcpu.bench`'s
-        correction, from :func:`fastcpu.selftest`.
+        95% half-width) applied to its estimate, its resolution and caveats
+        as they are (:meth:`with_harness_correction` sets those too).
 
         Raises:
             TypeError: a figure is not a number.
@@ -615,12 +614,41 @@ class BenchResult(_Estimated):
                 within +-1e6 core cycles, its half-width 0 to 1e6), or a
                 bias where core cycles per tick are unknown.
         """
+        return self.with_harness_correction(bias_core_cycles, ci95_core_cycles,
+                                            self.harness_resolution_core_cycles, self.caveats)
+
+    def with_harness_correction(self, bias_core_cycles: float, ci95_core_cycles: float,
+                                resolution_core_cycles: float, caveats: tuple[str, ...]) -> BenchResult:
+        """This result corrected: the harness bias (core cycles per copy) and
+        its 95% half-width applied to its estimate, the smallest cost the
+        harness resolves (core cycles; 0: not measured) and its `caveats` in
+        place of its own; every figure that follows from them (the estimate,
+        its interval, :attr:`resolved`, :attr:`upper_bound`, the warnings)
+        derived afresh, as :meth:`from_arrays` would with these fields.
+        :func:`fastcpu.bench`'s correction, from :func:`fastcpu.selftest`
+        (``_selftest.corrected``).
+
+        Raises:
+            TypeError: a figure is not a number, or caveats not a tuple of str.
+            ValueError: a figure outside what a result file holds (the bias
+                and resolution within +-1e6 core cycles, the half-width 0 to
+                1e6), a bias where core cycles per tick are unknown, or more
+                caveats, or longer, than a file holds.
+        """
         bias = _checked_bias(bias_core_cycles, ci95_core_cycles, self.cycles_per_tick)
-        # every field but the bias as it is (checked when this one was
-        # built), none of the figures cached from it
+        resolution = check_figure("harness_resolution_core_cycles", resolution_core_cycles, 0,
+                                  HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")
+        # every other field as it is (checked when this one was built), none
+        # of the figures cached from the old ones (a copy of the instance's
+        # dict less its cached values: a third of a comprehension's cost,
+        # and this runs on every bench())
+        state = self.__dict__.copy()
+        for name in _CACHED:
+            state.pop(name, None)
+        state.update(bias, harness_resolution_core_cycles=resolution,
+                     caveats=check_sentences("caveats", caveats))
         result = object.__new__(type(self))
-        fields = self.__dict__
-        result.__dict__.update({name: fields[name] for name in _BENCH_RESULT_FIELDS}, **bias)
+        result.__dict__.update(state)
         return result
 
     # ---- the recommended estimate (computed on first access) ----
@@ -900,8 +928,11 @@ def _clock_alias(self: Any) -> str:
     return self.counter
 
 
-#: BenchResult's fields, in order (what with_harness_bias() copies).
-_BENCH_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(BenchResult))
+#: What a BenchResult computes from its fields on first access and keeps in
+#: its ``__dict__`` (every cached_property of the class and its bases): what
+#: with_harness_correction() leaves out of its copy.
+_CACHED = tuple(name for klass in BenchResult.__mro__ for name, value in vars(klass).items()
+                if isinstance(value, cached_property))
 
 # The old name of `counter`, read-only, deprecated. Set after the classes are
 # made: the dataclass takes `clock` as a constructor keyword (an InitVar).

@@ -38,7 +38,8 @@ def measure(  # the one measurement (csrc/glue_bench.c)
 def catalog() -> list[dict[str, Any]]: ...  # one dict a row: name, kind, role, description,
 # encoding, needs, available, reason, reports_cpu, cpu_reason, chain ({op, length,
 # latency_cycles} or None), in_child (a child's GLIBC_TUNABLES setting, or None),
-# code_of (whose sequence it times); kind 'method' | 'model' | 'chain'; role
+# code_of (whose sequence it times), read_failure (what a failed reading means, or None:
+# it never fails), read_errno (a failed reading's raw value is the call's errno); kind 'method' | 'model' | 'chain'; role
 # 'cpu_source' | 'library_call' | 'entry_cost' | 'model' | 'chain'
 def requirements() -> list[tuple[str, bool, str]]: ...  # name, present here, reason when missing
 def catalog_problems() -> list[str]: ...  # 'name: problem'; [] when every row is whole

@@ -68,7 +68,7 @@ if CORE_MISSING is None:
     from ._clock import clock
     from ._core import pmu_open
     from ._getcpu import getcpu, getcpu_method, getcpu_node
-    from ._measure import chosen_methods, measure
+    from ._machine_run import chosen_methods, measure
     from ._methods import methods
     from ._read import read, read_raw
     from ._selftest import selftest

@@ -1,7 +1,7 @@
 """Results: every method measured on one machine, with that machine's facts,
 and how it becomes a document and is built from one.
 
-:func:`fastcpu.measure` (``_measure.py``) produces one; :meth:`Results.save`
+:func:`fastcpu.measure` (``_machine_run.py``) produces one; :meth:`Results.save`
 and :func:`load` move it through a file: :meth:`Results.to_document` and
 :meth:`Results.from_document` put together and take apart a document of the
 entries ``_result_document`` writes and reads (each result's, the clock's),

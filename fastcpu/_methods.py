@@ -7,7 +7,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import _core, _norseq
+from . import _child_runner, _core
 from ._locks import cached_property
 from ._catalog_rows import ALIASES, CatalogRow, canonical_name
 from ._chains import chain_methods
@@ -42,9 +42,14 @@ class MethodInfo:
         in_child: measured and read in a child interpreter (the catalog
             row's GLIBC_TUNABLES setting: glibc's sched_getcpu with rseq
             registration off), not in this one; whether it can run here is
-            whether that child can start (``_norseq``).
+            whether that child can start (``_child_runner``).
         code_of: the row whose sequence it times (its own name but for a
             row measured in a child): what ``fastcpu show`` disassembles.
+        read_failure: what a failed reading of it means (the catalog row's
+            words, :func:`fastcpu.read`'s message), or ``None`` where its
+            reader never fails.
+        read_errno: a failed reading's raw value is the error number of the
+            call `read_failure` names.
     """
 
     name: str
@@ -58,6 +63,8 @@ class MethodInfo:
     role: str = "cpu_source"
     in_child: bool = False
     code_of: str = ""
+    read_failure: str | None = None
+    read_errno: bool = False
 
     def __post_init__(self) -> None:
         if not self.code_of:
@@ -77,14 +84,14 @@ class MethodInfo:
         core refuses it in this process, rseq registered."""
         fields = {f: row[f] for f in _ROW_FIELDS}
         if row["in_child"] is not None:
-            why = _norseq.available_reason()
+            why = _child_runner.available_reason()
             fields.update(available=why is None, reason=why, reports_cpu=why is None, cpu_reason=why)
         return cls(**fields, in_child=row["in_child"] is not None, code_of=str(row["code_of"]))  # type: ignore[arg-type]
 
 
 #: The fields a C catalog row gives a MethodInfo, by name.
 _ROW_FIELDS = ("name", "description", "encoding", "available", "reason", "reports_cpu", "cpu_reason",
-               "kind", "role")
+               "kind", "role", "read_failure", "read_errno")
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,4 +1,6 @@
-"""fastcpu.read() and read_raw(): what a method reports, run once, in-process."""
+"""fastcpu.read() and read_raw(): what a method reports, run once where its
+catalog row says (in this process, or in its child: ``_harness.read_cpu``),
+and why a reading failed, in its row's words (``MethodInfo.read_failure``)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import errno
 import os
 from dataclasses import dataclass
 
-from . import _core, _norseq
+from . import _harness
 from ._core import Unsupported
 from ._methods import MethodInfo, method_info
 
@@ -61,35 +63,25 @@ def read(method: str) -> CpuReading:
     info = _runnable(method)
     if not info.reports_cpu:
         raise Unsupported(f"{info.name}: {info.cpu_reason}")
-    if info.in_child:  # read in a child without rseq
-        cpu, node, raw, valid = _norseq.read_cpu(info.name)
-    else:
-        cpu, node, raw, valid = _core.read_cpu(info.name)
+    cpu, node, raw, valid = _harness.read_cpu(info.name)
     if not valid:
         raise Unsupported(f"{info.name}: {failure_reason(info.name, raw)}")
     return CpuReading(info.name, cpu, node, raw)
 
 
-#: What failed, for the methods whose reader returns an error number when it fails.
-_CALLS = {
-    "syscall": "the getcpu system call",
-    "vdso": "the vDSO's __vdso_getcpu",
-    "sched_getcpu": "glibc's sched_getcpu()",
-}
-
-
 def failure_reason(name: str, raw: int) -> str:
-    """Why `name`'s reading failed (its reader said so: valid is false)."""
-    if name == "rseq":
-        return "cpu_id is negative on this thread: rseq is not registered for it"
-    if name in _CALLS:
-        denied = " (a seccomp filter may deny it)" if raw in (errno.EPERM, errno.ENOSYS, errno.EACCES) else ""
-        name_of = errno.errorcode.get(raw, "?")
-        return f"{_CALLS[name]} failed: errno {raw} ({name_of}, {os.strerror(raw)}){denied}"
-    return (
-        "LSL cleared ZF: selector 0x7b is not a usable segment here, so the limit "
-        "register was left unchanged"
-    )
+    """Why the method `name`'s reading failed (its reader said so: valid is
+    false), in its catalog row's words (``MethodInfo.read_failure``): a
+    call's error number named (`raw` is that errno where
+    ``MethodInfo.read_errno``), or the row's reason as it stands."""
+    info = method_info(name)
+    if info.read_failure is None:  # a row whose reader says it never fails
+        return f"its reader reported failure (raw value {raw:#x})"
+    if not info.read_errno:
+        return info.read_failure
+    denied = " (a seccomp filter may deny it)" if raw in (errno.EPERM, errno.ENOSYS, errno.EACCES) else ""
+    name_of = errno.errorcode.get(raw, "?")
+    return f"{info.read_failure} failed: errno {raw} ({name_of}, {os.strerror(raw)}){denied}"
 
 
 def read_raw(method: str) -> int:
@@ -109,10 +101,7 @@ def read_raw(method: str) -> int:
             the message names it).
     """
     info = _runnable(method)
-    if info.in_child:  # read in a child without rseq
-        _, _, raw, valid = _norseq.read_cpu(info.name)
-    else:
-        raw, valid = _core.read(info.name)
+    raw, valid = _harness.read_raw(info.name)
     if not valid:
         raise Unsupported(f"{info.name}: {failure_reason(info.name, raw)}")
     return raw

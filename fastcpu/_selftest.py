@@ -45,12 +45,14 @@ from . import _core
 from ._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
 from ._clock import clock
 from ._locks import ForkSafeLock
+from ._bench_result import BenchResult
 from ._measurement import timed
 from ._selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goal
 
 __all__ = [
     "selftest",
     "harness_bias",
+    "corrected",
     "residual_bias",
     "fresh_correction",
     "failed_verdict",
@@ -76,7 +78,7 @@ def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
     ]
 
 
-def _measure(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float]:
+def _chain_ticks(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float]:
     """(estimate, random 95% half-width) in TSC ticks, uncorrected, and the
     core cycles per TSC tick of the runs, converted inside the measurement."""
     r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
@@ -205,7 +207,7 @@ def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int |
         zero_cis.append(zero_ci)
         points: dict[str, list[tuple[float, float, float, float]]] = {}
         for name, op, truth, target in _chains(path):
-            est, ci, cpt = _measure(target, runs, serialize, cpu)
+            est, ci, cpt = _chain_ticks(target, runs, serialize, cpu)
             points.setdefault(op, []).append((truth, est, ci, cpt))
             if math.isfinite(est) and math.isfinite(cpt) and cpt > 0:
                 per_chain.setdefault(name, []).append(est - truth / cpt)
@@ -287,6 +289,27 @@ def harness_bias(
         return 0.0, 0.0, 0.0, UNMEASURED
     cpt = cycles_per_tick if math.isfinite(cycles_per_tick) and cycles_per_tick > 0 else known.cycles_per_tick
     return bias, ci, known.resolution_ticks * cpt, ""
+
+
+#: What a result's caveat adds while its clock's rulers disagree: there is
+#: no core-cycle figure to correct, and so no correction.
+NOT_CORRECTED = "; no harness correction applied"
+
+
+def corrected(result: BenchResult, path: str, cpu: int | None = None) -> BenchResult:
+    """`result` (single copies on the TSC, as :func:`timed` returns it,
+    uncorrected) with the harness bias of `path` (``'inline'`` or
+    ``'user'``) in its mode applied (:func:`harness_bias`, converted at the
+    result's own core cycles per tick; measured now on first use, pinned to
+    `cpu`): what :func:`fastcpu.bench` returns and the self-test verifies.
+    While its clock's rulers disagree (caveats, core cycles NaN) nothing is
+    applied and its caveat says so; where no correction applies (a failed
+    self-test, a bias that could not be converted) the result says why
+    (:meth:`BenchResult.with_harness_correction`)."""
+    if result.caveats:
+        return result.with_harness_correction(0.0, 0.0, 0.0, (result.caveats[0] + NOT_CORRECTED,))
+    bias, ci, resolution, why_not = harness_bias(path, result.serialize, cpu, result.cycles_per_tick)
+    return result.with_harness_correction(bias, ci, resolution, (why_not,) if why_not else ())
 
 
 def fresh_correction(path: str, serialize: str) -> Correction | None:
@@ -395,9 +418,8 @@ def selftest(
                     # correction above or, past its age, measured again, at
                     # this measurement's clock), with its interval (random,
                     # conversion and correction)
-                    r = timed(target, runs, serialize=mode, unroll=1, cpu=cpu, counter="tsc",
-                              correction=lambda cpt, p=path, m=mode: harness_bias(
-                                  p, m, cpu, math.nan if cpt is None else cpt))
+                    r = corrected(timed(target, runs, serialize=mode, unroll=1, cpu=cpu, counter="tsc"),
+                                  path, cpu)
                     err = r.estimate_core_cycles - truth
                     errors.append(err)
                     conversion.append(truth * r.cycles_per_tick_ci95 / r.cycles_per_tick)

@@ -52,6 +52,8 @@ def _cells(s: Statistic, r: BenchResult) -> list[str]:
                 f"{'< ' + format(r.upper_bound_core_cycles, '.2f'):>8}"]
     if s.has_interval:
         return [f"{s.value(r):8.2f}", f"{s.half_width(r):6.2f}", f"{s.value(r, 'core_cycles'):8.2f}"]
+    if s.value(r) < 0:  # the seed's figures: a run quicker than the empty one's says "no more than 0"
+        return [f"{'<= 0':>9}", f"{'<= 0':>8}", f"{'<= 0':>8}"]
     return [f"{s.value(r):9.1f}", f"{s.value(r, 'ns'):8.2f}", f"{s.value(r, 'core_cycles'):8.1f}"]
 
 
@@ -63,7 +65,9 @@ def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str
     (name, reason) of what could not run. A ``*`` after the last of the seed's
     figures marks a result whose best or median sits within a few clock steps
     (resolution limited). An ESTIMATE below what the harness resolves
-    (``BenchResult.resolved``) shows as ``< X``, its bound."""
+    (``BenchResult.resolved``) shows as ``< X``, its bound; a BEST or MEDIAN
+    below 0 (a run quicker than the empty sequence's) as ``<= 0``: no
+    figure of the table is a negative cost."""
     results = list(results)
     names = [printable(r.method) for r in results]
     missing = [(printable(name), printable(reason)) for name, reason in unavailable]

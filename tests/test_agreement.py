@@ -89,7 +89,7 @@ def test_a_new_pthread_reads_correct_values(cpu):
     _, node = on_cpu(cpu, syscall_getcpu)
     for name in SOURCES:
         if name == "sched_getcpu_norseq":
-            continue  # read in a child process, not a thread: test_norseq.py
+            continue  # read in a child process, not a thread: test_child_runner.py
         c, n, raw, valid = _core.read_in_thread(name, cpu)  # a C pthread, created pinned
         assert valid, name
         assert c == cpu, f"{name} read {c} in a new pthread on CPU {cpu}"

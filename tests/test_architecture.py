@@ -3,7 +3,9 @@
 Every fastcpu/*.py is parsed with ast, imports inside functions included, in
 every spelling (``from . import x``, ``from .x import y``, ``from fastcpu.x
 import y``, ``import fastcpu.x``). The graph must have no cycle, and each
-module may import only modules below it in LAYERS.
+module may import only modules below it in LAYERS. The measuring path, from
+bench() to its result, passes no function down to be called back, and calls
+the C core's one measurement with keywords.
 """
 
 from __future__ import annotations
@@ -25,12 +27,12 @@ PACKAGE = Path(fastcpu.__file__).resolve().parent
 LAYERS: list[tuple[str, list[str]]] = [
     ("arguments and constants", ["_version", "_errors", "_args", "_locks"]),
     ("values", ["_clock_values", "_clock_motion", "_catalog_rows", "_machine"]),
-    ("core wrapper", ["_affinity", "_machine_info", "_chains", "_norseq", "_methods", "_clock", "_conversion",
+    ("core wrapper", ["_affinity", "_machine_info", "_chains", "_child_runner", "_methods", "_clock", "_conversion",
                       "_harness", "_read", "_getcpu", "_elf", "_show", "_check"]),
     ("file codec", ["_atomicfile", "_json_document"]),
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",
                  "_answers", "_result_document", "_results_html", "_machine_results"]),
-    ("measuring", ["_measurement", "_selftest", "_bench", "_measure", "_instrument"]),
+    ("measuring", ["_measurement", "_selftest", "_bench", "_machine_run", "_instrument"]),
     ("analysis and plots", ["_compare_columns", "_compare_format", "_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
                             "plot"]),
     ("CLI and front door", ["_progress", "_cli_args", "_cli_output", "_cli_files", "_cli", "__main__", "types", "limits", "__init__"]),
@@ -102,9 +104,9 @@ def test_the_parser_sees_every_spelling(tmp_path):
     src = tmp_path / "x.py"
     src.write_text("from . import _core, noise\nfrom ._args import check_int\n"
                    "def f():\n    from .plot import ecdf\n    import fastcpu._machine_results\n"
-                   "    from fastcpu._measure import measure\n    from fastcpu import __version__\n"
+                   "    from fastcpu._machine_run import measure\n    from fastcpu import __version__\n"
                    "import numpy\nfrom collections import abc\n")
-    assert _imports(src) == {"_core", "noise", "_args", "plot", "_machine_results", "_measure", "__init__"}
+    assert _imports(src) == {"_core", "noise", "_args", "plot", "_machine_results", "_machine_run", "__init__"}
 
 
 def test_the_cycle_finder_finds_a_lazy_cycle():
@@ -165,7 +167,7 @@ def test_there_is_one_way_to_measure():
     measuring = {name for name in dir(_core) if "bench" in name or "measure" in name}
     assert measuring == {"measure"}
     callers = sorted(p.stem for p in PACKAGE.glob("*.py") if "_core.measure(" in p.read_text())
-    assert callers == ["_harness", "_norseq"]  # the parent's and the child's side of one call
+    assert callers == ["_child_runner", "_harness"]  # the parent's and the child's side of one call
     assert not (PACKAGE / "_fastpath.py").exists()
 
 
@@ -217,3 +219,97 @@ def test_the_c_core_has_no_circle(tmp_path):
     assert _cycle(graph) is None, graph
     assert "sequences" not in graph["features"] and "verdicts" in graph["fork"]
     assert graph["features"] <= {"pmu"}, "features.c knows nothing above the machine"
+
+
+def test_every_test_file_is_placed_in_the_ci_passes():
+    # .ci/run repeats tests/suites.py's SANITIZED under ASan+UBSan and its
+    # UNPRIVILEGED as a user that is not root: a new file must be placed on purpose
+    import suites
+
+    here = Path(__file__).resolve().parent
+    found = {p.name for p in here.glob("test_*.py")}
+    placed = set(suites.SANITIZED) | set(suites.KIT)
+    assert not set(suites.SANITIZED) & set(suites.KIT)
+    assert found == placed, f"unplaced: {sorted(found - placed)}, gone: {sorted(placed - found)}"
+    assert set(suites.UNPRIVILEGED) <= found
+
+
+# ---- one typed measuring path (issue 27, item 3) ----------------------------
+# From bench() to the returned result control only goes down and data only
+# comes back: no module of the path hands a function to another to be called
+# back (the harness correction is applied to the finished result, the runner
+# is chosen from the catalog row), and the one C entry point is called with
+# keywords.
+
+#: The modules from bench() to the result: bench() and bench_diff(), the
+#: result's making, its correction, the harness and the child runner.
+MEASURING_PATH = ("_bench", "_measurement", "_selftest", "_harness", "_child_runner")
+
+
+def _callbacks_passed(tree: ast.AST) -> list[str]:
+    """Where a call in `tree` passes a function down: a lambda, or the name
+    of a function defined in the module (nested or not), as an argument."""
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found = []
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        args = [*call.args, *(k.value for k in call.keywords)]
+        while args:
+            arg = args.pop()
+            if isinstance(arg, ast.Starred):  # f(*[g]): each element
+                args.append(arg.value)
+            elif isinstance(arg, (ast.List, ast.Tuple, ast.Set)):
+                args.extend(arg.elts)
+            elif isinstance(arg, ast.Lambda) or (isinstance(arg, ast.Name) and arg.id in defined):
+                found.append(f"line {call.lineno}: {ast.unparse(call)[:80]}")
+    return found
+
+
+def test_the_callback_finder_finds_them():
+    src = ("def timed(m, correction=None): ...\n"
+           "def bench(m):\n"
+           "    def fix(cpt): return cpt\n"
+           "    timed(m, correction=fix)\n"
+           "    timed(m, lambda cpt: cpt)\n"
+           "    run_pinned(m, *[timed])\n"
+           "    return timed(m, fixed=fix(1))\n")
+    assert sorted(f.split(":")[0] for f in _callbacks_passed(ast.parse(src))) == ["line 4", "line 5", "line 6"]
+
+
+@pytest.mark.parametrize("module", MEASURING_PATH)
+def test_the_measuring_path_passes_no_function_down(module):
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    assert _callbacks_passed(tree) == []
+    # nor takes one: no parameter of the path is a callable (a progress
+    # report to the caller, selftest()'s, is the caller's own, not a step of the path)
+    taking = [f"{fn.name}({a.arg})" for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef)
+              for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+              if a.annotation is not None and "Callable" in ast.unparse(a.annotation) and a.arg != "progress"]
+    assert taking == []
+
+
+def test_the_core_measurement_is_called_with_keywords_only():
+    # everything but the target (positional-only in C) by keyword, nothing unpacked
+    calls = []
+    for path in sorted(PACKAGE.glob("*.py")):
+        for call in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "measure"
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "_core"):
+                calls.append(path.stem)
+                assert len(call.args) == 1 and not isinstance(call.args[0], ast.Starred), ast.unparse(call)
+                assert all(k.arg is not None for k in call.keywords), ast.unparse(call)  # no **kwargs
+                assert {k.arg for k in call.keywords} >= {"runs", "serialize", "copies", "diff", "counter"}
+    assert sorted(calls) == ["_child_runner", "_harness"]
+    from fastcpu import _core
+
+    with pytest.raises(TypeError):  # the C entry point takes no second positional argument
+        _core.measure("empty", 10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+
+
+def test_measure_names_one_thing():
+    # fastcpu.measure() (a machine's Results) is the one Python function of that
+    # name; _core.measure, the C entry point under it, the one measurement
+    defining = sorted(p.stem for p in PACKAGE.glob("*.py")
+                      for node in ast.walk(ast.parse(p.read_text()))
+                      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "measure")
+    assert defining == ["_machine_run"]
+    assert [p.stem for p in PACKAGE.glob("_measure*.py")] == ["_measurement"]  # no _measure beside it

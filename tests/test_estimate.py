@@ -346,18 +346,43 @@ def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
 
     from fastcpu import _measurement
 
-    def measure(*args):
-        measured = _harness.measure(*args)
-        figures.append((measured.conversion["cycles_per_tick"], measured.conversion["ci95"]))
-        return measured
+    def raw_runs(*args, **kwargs):
+        took = _harness.raw_runs(*args, **kwargs)
+        figures.append((took.measured.conversion["cycles_per_tick"], took.measured.conversion["ci95"]))
+        return took
 
-    monkeypatch.setattr(_measurement, "measure", measure)
+    monkeypatch.setattr(_measurement, "raw_runs", raw_runs)
     d = fastcpu.bench_diff("imul_chain_16", 300, k=4)
-    assert figures == [(d.cycles_per_tick, d.cycles_per_tick_ci95)]
+    [(cpt, ci)] = figures
+    if math.isfinite(cpt):
+        assert (d.cycles_per_tick, d.cycles_per_tick_ci95) == (cpt, ci)
+    else:  # no undisturbed ruler point (a loaded host): the clock's first-use figure, its interval unknown
+        assert (d.cycles_per_tick, d.cycles_per_tick_ci95) == (fastcpu.clock().cycles_per_tick, 0.0)
     assert d.cycles_per_tick == pytest.approx(fastcpu.clock().cycles_per_tick, rel=0.25)
     assert d.cycles_per_tick_ci95 >= 0  # 0 when the chains read the same tick counts
     assert d.estimate_ci95_core_cycles == pytest.approx(
         d.estimate_ci95 * d.cycles_per_tick + abs(d.estimate) * d.cycles_per_tick_ci95)
+
+
+def test_a_measurement_with_no_undisturbed_ruler_point_converts_at_the_clocks_figure(monkeypatch):
+    # every point disturbed (a loaded host): the conversion says NaN, and the
+    # result takes the clock's first-use figure, its interval unknown
+    from fastcpu import _measurement
+
+    def raw_runs(*args, **kwargs):
+        took = _harness.raw_runs(*args, **kwargs)
+        took.measured.conversion["cycles_per_tick"] = math.nan
+        return took
+
+    monkeypatch.setattr(_measurement, "raw_runs", raw_runs)
+    for r in (fastcpu.bench_diff("imul_chain_16", 100, k=4), fastcpu.bench("imul_chain_16", 100, unroll=2)):
+        clk = fastcpu.clock()
+        if clk.core_cycles_problem:  # nor could the process's calibration: core cycles unknown, said why
+            assert math.isnan(r.cycles_per_tick) and r.caveats == clk.caveats(r.counter)
+        else:
+            assert (r.cycles_per_tick, r.cycles_per_tick_ci95) == (clk.cycles_per_tick, 0.0)
+            assert r.caveats == ()
+        assert r.clock_motion is not None  # the points are still its own record
 
 
 def test_bench_diff_rulers_are_checked():

@@ -44,6 +44,10 @@ CASES = {
         "unroll=1, cpu=LIAR(-1), raw=[5], empty=[1], migrated=[False], clock=res.clock)",
     "BenchResult.with_harness_bias.bias_core_cycles": "r.with_harness_bias(LIAR(10**7), 0.0)",
     "BenchResult.with_harness_bias.ci95_core_cycles": "r.with_harness_bias(0.0, LIAR(-1))",
+    "BenchResult.with_harness_correction.bias_core_cycles": "r.with_harness_correction(LIAR(10**7), 0.0, 0.0, ())",
+    "BenchResult.with_harness_correction.ci95_core_cycles": "r.with_harness_correction(0.0, LIAR(-1), 0.0, ())",
+    "BenchResult.with_harness_correction.resolution_core_cycles":
+        "r.with_harness_correction(0.0, 0.0, LIAR(-1), ())",
     "Clock.tsc_hz": "fastcpu.Clock(LIAR(0), 1.0, 1.0)",
     "Clock.tsc_step_ticks": "fastcpu.Clock(1e9, LIAR(0), 1.0)",
     "Clock.cycles_per_tick": "fastcpu.Clock(1e9, 1.0, LIAR(-1))",

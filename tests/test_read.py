@@ -125,3 +125,49 @@ def test_raw_of_rdfsbase_is_the_thread_pointer():
     ARCH_GET_FS, SYS_arch_prctl = 0x1003, 158
     assert libc.syscall(ctypes.c_long(SYS_arch_prctl), ctypes.c_long(ARCH_GET_FS), ctypes.byref(fs)) == 0
     assert fastcpu.read_raw("rdfsbase") == fs.value & 0xFFFFFFFF
+
+
+# ---- why a reading failed: the catalog row's words (issue 27, item 3) --------
+
+def test_a_failed_reading_is_named_from_its_catalog_row():
+    import errno
+
+    from fastcpu._read import failure_reason
+
+    rows = {r["name"]: r for r in _core.catalog()}
+    for m in METHODS:
+        row = rows[m.name]
+        assert (m.read_failure, m.read_errno) == (row["read_failure"], row["read_errno"])
+        why = failure_reason(m.name, errno.EPERM)
+        if row["read_failure"] is None:  # a reader that never fails
+            assert why == f"its reader reported failure (raw value {errno.EPERM:#x})"
+        elif row["read_errno"]:
+            assert why == (f"{row['read_failure']} failed: errno {errno.EPERM} (EPERM, {os.strerror(errno.EPERM)})"
+                           " (a seccomp filter may deny it)")
+        else:
+            assert why == row["read_failure"]
+    # the readers that can fail say how: the calls by their errno, LSL and rseq by what they saw
+    assert {m.name for m in METHODS if m.read_errno} == {"vdso", "syscall", "sched_getcpu", "sched_getcpu_norseq"}
+    assert {m.name for m in METHODS if m.read_failure and not m.read_errno} == {"gdt", "rseq"}
+
+
+def test_the_row_read_in_a_child_fails_in_its_own_words_not_lsls():
+    from fastcpu._read import failure_reason
+
+    why = failure_reason("sched_getcpu_norseq", 1)
+    assert "LSL" not in why
+    assert why == failure_reason("sched_getcpu", 1)  # it times and reads sched_getcpu's code
+    assert why.startswith("glibc's sched_getcpu() failed: errno 1 (EPERM")
+
+
+def test_a_failed_reading_in_the_child_raises_its_reason(monkeypatch):
+    # the reading comes back from the child runner marked failed: read() and
+    # read_raw() name glibc's sched_getcpu() and its errno
+    from fastcpu import _child_runner
+
+    if not by_name("sched_getcpu_norseq").available:
+        pytest.skip(f"sched_getcpu_norseq cannot run here: {by_name('sched_getcpu_norseq').reason}")
+    monkeypatch.setattr(_child_runner, "read_cpu", lambda name: (0, None, 1, False))
+    for read in (fastcpu.read, fastcpu.read_raw):
+        with pytest.raises(fastcpu.Unsupported, match=r"sched_getcpu_norseq: glibc's sched_getcpu\(\) failed: errno 1"):
+            read("sched_getcpu_norseq")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _measure, _json_document
+from fastcpu import _machine_run, _json_document
 from fastcpu import BenchResult
 from fastcpu._methods import MethodInfo
 
@@ -91,8 +91,8 @@ def test_measure_reports_progress_in_order():
 
 def test_measure_records_unavailable_methods_instead_of_raising(monkeypatch):
     fake = MethodInfo("nope_insn", "a method this machine lacks", "none", False, "no such insn", False, "no such insn")
-    real = _measure.all_methods()
-    monkeypatch.setattr(_measure, "all_methods", lambda: real + [fake])
+    real = _machine_run.all_methods()
+    monkeypatch.setattr(_machine_run, "all_methods", lambda: real + [fake])
     res = fastcpu.measure(10)
     assert "nope_insn" not in res
     assert res.unavailable["nope_insn"] == "no such insn"
@@ -101,7 +101,7 @@ def test_measure_records_unavailable_methods_instead_of_raising(monkeypatch):
 
 def test_measure_raises_unsupported_when_nothing_can_run(monkeypatch):
     fake = MethodInfo("nope_insn", "", "none", False, "no such insn", False, "no such insn")
-    monkeypatch.setattr(_measure, "all_methods", lambda: [fake])
+    monkeypatch.setattr(_machine_run, "all_methods", lambda: [fake])
     with pytest.raises(fastcpu.Unsupported, match="no such insn"):
         fastcpu.measure(10)
 
@@ -124,7 +124,7 @@ def test_measure_raises_unsupported_when_nothing_can_run(monkeypatch):
     ],
 )
 def test_measure_rejects_bad_arguments_before_measuring(kwargs, exc, match, monkeypatch):
-    monkeypatch.setattr(_measure, "bench", lambda *a, **k: pytest.fail("measured anyway"))
+    monkeypatch.setattr(_machine_run, "bench", lambda *a, **k: pytest.fail("measured anyway"))
     with pytest.raises(exc, match=match):
         fastcpu.measure(**{"runs": 10, **kwargs})
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _clock, _conversion, _core
+from fastcpu import _clock, _conversion
 from fastcpu._clock import Clock, Rulers, RulerTiming, fit_granularity, judge_rulers, read_spacing
 
 INTEL = Path(__file__).parent / "data" / "intel-xeon-family6-model207-rulers.npz"
@@ -195,20 +195,17 @@ def test_rulers_round_trip_and_refuse_nonsense():
 
 @pytest.fixture
 def disagreeing(monkeypatch):
-    """This process's clock as a host whose imul ruler reads 4 adds, in its
-    calibration and in the ruler points inside every measurement (there a
-    timer cost a third of the chain too high makes imul read 4/3 of add)."""
+    """This process's clock as a host whose imul ruler reads 4 adds. There
+    every ruler point inside a measurement would disagree too and be left out
+    as disturbed, leaving the clock's figure, which is unknown; here the
+    measurements take no ruler points, which comes to the same without the
+    chance (about 1 in 80 calls on a loaded guest) that an interrupt slows a
+    point's add chain by just the factor that makes it agree."""
     clk = fastcpu.clock()
     bad = dataclasses.replace(clk, cycles_per_tick=math.nan,
                               rulers=Rulers(1.4, 1.05, 0.01, 1.0))
     monkeypatch.setattr(_clock, "_cached", bad)
-    rulers = _conversion.rulers
-
-    def imul_reads_4_adds():
-        add, imul, add_fixed, imul_fixed, *rest = rulers()
-        return (add, imul, add_fixed, imul_fixed + (_core.RULER_BLOCK * imul * 3 + imul_fixed) / 3, *rest)
-
-    monkeypatch.setattr(_conversion, "rulers", imul_reads_4_adds)
+    monkeypatch.setattr(_conversion, "rulers", lambda: None)
     return bad
 
 

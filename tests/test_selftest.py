@@ -45,9 +45,86 @@ def test_residual_bias_leaves_out_chains_whose_clock_is_unknown():
     assert all(math.isnan(v) for v in _selftest.residual_bias([(16, 9.0, 0.5, math.nan)]))
 
 
+# ---- the correction, applied to the finished result (issue 27, item 3) ----
+
+def _made_up(cycles_per_tick=1.4, caveats=(), method="gdt", seed=1):
+    """An uncorrected single-copy result on the TSC, as timed() returns one."""
+    rng = np.random.default_rng(seed)
+    empty = rng.integers(30, 34, 400).astype(np.uint64)
+    return fastcpu.BenchResult.from_arrays(
+        method=method, serialize="lfence", unroll=1, cpu=None, raw=empty + rng.integers(2, 6, 400).astype(np.uint64),
+        empty=empty, migrated=np.zeros(400, bool), clock=fastcpu.Clock(2.0e9, 1.0, 1.4),
+        cycles_per_tick=cycles_per_tick, cycles_per_tick_ci95=0.01, caveats=caveats)
+
+
+#: every figure a result shows that the correction may change
+FIGURES = ("estimate", "estimate_ci95", "estimate_systematic_ci95", "resolved", "upper_bound", "caveats",
+           "warnings", "harness_bias_core_cycles", "harness_bias_ci95_core_cycles",
+           "harness_resolution_core_cycles", "estimate_core_cycles", "estimate_ci95_core_cycles", "cost_text")
+
+
+def _figures(r):
+    out = {}
+    for name in FIGURES:
+        v = getattr(r, name)
+        out[name] = v() if callable(v) else v
+    return {k: ("nan" if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("bias, ci, resolution, why_not", [
+    (2.5, 0.75, 3.0, ""),     # a correction: subtracted, its interval added
+    (-1.25, 0.5, 1.5, ""),    # a harness that hides part of a body
+    (0.0, 3.5, 4.0, "no harness correction applied: the self-test failed"),  # a failed path: |bias| + ci
+    (0.0, 0.0, 0.0, _selftest.UNMEASURED),
+])
+def test_the_corrected_result_is_the_one_built_with_the_correction(monkeypatch, bias, ci, resolution, why_not):
+    asked = []
+    monkeypatch.setattr(_selftest, "harness_bias", lambda *a: asked.append(a) or (bias, ci, resolution, why_not))
+    for seed in (1, 2):  # a resolved cost and, with the bound, maybe not: the same either way
+        r = _made_up(seed=seed)
+        before = _figures(r)  # every figure cached on the uncorrected result: none may pass to the copy
+        got = _selftest.corrected(r, "inline", 3)
+        assert asked[-1] == ("inline", "lfence", 3, r.cycles_per_tick)  # at the result's own clock
+        built = fastcpu.BenchResult.from_arrays(
+            method=r.method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu, raw=r.raw, empty=r.empty,
+            migrated=r.migrated, clock=fastcpu.Clock(r.tsc_hz, r.tsc_step_ticks, 1.4),
+            cycles_per_tick=r.cycles_per_tick, cycles_per_tick_ci95=r.cycles_per_tick_ci95,
+            harness_bias_core_cycles=bias, harness_bias_ci95_core_cycles=ci,
+            harness_resolution_core_cycles=resolution, caveats=(why_not,) if why_not else ())
+        assert _figures(got) == _figures(built)
+        assert got.caveats == ((why_not,) if why_not else ())
+        assert _figures(r) == before  # the uncorrected one is left as it was
+        # what a result keeps beyond its fields is what it computed from them, which the copy leaves out
+        from fastcpu import _bench_result
+
+        fields = {f.name for f in dataclasses.fields(fastcpu.BenchResult)}
+        assert set(r.__dict__) - fields and set(r.__dict__) - fields <= set(_bench_result._CACHED)
+
+
+def test_no_correction_while_the_rulers_disagree(monkeypatch):
+    monkeypatch.setattr(_selftest, "harness_bias", lambda *a: pytest.fail("no bias is asked for"))
+    r = _made_up(cycles_per_tick=math.nan, caveats=("the core-cycle rulers disagree: ...",))
+    got = _selftest.corrected(r, "user")
+    assert got.caveats == ("the core-cycle rulers disagree: ...; no harness correction applied",)
+    assert (got.harness_bias_core_cycles, got.harness_bias_ci95_core_cycles,
+            got.harness_resolution_core_cycles) == (0, 0, 0)
+    assert got.estimate == r.estimate and got.estimate_ci95 == r.estimate_ci95
+    assert got.caveats[0] in got.warnings
+
+
+def test_a_correction_is_checked_as_a_file_checks_it():
+    r = _made_up()
+    with pytest.raises(ValueError, match="harness_resolution_core_cycles"):
+        r.with_harness_correction(1.0, 0.5, -1.0, ())
+    with pytest.raises(TypeError, match="caveats"):
+        r.with_harness_correction(1.0, 0.5, 1.0, "one sentence, not a list")
+    with pytest.raises(ValueError, match="unknown"):
+        _made_up(cycles_per_tick=math.nan).with_harness_correction(1.0, 0.5, 1.0, ())
+
+
 def test_a_bias_no_chain_converted_is_no_correction_and_bench_says_why(monkeypatch):
     # a loaded process whose calibration failed and whose bias chains saw no undisturbed ruler point
-    monkeypatch.setattr(_selftest, "_measure", lambda *a: (20.0, 0.5, math.nan))
+    monkeypatch.setattr(_selftest, "_chain_ticks", lambda *a: (20.0, 0.5, math.nan))
     monkeypatch.setattr(_selftest, "_corrections", {})
     monkeypatch.setattr(_selftest, "_failed", {})
     known = _selftest._measure_bias("inline", "lfence", 50, 2, None)

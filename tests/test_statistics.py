@@ -50,6 +50,17 @@ def test_each_statistic_is_converted_with_the_results_own_clock(zen3):
                     getattr(r, f"{s.name}_ci95_ns")
 
 
+def test_the_table_shows_no_negative_cost(zen3):
+    # a body whose quickest run beat the empty sequence's (a cost below what the harness resolves)
+    empty = np.full(200, 100) + np.arange(200) % 5
+    r = fastcpu.BenchResult.from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None,
+                                        raw=empty - 1, empty=empty, migrated=np.zeros(200, bool),
+                                        clock=zen3.clock)
+    assert r.best < 0 and r.median < 0
+    row = format_table([r]).splitlines()[-1]
+    assert row.count("<= 0") == 6 and not re.search(r"(?<![\w.])-\d", row), row
+
+
 def test_every_renderer_shows_what_is_declared_for_it(zen3):
     r = zen3["gdt"]
     table = format_table([r])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _core, _norseq
+from fastcpu import _child_runner, _core
 from pinning import CPUS, on_cpu, run_python, syscall_getcpu
 
 NAME = "sched_getcpu_norseq"
@@ -30,7 +30,7 @@ def test_it_sits_beside_sched_getcpu_in_the_catalog():
 
 
 def _child_says(code):
-    out = subprocess.run([sys.executable, "-c", code], env=_norseq._child_env("glibc.pthread.rseq=0"),
+    out = subprocess.run([sys.executable, "-c", code], env=_child_runner._child_env("glibc.pthread.rseq=0"),
                          capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
@@ -48,9 +48,9 @@ def test_an_existing_tunable_is_kept():
     mp = pytest.MonkeyPatch()
     try:
         mp.setenv("GLIBC_TUNABLES", "glibc.malloc.check=0")
-        assert _norseq._child_env("glibc.pthread.rseq=0")["GLIBC_TUNABLES"] == "glibc.malloc.check=0:glibc.pthread.rseq=0"
+        assert _child_runner._child_env("glibc.pthread.rseq=0")["GLIBC_TUNABLES"] == "glibc.malloc.check=0:glibc.pthread.rseq=0"
         mp.delenv("GLIBC_TUNABLES")
-        assert _norseq._child_env("glibc.pthread.rseq=0")["GLIBC_TUNABLES"] == "glibc.pthread.rseq=0"
+        assert _child_runner._child_env("glibc.pthread.rseq=0")["GLIBC_TUNABLES"] == "glibc.pthread.rseq=0"
     finally:
         mp.undo()
 
@@ -93,7 +93,7 @@ def test_a_child_that_keeps_rseq_is_refused(monkeypatch):
     # the rseq path under the norseq name
     if not _core.features()["rseq_registered"]:
         pytest.skip("glibc registers no rseq here")
-    monkeypatch.setattr(_norseq, "_row", lambda name: ("glibc.malloc.check=0", "sched_getcpu"))
+    monkeypatch.setattr(_child_runner, "_row", lambda name: ("glibc.malloc.check=0", "sched_getcpu"))
     with pytest.raises(fastcpu.Unsupported, match="registered rseq in the child"):
         fastcpu.read(NAME)
     with pytest.raises(fastcpu.Unsupported, match="registered rseq in the child"):
@@ -251,7 +251,7 @@ def children(pid):
 def loaded(pid):  # the child interpreter (not a fork of the parent) with fastcpu._core loaded
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if b"fastcpu._norseq" not in f.read():
+            if b"fastcpu._child_runner" not in f.read():
                 return False
         with open(f"/proc/{pid}/maps") as f:
             return "fastcpu/_core" in f.read()
@@ -307,7 +307,7 @@ def test_the_child_dies_with_its_parent(signum):
 def test_a_child_whose_parent_died_before_it_could_tell_exits_at_once():
     # the race: the parent dies before the child sets its parent-death signal;
     # the child then finds another parent and ends before importing anything
-    argv = _norseq._child_argv()
+    argv = _child_runner._child_argv()
     pid_at = argv.index(str(os.getpid()))
     argv[pid_at] = str(os.getpid() + 1 if os.getppid() != os.getpid() + 1 else os.getpid() + 2)
     p = subprocess.run(argv, input=b"", capture_output=True, timeout=60)
@@ -320,7 +320,7 @@ def test_a_child_whose_parent_died_before_it_could_tell_exits_at_once():
 
 HOSTILE = {
     "fastcpu/__init__.py": "TRACE",
-    "fastcpu/_norseq.py": "TRACE",
+    "fastcpu/_child_runner.py": "TRACE",
     "numpy.py": "TRACE",
     "numpy/__init__.py": "TRACE",
     "json.py": "TRACE",
@@ -366,7 +366,7 @@ def test_the_child_runs_nothing_from_the_working_directory(tmp_path):
 
 
 def test_the_child_imports_this_very_fastcpu_and_numpy():
-    argv = _norseq._child_argv()
+    argv = _child_runner._child_argv()
     assert argv[:3] == [sys.executable, "-I", "-c"]
     homes = argv[5:]
     assert homes[0] == os.path.dirname(os.path.dirname(fastcpu.__file__))
@@ -384,7 +384,7 @@ def _answer(value=None, error=None):
     import io
 
     out = io.BytesIO()
-    _norseq._write_answer(out, value, error)
+    _child_runner._write_answer(out, value, error)
     return out.getvalue()
 
 
@@ -394,15 +394,15 @@ def _measured(runs=4):
 
 
 def test_a_whole_answer_reads_back():
-    got = _norseq._read_answer(_answer(_measured()), MEASURE)
+    got = _child_runner._read_answer(_answer(_measured()), MEASURE)
     want = _measured()
     assert [a.tolist() for a in got[:3]] == [a.tolist() for a in want[:3]]
     assert [a.dtype for a in got[:3]] == [np.uint64, np.uint64, np.bool_]
     assert all(a.flags.writeable for a in got[:3])
     assert got[3] == 10.0 and np.isnan(got[4]) and got[5:] == (None, None)
-    assert _norseq._read_answer(_answer((3, None, 3, True)), READ) == (3, None, 3, True)
-    assert _norseq._read_answer(_answer((3, 1, 4099, False)), READ) == (3, 1, 4099, False)
-    failed = _norseq._read_answer(_answer(error=("Unsupported", "no rseq here")), READ)
+    assert _child_runner._read_answer(_answer((3, None, 3, True)), READ) == (3, None, 3, True)
+    assert _child_runner._read_answer(_answer((3, 1, 4099, False)), READ) == (3, 1, 4099, False)
+    failed = _child_runner._read_answer(_answer(error=("Unsupported", "no rseq here")), READ)
     assert (failed.kind, failed.message) == ("Unsupported", "no rseq here")
 
 
@@ -451,13 +451,13 @@ def test_any_other_answer_is_refused_with_the_reason(what):
     assert sorted(bad) == sorted(BAD_ANSWERS)
     data, request = bad[what]
     with pytest.raises(ValueError):
-        _norseq._read_answer(data, request)
+        _child_runner._read_answer(data, request)
 
 
 @pytest.mark.parametrize("sent", ["import pickle, sys; sys.stdout.buffer.write(pickle.dumps({'value': (1, 2)}))",
                                   "import sys; sys.stdout.buffer.write(b'{\"value\": [1, null, 1]}\\n')"])
 def test_a_child_that_sends_something_else_is_an_error(monkeypatch, sent):
-    monkeypatch.setattr(_norseq, "_BOOT", sent)
+    monkeypatch.setattr(_child_runner, "_BOOT", sent)
     with pytest.raises(fastcpu.Error, match="sent an answer this process does not read"):
         fastcpu.read(NAME)
 

@@ -1,20 +1,24 @@
-"""sched_getcpu_norseq: glibc's sched_getcpu() with rseq turned off, on this host.
+"""The child runner: a catalog row measured and read in a child interpreter.
 
-Since glibc 2.35, ``sched_getcpu()`` loads the CPU from the rseq area the
-library registered for the thread; with ``GLIBC_TUNABLES=glibc.pthread.rseq=0``
-it never registers and ``sched_getcpu()`` calls the vDSO's getcpu instead
-(the seed's 13.7 ns row, Desnoyers 2020). The tunable is read once, when the
-process starts, so the only way to time both on one host is another process:
-this method's runs come from a child interpreter started with the tunable
-added to ``GLIBC_TUNABLES``, which times the very same ``sched_getcpu``
-sequence and hands the raw arrays back. The parent converts them with its own
-clock, so they sit beside the in-process ``sched_getcpu`` in a table.
+A row with ``in_child`` (csrc/sequences.c: ``FC_CHILD_ROW``) times another
+row's sequence (its ``code_of``) in a process started with a GLIBC_TUNABLES
+setting of its own, because glibc reads its tunables once, when the process
+starts. The one such row is ``sched_getcpu_norseq``: since glibc 2.35,
+``sched_getcpu()`` loads the CPU from the rseq area the library registered
+for the thread; with ``GLIBC_TUNABLES=glibc.pthread.rseq=0`` it never
+registers and ``sched_getcpu()`` calls the vDSO's getcpu instead (the seed's
+13.7 ns row, Desnoyers 2020). Its runs come from a child interpreter started
+with the row's tunable added to ``GLIBC_TUNABLES``, which times the very same
+``sched_getcpu`` sequence and hands the raw arrays back. The parent converts
+them with its own clock, so they sit beside the in-process ``sched_getcpu`` in
+a table. Nothing here names a method: the tunable and the sequence come from
+the row (``_harness`` chooses this runner from it).
 
 The child inherits the calling thread's CPU affinity (fork copies the calling
 thread's mask), so a thread pinned to a CPU reads that CPU in the child too,
 and ``bench(..., cpu=N)``, which pins the caller first, pins the child. The child refuses to measure if
 glibc registered rseq all the same (a glibc that ignores the tunable, a
-setuid interpreter): ``fastcpu.Unsupported`` says so. A child that cannot be
+setuid interpreter: what the one row's tunable turns off): ``fastcpu.Unsupported`` says so. A child that cannot be
 started (pipes denied by a seccomp filter, no file descriptor left, an
 interpreter this user may not run) is ``fastcpu.Unsupported`` with the
 reason too: ``measure()`` records it in ``Results.unavailable`` and
@@ -44,7 +48,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["available_reason", "read_cpu", "run"]
+__all__ = ["available_reason", "read_cpu", "raw_runs"]
 
 
 def _row(name: str) -> tuple[str, str]:
@@ -104,7 +108,7 @@ if os.getppid() != int(sys.argv[1]):
                      f"{sys.argv[1]}), which is gone or ran it through a program that forks\\n")
     os._exit(70)
 sys.path[:0] = sys.argv[2:]
-from fastcpu._norseq import _child
+from fastcpu._child_runner import _child
 _child(why)
 """
 
@@ -289,14 +293,16 @@ def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
     return _ask(name, {"op": "read"}, _START_S)
 
 
-def run(name: str, args: tuple, counter: str) -> _core.Measured:
-    """``_core.measure`` of the row `name`'s sequence with `args` (runs,
-    serialize, copies, diff, counter) and no ruler points, in its child (without
-    rseq), which runs on the calling thread's CPUs (bench() pins the caller
-    first), with its own PMU counter opened when `counter` is ``'pmu'``: what
-    measure() returned (TSC ticks or core cycles, as in-process). No time
-    limit: a long measurement is legitimate, and Ctrl-C reaches the child too."""
-    return _core.Measured(_ask(name, {"op": "measure", "args": args, "counter": counter}, None))
+def raw_runs(name: str, *, runs: int, serialize: str, copies: int, diff: bool, counter: str) -> _core.Measured:
+    """``_core.measure`` of the row `name`'s sequence (runs, serialize,
+    copies, diff, counter as there) without ruler points, in its child, which
+    runs on the calling thread's CPUs (``_harness`` pins the caller first),
+    with its own PMU counter opened when `counter` is ``'pmu'``: the record
+    the child's ``_core.measure`` returned (TSC ticks or core cycles, as
+    in-process). No time limit: a long measurement is legitimate, and Ctrl-C
+    reaches the child too."""
+    request = {"op": "measure", "args": (runs, serialize, copies, diff, counter), "counter": counter}
+    return _core.Measured(_ask(name, request, None))
 
 
 def _serve(request: dict[str, Any]) -> Any:

@@ -1,0 +1,70 @@
+"""Which test files each CI pass runs (.ci/run asks: ``python tests/suites.py NAME``).
+
+The first pass runs every file. Two passes repeat a part of the suite under
+other conditions, and only where those conditions can change an outcome, so
+that CI stays under 20 minutes on a 2-CPU guest:
+
+- ``sanitized``: the C core built with AddressSanitizer and UBSan. Every file
+  that drives the C core (its measuring, reading, clocks, user functions,
+  signals, forks, threads, bad input) runs there; the analysis kit's files
+  (result files, compare, plots, notebooks, the CLI's text) reach the C core
+  only through what those already drive.
+- ``unprivileged``: as a user that is not root. The files whose outcome can
+  turn on privilege: CPU affinity and seccomp, the PMU (perf_event_paranoid),
+  file permissions and what is written where, the child process, errno
+  reasons, the CLI's commands.
+
+Every test file is in ``sanitized`` or ``KIT`` (tests/test_architecture.py
+checks it), so a new file is placed on purpose.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+#: Files that drive the C core: the sanitizer pass runs them.
+SANITIZED = (
+    "test_affinity_bounds.py", "test_agreement.py", "test_bad_input.py", "test_bench.py",
+    "test_child_runner.py", "test_clock.py", "test_conversion.py", "test_errors.py", "test_estimate.py", "test_faults.py",
+    "test_fork.py", "test_getcpu.py", "test_lying_numbers.py", "test_memory.py", "test_methods.py",
+    "test_models.py", "test_pmu.py", "test_properties.py", "test_read.py",
+    "test_rulers.py", "test_selftest.py", "test_signals.py", "test_subinterpreters.py",
+    "test_threads.py", "test_user_abi.py", "test_user_fn.py",
+)
+
+#: The analysis kit's files, and those that check figures rather than memory
+#: (test_accuracy: the sanitizer instruments the harness's own loops).
+KIT = (
+    "test_ab.py", "test_accuracy.py", "test_answers.py", "test_architecture.py", "test_benchmarks.py",
+    "test_blocks.py", "test_cli.py", "test_cli_hostile.py", "test_compare.py", "test_data.py",
+    "test_export.py", "test_file_bounds.py", "test_hostile_files.py", "test_kit.py", "test_names.py",
+    "test_no_stray_files.py", "test_noise.py", "test_notebooks.py", "test_plot.py",
+    "test_plot_bounds.py", "test_plot_text.py", "test_progress.py", "test_readme.py", "test_repr.py",
+    "test_results.py", "test_seed_table.py", "test_show.py", "test_stability.py",
+    "test_statistics.py", "test_worked_example.py",
+)
+
+#: Files whose outcome can turn on privilege: the unprivileged pass runs them.
+UNPRIVILEGED = (
+    "test_affinity_bounds.py", "test_agreement.py", "test_bad_input.py", "test_child_runner.py",
+    "test_cli.py", "test_errors.py", "test_file_bounds.py", "test_fork.py", "test_getcpu.py",
+    "test_no_stray_files.py", "test_pmu.py", "test_signals.py",
+)
+
+SUITES = {"sanitized": SANITIZED, "unprivileged": UNPRIVILEGED}
+
+
+def files(suite: str) -> tuple[str, ...]:
+    """The test files of `suite`, checked to exist."""
+    here = Path(__file__).resolve().parent
+    missing = [f for f in SUITES[suite] if not (here / f).is_file()]
+    if missing:
+        raise SystemExit(f"tests/suites.py names files that are not there: {', '.join(missing)}")
+    return SUITES[suite]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in SUITES:
+        raise SystemExit(f"usage: python tests/suites.py {{{','.join(SUITES)}}}")
+    print(" ".join(files(sys.argv[1])))
