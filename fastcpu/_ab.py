@@ -41,7 +41,7 @@ _COST = statistic("estimate")
 #: Each question's table, named by it.
 QUESTION_HEADINGS = {ONE_CALL: QUESTION_WORDS[ONE_CALL].upper(), BACK_TO_BACK: QUESTION_WORDS[BACK_TO_BACK].upper()}
 #: What each question's figure is per.
-_PER = {ONE_CALL: "per call above the empty sequence", BACK_TO_BACK: "per call in a loop (bench_diff)"}
+_PER = {ONE_CALL: "per call above the empty sequence", BACK_TO_BACK: "per call in a loop, by bench_diff"}
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ def test_both_questions_are_compared_each_in_its_table():
     assert rseq.verdict == "slower" and rseq.ratio == pytest.approx(2, rel=0.2)
     text = str(ab)
     assert "\nONE CALL ALONE: ns per call above the empty sequence" in text
-    assert "\nCALLS BACK TO BACK: ns per call in a loop (bench_diff)" in text
+    assert "\nCALLS BACK TO BACK: ns per call in a loop, by bench_diff (ESTIMATE +- 95%)" in text
     assert ab.back_to_back_missing == ""
     for name, res in (("A", a), ("B", b)):
         block = text[text.index(f"answers in {name}:"):]
