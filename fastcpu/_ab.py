@@ -3,7 +3,12 @@
 For each method measured in both A (the baseline) and B, the recommended
 estimates (``BenchResult.estimate``, per copy above the empty sequence) are
 compared in one unit: ns (default) or core cycles, never TSC ticks, which
-differ between hosts. The two estimates come from independent runs, so
+differ between hosts. Both questions are compared, each in its own table
+named by it: one call alone (the single copies) and calls back to back
+(``Results.back_to_back``, where both files have them; "not measured" names
+the file that has none), and each file's cheapest way for each question
+ends the table (``Results.answer_lines``). The two estimates come from
+independent runs, so
 
 - difference ``B - A`` with 95% half-width ``sqrt(ciA**2 + ciB**2)``;
 - ratio ``B / A`` with the delta method's half-width
@@ -22,8 +27,8 @@ from dataclasses import dataclass
 
 from . import _display
 from ._args import UNITS
-from ._bench_result import BenchResult
-from ._machine_results import Results, Source, as_results
+from ._bench_result import BenchResult, DiffResult
+from ._machine_results import BACK_TO_BACK, NOT_MEASURED, ONE_CALL, QUESTION_WORDS, Results, Source, as_results
 from ._statistics import statistic
 
 __all__ = ["compare_ab", "ABRow", "ABComparison", "AB_UNITS"]
@@ -33,6 +38,10 @@ __all__ = ["compare_ab", "ABRow", "ABComparison", "AB_UNITS"]
 AB_UNITS = {u.short: u for u in UNITS.values() if u.name != "ticks"}
 #: The figure compared: the cost fastcpu recommends.
 _COST = statistic("estimate")
+#: Each question's table, named by it.
+QUESTION_HEADINGS = {ONE_CALL: QUESTION_WORDS[ONE_CALL].upper(), BACK_TO_BACK: QUESTION_WORDS[BACK_TO_BACK].upper()}
+#: What each question's figure is per.
+_PER = {ONE_CALL: "per call above the empty sequence", BACK_TO_BACK: "per call in a loop, by bench_diff"}
 
 
 @dataclass(frozen=True)
@@ -60,9 +69,13 @@ class ABRow:
     ratio: float
     ratio_ci95: float
     verdict: str
+    #: the question the figures answer: ``'one call alone'`` (single copies,
+    #: BenchResult) or ``'calls back to back'`` (Results.back_to_back, DiffResult)
+    question: str = QUESTION_WORDS[ONE_CALL]
 
 
-def _row(method: str, ra: BenchResult, rb: BenchResult, unit: str) -> ABRow:
+def _row(method: str, ra: BenchResult | DiffResult, rb: BenchResult | DiffResult, unit: str,
+         question: str = ONE_CALL) -> ABRow:
     u = AB_UNITS[unit].name
     a, a_ci = _COST.value(ra, u), _COST.half_width(ra, u)
     b, b_ci = _COST.value(rb, u), _COST.half_width(rb, u)
@@ -77,17 +90,30 @@ def _row(method: str, ra: BenchResult, rb: BenchResult, unit: str) -> ABRow:
         verdict = "no detectable difference"
     else:
         verdict = "slower" if diff > 0 else "faster"
-    return ABRow(method, a, a_ci, b, b_ci, diff, diff_ci, ratio, ratio_ci, verdict)
+    return ABRow(method, a, a_ci, b, b_ci, diff, diff_ci, ratio, ratio_ci, verdict, QUESTION_WORDS[question])
 
 
 class ABComparison(Sequence[ABRow]):
     """The rows of :func:`compare_ab`, in A's order, and how to print them
-    (``str()``; an HTML table in Jupyter)."""
+    (``str()``; an HTML table in Jupyter).
+
+    The sequence is the first question's rows, one call alone; the second
+    question's, calls back to back, are :attr:`back_to_back` (empty where
+    either file has none: :attr:`back_to_back_missing` says which), and
+    :attr:`answers` each file's cheapest way for each question."""
 
     def __init__(self, a_name: str, b_name: str, unit: str, rows: list[ABRow],
-                 only_a: list[str], only_b: list[str]) -> None:
+                 only_a: list[str], only_b: list[str], back_to_back: Sequence[ABRow] = (),
+                 back_to_back_missing: str = "", answers: Sequence[tuple[str, list[str]]] = ()) -> None:
         self.a_name, self.b_name, self.unit = a_name, b_name, unit
         self.rows, self.only_a, self.only_b = rows, only_a, only_b
+        #: calls back to back: a row per method measured so in both files
+        self.back_to_back = list(back_to_back)
+        #: why there are no such rows ('' where there are): which file measured none
+        self.back_to_back_missing = back_to_back_missing
+        #: ('A' or 'B', that file's answer lines: Results.answer_lines(), each
+        #: question's cheapest way "here", in that file), A first
+        self.answers = list(answers)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -108,32 +134,39 @@ class ABComparison(Sequence[ABRow]):
         :func:`_display.printable`)."""
         shown = _display.printable
         what = AB_UNITS[self.unit].words
-        w = max([len("METHOD")] + [len(shown(r.method)) for r in self.rows])
-        lines = [
-            f"A: {shown(self.a_name)}",
-            f"B: {shown(self.b_name)}",
-            f"{what} per call above the empty sequence (ESTIMATE +- 95%); ratio B/A",
-            f"{'METHOD':{w}}  {'A':>10} {'+-':>6}  {'B':>10} {'+-':>6}  {'B - A':>10} {'+-':>6}"
-            f"  {'B / A':>7} {'+-':>6}  VERDICT",
-        ]
-        for r in self.rows:
-            ratio = "      -        -" if math.isnan(r.ratio) else f"{r.ratio:7.3f} {r.ratio_ci95:6.3f}"
-            lines.append(
-                f"{shown(r.method):{w}}  {r.a:10.2f} {r.a_ci95:6.2f}  {r.b:10.2f} {r.b_ci95:6.2f}  "
-                f"{r.difference:+10.2f} {r.difference_ci95:6.2f}  {ratio}  {r.verdict}"
-            )
-        if any(math.isnan(r.ratio) for r in self.rows):
+        every = self.rows + self.back_to_back
+        w = max([len("METHOD")] + [len(shown(r.method)) for r in every])
+        lines = [f"A: {shown(self.a_name)}", f"B: {shown(self.b_name)}"]
+        for question, rows in ((ONE_CALL, self.rows), (BACK_TO_BACK, self.back_to_back)):
+            lines.append("")
+            if not rows:
+                lines.append(f"{QUESTION_HEADINGS[question]}: {self.back_to_back_missing}")
+                continue
+            lines += [
+                f"{QUESTION_HEADINGS[question]}: {what} {_PER[question]} (ESTIMATE +- 95%); ratio B/A",
+                f"{'METHOD':{w}}  {'A':>10} {'+-':>6}  {'B':>10} {'+-':>6}  {'B - A':>10} {'+-':>6}"
+                f"  {'B / A':>7} {'+-':>6}  VERDICT",
+            ]
+            for r in rows:
+                ratio = "      -        -" if math.isnan(r.ratio) else f"{r.ratio:7.3f} {r.ratio_ci95:6.3f}"
+                lines.append(
+                    f"{shown(r.method):{w}}  {r.a:10.2f} {r.a_ci95:6.2f}  {r.b:10.2f} {r.b_ci95:6.2f}  "
+                    f"{r.difference:+10.2f} {r.difference_ci95:6.2f}  {ratio}  {r.verdict}"
+                )
+        lines.append("")
+        if any(math.isnan(r.ratio) for r in every):
             lines.append("B / A left out where A's interval reaches 0: a ratio to a cost that "
                          "may be nothing says nothing.")
         for name, only in (("A", self.only_a), ("B", self.only_b)):
             if only:
                 lines.append(f"only in {name}: {', '.join(map(shown, only))}")
-        return "\n".join(lines)
+        for name, said in self.answers:
+            lines.append(f"answers in {name}:")
+            lines += [f"  {line}" for line in said]
+        return "\n".join(lines).rstrip("\n")
 
     def _verdict_counts(self) -> str:
-        verdicts = [r.verdict for r in self.rows]
-        return ", ".join(f"{verdicts.count(v)} {v}" for v in ("slower", "faster", "no detectable difference")
-                         if v in verdicts)
+        return _verdict_counts(self.rows)
 
     def __repr__(self) -> str:
         """One line: how many methods, the unit, the verdicts, B and A."""
@@ -147,27 +180,50 @@ class ABComparison(Sequence[ABRow]):
         B - A and B / A with their 95% half-widths, and the verdict."""
         d = _display
         what = AB_UNITS[self.unit].words
-        rows = [
-            [r.method, d.plus_minus(r.a, r.a_ci95), d.plus_minus(r.b, r.b_ci95),
-             d.plus_minus(r.difference, r.difference_ci95),
-             d.plus_minus(r.ratio, r.ratio_ci95, digits=3), r.verdict]
-            for r in self.rows
-        ]
         columns = ["method", f"A ({what})", f"B ({what})", f"B - A ({what})", "B / A", "verdict"]
+        tables = []
+        for question, of in ((ONE_CALL, self.rows), (BACK_TO_BACK, self.back_to_back)):
+            if not of:
+                tables.append(d.paragraph(self.back_to_back_missing, bold=f"{QUESTION_HEADINGS[question]}:"))
+                continue
+            rows = [
+                [r.method, d.plus_minus(r.a, r.a_ci95), d.plus_minus(r.b, r.b_ci95),
+                 d.plus_minus(r.difference, r.difference_ci95),
+                 d.plus_minus(r.ratio, r.ratio_ci95, digits=3), r.verdict]
+                for r in of
+            ]
+            tables.append(d.table(columns, rows, caption=f"{QUESTION_HEADINGS[question]}: {what} {_PER[question]} "
+                                                         f"(estimate \u00b1 95%): {_verdict_counts(of)}"))
         notes = []
-        if any(math.isnan(r.ratio) for r in self.rows):
+        if any(math.isnan(r.ratio) for r in self.rows + self.back_to_back):
             notes.append(d.paragraph("B / A left out where A's interval reaches 0: a ratio to a "
                                      "cost that may be nothing says nothing."))
         for name, only in (("A", self.only_a), ("B", self.only_b)):
             if only:
                 notes.append(d.paragraph(", ".join(only), bold=f"only in {name}:"))
+        for name, said in self.answers:
+            notes.append(d.bullets(said, f"answers in {name}:"))
         return d.block(
             d.paragraph(self.a_name, bold="A (baseline):"),
             d.paragraph(self.b_name, bold="B:"),
-            d.table(columns, rows, caption=f"{what} per call above the empty sequence "
-                                           f"(estimate \u00b1 95%): {self._verdict_counts()}"),
+            *tables,
             *notes,
         )
+
+
+def _verdict_counts(rows: Sequence[ABRow]) -> str:
+    verdicts = [r.verdict for r in rows]
+    return ", ".join(f"{verdicts.count(v)} {v}" for v in ("slower", "faster", "no detectable difference")
+                     if v in verdicts)
+
+
+def _missing_words(ra: Results, rb: Results) -> str:
+    """Why no method has calls back to back in both files ('' where some has)."""
+    lacking = [name for name, r in (("A", ra), ("B", rb)) if not r.back_to_back]
+    if not lacking:
+        return "no method measured back to back in both files"
+    return (f"{NOT_MEASURED} in {' and '.join(lacking)} (a file before fastcpu 0.7.0, or measured with --unroll): "
+            "only one call alone is compared")
 
 
 def _resolve(source: object, which: str) -> Results:
@@ -205,5 +261,9 @@ def compare_ab(a: Source, b: Source, *, unit: str = "ns") -> ABComparison:
     if not both:
         raise ValueError(f"no method was measured in both {ra.name!r} and {rb.name!r}")
     rows = [_row(m, ra[m], rb[m], unit) for m in both]
+    loop = [_row(m, ra.back_to_back[m], rb.back_to_back[m], unit, BACK_TO_BACK)
+            for m in ra.back_to_back if m in rb.back_to_back]
     return ABComparison(ra.name, rb.name, unit, rows,
-                        [m for m in ra if m not in rb], [m for m in rb if m not in ra])
+                        [m for m in ra if m not in rb], [m for m in rb if m not in ra],
+                        back_to_back=loop, back_to_back_missing="" if loop else _missing_words(ra, rb),
+                        answers=[("A", ra.answer_lines()), ("B", rb.answer_lines())])

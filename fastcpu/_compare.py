@@ -1,37 +1,12 @@
 """fastcpu.compare(): one tidy table across machines and methods.
 
-One row per (machine, method). Every statistic is per copy of the sequence,
-above the empty sequence, in three units: TSC ticks (``*_ticks``),
-nanoseconds (``*_ns``) and core cycles (``*_core_cycles``), each converted
-with the clock of the file it came from. Its CSV (``CSV_COLUMNS``) is the
-one CSV schema: ``compare --csv`` and ``run --format csv``
-(``export.write_csv``) write the same columns, each figure under one name,
-an interval as its two ends (``NAME_ci_low_UNIT``, ``NAME_ci_high_UNIT``);
-until 0.9.0 (``_deprecated.REMOVED_IN``) they also write the names 0.6 gave some figures
-(``DEPRECATED_CSV_COLUMNS``: ``tsc_granularity_ticks``, ``migrated_runs``,
-``NAME_ci95_UNIT``), and a table still answers ``tsc_granularity_ticks``,
-deprecated.
-
-The statistics are ``_statistics.shown_in('compare')``, in that order:
-
-- best: ``(min(raw) - min(empty)) / unroll`` (the seed's BEST);
-- median: ``(median(raw) - median(empty)) / unroll`` (the seed's MEDIAN);
-- estimate, with ``estimate_ci_low`` and ``estimate_ci_high``: the ESTIMATE,
-  ``BenchResult.estimate``, the cost figure fastcpu shows everywhere (the
-  recommended estimator, less the harness bias where the self-test trusts
-  it), its interval's random part rescaled to the confidence asked for and
-  its systematic part added;
-- paired_mean: the fenced mean of the per-run differences ``(raw[i] -
-  empty[i]) / unroll`` (the empty run interleaved with run i is its pair)
-  with its confidence interval: the estimator ``'paired_mean'`` of
-  ``BenchResult.estimate`` (``fastcpu._estimate.paired_mean``): pairs
-  outside a fence around the median difference (interrupts) and pairs that
-  migrated are left out, and the interval is Student's t at 95%, rescaled to
-  the confidence asked for. On a counter that moves in coarse steps, a
-  random start phase makes it unbiased where best and median are stuck on
-  the step (see ``fastcpu.noise``). Its columns were called ``mean``,
-  ``mean_ci_low`` and ``mean_ci_high``; a ComparisonTable still answers to
-  those names, deprecated.
+One row per (machine, method), in the columns ``_compare_columns`` declares
+(``COLUMNS``: every statistic in every unit, both questions, each machine's
+answers; ``CSV_COLUMNS``, the one CSV schema), shown by
+``_compare_format`` (``format_comparison``: a table per question). This
+module holds the table itself (``ComparisonTable``, or a pandas DataFrame
+that still answers the old column names) and ``compare()``, which reads the
+files. Every name that lived here before the split still answers here.
 """
 
 from __future__ import annotations
@@ -42,67 +17,22 @@ import io
 import json
 import math
 import os
-import textwrap
-from dataclasses import dataclass
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from . import _deprecated, _display
-from ._args import UNITS as UNIT_TABLE
-from ._args import check_choice, check_unit, plain_number
-from ._machine_results import Results, Source, as_results
-from ._statistics import shown_in, statistic
+from . import _display
+from ._args import plain_number
+from ._compare_columns import (ANSWER_COLUMNS, BACK_TO_BACK_COLUMNS, COLUMNS, COST, CSV_COLUMNS,
+                               DEPRECATED_CSV_COLUMNS, MACHINE_COLUMNS, OLD_COLUMNS, RESULT_COLUMNS, UNITS,
+                               new_column, result_rows, rows_of)
+from ._compare_format import (LAYOUTS, MODEL_MARK, MODEL_NOTE, NAME_LINES_MAX, NONE_BACK_TO_BACK, QUESTION_HEADINGS,
+                              answers, format_comparison, measured_for, models_of, side_by_side)
+from ._machine_results import BACK_TO_BACK, ONE_CALL, Results, Source, as_results
 
 __all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "DEPRECATED_CSV_COLUMNS", "UNITS",
-           "LAYOUTS", "format_comparison", "tidy_table", "result_rows"]
-
-#: Column suffix -> how to read it (the package's one unit table, _args.UNITS).
-UNITS = {u.name: u.words for u in UNIT_TABLE.values()}
-#: The machine's own rulers, repeated on each of its rows: its TSC's rate
-#: (ticks per second), the counter's granularity (TSC ticks; called
-#: ``tsc_granularity_ticks`` before 0.7), its core cycles per TSC tick at first
-#: use (NaN: unknown there; each result converts with its own,
-#: ``cycles_per_tick``) and how many dependent ``add $imm`` its core runs per
-#: core cycle (folded at rename above 1.25; NaN: not recorded, files before
-#: fastcpu 0.5).
-MACHINE_COLUMNS = ("tsc_hz", "tsc_step_ticks", "clock_core_cycles_per_tick", "immediate_adds_per_core_cycle")
-#: Each result's own: its method's kind as its file has it (``'method'``,
-#: ``'model'``, ``'chain'``; '' for a user function), the runs its ESTIMATE rests on, its estimator, whether it
-#: stands out from the empty sequence (False: its ESTIMATE is a bound, from 0 to
-#: estimate_ci_high, BenchResult.resolved), the core
-#: cycles per TSC tick it converts with, and the harness bias subtracted from
-#: its ESTIMATE (core cycles; 0: none, see ``Results.selftest``).
-RESULT_COLUMNS = ("kind", "runs_used", "estimator", "migrations", "resolved", "cycles_per_tick",
-                  "harness_bias_core_cycles")
-COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "source") + RESULT_COLUMNS + MACHINE_COLUMNS + tuple(
-    c for unit in UNITS for s in shown_in("compare") for c in s.columns(unit)
-)
-#: Columns the CSV still writes, after COLUMNS, under the names 0.6's two
-#: CSVs gave the same figures (``compare --csv``: ``tsc_granularity_ticks``;
-#: ``run --format csv``: ``migrated_runs`` and each interval's 95%
-#: half-width, ``NAME_ci95_UNIT``), until ``_deprecated.REMOVED_IN``.
-DEPRECATED_CSV_COLUMNS = tuple(old for old, _ in _deprecated.CSV_COLUMNS)
-#: The one CSV schema: ``compare --csv``, ``compare(...).to_csv()``,
-#: ``run --format csv`` and ``export.write_csv()`` all write these columns.
-CSV_COLUMNS = COLUMNS + DEPRECATED_CSV_COLUMNS
-#: The figure that answers "what does this way cost", as everywhere
-#: (BenchResult.estimate): the terminal layouts show it and its ratios.
-COST = statistic("estimate")
-#: Deprecated column names (the paired mean was called "mean" here) -> today's.
-_OLD_COLUMNS = _deprecated.renamed_keys(_deprecated.COLUMN)
-
-
-def _new_column(key: str) -> str:
-    return _deprecated.warn_key(_deprecated.COLUMN, key, stacklevel=3)
-
-
-class _Row(dict):  # type: ignore[type-arg]
-    """A row: a dict of COLUMNS that still answers to the old column names."""
-
-    def __missing__(self, key: str) -> Any:
-        if key in _OLD_COLUMNS:
-            return self[_new_column(key)]
-        raise KeyError(key)
+           "LAYOUTS", "format_comparison", "tidy_table", "result_rows", "BACK_TO_BACK_COLUMNS", "ANSWER_COLUMNS",
+           "answers", "MACHINE_COLUMNS", "RESULT_COLUMNS", "MODEL_MARK", "MODEL_NOTE", "NAME_LINES_MAX",
+           "QUESTION_HEADINGS", "NONE_BACK_TO_BACK"]
 
 
 class ComparisonTable(Sequence[dict]):
@@ -130,8 +60,8 @@ class ComparisonTable(Sequence[dict]):
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):
-            if key in _OLD_COLUMNS and key not in self.columns:
-                key = _new_column(key)
+            if key in OLD_COLUMNS and key not in self.columns:
+                key = new_column(key)
             if key not in self.columns:
                 raise KeyError(f"no column {key!r}; columns: {', '.join(self.columns)}")
             return [row[key] for row in self.rows]
@@ -140,7 +70,7 @@ class ComparisonTable(Sequence[dict]):
     def to_csv(self, file: io.TextIOBase | None = None) -> str:
         """The table as CSV text (also written to `file` when given): the
         one CSV schema, CSV_COLUMNS (with the deprecated columns after
-        COLUMNS for one release), where the table holds every column."""
+        COLUMNS until 0.9.0), where the table holds every column."""
         out = io.StringIO()
         columns = list(CSV_COLUMNS) if self.columns == list(COLUMNS) else self.columns
         writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
@@ -160,6 +90,12 @@ class ComparisonTable(Sequence[dict]):
         if file is not None:
             file.write(text)
         return text
+
+    def to_markdown(self, unit: str = "cycles") -> str:
+        """The terminal's layout (:meth:`format`) as Markdown: a heading and a
+        table per question, one call alone and calls back to back, then each
+        machine's cheapest way for each."""
+        return format_comparison(self, unit, self.confidence, "markdown")
 
     def to_string(self) -> str:
         """Every column, aligned (wide: one line per row)."""
@@ -196,19 +132,34 @@ class ComparisonTable(Sequence[dict]):
         if not needed <= set(self.columns) or not {"machine", "method"} <= set(self.columns):
             rows = [[_cell(row.get(c)) for c in self.columns] for row in self.rows]  # other columns
             return _display.block(_display.table(self.columns, rows))
-        side = _side_by_side(list(self.rows), "core_cycles", self.confidence)
+        parts = []
+        rows_of = list(self.rows)
+        for question in (ONE_CALL, BACK_TO_BACK):
+            if question == BACK_TO_BACK and not any(measured_for(r, question) for r in rows_of):
+                parts.append(_display.paragraph(NONE_BACK_TO_BACK))
+                continue
+            parts += self._question_html(rows_of, question)
+        shown = _display.printable
+        for machine, said in answers(rows_of).items():
+            parts.append(_display.bullets([f"{q}: {w}" if q else w for q, w in said],
+                                          f"{shown(machine)}: cheapest way that reports the CPU (by ESTIMATE, 95%)"))
+        return _display.block(*parts)
+
+    def _question_html(self, rows_of: list[dict[str, Any]], question: str) -> list[str]:
+        """One question's side-by-side HTML table, under its heading."""
+        side = side_by_side(rows_of, "core_cycles", self.confidence, question)
         per = 2 if side.ratios else 1
         heads = [f"{COST.heading} \u00b1 {round(self.confidence * 100)}%"] + (["RATIO"] if side.ratios else [])
         shown = _display.printable  # names from files, as every other view shows them
         groups = [("", 1)] + [(shown(name) + (" (baseline)" if side.ratios and i == 0 else ""), per)
                               for i, name in enumerate(side.machines)]
-        models = _models(self.rows)
+        models = models_of(self.rows)
         rows = [[shown(method) + (MODEL_MARK if method in models else ""), *(c for k in range(len(side.machines))
                            for c in ([side.cells[i][k]] + ([side.ratios[i][k]] if side.ratios else [])))]
                 for i, method in enumerate(side.methods)]
-        return _display.block(
-            _display.table(["method", *heads * len(side.machines)], rows, groups=groups),
-            *(_display.paragraph(line) for line in side.title))
+        return [_display.table(["method", *heads * len(side.machines)], rows, groups=groups,
+                               caption=side.title[0]),
+                *(_display.paragraph(line) for line in side.title[1:])]
 
 
 def _plain(value: object) -> object:
@@ -225,83 +176,6 @@ def _cell(value: object) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.3f}"
     return "" if value is None else _display.printable(value)  # names from files
-
-
-def _machine_facts(results: Results) -> dict[str, float]:
-    """MACHINE_COLUMNS of one file's clock."""
-    clk = results.clock
-    return {"tsc_hz": float(clk.tsc_hz), "tsc_step_ticks": float(clk.tsc_step_ticks),
-            "clock_core_cycles_per_tick": float(clk.cycles_per_tick),
-            "immediate_adds_per_core_cycle": math.nan if clk.rulers is None
-            else clk.rulers.immediate_adds_per_core_cycle}
-
-
-#: How a model's name shows in compare's tables, and the line saying so.
-MODEL_MARK = " (model)"
-MODEL_NOTE = ("(model): a C model of a historical or proposed implementation, timed as its callers pay it: "
-              "not a way a process has (fastcpu.methods(), kind 'model')")
-
-
-def _models(rows: Sequence[dict[str, Any]]) -> set[str]:
-    """The methods the rows' own files call models (kind 'model'): not ways a
-    process has. From each result's catalog row, as its file has it, never
-    the reading machine's catalog (which a machine without the C core lacks)."""
-    return {str(r["method"]) for r in rows if r.get("kind") == "model"}
-
-
-def _correction_words(rows: list[dict[str, Any]]) -> str:
-    """Whether a machine's ESTIMATEs carry a harness correction, from its rows."""
-    biases = sorted({float(r["harness_bias_core_cycles"]) for r in rows
-                     if "harness_bias_core_cycles" in r and math.isfinite(float(r["harness_bias_core_cycles"]))})
-    applied = [b for b in biases if b != 0]
-    if not applied:
-        return "ESTIMATE uncorrected (no harness correction: no self-test stored, or it failed)"
-    low, high = f"{applied[0]:+.2f}", f"{applied[-1]:+.2f}"
-    shown = low if low == high else f"{low} to {high}"
-    some = "" if len(applied) == len(biases) else ", some results none"
-    return f"ESTIMATE less the self-test's harness bias ({shown} core cycles{some})"
-
-
-def _immediate_add_words(per_cycle: float) -> str:
-    if math.isnan(per_cycle):
-        return "immediate adds not recorded"
-    from ._clock_values import FOLDED_ABOVE
-
-    return (f"add $imm folded at rename ({per_cycle:.1f} per core cycle)" if per_cycle > FOLDED_ABOVE
-            else f"add $imm not folded ({per_cycle:.2f} per core cycle)")
-
-
-def _rows(results: Results, confidence: float, source: str) -> list[dict[str, Any]]:
-    rows = []
-    for r in results.values():
-        row: dict[str, Any] = _Row({
-            "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
-            "serialize": r.serialize, "source": source,
-            "kind": r.catalog_row.kind if r.catalog_row is not None else "",
-            "runs_used": r.runs_used, "estimator": r.estimator,
-            "migrations": r.migrations, "resolved": r.resolved, "cycles_per_tick": float(r.cycles_per_tick),
-            "harness_bias_core_cycles": float(r.harness_bias_core_cycles),
-            **_machine_facts(results),
-        })
-        for unit in UNITS:
-            for stat in shown_in("compare"):
-                row.update(stat.cells(r, unit, confidence))
-        # DEPRECATED_CSV_COLUMNS: the CSV writes them until _deprecated.REMOVED_IN
-        row.update({"tsc_granularity_ticks": row["tsc_step_ticks"], "migrated_runs": r.migrations,
-                    **{f"{s.name}_ci95_{unit}": s.half_width(r, unit) for s in shown_in("compare")
-                       for unit in UNITS if f"{s.name}_ci95_{unit}" in DEPRECATED_CSV_COLUMNS}})
-        rows.append(row)
-    return rows
-
-
-def result_rows(results: Results, source: str = "", machine: str | None = None) -> list[dict[str, Any]]:
-    """The rows of one Results in the one CSV schema (CSV_COLUMNS), intervals
-    at 95%: what ``export.write_csv`` writes; `machine` names them (default
-    ``results.name``)."""
-    rows = _rows(results, 0.95, source)
-    for row in rows:
-        row["machine"] = results.name if machine is None else machine
-    return rows
 
 
 def _resolve(item: object, i: int) -> tuple[Results, str]:
@@ -341,7 +215,12 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
         ``estimate``, ``estimate_ci_low``, ``estimate_ci_high``,
         ``paired_mean``, ``paired_mean_ci_low`` and ``paired_mean_ci_high``
         suffixed ``_ticks`` (TSC ticks), ``_ns`` and ``_core_cycles``, all per
-        copy above the empty sequence.
+        copy above the empty sequence (one call alone); then calls back to
+        back (``back_to_back``: ``'measured'`` or ``'not measured'``, its
+        ``k``, ``runs_used``, ``resolved`` and ESTIMATE with its interval in
+        each unit, prefixed ``back_to_back_``), and the machine's cheapest
+        way for each question (``cheapest_one_call``,
+        ``cheapest_back_to_back``, ``answers_differ``).
 
     Raises:
         TypeError: an argument is neither Results nor a path.
@@ -375,7 +254,7 @@ def _tidy_rows(resolved: Sequence[tuple[Results, str]], confidence: float) -> li
     names = _unique_names([r for r, _ in resolved])
     rows = []
     for (results, source), name in zip(resolved, names):
-        for row in _rows(results, confidence, source):
+        for row in rows_of(results, confidence, source):
             row["machine"] = name
             rows.append(row)
     return rows
@@ -398,201 +277,8 @@ def _frame_class(pd: Any) -> type:
             return ComparisonFrame
 
         def __getitem__(self, key: Any) -> Any:
-            if isinstance(key, str) and key in _OLD_COLUMNS and key not in self.columns:
-                key = _new_column(key)
+            if isinstance(key, str) and key in OLD_COLUMNS and key not in self.columns:
+                key = new_column(key)
             return super().__getitem__(key)
 
     return ComparisonFrame
-
-
-#: format_comparison's layouts: a column per machine (with ratios to the
-#: first), or a row per machine and method.
-LAYOUTS = ("machines", "rows")
-#: The most header lines a machine's name takes in the 'machines' layout.
-NAME_LINES_MAX = 4
-
-
-def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95,
-                      layout: str = "machines") -> str:
-    """A terminal table of one unit, per copy above the empty sequence.
-
-    ``layout='machines'`` (the default, what ``fastcpu compare`` prints): a
-    row per method and, per machine (in the order of the table, its name
-    above), a column with the ESTIMATE (``BenchResult.estimate``, the cost
-    figure everywhere: the recommended estimator less the harness bias where
-    the self-test trusts it) +- the half-width of its interval, and a RATIO
-    column, that estimate over the first machine's (the baseline: ``1.00x``
-    in its own column; taken in ns when `unit` is ticks, which differ
-    between hosts); a method a machine lacks shows ``-``, as does a ratio
-    against a baseline estimate that is not above 0. With one machine, no
-    ratios. ``layout='rows'``: a row per machine and method with runs,
-    unroll, BEST, MEDIAN (the seed's figures), the ESTIMATE and its interval.
-
-    Args:
-        table: what :func:`compare` returns (DataFrame or ComparisonTable).
-        unit: ``'ticks'`` (TSC ticks), ``'ns'`` or ``'cycles'`` (core cycles).
-        confidence: the confidence of the table's intervals, for the header
-            (the intervals are computed by :func:`compare`, at its `confidence`).
-        layout: ``'machines'`` or ``'rows'``.
-
-    Raises:
-        TypeError, ValueError: an unknown unit or layout.
-    """
-    suffix = check_unit(unit)
-    layout = check_choice("layout", layout, LAYOUTS)
-    rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)
-    if layout == "rows":
-        return _format_rows(rows, suffix, confidence)
-    return _format_machines(rows, suffix, confidence)
-
-
-@dataclass(frozen=True)
-class _SideBySide:
-    """The 'machines' layout as data: what the terminal and HTML both show."""
-
-    machines: list[str]
-    methods: list[str]
-    cells: list[list[str]]  # [method][machine]: the ESTIMATE +- its half-width
-    ratios: list[list[str]]  # the same shape, RATIO cells; [] with one machine
-    title: list[str]
-
-
-def _side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float) -> _SideBySide:
-    machines = list(dict.fromkeys(str(r["machine"]) for r in rows))
-    methods = list(dict.fromkeys(str(r["method"]) for r in rows))
-    by = {(str(r["machine"]), str(r["method"])): r for r in rows}
-    pct = round(confidence * 100)
-
-    # TSC ticks differ between hosts (their TSCs tick at different rates):
-    # a ratio of ticks across machines would mix that in, so take it in ns
-    ratio_suffix = "ns" if suffix == "ticks" else suffix
-    cost = COST.name
-
-    def estimate(machine: str, method: str) -> float:
-        r = by.get((machine, method))
-        return math.nan if r is None else float(r[f"{cost}_{ratio_suffix}"])
-
-    def cell(machine: str, method: str) -> str:
-        r = by.get((machine, method))
-        if r is None:
-            return "-"
-        mean, low, high = (float(r[f"{cost}{part}_{suffix}"]) for part in ("", "_ci_low", "_ci_high"))
-        if math.isnan(mean):
-            return "nan"
-        if r.get("resolved") is False:  # below what the harness resolves: a bound, never a cost
-            return f"< {high:.2f}"
-        # compare()'s interval is the mean +- a half-width: the narrower way to write it
-        return f"{mean:.2f}" if math.isnan(low) else f"{mean:.2f} +- {(high - low) / 2:.2f}"
-
-    def ratio(machine: str, method: str) -> str:
-        rows_of = (by.get((machines[0], method)), by.get((machine, method)))
-        if any(r is not None and r.get("resolved") is False for r in rows_of):
-            return "-"  # a bound: no ratio to or of it
-        base, value = estimate(machines[0], method), estimate(machine, method)
-        # a ratio to nothing, or to an estimate at or below 0, says nothing
-        if not (math.isfinite(base) and math.isfinite(value)) or base <= 0:
-            return "-"
-        return f"{value / base:.2f}x"
-
-    title = [f"{UNITS[suffix]} per copy above the empty sequence; {COST.heading}: {COST.meaning} "
-             f"+- its {pct}% interval"]
-    if len(machines) > 1:
-        title.append(f"RATIO: a machine's {COST.heading} over the baseline's (the first machine's)"
-                     + (", in ns: TSC ticks differ between hosts" if ratio_suffix != suffix else ""))
-    return _SideBySide(machines, methods, [[cell(m, t) for m in machines] for t in methods],
-                       [[ratio(m, t) for m in machines] for t in methods] if len(machines) > 1 else [],
-                       title)
-
-
-def _format_machines(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
-    side = _side_by_side(rows, suffix, confidence)
-    machines, methods = side.machines, side.methods
-    ratios = bool(side.ratios)
-    pct = round(confidence * 100)
-    est_head, ratio_head = f"{COST.heading} +-{pct}%", "RATIO"
-    cells, ratio_cells = side.cells, side.ratios
-    est_w = max([len(est_head)] + [len(c[i]) for c in cells for i in range(len(machines))])
-    ratio_w = max([len(ratio_head)] + [len(c) for r in ratio_cells for c in r])
-    group_w = est_w + (2 + ratio_w if ratios else 0)
-    # names come from files: a terminal gets them through printable(); models marked
-    models = _models(rows)
-    shown = {name: _display.printable(name) for name in machines}
-    shown.update({name: _display.printable(name) + (MODEL_MARK if name in models else "") for name in methods})
-    method_w = max([len("METHOD")] + [len(shown[t]) for t in methods])
-
-    names = [textwrap.wrap(shown[m] + (" (baseline)" if ratios and i == 0 else ""), group_w,
-                           max_lines=NAME_LINES_MAX, placeholder=" ...") or [""]
-             for i, m in enumerate(machines)]
-    depth = max((len(n) for n in names), default=0)
-    names = [[""] * (depth - len(n)) + n for n in names]  # bottom-aligned: each name sits on its column
-
-    gap = "   "
-    lines = [*side.title, ""]
-    for k in range(depth):
-        lines.append((" " * method_w + gap + gap.join(n[k].ljust(group_w) for n in names)).rstrip())
-
-    def group(est: str, rat: str | None) -> str:
-        return est.rjust(est_w) + ("" if rat is None else "  " + rat.rjust(ratio_w))
-
-    lines.append(f"{'METHOD':{method_w}}" + gap
-                 + gap.join(group(est_head, ratio_head if ratios else None) for _ in machines))
-    for k, method in enumerate(methods):
-        lines.append(f"{shown[method]:{method_w}}" + gap + gap.join(
-            group(cells[k][i], ratio_cells[k][i] if ratios else None) for i in range(len(machines))))
-    if any(shown[t].endswith(MODEL_MARK) for t in methods):
-        lines += ["", MODEL_NOTE]
-    if not rows or any(c not in rows[0] for c in MACHINE_COLUMNS):  # a table of other columns
-        return "\n".join(lines)
-    lines.append("")
-    lines.append("each machine's rulers (TSC granularity; core cycles per TSC tick; immediate-add chains) "
-                 "and harness correction:")
-    for m in machines:
-        mine = [r for r in rows if str(r["machine"]) == m]
-        first = mine[0]
-        cpt = float(first["clock_core_cycles_per_tick"])
-        lines.append(f"  {shown[m]}: granularity {float(first['tsc_step_ticks']):.4g} ticks; "
-                     + (f"{cpt:.3f} core cycles per tick" if math.isfinite(cpt) else "core cycles unknown")
-                     + _own_rulers_words(mine, cpt)
-                     + f"; {_immediate_add_words(float(first['immediate_adds_per_core_cycle']))}; "
-                     + _correction_words(mine))
-    return "\n".join(lines)
-
-
-def _own_rulers_words(rows: list[dict[str, Any]], clock_cpt: float) -> str:
-    """Where a machine's results converted with figures of their own more
-    than 1% from its clock's (a core clock that moved): their range."""
-    own = [float(r["cycles_per_tick"]) for r in rows if "cycles_per_tick" in r]
-    own = [c for c in own if math.isfinite(c)]
-    if not own or not math.isfinite(clock_cpt) or max(abs(c / clock_cpt - 1) for c in own) <= 0.01:
-        return ""
-    return f" at first use, each result its own: {min(own):.3f} to {max(own):.3f}"
-
-
-def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
-    """A row per machine and method: runs, unroll, the seed's figures (BEST,
-    MEDIAN) and the cost figure (ESTIMATE) with its interval."""
-    models = _models(rows)
-
-    def shown(name: object, method: bool = False) -> str:
-        return _display.printable(name) + (MODEL_MARK if method and name in models else "")
-
-    mw = max([len("MACHINE")] + [len(shown(r["machine"])) for r in rows])
-    tw = max([len("METHOD")] + [len(shown(r["method"], True)) for r in rows])
-    seed = [s for s in shown_in("compare") if s.seed]
-    ci = f"{round(confidence * 100)}% CI OF {COST.heading}"
-    lines = [
-        f"{UNITS[suffix]} per copy above the empty sequence; {COST.heading}: {COST.meaning}",
-        f"{'MACHINE':{mw}}  {'METHOD':{tw}}  {'RUNS':>7} {'UNROLL':>6}  "
-        + "".join(f"{s.heading.split()[0]:>9} " for s in seed) + f"{COST.heading:>11}  {ci}",
-    ]
-    for r in rows:
-        low, high = r[f"{COST.name}_ci_low_{suffix}"], r[f"{COST.name}_ci_high_{suffix}"]
-        interval = "" if math.isnan(low) else f"[{low:.2f}, {high:.2f}]"
-        lines.append(
-            f"{shown(r['machine']):{mw}}  {shown(r['method'], True):{tw}}  {r['runs']:7d} {r['unroll']:6d}  "
-            + "".join(f"{r[f'{s.name}_{suffix}']:9.2f} " for s in seed)
-            + f"{r[f'{COST.name}_{suffix}']:11.2f}  {interval}"
-        )
-    if any(r["method"] in models for r in rows):
-        lines.append(MODEL_NOTE)
-    return "\n".join(lines)

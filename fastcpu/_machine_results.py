@@ -3,8 +3,11 @@ and how it becomes a document and is built from one.
 
 :func:`fastcpu.measure` (``_machine_run.py``) produces one; :meth:`Results.save`
 and :func:`load` move it through a file: :meth:`Results.to_document` and
-:meth:`Results.from_document` say what a document holds, the codec
-(``_json_document.py``) writes and reads documents without knowing Results.
+:meth:`Results.from_document` put together and take apart a document of the
+entries ``_result_document`` writes and reads (each result's, the clock's),
+and the codec (``_json_document.py``) writes and reads documents without
+knowing Results. Which ways report the CPU and which is the cheapest for
+each question is ``_answers``'s.
 """
 
 from __future__ import annotations
@@ -18,34 +21,30 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Union
 
-import numpy as np
 
 from . import _display
 from ._display import printable
-from ._args import (CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, SENTENCE_CHARS_MAX,
-                    SENTENCES_MAX, STEP_MAX_TICKS, TICKS_MAX, TSC_HZ_RANGE, UNROLL_MAX, check_label,
-                    check_sentences)
-from ._clock_values import Clock, Rulers, nan_equal
-from ._catalog_rows import CatalogRow, canonical_name, recorded_row
-from ._machine import CPU_NUMBER_MAX, fact_problem
-from ._bench_result import COUNTERS as _COUNTERS
-from ._bench_result import BenchResult, DiffResult, stability
+from ._args import check_label, check_sentences
+from ._clock_values import Clock
+from ._catalog_rows import canonical_name
+from ._machine import fact_problem
+from ._bench_result import BenchResult, DiffResult
 from ._clock_motion import ClockMotion, merge_motion
-from ._stability import Stability
 from ._selftest_report import SelfTest
-from ._json_document import (
-    FORMAT_NAME,
-    FORMAT_VERSION,
-    Reader,
-    ResultFileError,
-    encode_bools,
-    encode_ticks,
-    read_document,
-    write_document,
-)
+from ._json_document import FORMAT_NAME, FORMAT_VERSION, Reader, read_document, write_document
+from ._answers import (BACK_TO_BACK, NOT_MEASURED, NOT_MEASURED_BACK_TO_BACK, NOT_WAYS, ONE_CALL, QUESTION_WORDS,
+                       QUESTIONS, CpuVerdict, cheapest, cheapest_words, differ_words, infer_cpu_verdict, ties)
+from ._result_document import (DOCUMENT_FIELDS, clock_entry, clock_from, diff_entry, diff_from_entry, machine_from,
+                               result_entry, result_from_entry, same_bench_result, same_diff_result, selftest_from,
+                               sentences_from, verdicts_from)
+from ._results_html import results_html
 from ._table import format_back_to_back, format_clock, format_table
 
-__all__ = ["Results", "Source", "load", "as_results", "CpuVerdict", "NOT_WAYS", "infer_cpu_verdict"]
+# what tests and older callers import from here (the file's reading moved to _result_document)
+_clock_from = clock_from
+
+__all__ = ["Results", "Source", "load", "as_results", "CpuVerdict", "NOT_WAYS", "infer_cpu_verdict", "ONE_CALL",
+           "BACK_TO_BACK", "QUESTIONS", "QUESTION_WORDS", "NOT_MEASURED", "same_bench_result", "same_diff_result"]
 
 #: A Results, or the path of a result file to load one from.
 Source = Union["Results", str, "os.PathLike[str]"]
@@ -62,94 +61,6 @@ def _json_normal(value: object, what: str) -> object:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{what} must hold only JSON values (str, int, float, bool, None, "
                          f"lists, dicts): {exc}") from None
-
-
-def _same_arrays(a: BenchResult, b: BenchResult) -> bool:
-    return all(
-        x.dtype == y.dtype and np.array_equal(x, y)
-        for x, y in ((a.raw, b.raw), (a.empty, b.empty), (a.migrated, b.migrated))
-    )
-
-
-def same_bench_result(a: BenchResult, b: BenchResult) -> bool:
-    """Whether two BenchResults hold the same settings, clock and arrays."""
-    settings = ("method", "runs", "serialize", "unroll", "cpu", "best", "median",
-                "tsc_hz", "cycles_per_tick", "tsc_step_ticks", "counter", "caveats", "catalog_row")
-    return all(_same(getattr(a, s), getattr(b, s)) for s in settings) and _same_arrays(a, b)
-
-
-def same_diff_result(a: DiffResult, b: DiffResult) -> bool:
-    """Whether two DiffResults hold the same settings, clock and arrays."""
-    settings = ("method", "runs", "serialize", "k", "cpu", "tsc_hz", "cycles_per_tick", "tsc_step_ticks",
-                "counter", "caveats")
-    return all(_same(getattr(a, s), getattr(b, s)) for s in settings) and all(
-        np.array_equal(getattr(a, x), getattr(b, x)) for x in ("long", "short", "migrated"))
-
-
-def _same(a: object, b: object) -> bool:
-    """a == b, NaN equal to NaN (an unknown core-cycle figure)."""
-    return nan_equal(a) == nan_equal(b)
-
-
-#: The two questions a file answers: one call timed alone (the LKML seed's,
-#: ``Results.results``) and calls back to back, per call (glibc's 13.7 ->
-#: 2.5 ns, ``Results.back_to_back``).
-ONE_CALL = "one_call"
-BACK_TO_BACK = "back_to_back"
-QUESTIONS = (ONE_CALL, BACK_TO_BACK)
-#: The headings that name them.
-QUESTION_WORDS = {ONE_CALL: "one call alone", BACK_TO_BACK: "calls back to back"}
-
-#: Catalog roles that are no way a process has on the kernel it runs: models
-#: of historical and proposed implementations (MethodInfo.role).
-NOT_WAYS = ("model",)
-#: Encodings that read a descriptor table's limit or selector: no released
-#: kernel stores the CPU there (MethodInfo.encoding).
-_DESCRIPTOR_TABLE = ("sidt", "limit", "selector")
-
-
-@dataclass(frozen=True)
-class CpuVerdict:
-    """Whether a method reported the CPU on the machine of a Results, and why.
-
-    Attributes:
-        reports_cpu: it read the CPU it ran on, on every CPU of the pinned
-            sweep (``fastcpu.check()``), as sched_getcpu() and the getcpu
-            system call did there.
-        why: what the sweep saw (``'agreed on CPUs 0, 1'``, the wrong CPU,
-            the error, why it is no CPU source there), or, for a file
-            written before fastcpu 0.6 recorded the sweep, ``'inferred: ...'``.
-    """
-
-    reports_cpu: bool
-    why: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"reports_cpu": self.reports_cpu, "why": self.why}
-
-
-def infer_cpu_verdict(row: CatalogRow | None, machine: Mapping[str, object]) -> CpuVerdict:
-    """What a method's catalog row (`row`, its result's own: the file's words)
-    says of it on a machine described by `machine` (``machine_info()``'s
-    facts), where no sweep was recorded: its encoding holds a CPU number,
-    except a descriptor-table limit, which no released kernel sets to one
-    (and which UMIP's emulation reads as 0)."""
-    info = row
-    if info is None:
-        return CpuVerdict(False, "inferred: its file does not say what it reads (a user function, or "
-                                 "a method no recorded catalog has)")
-    if info.encoding in _DESCRIPTOR_TABLE:
-        flags = machine.get("flags")
-        umip = isinstance(flags, Mapping) and bool(flags.get("umip"))
-        return CpuVerdict(False, "inferred: a descriptor table's limit or selector, which no released "
-                          "kernel sets to the CPU" + ("; UMIP's emulation reads it as 0 there" if umip else ""))
-    if info.encoding not in ("cpu", "cpunode"):
-        return CpuVerdict(False, "inferred: it reads no CPU number (a cost, not a way)")
-    if info.role in NOT_WAYS:
-        return CpuVerdict(False, "inferred: a model of an implementation, and the file has no sweep "
-                                 "to say what it read (written before fastcpu 0.6)")
-    return CpuVerdict(True, "inferred from the catalog: the file has no agreement sweep "
-                            "(written before fastcpu 0.6)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -361,8 +272,7 @@ class Results(Mapping[str, BenchResult]):
         below what the harness resolves counts as 0: it is known only as a
         bound); ``None`` when none reported the CPU (or none was measured
         back to back)."""
-        # in ns: a file may mix counters (TSC ticks, PMU core cycles), never two units
-        return min(self._ways_of(question), key=_central_ns, default=None)
+        return cheapest(self._ways_of(question))  # type: ignore[no-any-return]
 
     def _ways_of(self, question: str) -> list[Any]:
         if question not in QUESTIONS:
@@ -374,42 +284,23 @@ class Results(Mapping[str, BenchResult]):
         whose interval (from 0 for a bound) reaches the top of the
         cheapest's (its bound), the cheapest first; [] when none reported
         the CPU."""
-        best = self.cheapest_way(question)
-        if best is None:
-            return []
-        top = _high_ns(best)
-        return [best] + sorted((r for r in self._ways_of(question) if r is not best and _low_ns(r) <= top),
-                               key=_central_ns)
+        return ties(self._ways_of(question))
 
     def cheapest_way_words(self, question: str = ONE_CALL) -> str:
         """:meth:`cheapest_way` in words, as the CLI, the seed table and the
         README say it: ``'rseq: 0.3 +- 0.1 core cycles (0.1 ns), ESTIMATE'``,
         with every way that ties with it within resolution."""
-        ties = self.cheapest_ties(question)
-        if not ties:
+        tied = self.cheapest_ties(question)
+        if not tied:
             if question == BACK_TO_BACK and not self.back_to_back:
-                return "not measured back to back here (a file before 0.7.0, or measured with --unroll)"
+                return NOT_MEASURED_BACK_TO_BACK
             return "none measured here reported the CPU"
-        words = _way_words(ties[0])
-        if len(ties) > 1:
-            words += "; tied within resolution: " + ", ".join(
-                f"{r.method} {_way_words(r, named=False)}" for r in ties[1:])
-        return words
+        return cheapest_words(tied)
 
     def answers_differ(self) -> str:
         """One line where the two questions' cheapest ways differ ('' where
         they agree, or where calls back to back were not measured)."""
-        one, loop = self.cheapest_way(ONE_CALL), self.cheapest_way(BACK_TO_BACK)
-        if one is None or loop is None:
-            return ""
-        tied = {r.method for r in self.cheapest_ties(ONE_CALL)} & {r.method for r in self.cheapest_ties(BACK_TO_BACK)}
-        if one.method == loop.method or tied:
-            return ""
-        return (f"the two questions differ here: {one.method} is the cheapest call alone, {loop.method} "
-                f"the cheapest in a loop (a call alone pays its latency, calls back to back overlap "
-                f"and pay their throughput)")
-
-
+        return differ_words(self.cheapest_ties(ONE_CALL), self.cheapest_ties(BACK_TO_BACK))
 
     def table(self) -> str:
         """The seed-style BEST/MEDIAN table (above the empty sequence, per copy)."""
@@ -423,67 +314,11 @@ class Results(Mapping[str, BenchResult]):
         return (f"<fastcpu.Results {one(repr(self.name), 80)}: {len(self)} methods{missing}, "
                 f"serialize={one(self.serialize, 16)}, {one(self.date, 32)}>")
 
-    def _stability(self, r: BenchResult) -> Stability:
-        """r's stability report against the facts of the machine it ran on
-        (not the one looking at it)."""
-        try:
-            return stability(r, self.machine)
-        except TypeError:  # facts of the wrong types (an edited file): judge the runs alone
-            return stability(r, {})
-
     def _repr_html_(self) -> str:
-        """The results as an HTML table, for Jupyter: each method's estimate
-        with its 95% interval (core cycles, ns, TSC ticks), best, median, the
-        harness-bias correction applied and its warnings; then the machine's
-        warnings, what could not run and the self-test."""
-        d = _display
-        rows = []
-        machine_warnings: list[str] = []
-        for r in self.results.values():
-            report = self._stability(r)
-            machine_warnings.extend(w for w in report.machine_warnings if w not in machine_warnings)
-            notes = list(report.run_warnings)
-            if r.resolution_limited:
-                notes.insert(0, "best and median resolution limited: trust the estimate")
-            bias = ("none" if r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
-                    else d.plus_minus(r.harness_bias_core_cycles, r.harness_bias_ci95_core_cycles))
-            below = not r.resolved  # a bound, never a cost below what the harness resolves
-            rows.append([
-                r.method,
-                r.cost_text("core_cycles", 2) if below else d.plus_minus(r.estimate_core_cycles,
-                                                                          r.estimate_ci95_core_cycles),
-                f"[0, {r.upper_bound_core_cycles:.2f}]" if below else d.interval(r.estimate_core_cycles,
-                                                                                 r.estimate_ci95_core_cycles),
-                r.cost_text("ns", 2) if below else d.plus_minus(r.estimate_ns, r.estimate_ci95_ns),
-                (r.cost_text("ticks", 2) if below else d.plus_minus(r.estimate, r.estimate_ci95))
-                if r.counter == "tsc" else d.DASH,
-                f"{r.best_core_cycles:.2f}", f"{r.median_core_cycles:.2f}",
-                r.estimator, f"{r.runs_used} of {r.runs}", r.migrations, bias,
-                "; ".join(notes) or d.DASH,
-            ])
-        runs = "/".join(map(str, sorted({r.runs for r in self.results.values()}))) or "0"
-        columns = ["method", "core cycles", "95% interval (core cycles)", "ns", "TSC ticks",
-                   "best (core cycles)", "median (core cycles)", "estimator", "runs used",
-                   "migrated", "harness bias subtracted (core cycles)", "notes"]
-        groups = [("", 1), ("estimate \u00b1 95%, per copy above the empty sequence", 4),
-                  ("above the empty sequence", 2), ("", 5)]
-        parts = [
-            d.paragraph(f"measured {self.date} with fastcpu {self.fastcpu_version}: {len(self)} "
-                        f"methods, {runs} runs per method, serialize={self.serialize}",
-                        bold=f"fastcpu.Results {self.name}"),
-            d.paragraph(format_clock(self.clock)),
-            d.bullets(([] if self.verified else [UNVERIFIED]) + list(self.notes), "notes on this file"),
-            d.table(columns, rows, groups=groups),
-            d.bullets(machine_warnings, "machine warnings (from the facts saved with the results)"),
-            d.bullets((f"{name}: {reason}" for name, reason in self.unavailable.items()),
-                      "not available there"),
-        ]
-        if self.selftest is not None:
-            st = self.selftest
-            parts.append(d.details(
-                f"self-test: {'PASS' if st.passed else 'FAIL'} (its harness-bias corrections are "
-                "subtracted from the estimates above)", st.lines()))
-        return d.block(*parts)
+        """The results as HTML, for Jupyter (``_results_html.results_html``):
+        one call alone's table, calls back to back's, both questions' answers,
+        the machine's warnings, what could not run and the self-test."""
+        return results_html(self, UNVERIFIED)
 
     def __str__(self) -> str:
         """The summary a terminal shows: every text from the file through
@@ -511,9 +346,10 @@ class Results(Mapping[str, BenchResult]):
 
     def answer_lines(self) -> list[str]:
         """Each question's cheapest way that reports the CPU, named by its
-        question, and a line where the two differ: what the CLI and str() end with."""
+        question (calls back to back "not measured" in a file without
+        them), and a line where the two differ: what the CLI and str() end with."""
         lines = [f"cheapest way that reports the CPU here, {QUESTION_WORDS[q]} (by ESTIMATE): "
-                 f"{self.cheapest_way_words(q)}" for q in QUESTIONS if q == ONE_CALL or self.back_to_back]
+                 f"{self.cheapest_way_words(q)}" for q in QUESTIONS]
         differ = self.answers_differ()
         return [printable(x) for x in lines + ([differ] if differ else [])]
 
@@ -560,15 +396,15 @@ class Results(Mapping[str, BenchResult]):
             "date": self.date,
             "label": self.label,
             "serialize": self.serialize,
-            "clock": _clock_entry(c),
+            "clock": clock_entry(c),
             **({"notes": list(self.notes)} if self.notes else {}),
             "machine": dict(self.machine),
             "unavailable": dict(self.unavailable),
             **({"selftest": self.selftest.to_dict()} if self.selftest is not None else {}),
             **({"cpu_verdicts": {k: v.to_dict() for k, v in self.cpu_verdicts.items()}}
                if self.cpu_verdicts else {}),
-            "results": [_entry(r) for r in self.results.values()],
-            **({"back_to_back": [_diff_entry(d) for d in self.back_to_back.values()]}
+            "results": [result_entry(r) for r in self.results.values()],
+            **({"back_to_back": [diff_entry(d) for d in self.back_to_back.values()]}
                if self.back_to_back else {}),
         }
 
@@ -586,8 +422,8 @@ class Results(Mapping[str, BenchResult]):
                 results with the clock).
         """
         rd = Reader(Path(source))
-        rd.known(doc, _FIELDS, "")
-        clock = _clock_from(rd, rd.get(doc, "clock", (dict,), ""))
+        rd.known(doc, DOCUMENT_FIELDS, "")
+        clock = clock_from(rd, rd.get(doc, "clock", (dict,), ""))
         serialize = rd.get(doc, "serialize", (str,), "")
         entries = rd.get(doc, "results", (list,), "")
         written_by = rd.get(doc, "fastcpu_version", (str,), "")
@@ -595,13 +431,13 @@ class Results(Mapping[str, BenchResult]):
         version = version if type(version) is int else FORMAT_VERSION
         results: dict[str, BenchResult] = {}
         for i, entry in enumerate(entries):
-            r = _result_from_entry(rd, entry, i, clock, written_by, version)
+            r = result_from_entry(rd, entry, i, clock, written_by, version)
             if r.method in results:
                 raise rd.fail(f"method {r.method!r} appears twice")
             results[r.method] = r
         diffs: dict[str, DiffResult] = {}
         for i, entry in enumerate(rd.get(doc, "back_to_back", (list,), "") if "back_to_back" in doc else []):
-            d = _diff_from_entry(rd, entry, i, clock)
+            d = diff_from_entry(rd, entry, i, clock)
             if d.method in diffs:
                 raise rd.fail(f"method {d.method!r} appears twice in back_to_back")
             diffs[d.method] = d
@@ -611,393 +447,22 @@ class Results(Mapping[str, BenchResult]):
         try:
             return cls(
                 results=results,
-                machine=_machine_from(rd, rd.get(doc, "machine", (dict,), "")),
+                machine=machine_from(rd, rd.get(doc, "machine", (dict,), "")),
                 clock=clock,
                 serialize=serialize,
                 date=rd.get(doc, "date", (str,), ""),
                 label=label,
                 fastcpu_version=rd.get(doc, "fastcpu_version", (str,), ""),
                 unavailable=unavailable,
-                selftest=_selftest_from(rd, doc),
-                notes=_sentences(rd, doc, "notes", ""),
-                cpu_verdicts=_verdicts_from(rd, doc),
+                selftest=selftest_from(rd, doc),
+                notes=sentences_from(rd, doc, "notes", ""),
+                cpu_verdicts=verdicts_from(rd, doc),
                 verified=verified,
                 back_to_back=diffs,
             )
         except (TypeError, ValueError) as exc:
             raise rd.fail(f"inconsistent contents: {exc}") from None
 
-
-def _verdicts_from(rd: Reader, doc: dict[str, Any]) -> dict[str, CpuVerdict]:
-    """The document's ``cpu_verdicts`` (absent before fastcpu 0.6), each checked."""
-    if "cpu_verdicts" not in doc:
-        return {}
-    out = {}
-    for name, v in rd.get(doc, "cpu_verdicts", (dict,), "").items():
-        where = f"cpu_verdicts.{name}."
-        if not isinstance(v, dict):
-            raise rd.fail(f"cpu_verdicts.{name} must be an object, not {type(v).__name__}")
-        rd.known(v, ("reports_cpu", "why"), where)
-        out[canonical_name(name)] = CpuVerdict(rd.get(v, "reports_cpu", (bool,), where),
-                                               rd.get(v, "why", (str,), where))
-    return out
-
-
-#: From this format version on each result carries its catalog row ("catalog_row"); an older
-#: file's rows are its writer's catalog's, recorded in the package (``_catalog_rows``).
-ROWS_VERSION = 4
-assert ROWS_VERSION <= FORMAT_VERSION
-#: The fields of a document ("checksum" is the codec's: read_document() takes it).
-_FIELDS = ("format", "version", "fastcpu_version", "date", "label", "serialize", "clock", "notes",
-           "machine", "unavailable", "selftest", "cpu_verdicts", "results", "back_to_back", "checksum")
-#: The fields of a result's entry ("clock" is the old name of "counter").
-_ENTRY_FIELDS = ("method", "runs", "serialize", "unroll", "cpu", "counter", "clock", "best_ticks",
-                 "median_ticks", "cycles_per_tick", "cycles_per_tick_ci95", "harness_bias_core_cycles",
-                 "harness_bias_ci95_core_cycles", "harness_resolution_core_cycles", "caveats", "clock_motion",
-                 "catalog_row", "raw", "empty", "migrated")
-_CLOCK_FIELDS = ("tsc_hz", "tsc_step_ticks", "cycles_per_tick", "tsc_read_spacing_ticks", "rulers",
-                 "core_cycles_problem")
-_RULER_FIELDS = ("add_cycles_per_tick", "imul_cycles_per_tick", "tolerance", "immediate_adds_per_core_cycle")
-
-# What a stored figure may be is _args's (TICKS_MAX, TSC_HZ_RANGE,
-# CYCLES_PER_TICK_RANGE, STEP_MAX_TICKS, HARNESS_BIAS_MAX_CORE_CYCLES): the
-# constructors refuse what the reader here would, from the same constants.
-
-
-def _machine_from(rd: Reader, machine: dict[str, Any]) -> dict[str, Any]:
-    """The stored machine facts, each that machine_info() records of its
-    kind (or null); facts it does not record are the caller's own, any JSON."""
-    for key, value in machine.items():
-        must = fact_problem(key, value)
-        if must:
-            shown = json.dumps(value)
-            shown = shown if len(shown) <= 60 else shown[:57] + "..."
-            raise rd.fail(f"field machine.{key!r} is {shown}, must be {must}")
-    return machine
-
-
-def _entry(r: BenchResult) -> dict[str, Any]:
-    """One result's entry in a document (a count load() would refuse is
-    refused here: ValueError)."""
-    for key, counts in (("raw", r.raw), ("empty", r.empty)):
-        top = int(counts.max())
-        if top >= TICKS_MAX:
-            raise ValueError(f"{r.method}: {key} holds {top} at run {int(np.argmax(counts >= TICKS_MAX))}: "
-                             "counts must be below 2**53, what a TSC delta can be (a counter read "
-                             "backwards wraps to near 2**64); leave that run out, or measure again")
-    return {
-        "method": r.method, "runs": r.runs, "serialize": r.serialize,
-        "unroll": r.unroll, "cpu": r.cpu, "counter": r.counter,
-        "best_ticks": r.best, "median_ticks": r.median,
-        "cycles_per_tick": _number_or_null(r.cycles_per_tick), "cycles_per_tick_ci95": r.cycles_per_tick_ci95,
-        "harness_bias_core_cycles": r.harness_bias_core_cycles,
-        "harness_bias_ci95_core_cycles": r.harness_bias_ci95_core_cycles,
-        **({"harness_resolution_core_cycles": r.harness_resolution_core_cycles}
-           if r.harness_resolution_core_cycles else {}),
-        "raw": encode_ticks(r.raw), "empty": encode_ticks(r.empty),
-        "migrated": encode_bools(r.migrated),
-        **({"caveats": list(r.caveats)} if r.caveats else {}),
-        **({"clock_motion": r.clock_motion.to_dict()} if r.clock_motion is not None else {}),
-        # what a reader needs of its method, in the measuring fastcpu's words (format version 4)
-        **({"catalog_row": r.catalog_row.to_dict()} if r.catalog_row is not None else {}),
-    }
-
-
-def _central_ns(r: BenchResult) -> float:
-    """A way's cost for ranking, ns: its ESTIMATE, or 0 below resolution."""
-    return r.estimate_ns if r.resolved else 0.0
-
-
-def _low_ns(r: BenchResult) -> float:
-    return r.estimate_ns - r.estimate_ci95_ns if r.resolved else 0.0
-
-
-def _high_ns(r: BenchResult) -> float:
-    return r.estimate_ns + r.estimate_ci95_ns if r.resolved else r.upper_bound_ns
-
-
-def _way_words(r: BenchResult, named: bool = True) -> str:
-    """A way's cost in words: core cycles (ns), or ns alone where core cycles
-    are unknown; a bound where the cost is below what the harness resolves."""
-    head = f"{r.method}: " if named else ""
-    if math.isnan(r.estimate_core_cycles):  # core cycles unknown there
-        return f"{head}{r.cost_text('ns')} ns, ESTIMATE"
-    ns = f"{r.upper_bound_ns:.1f}" if not r.resolved else f"{r.estimate_ns:.1f}"
-    if not r.resolved:
-        return f"{head}{r.cost_text('core_cycles')} core cycles (< {ns} ns: below what the harness resolves)"
-    return f"{head}{r.cost_text('core_cycles')} core cycles ({ns} ns), ESTIMATE"
-
-
-def _number_or_null(x: float) -> float | None:
-    """A figure for JSON: null where it is unknown (NaN)."""
-    return x if math.isfinite(x) else None
-
-
-def _clock_entry(c: Clock) -> dict[str, Any]:
-    """The clock's entry in a document (cycles_per_tick null while unknown,
-    with the reason)."""
-    entry: dict[str, Any] = {"tsc_hz": c.tsc_hz, "tsc_step_ticks": c.tsc_step_ticks,
-                             "cycles_per_tick": None if c.core_cycles_problem
-                             else _number_or_null(c.cycles_per_tick)}
-    if math.isfinite(c.tsc_read_spacing_ticks):
-        entry["tsc_read_spacing_ticks"] = c.tsc_read_spacing_ticks
-    if c.rulers is not None:
-        entry["rulers"] = c.rulers.to_dict()
-    if c.core_cycles_problem:
-        entry["core_cycles_problem"] = c.core_cycles_problem
-    return entry
-
-
-def _clock_from(rd: Reader, clk: dict[str, Any]) -> Clock:
-    """The clock of a document, checked: cycles_per_tick may be null only
-    with the reason (core_cycles_problem); rulers and the read spacing are
-    optional (files before fastcpu 0.5 lack them)."""
-    rd.known(clk, _CLOCK_FIELDS, "clock.")
-    problem = rd.get(clk, "core_cycles_problem", (str,), "clock.") if "core_cycles_problem" in clk else ""
-    if problem and clk.get("cycles_per_tick") is not None:
-        raise rd.fail("clock.cycles_per_tick must be null where clock.core_cycles_problem says why "
-                      "core cycles are unknown")
-    if len(problem) > 2000:
-        raise rd.fail("clock.core_cycles_problem is longer than 2000 characters")
-    cpt = math.nan if problem else rd.number(clk, "cycles_per_tick", *CYCLES_PER_TICK_RANGE, "clock.",
-                                             "core cycles per TSC tick")
-    rulers = None
-    if "rulers" in clk:
-        rd.known(rd.get(clk, "rulers", (dict,), "clock."), _RULER_FIELDS, "clock.rulers.")
-        try:
-            rulers = Rulers.from_dict(clk["rulers"])
-        except (TypeError, ValueError) as exc:
-            raise rd.fail(f"clock.rulers: {exc}") from None
-    spacing = (rd.number(clk, "tsc_read_spacing_ticks", 0, STEP_MAX_TICKS, "clock.", "TSC ticks")
-               if "tsc_read_spacing_ticks" in clk else math.nan)
-    if rulers is not None and not problem and not rulers.agree:
-        raise rd.fail("clock.rulers disagree, yet clock.core_cycles_problem does not say so")
-    if problem and rulers is not None and rulers.agree:
-        # without rulers the problem is that none measured them (Clock(..., nan))
-        raise rd.fail("clock.core_cycles_problem says core cycles are unknown, yet clock.rulers agree")
-    tsc_hz = rd.number(clk, "tsc_hz", *TSC_HZ_RANGE, "clock.", "TSC ticks per second")
-    step = rd.number(clk, "tsc_step_ticks", 1, STEP_MAX_TICKS, "clock.", "TSC ticks")
-    try:
-        clock = Clock(tsc_hz=tsc_hz, tsc_step_ticks=step, cycles_per_tick=cpt, tsc_read_spacing_ticks=spacing,
-                      rulers=rulers)
-    except (TypeError, ValueError) as exc:  # what the checks above let through, if anything
-        raise rd.fail(f"clock: {exc}") from None
-    return clock
-
-
-def _sentences(rd: Reader, obj: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
-    """An optional list of sentences (at most SENTENCES_MAX of SENTENCE_CHARS_MAX characters)."""
-    if key not in obj:
-        return ()
-    items = rd.get(obj, key, (list,), where)
-    if len(items) > SENTENCES_MAX or not all(isinstance(x, str) and len(x) <= SENTENCE_CHARS_MAX for x in items):
-        raise rd.fail(f"field {where}{key!r} must be a list of at most {SENTENCES_MAX} strings of at most "
-                      f"{SENTENCE_CHARS_MAX} characters")
-    return tuple(items)
-
-
-def _close(stored: float, computed: float) -> bool:
-    return math.isclose(stored, computed, rel_tol=1e-9, abs_tol=1e-9)
-
-
-def _counter_of(rd: Reader, entry: dict[str, Any], where: str) -> str:
-    """What the runs counted: ``"counter"``, or its old name ``"clock"``, or
-    (files written before either) the TSC."""
-    key = "counter" if "counter" in entry else "clock" if "clock" in entry else None
-    if key is None:
-        return "tsc"
-    counter = rd.get(entry, key, (str,), where)
-    if counter not in _COUNTERS:
-        raise rd.fail(f"{where}{key} is {counter!r}, must be one of {', '.join(_COUNTERS)}")
-    return counter
-
-
-def _result_from_entry(rd: Reader, entry: object, i: int, clock: Clock, written_by: str,
-                       version: int) -> BenchResult:
-    """The BenchResult of one document entry, every field within its range
-    and its stored statistics checked against its arrays; its catalog row
-    the entry's own, or in a file of format version 1 to 3 (which carried
-    none) the row of the catalog of the fastcpu that wrote it (`written_by`)."""
-    if not isinstance(entry, dict):
-        raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
-    rd.known(entry, _ENTRY_FIELDS, f"results[{i}].")
-    method = canonical_name(rd.get(entry, "method", (str,), f"results[{i}]."))  # former names
-    where = f"results[{i}] ({method}) "
-    runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
-    unroll = rd.bounded(entry, "unroll", 1, UNROLL_MAX, where)
-    cpu = rd.get(entry, "cpu", (int, type(None)), where)
-    if cpu is not None:
-        cpu = rd.bounded(entry, "cpu", 0, CPU_NUMBER_MAX - 1, where)
-    try:
-        r = _bench_result_of(rd, entry, where, method, unroll, cpu, runs, clock, written_by, version)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, ResultFileError):
-            raise
-        raise rd.fail(f"{where}{exc}") from None
-    for key, computed in (("best_ticks", r.best), ("median_ticks", r.median)):
-        if key in entry:
-            stored = rd.finite(entry, key, where)
-            if not _close(stored, computed):
-                raise rd.fail(f"{where}stored {key} {stored} disagrees with its arrays "
-                              f"({computed}): the file was altered or damaged")
-    return r
-
-
-def _bench_result_of(rd: Reader, entry: dict[str, Any], where: str, method: str, unroll: int, cpu: int | None,
-                     runs: int, clock: Clock, written_by: str, version: int) -> BenchResult:
-    """The entry's BenchResult, each field read and checked; what
-    from_arrays() refuses besides is the caller's to name."""
-    if entry.get("cycles_per_tick", 0) is None and (entry.get("harness_bias_core_cycles")
-                                                     or entry.get("harness_bias_ci95_core_cycles")):
-        raise rd.fail(f"{where}a harness correction in core cycles where core cycles are unknown")
-    return BenchResult.from_arrays(
-        method=method,
-        serialize=rd.get(entry, "serialize", (str,), where),
-        unroll=unroll,
-        cpu=cpu,
-        raw=_counts(rd, entry, "raw", runs, where),
-        empty=_counts(rd, entry, "empty", runs, where),
-        migrated=rd.array(entry, "migrated", runs, where),
-        clock=clock,
-        counter=_counter_of(rd, entry, where),
-        # optional (fastcpu >= 0.3.0): older files convert with the file's clock, uncorrected;
-        # null where the file's clock says core cycles are unknown
-        cycles_per_tick=_entry_cycles_per_tick(rd, entry, where, clock),
-        cycles_per_tick_ci95=_optional(rd, entry, "cycles_per_tick_ci95", 0, CYCLES_PER_TICK_RANGE[1],
-                                       where, "core cycles per TSC tick"),
-        harness_bias_core_cycles=_optional(rd, entry, "harness_bias_core_cycles", -HARNESS_BIAS_MAX_CORE_CYCLES,
-                                           HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
-        harness_bias_ci95_core_cycles=_optional(rd, entry, "harness_bias_ci95_core_cycles", 0,
-                                                HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
-        caveats=_sentences(rd, entry, "caveats", where),
-        clock_motion=_clock_motion(rd, entry, where),
-        harness_resolution_core_cycles=_optional(rd, entry, "harness_resolution_core_cycles", 0,
-                                                 HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
-        catalog_row=_catalog_row_of(rd, entry, method, where, written_by, version),
-    )
-
-
-#: The fields of a back-to-back entry (a DiffResult).
-_DIFF_FIELDS = ("method", "runs", "serialize", "k", "cpu", "counter", "cycles_per_tick", "cycles_per_tick_ci95",
-                "caveats", "clock_motion", "long", "short", "migrated")
-
-
-def _diff_entry(d: DiffResult) -> dict[str, Any]:
-    """One back-to-back result's entry (counts load() would refuse are refused: ValueError)."""
-    for key, counts in (("long", d.long), ("short", d.short)):
-        if int(counts.max()) >= TICKS_MAX:
-            raise ValueError(f"{d.method}: back-to-back {key} holds a count of 2**53 or more: "
-                             "what no TSC delta can be; measure again")
-    return {
-        "method": d.method, "runs": d.runs, "serialize": d.serialize, "k": d.k, "cpu": d.cpu,
-        "counter": d.counter, "cycles_per_tick": _number_or_null(d.cycles_per_tick),
-        "cycles_per_tick_ci95": d.cycles_per_tick_ci95,
-        **({"caveats": list(d.caveats)} if d.caveats else {}),
-        **({"clock_motion": d.clock_motion.to_dict()} if d.clock_motion is not None else {}),
-        "long": encode_ticks(d.long), "short": encode_ticks(d.short), "migrated": encode_bools(d.migrated),
-    }
-
-
-def _diff_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> DiffResult:
-    """The DiffResult of one back-to-back entry, every field within its range."""
-    if not isinstance(entry, dict):
-        raise rd.fail(f"back_to_back[{i}] is {type(entry).__name__}, expected an object")
-    rd.known(entry, _DIFF_FIELDS, f"back_to_back[{i}].")
-    method = canonical_name(rd.get(entry, "method", (str,), f"back_to_back[{i}]."))
-    where = f"back_to_back[{i}] ({method}) "
-    runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
-    k = rd.bounded(entry, "k", 2, UNROLL_MAX // 2, where)
-    cpu = rd.get(entry, "cpu", (int, type(None)), where)
-    if cpu is not None:
-        cpu = rd.bounded(entry, "cpu", 0, CPU_NUMBER_MAX - 1, where)
-    try:
-        return _diff_of(rd, entry, where, method, k, cpu, runs, clock)
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, ResultFileError):
-            raise
-        raise rd.fail(f"{where}{exc}") from None
-
-
-def _diff_of(rd: Reader, entry: dict[str, Any], where: str, method: str, k: int, cpu: int | None, runs: int,
-             clock: Clock) -> DiffResult:
-    """The back-to-back entry's DiffResult, each field read and checked."""
-    return DiffResult.from_arrays(
-        method=method, serialize=rd.get(entry, "serialize", (str,), where), k=k, cpu=cpu,
-        long=_counts(rd, entry, "long", runs, where), short=_counts(rd, entry, "short", runs, where),
-        migrated=rd.array(entry, "migrated", runs, where), clock=clock, counter=_counter_of(rd, entry, where),
-        cycles_per_tick=_entry_cycles_per_tick(rd, entry, where, clock),
-        cycles_per_tick_ci95=_optional(rd, entry, "cycles_per_tick_ci95", 0, CYCLES_PER_TICK_RANGE[1],
-                                       where, "core cycles per TSC tick"),
-        caveats=_sentences(rd, entry, "caveats", where),
-        clock_motion=_clock_motion(rd, entry, where),
-    )
-
-
-def _clock_motion(rd: Reader, entry: dict[str, Any], where: str) -> ClockMotion | None:
-    """How the core clock moved during the runs (fastcpu >= 0.7.0; None before)."""
-    if "clock_motion" not in entry:
-        return None
-    try:
-        return ClockMotion.from_dict(entry["clock_motion"], f"{where}clock_motion")
-    except (TypeError, ValueError) as exc:
-        raise rd.fail(str(exc)) from None
-
-
-def _catalog_row_of(rd: Reader, entry: dict[str, Any], method: str, where: str, written_by: str,
-                    version: int) -> CatalogRow | None:
-    """The entry's ``catalog_row`` (format version 4 on; absent for a user
-    function); in an older file, the writer's catalog as recorded."""
-    if "catalog_row" in entry:
-        try:
-            return CatalogRow.from_dict(entry["catalog_row"])
-        except ValueError as exc:
-            raise rd.fail(f"{where}catalog_row: {exc}") from None
-    return recorded_row(method, written_by) if version < ROWS_VERSION else None
-
-
-def _counts(rd: Reader, entry: dict[str, Any], key: str, runs: int, where: str) -> np.ndarray:
-    """An array of counts per run, each below TICKS_MAX: so that every
-    statistic reads them alike (the medians as floats, the paired
-    differences as int64, which a count of 2**63 or more would wrap)."""
-    a = rd.array(entry, key, runs, where)
-    top = int(a.max())
-    if top >= TICKS_MAX:
-        at = int(np.argmax(a >= TICKS_MAX))
-        raise rd.fail(f"{where}{key!r} holds {top} at run {at}: counts must be below 2**53, what a "
-                      "TSC delta can be (35 days at 3 GHz; a counter read backwards wraps to near "
-                      "2**64): the file was altered or damaged")
-    return a
-
-
-def _entry_cycles_per_tick(rd: Reader, entry: dict[str, Any], where: str, clock: Clock) -> float | None:
-    """A result's own core cycles per tick: None (the clock's) when absent,
-    NaN when null and the clock says why core cycles are unknown."""
-    if "cycles_per_tick" not in entry:
-        return None
-    if entry["cycles_per_tick"] is None and clock.core_cycles_problem:
-        return math.nan
-    return rd.number(entry, "cycles_per_tick", *CYCLES_PER_TICK_RANGE, where, "core cycles per TSC tick")
-
-
-def _optional(rd: Reader, entry: dict[str, Any], key: str, low: float, high: float, where: str,
-              unit: str) -> float:
-    """A number field within low..high that files written before fastcpu
-    0.3.0 lack (then 0)."""
-    return rd.number(entry, key, low, high, where, unit) if key in entry else 0.0
-
-
-def _selftest_from(rd: Reader, doc: dict[str, Any]) -> SelfTest | None:
-    """The stored self-test report (absent before fastcpu 0.3.0)."""
-    if "selftest" not in doc:
-        return None
-    st = rd.get(doc, "selftest", (dict,), "")
-    try:
-        report = SelfTest.from_dict(st)
-        report.lines()  # every figure can be shown (a number too large for a float cannot)
-        return report
-    except (KeyError, TypeError, ValueError, OverflowError) as exc:
-        problem = exc.args[0] if isinstance(exc, KeyError) else exc  # a KeyError's str() quotes it
-        raise rd.fail(f"selftest: unreadable report: {problem}") from None
 
 
 def load(path: str | os.PathLike[str]) -> Results:

@@ -11,7 +11,14 @@ Published rows: the seed's seven machines as the ranges it gave (the
 machine-by-machine table is not in the record), and dean gaudet's four
 machines (2007), whose figures time whole vgetcpu() calls with his own tool,
 one figure per cell: they stand in the BEST block, the MEDIAN block is
-empty. Measured rows name the cheapest way as ``Results.cheapest_way()``
+empty. Glibc's rseq patch (13.7 -> 2.5 ns, 0.8 ns inline) and the kernel's
+rseq commit time calls back to back, in ns on a Xeon E5-2630 v3: their rows
+give their cheapest way in ns and no BEST or MEDIAN. Each row says which
+question its cheapest way answers (``SeedRow.question``): the seed and dean
+gaudet time one call alone, glibc calls back to back; a measured machine
+answers both (``SeedRow.cheapest_back_to_back``, "not measured" for a file
+before 0.7.0) and says where the two answers differ. Measured rows name the
+cheapest way as ``Results.cheapest_way()``
 does everywhere: by the ESTIMATE (not BEST or MEDIAN, which sit on the
 counter's step), among the ways that reported the CPU on that machine's
 pinned sweep (inferred from the catalog and the host's UMIP flag for files
@@ -29,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._display import printable
-from ._machine_results import Results, Source, as_results
+from ._machine_results import BACK_TO_BACK, ONE_CALL, QUESTION_WORDS, Results, Source, as_results
 
 __all__ = ["seed_table", "SeedRow", "SeedTable", "SEED_COLUMNS", "published_cheapest"]
 
@@ -68,6 +75,24 @@ class SeedRow:
     #: the cheapest way's "reports the CPU" was inferred (a file before
     #: fastcpu 0.6 holds no agreement sweep), not read on a sweep
     inferred: bool = False
+    #: the question `cheapest` answers: "one call alone" (a single copy
+    #: timed against the empty sequence: the LKML seed's, and dean gaudet's
+    #: SIDT figures) or "calls back to back" (cost per call in a loop: the
+    #: glibc seed's 13.7 -> 2.5 ns, 0.8 ns inline)
+    question: str = QUESTION_WORDS[ONE_CALL]
+    #: a measured row's answer to the other question, calls back to back
+    #: (``Results.cheapest_way_words('back_to_back')``: "not measured ..."
+    #: for a file before 0.7.0); '' for a published row, which asked one
+    cheapest_back_to_back: str = ""
+    #: a measured row's line saying its two answers differ ('' where they agree)
+    answers_differ: str = ""
+
+    def answers(self) -> list[tuple[str, str]]:
+        """(question, cheapest way) for each question this row answers."""
+        out = [(self.question, self.cheapest)]
+        if self.kind == "measured":
+            out.append((QUESTION_WORDS[BACK_TO_BACK], self.cheapest_back_to_back))
+        return out
 
 
 def _cell(v: float | str | None) -> str:
@@ -98,20 +123,33 @@ class SeedTable(Sequence[SeedRow]):
         cols = [c.upper() for c in SEED_COLUMNS]
         block = " ".join(f"{c:>7}" for c in cols)
         bw = len(block)
+        qw = max(len(q) for q in QUESTION_WORDS.values())
         lines = [
             "core cycles per call above the empty sequence; published rows as published",
             f"{'':{mw}}  {'BEST':^{bw}}  {'MEDIAN':^{bw}}",
-            f"{'MACHINE':{mw}}  {block}  {block}  CHEAPEST WAY THAT REPORTS THE CPU",
+            f"{'MACHINE':{mw}}  {block}  {block}  {'QUESTION':{qw}}  CHEAPEST WAY THAT REPORTS THE CPU",
         ]
+        blank = " " * (mw + 2 * bw + 4)
         for r in self.rows:
             best = " ".join(f"{_cell(r.best.get(c)):>7}" for c in SEED_COLUMNS)
             median = " ".join(f"{_cell(r.median.get(c)):>7}" for c in SEED_COLUMNS)
-            lines.append(f"{printable(r.machine):{mw}}  {best}  {median}  {printable(r.cheapest)}")
+            for i, (question, words) in enumerate(r.answers()):
+                head = f"{printable(r.machine):{mw}}  {best}  {median}" if i == 0 else blank
+                lines.append(f"{head}  {question:{qw}}  {printable(words)}")
+            if r.answers_differ:
+                lines.append(f"{blank}  {'':{qw}}  {printable(r.answers_differ)}")
+        lines.append("QUESTION: what a row's cheapest way answers: one call alone (a single copy timed "
+                     "against the empty sequence: the seed's LKML post, dean gaudet's SIDT figures) or "
+                     "calls back to back (cost per call in a loop: glibc's 13.7 -> 2.5 ns, 0.8 ns inline); "
+                     "a measured machine answers both, a published row the one it asked.")
         lines.append("dean gaudet's rows time whole vgetcpu() calls: GDT = the LSL vgetcpu of "
                      "2007, SIDT = his SIDT patch, no cache; his cached calls count among the ways.")
+        if any(r.best == {} and r.question == QUESTION_WORDS[BACK_TO_BACK] for r in self.rows):
+            lines.append("The Xeon E5-2630 v3 rows are in ns per call as published (no core clock given); "
+                         "the measured rows' answers give ns too.")
         inferred = any(r.inferred for r in self.rows)
         lines.append("CHEAPEST: the lowest ESTIMATE among the ways that reported the CPU on that "
-                     "machine's pinned sweep (fastcpu.Results.cheapest_way)"
+                     "machine's pinned sweep (fastcpu.Results.cheapest_way), ties within resolution named"
                      + ("; for files written before fastcpu 0.6, which hold no sweep, inferred from "
                         "the catalog and the host's UMIP flag" if inferred else "")
                      + "; published rows by the same rule over their own columns.")
@@ -128,7 +166,8 @@ def _measured_row(res: Results) -> SeedRow:
     # that reported the CPU on that machine's pinned sweep
     way = res.cheapest_way()
     inferred = way is not None and res.reports_cpu(way.method).why.startswith("inferred")
-    return SeedRow(res.name, "measured", best, median, res.cheapest_way_words(), inferred)
+    return SeedRow(res.name, "measured", best, median, res.cheapest_way_words(ONE_CALL), inferred,
+                   cheapest_back_to_back=res.cheapest_way_words(BACK_TO_BACK), answers_differ=res.answers_differ())
 
 
 #: dean gaudet's "take 2" columns: each a way that reported the CPU on his
@@ -142,15 +181,43 @@ _GAUDET_WAYS = {
 }
 
 
-def published_cheapest(costs: Mapping[str, float]) -> str:
-    """The cheapest of a published machine's ways (way -> core cycles), by the
+def published_cheapest(costs: Mapping[str, float], unit: str = "") -> str:
+    """The cheapest of a published machine's ways (way -> core cycles, or
+    `unit` where given: its figure as published and the unit follow), by the
     rule the measured rows follow (the lowest cost among the ways that
     reported the CPU there), every way named where several tie."""
     known = {w: c for w, c in costs.items() if not math.isnan(c)}
     if not known:
         return "none published"
     low = min(known.values())
-    return " = ".join(w for w, c in known.items() if c == low) + f": {low:.0f}"
+    return " = ".join(w for w, c in known.items() if c == low) + (f": {low:g} {unit}" if unit else f": {low:.0f}")
+
+
+#: The published figures of calls back to back, in ns per call on a Xeon
+#: E5-2630 v3: glibc's rseq patch (13.7 -> 2.5 ns, 0.8 ns inline) and the
+#: kernel's rseq commit (its loop of reads). source prefix -> the row's name.
+_LOOP_SOURCES = {
+    "Mathieu Desnoyers, glibc patch": "glibc's rseq patch, 2020",
+    "Linux commit d7822b1e24f2": "the kernel's rseq commit d7822b1e24f2",
+}
+#: What these sources time that is no way to read the CPU (the loop itself).
+_NO_WAY = ("empty loop",)
+
+
+def _loop_rows(rows: list[dict[str, str]]) -> list[SeedRow]:
+    """The published rows of calls back to back, each its own cheapest way in ns."""
+    out = []
+    for prefix, name in _LOOP_SOURCES.items():
+        mine = [r for r in rows if r["source"].startswith(prefix) and r["unit"] == "ns"]
+        if not mine:
+            continue
+        ways = {r["what"]: float(r["value"]) for r in mine if r["what"] not in _NO_WAY}
+        loop = [r for r in mine if r["what"] in _NO_WAY]
+        cheapest = published_cheapest(ways, "ns") + "".join(
+            f"; the {r['what']} alone: {float(r['value']):g} ns" for r in loop)
+        out.append(SeedRow(f"{mine[0]['machine']} ({name})", "published", cheapest=cheapest,
+                           question=QUESTION_WORDS[BACK_TO_BACK]))
+    return out
 
 
 def _published_rows(path: Path) -> list[SeedRow]:
@@ -172,7 +239,7 @@ def _published_rows(path: Path) -> list[SeedRow]:
                            best={"gdt": cells.get("baseline, no cache", math.nan),
                                  "sidt": cells.get("patched, no cache", math.nan)},
                            median={}, cheapest=published_cheapest(ways)))
-    return out
+    return out + _loop_rows(rows)
 
 
 def seed_table(*sources: Source, published: bool = True) -> SeedTable:

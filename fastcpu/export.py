@@ -9,11 +9,20 @@ runs it rests on, and fastcpu's own figures (every statistic of
 ``NAME_ci95_UNIT``) as extra numeric fields, which Google Benchmark's compare
 tool carries along and dashboards that read that format can plot. A method
 timed alone on one thread is on the CPU for all of its wall time, so the two
-times are the same figure.
+times are the same figure. Each benchmark names its question at the start
+of its ``label`` (the one text field beside the name; Google Benchmark's
+counters are numbers): ``'one call alone: ...'`` (a single copy, named by
+its method), or ``'calls back to back: ...'`` (``Results.back_to_back``, the
+cost per call in a loop by differencing 2k and k copies, named
+``NAME/back_to_back:K``, after the others; none for a file before 0.7.0).
 
 ``write_csv(results, out)`` writes one row per machine and method with every
 unit spelled out in its column name: the one CSV schema, ``compare --csv``'s
 (``_compare.CSV_COLUMNS``), so that both commands name each figure alike.
+A row answers both questions: one call alone in the statistics' columns,
+calls back to back in ``back_to_back_*`` (``back_to_back`` says ``'not
+measured'`` for a file before 0.7.0), and the machine's cheapest way for
+each in ``cheapest_one_call`` and ``cheapest_back_to_back``.
 Until 0.6 this CSV had columns of its own; ``migrated_runs`` and the 95%
 half-widths ``NAME_ci95_UNIT`` are still written, after the others, until
 0.9.0 (``_compare.DEPRECATED_CSV_COLUMNS``, ``_deprecated.REMOVED_IN``).
@@ -27,10 +36,10 @@ import os
 from collections.abc import Sequence
 from typing import IO, Any
 
-from ._bench_result import BenchResult
+from ._bench_result import BenchResult, DiffResult
 from ._compare import CSV_COLUMNS, result_rows
-from ._machine_results import Results
-from ._statistics import shown_in
+from ._machine_results import BACK_TO_BACK, ONE_CALL, QUESTION_WORDS, Results
+from ._statistics import shown_in, statistic
 
 __all__ = ["to_gbench", "write_csv", "CSV_COLUMNS"]
 
@@ -63,15 +72,32 @@ def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
         "cpu_time": r.estimate_ns if r.resolved else r.upper_bound_ns,
         "time_unit": "ns",
         "resolved": r.resolved,
-        "label": f"{r.estimator}, serialize={r.serialize}, unroll={r.unroll}",
+        "label": f"{QUESTION_WORDS[ONE_CALL]}: {r.estimator}, serialize={r.serialize}, unroll={r.unroll}",
         # fastcpu's figures (every statistic of _statistics.shown_in('export')),
         # each unit in its name
         **{k: v for s in shown_in("export") for k, v in s.figures(r).items()},
-        # the names 0.5 wrote for the ESTIMATE's half-width, kept for one release
+        # the names 0.5 wrote for the ESTIMATE's half-width, kept until 0.9.0 (_deprecated.REMOVED_IN)
         **{f"ci95_{u}": v for u, v in (("ns", r.estimate_ci95_ns), ("ticks", r.estimate_ci95),
                                         ("core_cycles", r.estimate_ci95_core_cycles))},
         "runs": r.runs,
         "migrated_runs": r.migrations,
+    })
+
+
+def _gbench_loop_entry(d: DiffResult, index: int) -> dict[str, Any]:
+    """A method's calls back to back (Results.back_to_back) as a benchmark of
+    its own, ``NAME/back_to_back:K``: the cost per call in a loop."""
+    name = f"{d.method}/back_to_back:{d.k}"
+    time = d.estimate_ns if d.resolved else d.upper_bound_ns
+    return _finite_or_none({
+        "name": name, "family_index": index, "per_family_instance_index": 0, "run_name": name,
+        "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
+        "iterations": d.runs_used, "real_time": time, "cpu_time": time, "time_unit": "ns",
+        "resolved": d.resolved,
+        "label": f"{QUESTION_WORDS[BACK_TO_BACK]}: {d.estimator} of {2 * d.k} and {d.k} copies, "
+                 f"serialize={d.serialize}",
+        **statistic("estimate").figures(d),
+        "runs": d.runs, "migrated_runs": d.migrations, "k": d.k,
     })
 
 
@@ -111,8 +137,9 @@ def to_gbench(results: Results) -> dict[str, Any]:
         **({"core_cycles_problem": clk.core_cycles_problem} if clk.core_cycles_problem else {}),
         **({"rulers": clk.rulers.to_dict()} if clk.rulers is not None else {}),
     }
-    return {"context": context,
-            "benchmarks": [_gbench_entry(r, i) for i, r in enumerate(results.values())]}
+    single = [_gbench_entry(r, i) for i, r in enumerate(results.values())]
+    loop = [_gbench_loop_entry(d, len(single) + i) for i, d in enumerate(results.back_to_back.values())]
+    return {"context": context, "benchmarks": single + loop}
 
 
 # CSV_COLUMNS (imported above): the CSV's columns, units in their names, the

@@ -78,3 +78,42 @@ def test_methods_in_one_file_only_are_named():
     assert "only in A: rdpid" in str(c) and "only in B: syscall" in str(c)
     with pytest.raises(KeyError, match="not measured in both"):
         c["rdpid"]
+
+
+INTEL = Path(__file__).resolve().parent.parent / "data" / "intel-xeon-family6-model167-kvm-guest.json"
+
+
+def test_both_questions_are_compared_each_in_its_table():
+    from loops import with_loops
+
+    base = fastcpu.load(INTEL)
+    a = with_loops(base, {"rdpid": 5.0, "rseq": 0.7, "gdt": 20.0}, label="A")
+    b = with_loops(base, {"rdpid": 5.0, "rseq": 1.4, "vdso": 3.0}, label="B")
+    ab = fastcpu.compare_ab(a, b)
+    assert [r.method for r in ab.back_to_back] == ["rdpid", "rseq"]  # in both files
+    assert {r.question for r in ab} == {"one call alone"}
+    assert {r.question for r in ab.back_to_back} == {"calls back to back"}
+    rseq = ab.back_to_back[1]
+    assert rseq.a == pytest.approx(a.back_to_back["rseq"].estimate_ns)
+    assert rseq.b == pytest.approx(b.back_to_back["rseq"].estimate_ns)
+    assert rseq.verdict == "slower" and rseq.ratio == pytest.approx(2, rel=0.2)
+    text = str(ab)
+    assert "\nONE CALL ALONE: ns per call above the empty sequence" in text
+    assert "\nCALLS BACK TO BACK: ns per call in a loop, by bench_diff (ESTIMATE +- 95%)" in text
+    assert ab.back_to_back_missing == ""
+    for name, res in (("A", a), ("B", b)):
+        block = text[text.index(f"answers in {name}:"):]
+        assert all(line in block for line in res.answer_lines())
+    html = ab._repr_html_()
+    assert "CALLS BACK TO BACK" in html and "answers in B:" in html
+
+
+def test_a_file_without_calls_back_to_back_is_named_not_refused():
+    from loops import with_loops
+
+    old = fastcpu.load(INTEL)
+    ab = fastcpu.compare_ab(with_loops(old, {"rseq": 0.7}, label="new"), old, unit="cycles")
+    assert ab.back_to_back == [] and len(ab) > 0
+    assert ab.back_to_back_missing.startswith("not measured in B (a file before fastcpu 0.7.0")
+    assert f"CALLS BACK TO BACK: {ab.back_to_back_missing}" in str(ab)
+    assert "calls back to back (by ESTIMATE): not measured" in str(ab)

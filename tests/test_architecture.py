@@ -34,11 +34,13 @@ LAYERS: list[tuple[str, list[str]]] = [
                       "_harness", "_read", "_getcpu", "_elf", "_show", "_check"]),
     ("file codec", ["_atomicfile", "_json_format", "_json_checksum", "_json_write", "_json_read", "_json_document"]),
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_bench_result", "_selftest_report", "_table",
-                 "_machine_results"]),
+                 "_answers", "_result_document", "_results_html", "_machine_results"]),
     ("measuring", ["_measurement", "_selftest", "_bench", "_machine_run", "_instrument"]),
-    ("analysis and plots", ["_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
-                            "_plot_axes", "_plot_runs", "_plot_ecdf", "_plot_published", "plot"]),
-    ("CLI and front door", ["_progress", "_cli", "__main__", "types", "limits", "__init__"]),
+    ("analysis and plots", ["_compare_columns", "_compare_format", "_compare", "_ab", "_seed_table", "export", "noise",
+                            "_plot_data", "_plot_text", "_plot_axes", "_plot_runs", "_plot_ecdf", "_plot_published",
+                            "plot"]),
+    ("CLI and front door", ["_progress", "_cli_args", "_cli_output", "_cli_files", "_cli", "__main__", "types", "limits",
+                            "__init__"]),
 ]
 ORDER = [m for _, modules in LAYERS for m in modules]
 #: Under every module: the C extension.

@@ -241,7 +241,7 @@ RESULTS = [
     row(lambda c: fastcpu.compare(c.res, dataframe=False).format(layout="wide"), ValueError,
         "unknown layout 'wide': use one of machines, rows", "ComparisonTable.format layout=wide"),
     row(lambda c: fastcpu.compare(c.res, dataframe=False).format(layout=None), TypeError,
-        r"layout must be a str \(machines, rows\), not NoneType", "ComparisonTable.format layout=None"),
+        r"layout must be a str \(machines, rows, markdown\), not NoneType", "ComparisonTable.format layout=None"),
     row(lambda c: fastcpu.compare(c.res, dataframe=False).format("parsecs"), ValueError,
         "unknown unit 'parsecs': use one of ticks, ns, cycles", "ComparisonTable.format unit=parsecs"),
     row(lambda c: fastcpu.Results({}, {}, None, "lfence", "2025-01-31T12:00:00Z"), TypeError,

@@ -201,7 +201,11 @@ def test_run_format_gbench_is_google_benchmarks_schema_with_every_method(tmp_pat
     assert "an export, not a result file" in p.stderr
     doc = json.loads((tmp_path / "g.json").read_text())
     check_gbench_schema(doc)
-    assert [b["name"] for b in doc["benchmarks"]] == _measured(["rdpid", "gdt", "syscall"])
+    measured = _measured(["rdpid", "gdt", "syscall"])
+    # each method's single copies, then its calls back to back (the second question), each label naming its question
+    assert [b["name"] for b in doc["benchmarks"]] == measured + [f"{m}/back_to_back:16" for m in measured]
+    assert [b["label"].split(":")[0] for b in doc["benchmarks"]] == (
+        ["one call alone"] * len(measured) + ["calls back to back"] * len(measured))
     assert all(b["time_unit"] == "ns" and b["real_time"] == b["cpu_time"] for b in doc["benchmarks"])
     with pytest.raises(fastcpu.ResultFileError):  # an export: fastcpu does not read it back
         fastcpu.load(tmp_path / "g.json")

@@ -192,7 +192,8 @@ def test_compare_shows_each_machines_rulers():
 def test_compare_lays_methods_out_side_by_side_with_ratios():
     table = fastcpu.compare(*DATA, dataframe=False)
     text = table.format("cycles")
-    assert text.startswith("core cycles per copy above the empty sequence")
+    assert text.startswith("ONE CALL ALONE (single copy above the empty sequence")
+    assert text.splitlines()[1].startswith("core cycles per copy above the empty sequence")
     machines = list(dict.fromkeys(table["machine"]))
     names, rows = side_by_side(text)
     assert len(machines) == len(DATA)
@@ -251,7 +252,7 @@ def test_ratios_say_nothing_against_a_baseline_at_or_below_zero():
     rows = [dict(machine=m, method="x", **{f"estimate{p}_core_cycles": v for p in ("", "_ci_low", "_ci_high")})
             for m, v in (("A", -1.0), ("B", 2.0))]
     text = format_comparison(fastcpu.types.ComparisonTable(rows, columns=list(rows[0])))
-    assert text.splitlines()[-1].split()[-1] == "-"
+    assert next(line for line in text.splitlines() if line.startswith("x ")).split()[-1] == "-"
     assert "1.00x" not in text
 
 
@@ -282,7 +283,8 @@ def test_cli_compare(measured, tmp_path, capsys):
     simulated("model machine").save(tmp_path / "b.json.gz")
     assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json.gz")]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("core cycles per copy above the empty sequence")
+    assert out.startswith("ONE CALL ALONE") and "\ncore cycles per copy above the empty sequence" in out
+    assert "\nCALLS BACK TO BACK (bench_diff" in out  # "here" measured them, the model machine did not
     for name in ("here", "model machine", "gdt", "syscall", "m0", "m1"):
         assert name in out
     assert main(["compare", str(tmp_path / "a.json"), "--unit", "ticks", "--csv"]) == 0
@@ -390,3 +392,140 @@ def test_compare_marks_models_and_says_whose_estimates_carry_a_correction():
         own = [r.cycles_per_tick for r in res.values()]
         moved = max(abs(c / res.clock.cycles_per_tick - 1) for c in own) > 0.01
         assert ("each result its own" in line) == moved, line
+
+
+# -- both questions (issue 26 item 5) -------------------------------------------------------------
+
+INTEL = Path(__file__).resolve().parent.parent / "data" / "intel-xeon-family6-model167-kvm-guest.json"
+
+
+@pytest.fixture(scope="module")
+def looped():
+    """The recorded Intel file with calls back to back of known cost (TSC ticks per call), where
+    the two questions' cheapest ways differ: rdpid alone is below resolution there, rseq the
+    cheapest in a loop."""
+    from loops import with_loops
+
+    return with_loops(fastcpu.load(INTEL), {"rdpid": 5.0, "rseq": 0.7, "sched_getcpu": 2.2, "gdt": 20.0},
+                      label="with loops")
+
+
+def test_compare_answers_both_questions_in_its_columns(looped):
+    old = fastcpu.load(DATA[0])
+    table = fastcpu.compare(looped, old, dataframe=False)
+    for row in table:
+        res = looped if row["machine"] == "with loops" else old
+        d = res.back_to_back.get(row["method"])
+        if d is None:  # the old file, and a method the loops left out: said, never a failure
+            assert row["back_to_back"] == "not measured" and row["back_to_back_k"] is None
+            assert math.isnan(row["back_to_back_estimate_ns"])
+        else:
+            assert row["back_to_back"] == "measured" and row["back_to_back_k"] == d.k == 16
+            assert row["back_to_back_resolved"] == d.resolved and row["back_to_back_runs_used"] == d.runs_used
+            assert row["back_to_back_estimate_ns"] == pytest.approx(d.estimate_ns)
+            assert row["back_to_back_estimate_ci_high_core_cycles"] == pytest.approx(
+                d.estimate_core_cycles + d.estimate_ci95_core_cycles)
+        for q in ("one_call", "back_to_back"):
+            assert row[f"cheapest_{q}"] == res.cheapest_way_words(q)
+        assert row["answers_differ"] == res.answers_differ()
+    assert table[0]["answers_differ"].startswith("the two questions differ here: rdpid")
+    # every output carries them: CSV, JSON (null for not measured), the HTML
+    rows = list(csv.DictReader(io.StringIO(table.to_csv())))
+    assert {r["back_to_back"] for r in rows} == {"measured", "not measured"}
+    assert json.loads(table.to_json())[-1]["back_to_back_estimate_ns"] is None
+    html = table._repr_html_()
+    assert "ONE CALL ALONE" in html and "CALLS BACK TO BACK" in html and "not measured" in html
+    assert "the two questions differ here" in html
+
+
+def test_the_terminal_table_names_each_question_and_its_answers(looped):
+    old = fastcpu.load(DATA[0])
+    text = fastcpu.compare(looped, old, dataframe=False).format("cycles")
+    one, loop = text.split("\nCALLS BACK TO BACK (bench_diff")
+    assert one.startswith("ONE CALL ALONE (single copy")
+    names, rows = side_by_side("CALLS BACK TO BACK" + loop)
+    assert names == ["with loops (baseline)", old.name]
+    for method, cells in rows.items():
+        d = looped.back_to_back.get(method.replace(" (model)", ""))
+        assert cells[1][0] == "not measured"  # the old file's column
+        if d is None:
+            assert cells[0][0] == "not measured"
+        elif d.resolved:
+            assert cells[0][0].startswith(f"{d.estimate_core_cycles:.2f} +- ")
+    answers = text[text.index("each machine's cheapest way that reports the CPU, for each question"):]
+    for res in (looped, old):
+        assert f"one call alone: {res.cheapest_way_words('one_call')}" in answers
+        assert f"calls back to back: {res.cheapest_way_words('back_to_back')}" in answers
+    assert "calls back to back: not measured back to back here" in answers
+    assert answers.count("the two questions differ here") == 1
+    rows_layout = fastcpu.compare(looped, old, dataframe=False).format("ns", layout="rows")
+    assert "CALLS BACK TO BACK +-95%" in rows_layout.splitlines()[2]
+    assert f"{looped.back_to_back['rseq'].estimate_ns:.2f} +- " in rows_layout
+
+
+def test_files_without_calls_back_to_back_still_compare():
+    table = fastcpu.compare(*DATA, dataframe=False)
+    assert set(table["back_to_back"]) == {"not measured"}
+    text = table.format("cycles")
+    assert "calls back to back: not measured in any of these files" in text and "CALLS BACK TO BACK (" not in text
+    assert text.count("calls back to back: not measured back to back here") == len(DATA)
+    assert "calls back to back: not measured in any of these files" in table.format("ns", layout="rows")
+
+
+def test_ties_within_resolution_are_named_for_calls_back_to_back():
+    from loops import with_loops
+
+    # rseq and sched_getcpu cost the same per call in a loop: neither alone is the answer
+    tied = with_loops(fastcpu.load(INTEL), {"rseq": 1.0, "sched_getcpu": 1.0, "gdt": 20.0})
+    words = tied.cheapest_way_words("back_to_back")
+    first, _, others = words.partition("; tied within resolution: ")
+    assert others and {first.split(":")[0], others.split()[0]} == {"rseq", "sched_getcpu"}
+    row = fastcpu.compare(tied, dataframe=False)[0]
+    assert row["cheapest_back_to_back"] == words
+
+
+def test_markdown_has_a_table_per_question_and_the_answers(looped, tmp_path, capsys):
+    import dataclasses
+
+    named = dataclasses.replace(looped, label="a | b *c*")  # a label that would end a cell or emphasize
+    old = fastcpu.load(DATA[0])
+    table = fastcpu.compare(named, old, dataframe=False)
+    md = table.to_markdown("ns")
+    assert md == format_comparison(table, "ns", layout="markdown")
+    lines = md.splitlines()
+    assert lines[0] == "### one call alone" and "### calls back to back" in lines
+    heads = [line for line in lines if line.startswith("| method |")]
+    assert len(heads) == 2 and all(r"a \| b \*c\* (baseline)" in h for h in heads)
+    # every table row has as many cells as its header: no name broke a row
+    for line in lines:
+        if line.startswith("| ") and not line.startswith("| method"):
+            assert line.count(" | ") == heads[0].count(" | "), line
+    rseq = next(line for line in lines[lines.index("### calls back to back"):] if line.startswith("| rseq |"))
+    assert rseq.split(" | ")[1] == f"{named.back_to_back['rseq'].estimate_ns:.2f} +- " \
+        f"{named.back_to_back['rseq'].estimate_ci95_ns:.2f}" and rseq.split(" | ")[3] == "not measured"
+    assert f"- calls back to back: {named.cheapest_way_words('back_to_back')}" in lines
+    assert f"- {named.answers_differ()}" in lines
+    # the CLI's --format markdown prints the same
+    named.save(tmp_path / "a.json")
+    assert main(["compare", str(tmp_path / "a.json"), str(DATA[0]), "--unit", "ns", "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.startswith("### one call alone\n")
+    assert "calls back to back: not measured in any of these files" in fastcpu.compare(
+        *DATA, dataframe=False).to_markdown()
+
+
+def test_results_show_both_questions_in_jupyter(looped):
+    html = looped._repr_html_()
+    assert "one call alone: each method timed as a single copy" in html
+    assert "calls back to back: cost per call in a loop" in html
+    for line in looped.answer_lines():
+        assert _display_escape(line) in html
+    rseq = looped.back_to_back["rseq"]
+    assert rseq.cost_text("core_cycles", 2) in html
+    old = fastcpu.load(DATA[0])._repr_html_()  # a file before 0.7.0: said, not a failure
+    assert "not measured back to back here" in old and "cost per call in a loop" not in old
+
+
+def _display_escape(text):
+    import html
+
+    return html.escape(text, quote=True)

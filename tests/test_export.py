@@ -45,13 +45,20 @@ def check_gbench_schema(doc):
 def test_gbench_document_follows_the_schema_and_survives_json(res):
     doc = json.loads(json.dumps(export.to_gbench(res)))
     check_gbench_schema(doc)
-    assert [b["name"] for b in doc["benchmarks"]] == list(res)
+    assert [b["name"] for b in doc["benchmarks"]] == list(res) + [
+        f"{m}/back_to_back:{d.k}" for m, d in res.back_to_back.items()]
+
+
+def _result_of(res, name):
+    """The result a benchmark's name stands for: a single copy, or calls back to back."""
+    method, _, loop = name.partition("/back_to_back:")
+    return res.back_to_back[method] if loop else res[method]
 
 
 def test_gbench_times_are_the_recommended_estimate_in_ns(res):
     doc = export.to_gbench(res)
     for b in doc["benchmarks"]:
-        r = res[b["name"]]
+        r = _result_of(res, b["name"])
         # the ESTIMATE, or below what the harness resolves its bound (never a negative time)
         assert b["resolved"] == r.resolved
         assert b["real_time"] == b["cpu_time"] == pytest.approx(r.estimate_ns if r.resolved else r.upper_bound_ns)
@@ -71,7 +78,7 @@ def test_the_compare_tools_relative_change_is_the_ratio_of_estimates(res):
     for b in new["benchmarks"]:
         o = by_name[b["name"]]
         change = (b["real_time"] - o["real_time"]) / abs(o["real_time"])
-        r = res[b["name"]]
+        r = _result_of(res, b["name"])
         assert change == pytest.approx(1.5 / abs(r.estimate_ns if r.resolved else r.upper_bound_ns))
 
 
@@ -100,3 +107,36 @@ def test_exports_refuse_what_is_not_results(bad):
         export.to_gbench(bad)
     with pytest.raises(TypeError, match="fastcpu.Results"):
         export.write_csv(bad if bad is not None else [None], io.StringIO())
+
+
+def test_each_benchmark_names_its_question(res):
+    assert res.back_to_back  # measure() answers both questions by default
+    doc = export.to_gbench(res)
+    for b in doc["benchmarks"]:
+        loop = "/back_to_back:" in b["name"]
+        assert b["label"].startswith("calls back to back: " if loop else "one call alone: "), b
+        if loop:
+            d = _result_of(res, b["name"])
+            assert b["k"] == d.k and b["iterations"] == d.runs_used
+            assert b["estimate_core_cycles"] == pytest.approx(d.estimate_core_cycles)
+    # the CSV: one call alone in the statistics' columns, calls back to back in back_to_back_*
+    out = io.StringIO()
+    export.write_csv(res, out)
+    for row in csv.DictReader(io.StringIO(out.getvalue())):
+        d = res.back_to_back.get(row["method"])
+        assert row["back_to_back"] == ("measured" if d is not None else "not measured")
+        if d is not None:
+            assert float(row["back_to_back_estimate_ns"]) == pytest.approx(d.estimate_ns)
+        assert row["cheapest_one_call"] == res.cheapest_way_words("one_call")
+        assert row["cheapest_back_to_back"] == res.cheapest_way_words("back_to_back")
+
+
+def test_a_file_without_calls_back_to_back_exports_one_question():
+    from pathlib import Path
+
+    path = sorted((Path(__file__).resolve().parent.parent / "data").glob("*.json"))[0]
+    old = fastcpu.load(path)
+    doc = export.to_gbench(old)
+    check_gbench_schema(json.loads(json.dumps(doc)))
+    assert len(doc["benchmarks"]) == len(old)
+    assert all(b["label"].startswith("one call alone: ") for b in doc["benchmarks"])

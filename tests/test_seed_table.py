@@ -57,7 +57,10 @@ def test_published_rows_are_dean_gaudets_take_2_table_and_the_seeds_range():
         # the same rule as the measured rows, over all of his ways: the cached call included
         assert not row.median and row.cheapest.endswith(f": {min(want.values()):.0f}")
     # by his own table the cached LSL vgetcpu was the cheapest on every machine
-    assert all("LSL vgetcpu of 2007, cached" in r.cheapest for r in rows[1:])
+    gaudet = [r for r in rows if "dean gaudet" in r.machine]
+    assert len(gaudet) == 4 and all("LSL vgetcpu of 2007, cached" in r.cheapest for r in gaudet)
+    # the seed and dean gaudet time one call alone
+    assert {r.question for r in rows[:1] + gaudet} == {"one call alone"}
 
 
 def test_published_ties_name_every_way():
@@ -81,3 +84,36 @@ def test_nothing_to_show_is_refused():
         fastcpu.seed_table(published=1)
     with pytest.raises(TypeError, match="takes fastcpu.Results or result file paths"):
         fastcpu.seed_table(3)
+
+
+def test_each_row_names_the_question_it_asked():
+    rows = {r.machine: r for r in fastcpu.seed_table()}
+    glibc = next(r for name, r in rows.items() if "glibc's rseq patch" in name)
+    # glibc's 13.7 -> 2.5 ns (0.8 ns inline) is calls back to back, in ns as published
+    assert glibc.question == "calls back to back" and glibc.cheapest == "inline rseq cpu_id load: 0.8 ns"
+    assert not glibc.best and not glibc.median
+    commit = next(r for name, r in rows.items() if "rseq commit" in name)
+    assert commit.question == "calls back to back" and commit.cheapest.startswith("rseq cpu_id read: 0.8 ns")
+    assert rows["the seed's 7 machines (2008, range)"].question == "one call alone"
+
+
+def test_a_measured_row_answers_both_questions():
+    from loops import with_loops
+
+    res = with_loops(fastcpu.load(DATA / "intel-xeon-family6-model167-kvm-guest.json"),
+                     {"rdpid": 5.0, "rseq": 0.7, "gdt": 20.0}, label="with loops")
+    old = fastcpu.load(sorted(DATA.glob("*.json"))[0])
+    table = fastcpu.seed_table(res, old)
+    row, old_row = table[0], table[1]
+    assert row.answers() == [("one call alone", res.cheapest_way_words("one_call")),
+                             ("calls back to back", res.cheapest_way_words("back_to_back"))]
+    assert row.cheapest_back_to_back.startswith("rseq: ") and row.answers_differ == res.answers_differ() != ""
+    # a file before 0.7.0 says so, and loads
+    assert old_row.cheapest_back_to_back.startswith("not measured back to back here") and not old_row.answers_differ
+    text = str(table).splitlines()
+    assert "QUESTION" in text[2]
+    first = next(i for i, line in enumerate(text) if line.startswith("with loops "))
+    assert f"one call alone      {row.cheapest}" in text[first]
+    assert text[first + 1].strip() == f"calls back to back  {row.cheapest_back_to_back}"
+    assert text[first + 2].strip() == row.answers_differ
+    assert any(line.rstrip().endswith("calls back to back  inline rseq cpu_id load: 0.8 ns") for line in text)
