@@ -613,7 +613,8 @@ def table_rows(out: Output, lines: list[str]) -> dict[str, dict[str, float | str
     """The rows of Results.table() among `lines`: per method, the figures in TSC ticks."""
     rows = {}
     for line in lines:
-        t = line.replace("*", " ").replace("< ", "<").split()
+        # a BEST or MEDIAN below 0 shows as "<= 0" (no negative cost): read as below any 0
+        t = line.replace("*", " ").replace("<= 0", "-inf").replace("< ", "<").split()
         if len(t) == 11 and t[7].startswith("<") and t[9] in ("median", "paired_mean", "diff"):
             # below what the harness resolves: the ESTIMATE is a bound, with no interval of its own
             t = t[:8] + ["nan"] + t[8:]
