@@ -5,7 +5,7 @@ A renderer (the CLI table, ``compare()``'s columns, the CSV and Google
 Benchmark exports, a result's HTML and its ``NAME_UNIT`` attributes) loops
 over ``STATISTICS`` and asks each one for its value and interval in a unit
 of ``_args.UNITS``; none of them names a statistic. Adding one is a
-declaration here (docs/architecture.md, "Where to add").
+declaration here (docs/extending.md, "Where to add").
 
 Every figure is per copy of the sequence: in counts of the result's counter
 (TSC ticks; core cycles for a PMU counter) as read off the result, then

@@ -318,3 +318,17 @@ def test_measure_names_one_thing():
                       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "measure")
     assert defining == ["_machine_run"]
     assert [p.stem for p in PACKAGE.glob("_measure*.py")] == ["_measurement"]  # no _measure beside it
+
+
+def test_the_one_page_names_every_room_and_module_in_order():
+    # docs/architecture.md's table of rooms is LAYERS, module for module, bottom first
+    import re
+
+    doc = (CHECKOUT / "docs" / "architecture.md").read_text()
+    if "| room | holds |" not in doc:
+        pytest.skip("a copy of tests/ without the repository's docs/")
+    table = doc[doc.index("| room | holds |"):].split("\n\n", 1)[0].splitlines()[2:]
+    rows = [row.split("|")[2] for row in table if not row.startswith("| C core")]
+    listed = [m for row in rows for m in re.findall(r"`([\w.]+)`", row)]
+    assert listed == ORDER
+    assert len(doc.splitlines()) <= 90, "docs/architecture.md is one page: the detail goes to internals.md"

@@ -275,7 +275,7 @@ def test_method_group_follows_the_catalog():
 
 
 def test_method_group_is_the_result_rows_role(every_method):
-    # a row the catalog adds (docs/architecture.md's SERIALIZE example), or a role a file gives
+    # a row the catalog adds (docs/extending.md's SERIALIZE example), or a role a file gives
     # that this catalog disagrees with, lands by the result's own row, with no name in plot.py
     import dataclasses
 

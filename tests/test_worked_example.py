@@ -1,4 +1,4 @@
-"""docs/architecture.md's worked example, applied to a copy of the sources.
+"""docs/extending.md's worked example, applied to a copy of the sources.
 
 The doc says a method that needs a new CPU feature (SERIALIZE) takes three
 edits, in csrc/fastcpu.h and csrc/sequences.c, and nothing else: the
@@ -32,7 +32,7 @@ PACKAGE = Path(fastcpu.__file__).resolve().parent
 #: The checkout these tests came with (not the installed package's parent,
 #: which is site-packages under a non-editable install).
 REPO = Path(__file__).resolve().parent.parent
-DOC = REPO / "docs" / "architecture.md"
+DOC = REPO / "docs" / "extending.md"
 
 
 def _blocks() -> list[str]:
