@@ -1,5 +1,7 @@
-"""BenchResult and DiffResult: the raw per-run counts of one measurement and
-their statistics, and :func:`stability`, the report on one result.
+"""BenchResult: the raw per-run counts of one measurement against the empty
+sequence and their statistics, and :func:`stability`, the report on one
+result. (DiffResult, bench_diff's, lives in ``_diff_result`` and is
+importable from here too.)
 
 :meth:`BenchResult.from_arrays` is the one way to build a BenchResult from
 arrays: :func:`fastcpu.bench`, a result file and the noise model all go
@@ -8,9 +10,7 @@ through it.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import sys
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
 from types import EllipsisType
@@ -18,349 +18,22 @@ from typing import Any
 
 import numpy as np
 
-from . import _deprecated, _display, _estimate, _statistics
-from ._args import (CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, UNITS, UNROLL_MAX,
-                    check_figure, check_int, check_label, check_sentences)
-from ._machine import CPU_NUMBER_MAX
+from . import _display, _estimate
+from ._args import HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, check_figure, check_sentences
 from ._catalog_rows import CatalogRow, recorded_row
-from ._clock_values import Clock, CounterUnits
+from ._clock_values import Clock
 from ._clock_motion import ClockMotion
 from ._locks import cached_property
 from ._stability import Stability, assess
+from ._diff_result import DiffResult
+from ._result_base import (COUNTERS, checked_bias, checked_fields, checked_motion, clock_alias,
+                           Estimated, per_run_arrays, take_old_clock)
 
-__all__ = ["BenchResult", "DiffResult", "stability"]
-
-
-#: What a result may have counted (BenchResult.counter).
-COUNTERS = ("tsc", "pmu", "pmu_user")
-
-
-def _checked_fields(method: object, serialize: object, unroll: object, cpu: object, counter: object,
-                    cycles_per_tick: object, cycles_per_tick_ci95: object, bias: object, bias_ci95: object,
-                    caveats: object) -> dict[str, Any]:
-    """A BenchResult's settings and figures as a result file's reader takes
-    them back (the same ranges, from ``_args``), or TypeError/ValueError
-    naming the field: whatever a constructor accepts saves and loads back."""
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a str, not {type(method).__name__}")
-    check_label(method, "method")  # text UTF-8 can hold, as a file does
-    if not isinstance(serialize, str):
-        raise TypeError(f"serialize must be a str, not {type(serialize).__name__}")
-    check_label(serialize, "serialize")
-    if not isinstance(counter, str) or counter not in COUNTERS:
-        raise ValueError(f"counter must be one of {', '.join(map(repr, COUNTERS))}, not {counter!r}")
-    cpt = check_figure("cycles_per_tick", cycles_per_tick, *CYCLES_PER_TICK_RANGE, "core cycles per TSC tick",
-                       nan=True)
-    fields = {
-        "unroll": check_int("unroll", unroll, 1, UNROLL_MAX),
-        "cpu": None if cpu is None else check_int("cpu", cpu, 0, CPU_NUMBER_MAX - 1),
-        "cycles_per_tick": cpt,
-        "cycles_per_tick_ci95": check_figure("cycles_per_tick_ci95", cycles_per_tick_ci95, 0,
-                                             CYCLES_PER_TICK_RANGE[1], "core cycles per TSC tick"),
-        "caveats": check_sentences("caveats", caveats),
-    }
-    fields.update(_checked_bias(bias, bias_ci95, cpt))
-    return fields
-
-
-def _checked_motion(motion: object) -> ClockMotion | None:
-    """`motion` a ClockMotion or None (how the core clock moved: no other kind)."""
-    if motion is not None and not isinstance(motion, ClockMotion):
-        raise TypeError(f"clock_motion must be a fastcpu.types.ClockMotion or None, not {type(motion).__name__}")
-    return motion
-
-
-def _checked_bias(bias: object, bias_ci95: object, cycles_per_tick: float) -> dict[str, float]:
-    """The harness bias and its 95% half-width, core cycles, within what a
-    result file holds (none where core cycles are unknown)."""
-    out = {"harness_bias_core_cycles": check_figure(
-               "harness_bias_core_cycles", bias, -HARNESS_BIAS_MAX_CORE_CYCLES, HARNESS_BIAS_MAX_CORE_CYCLES,
-               "core cycles"),
-           "harness_bias_ci95_core_cycles": check_figure(
-               "harness_bias_ci95_core_cycles", bias_ci95, 0, HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")}
-    if math.isnan(cycles_per_tick) and any(out.values()):
-        raise ValueError("a harness bias in core cycles where core cycles per tick are unknown (NaN): "
-                         "give 0.0, 0.0")
-    return out
-
-
-def _deprecated_clock(cls_name: str) -> None:
-    _deprecated.warn(f"{cls_name}.clock", stacklevel=3)
-
-
-def _take_old_clock(result: Any, clock: str | None) -> None:
-    """The deprecated constructor keyword ``clock=``: the counter's old name."""
-    if clock is None:
-        return
-    _deprecated.warn(f"{type(result).__name__}(clock=)", stacklevel=4)
-    if result.counter != "tsc" and result.counter != clock:
-        raise TypeError("give counter= or its old name clock=, not both")
-    object.__setattr__(result, "counter", clock)
-
-
-class _Estimated:
-    """What BenchResult and DiffResult share: unit conversions with the
-    result's clock and counter, and the recommended estimate (a subclass
-    defines ``_recommended``) with its interval, in TSC ticks, ns and core
-    cycles."""
-
-    tsc_hz: float
-    cycles_per_tick: float
-    tsc_step_ticks: float
-    counter: str
-    migrated: np.ndarray
-    _recommended: _estimate.Estimate  # each result type says how it estimates
-    # The harness's own systematic error and its 95% half-width, core cycles
-    # per copy, as the self-test measured it (fastcpu.selftest): subtracted
-    # from the estimate and added to its interval. 0 where none was applied
-    # (DiffResult, unrolled or PMU results, files written before 0.3.0).
-    harness_bias_core_cycles: float = 0.0
-    harness_bias_ci95_core_cycles: float = 0.0
-    # The 95% half-width of cycles_per_tick (0: not known).
-    cycles_per_tick_ci95: float = 0.0
-    # The smallest cost the harness resolves, core cycles (0: not measured).
-    harness_resolution_core_cycles: float = 0.0
-    # What the figures cannot be trusted for, and why (rulers that disagree,
-    # a failed self-test): one sentence each, shown with the warnings.
-    caveats: tuple[str, ...] = ()
-
-    @property
-    def units(self) -> CounterUnits:
-        """What one count of :attr:`counter` was worth: a TSC tick, or one
-        core cycle for a PMU counter (the Hz, the step, core cycles per count)."""
-        return Clock(self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick).units(self.counter)
-
-    @property
-    def step(self) -> float:
-        """The granularity of what was counted, in its counts: ``tsc_step_ticks``
-        for the TSC, 1 for a PMU counter."""
-        return self.units.step
-
-    def ticks_to_ns(self, ticks: float) -> float:
-        """Convert counts of this result's counter (TSC ticks, or core cycles
-        for a PMU counter) to nanoseconds."""
-        return self.units.to_ns(ticks)
-
-    def ticks_to_core_cycles(self, ticks: float) -> float:
-        """Convert counts of this result's counter (TSC ticks, or core cycles
-        for a PMU counter) to core cycles."""
-        return self.units.to_core_cycles(ticks)
-
-    @property
-    def estimate(self) -> float:
-        """The cost per copy fastcpu recommends, in TSC ticks (above the empty
-        sequence for a BenchResult; core cycles when measured with a PMU
-        counter), with the harness bias (:attr:`harness_bias_core_cycles`)
-        subtracted where the cost is resolved (:attr:`resolved`). An
-        unresolved cost is the reading as it came, at least 0 (never a
-        negative cost): what it tells is the bound :attr:`upper_bound`, which
-        every table shows instead."""
-        if self.resolved:
-            return self._recommended.ticks - self.harness_bias_ticks
-        return max(self._recommended.ticks, 0.0)
-
-    @property
-    def resolved(self) -> bool:
-        """Whether the cost stands out from the empty sequence: the
-        uncorrected estimate's 95% interval lies above 0. The harness hides
-        what a body's latency overlaps with its closing fence (the self-test's
-        bias, a few core cycles on some hosts) and the counter has a step:
-        a body that reads within its interval of the empty one is below what
-        the harness resolves, and its cost is known only as a bound
-        (:attr:`upper_bound`), never as a negative or zero cost."""
-        rec = self._recommended
-        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
-        return rec.ticks - half > 0
-
-    @property
-    def upper_bound(self) -> float:
-        """For a cost that is not :attr:`resolved`, what it is below, in TSC
-        ticks per copy (core cycles with a PMU counter): the top of the
-        reading's interval (at least 0), plus how far a negative reading fell
-        below 0 (an error of the harness at least that large), plus what the
-        harness hides (the self-test's bias where negative, with its
-        interval) and how far its zero strays: the smallest cost it resolves
-        (:attr:`harness_resolution_core_cycles`), at least one count over
-        the copies of a run. NaN for a resolved cost."""
-        if self.resolved:
-            return math.nan
-        rec = self._recommended
-        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
-        bound = max(rec.ticks + half, 0.0) + max(-rec.ticks, 0.0) + self._resolution_ticks
-        return max(bound, 1.0 / self._copies)
-
-    @property
-    def _resolution_ticks(self) -> float:
-        """:attr:`harness_resolution_core_cycles` in counts of the counter (0 where unknown)."""
-        res = self.harness_resolution_core_cycles
-        if res == 0:
-            return 0.0
-        per = self.units.cycles_per_count
-        return res / per if math.isfinite(per) and per > 0 else 0.0
-
-    @property
-    def upper_bound_ns(self) -> float:
-        """:attr:`upper_bound` in ns (NaN for a resolved cost)."""
-        return self.units.convert(self.upper_bound, "ns")
-
-    @property
-    def upper_bound_core_cycles(self) -> float:
-        """:attr:`upper_bound` in core cycles, widened by the conversion's own
-        uncertainty (NaN for a resolved cost, or where core cycles are unknown)."""
-        bound = self.upper_bound
-        extra = bound * self.cycles_per_tick_ci95 if self.counter == "tsc" else 0.0
-        return self.units.convert(bound, "core_cycles") + extra
-
-    def cost_text(self, unit: str = "core_cycles", digits: int = 1) -> str:
-        """The cost as every table shows it, in `unit` (``'ticks'``, ``'ns'``
-        or ``'core_cycles'``), without the unit's name: ``'4.2 +- 0.9'`` for
-        a resolved cost, ``'< 3.1'`` for one below what the harness resolves
-        (:attr:`upper_bound`), never a negative cost."""
-        if not self.resolved:
-            bound = {"ticks": self.upper_bound, "ns": self.upper_bound_ns,
-                     "core_cycles": self.upper_bound_core_cycles}[unit]
-            return f"< {bound:.{digits}f}"
-        stat = _statistics.statistic("estimate")
-        return f"{stat.value(self, unit):.{digits}f} +- {stat.half_width(self, unit):.{digits}f}"
-
-    @property
-    def _copies(self) -> int:
-        """Copies of the sequence a run times: the finest a count can say per copy."""
-        return int(getattr(self, "unroll", None) or getattr(self, "k", 1) or 1)
-
-    @property
-    def harness_bias_ticks(self) -> float:
-        """:attr:`harness_bias_core_cycles` in counts of this result's counter
-        (TSC ticks) per copy (this result's conversion; 0 where none was applied,
-        even while core cycles are unknown)."""
-        if self.harness_bias_core_cycles == 0:
-            return 0.0
-        return self.harness_bias_core_cycles / self.units.cycles_per_count
-
-    @property
-    def estimate_random_ci95(self) -> float:
-        """Half-width of the 95% interval of :attr:`estimate` from the runs'
-        scatter alone (the random part), in TSC ticks per copy."""
-        return self._recommended.ci95_ticks
-
-    @property
-    def estimate_systematic_ci95(self) -> float:
-        """Half-width of the uncertainty of the harness-bias correction (the
-        systematic part), in TSC ticks per copy; 0 where the cost is not
-        :attr:`resolved` (no correction applied to it)."""
-        return self._bias_ci95_ticks if self.resolved else 0.0
-
-    @property
-    def _bias_ci95_ticks(self) -> float:
-        if self.harness_bias_ci95_core_cycles == 0:
-            return 0.0
-        return self.harness_bias_ci95_core_cycles / self.units.cycles_per_count
-
-    @property
-    def estimate_ci95(self) -> float:
-        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per
-        copy: the random part plus the systematic part, added linearly (a
-        bound, not a quadrature sum: the systematic error is not random from
-        one measurement to the next)."""
-        return self.estimate_random_ci95 + self.estimate_systematic_ci95
-
-    @property
-    def estimator(self) -> str:
-        """Which statistic :attr:`estimate` is: ``'median'``, ``'paired_mean'`` or ``'diff'``."""
-        return self._recommended.estimator
-
-    @property
-    def runs_used(self) -> int:
-        """Runs (pairs) the estimate rests on: not migrated, inside the outlier fence."""
-        return self._recommended.runs_used
-
-    @property
-    def migrations(self) -> int:
-        """How many runs (pairs) migrated to another CPU."""
-        return int(np.count_nonzero(self.migrated))
-
-    def __getattr__(self, name: str) -> float:
-        """``NAME_ns``, ``NAME_core_cycles``, ``NAME_ci95_ns`` and
-        ``NAME_ci95_core_cycles`` of every statistic of ``_statistics.STATISTICS``
-        (``best_ns``, ``estimate_ci95_core_cycles``): the statistic in that unit,
-        converted with this result's clock; a half-width in core cycles is
-        widened by what :attr:`cycles_per_tick_ci95` does to the value."""
-        if name.startswith("__"):  # copy, pickle and friends probe for dunders
-            raise AttributeError(name)
-        return _statistics.attribute(self, name)
-
-    # ---- how a result shows itself (repr, and HTML in a notebook) ----
-
-    @property
-    def _counts_unit(self) -> str:
-        """What one count of the counter is, in words."""
-        return "TSC ticks" if self.counter == "tsc" else "core cycles"
-
-    def _estimate_words(self) -> str:
-        """The estimate for a repr(): core cycles, then TSC ticks (for the
-        TSC; a PMU count is a core cycle) and ns."""
-        fig = _display.figure
-        others = [f"{fig(self.estimate_ns, self.estimate_ci95_ns)} ns"]
-        if self.counter == "tsc":
-            others.insert(0, f"{fig(self.estimate, self.estimate_ci95)} TSC ticks")
-        if math.isnan(self.estimate_core_cycles) and self.caveats:  # the rulers disagree
-            return f"estimate {', '.join(others)} (core cycles unknown here)"
-        return (f"estimate {fig(self.estimate_core_cycles, self.estimate_ci95_core_cycles)} "
-                f"core cycles ({', '.join(others)})")
-
-    def _caveat_words(self) -> str:
-        """Each caveat's gist (up to its colon) for a one-line repr; '' when none."""
-        return "".join(f"; {_display.one_line(c.split(':', 1)[0], 80)}" for c in self.caveats)
-
-    def _units(self) -> list[str]:
-        """The units of the HTML table: the counter's counts (TSC ticks; none
-        apart for a PMU counter, whose count is a core cycle), ns, core cycles."""
-        return [u for u in UNITS if u != "ticks" or self.counter == "tsc"]
-
-    def _units_columns(self) -> list[str]:
-        return [UNITS[u].words for u in self._units()]
-
-    def _statistic_rows(self) -> list[list[object]]:
-        """The HTML rows of each statistic shown there: one with an interval
-        as value +- 95% and the interval, one without as its value, in every unit."""
-        rows: list[list[object]] = []
-        for s in _statistics.shown_in("html"):
-            if not s.applies_to(self):
-                continue
-            value = [s.value(self, u) for u in self._units()]
-            if not s.has_interval:
-                rows.append([f"{s.name} (above empty)", *(f"{v:.2f}" for v in value)])
-                continue
-            half = [s.half_width(self, u) for u in self._units()]
-            label = f"{s.name} ({self.estimator})" if s.name == "estimate" else s.name
-            rows.append([f"{label} \u00b1 95%", *(_display.plus_minus(v, h) for v, h in zip(value, half))])
-            rows.append([f"{s.name} 95% interval" if s.name != "estimate" else "95% interval",
-                         *(_display.interval(v, h) for v, h in zip(value, half))])
-        return rows
-
-    def _correction_words(self) -> str:
-        """The harness-bias correction, and the interval's two parts."""
-        unit = self._counts_unit
-        if self.harness_bias_core_cycles == 0 and self.harness_bias_ci95_core_cycles == 0:
-            return (f"no harness-bias correction applied; the 95% interval is the runs' scatter, "
-                    f"\u00b1 {self.estimate_random_ci95:.2f} {unit}")
-        if self.harness_bias_core_cycles == 0:
-            return (f"no harness-bias correction applied (the self-test failed); the 95% interval adds "
-                    f"the bias it did not subtract, \u00b1 {self.estimate_systematic_ci95:.2f} {unit} "
-                    f"(systematic), to the runs' \u00b1 {self.estimate_random_ci95:.2f} {unit} (random)")
-        return (f"harness bias {self.harness_bias_core_cycles:.2f} \u00b1 "
-                f"{self.harness_bias_ci95_core_cycles:.2f} core cycles per copy subtracted "
-                f"(fastcpu.selftest's, from the known-cost chains on the measuring host); the "
-                f"95% interval adds its \u00b1 {self.estimate_systematic_ci95:.2f} {unit} "
-                f"(systematic) to the runs' \u00b1 {self.estimate_random_ci95:.2f} {unit} (random)")
-
-    def _clock_words(self) -> str:
-        return (f"clock: TSC {self.tsc_hz / 1e6:.2f} MHz, step {self.tsc_step_ticks:.4g} TSC ticks, "
-                f"{self.cycles_per_tick:.3f} core cycles per TSC tick; counter={self.counter!r}")
+__all__ = ["BenchResult", "DiffResult", "stability", "COUNTERS"]
 
 
 @dataclass(frozen=True, eq=False)
-class BenchResult(_Estimated):
+class BenchResult(Estimated):
     """One call of :func:`fastcpu.bench`.
 
     The seed's statistics, in TSC ticks per copy of the sequence, with the
@@ -470,11 +143,11 @@ class BenchResult(_Estimated):
     clock: InitVar[str | None] = None  # deprecated: the old name of counter
 
     def __post_init__(self, clock: str | None) -> None:
-        _take_old_clock(self, clock)
+        take_old_clock(self, clock)
         # the constructor checks what from_arrays() checks, and that the
         # figures it is given are those of its arrays (as load() does)
-        raw, empty, migrated = _per_run_arrays(self.raw, self.empty, self.migrated, ("raw", "empty", "run"))
-        fields = _checked_fields(self.method, self.serialize, self.unroll, self.cpu, self.counter,
+        raw, empty, migrated = per_run_arrays(self.raw, self.empty, self.migrated, ("raw", "empty", "run"))
+        fields = checked_fields(self.method, self.serialize, self.unroll, self.cpu, self.counter,
                                  self.cycles_per_tick, self.cycles_per_tick_ci95, self.harness_bias_core_cycles,
                                  self.harness_bias_ci95_core_cycles, self.caveats)
         Clock(self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick)  # the clock's ranges
@@ -563,13 +236,13 @@ class BenchResult(_Estimated):
             raise TypeError(f"catalog_row must be a CatalogRow or None, not {type(catalog_row).__name__}")
         if catalog_row is ...:
             catalog_row = recorded_row(method, "")
-        raw, empty, migrated = _per_run_arrays(raw, empty, migrated, ("raw", "empty", "run"))
+        raw, empty, migrated = per_run_arrays(raw, empty, migrated, ("raw", "empty", "run"))
         if raw.size > RUNS_MAX:
             raise ValueError(f"the arrays hold {raw.size} runs, more than the {RUNS_MAX} (RUNS_MAX) "
                              "one measurement may")
         if not isinstance(clock, Clock):
             raise TypeError(f"clock must be a fastcpu.Clock, not {type(clock).__name__}")
-        fields = _checked_fields(method, serialize, unroll, cpu, counter,
+        fields = checked_fields(method, serialize, unroll, cpu, counter,
                                  clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
                                  cycles_per_tick_ci95, harness_bias_core_cycles, harness_bias_ci95_core_cycles,
                                  caveats)
@@ -594,7 +267,7 @@ class BenchResult(_Estimated):
             tsc_step_ticks=clock.tsc_step_ticks,
             counter=counter,
             **fields,
-            clock_motion=_checked_motion(clock_motion),
+            clock_motion=checked_motion(clock_motion),
             harness_resolution_core_cycles=check_figure(
                 "harness_resolution_core_cycles", harness_resolution_core_cycles, 0,
                 HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles"),
@@ -634,7 +307,7 @@ class BenchResult(_Estimated):
                 1e6), a bias where core cycles per tick are unknown, or more
                 caveats, or longer, than a file holds.
         """
-        bias = _checked_bias(bias_core_cycles, ci95_core_cycles, self.cycles_per_tick)
+        bias = checked_bias(bias_core_cycles, ci95_core_cycles, self.cycles_per_tick)
         resolution = check_figure("harness_resolution_core_cycles", resolution_core_cycles, 0,
                                   HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")
         # every other field as it is (checked when this one was built), none
@@ -738,207 +411,15 @@ class BenchResult(_Estimated):
         )
 
 
-@dataclass(frozen=True, eq=False)
-class DiffResult(_Estimated):
-    """The differencing estimate of :func:`fastcpu.bench_diff`.
-
-    One interleaved measurement of the same sequence at 2k and at k
-    back-to-back copies per run (alternating which comes first, like
-    :func:`fastcpu.bench`'s method and empty runs), both through the same
-    copy loop. The cost per copy is the mean of the paired differences
-    ``(long[i] - short[i]) / k`` inside an outlier fence, migrated pairs
-    left out, which cancels whatever the harness adds or hides once per run
-    (nanoBench's and uarch-bench's method). For a throughput-bound sequence
-    it is a throughput figure; for a dependent chain, its latency. It
-    includes the copy loop's own cost per copy (an add and a fused cmp/jne,
-    about 1-1.5 core cycles per copy here) where the body is faster than
-    that loop: below about 2 core cycles per copy it reads the loop.
-
-    Attributes:
-        method: the method's name (``'user:NAME'`` for a user function).
-        runs: number of timed pairs.
-        serialize: the serialization mode.
-        k: copies per run of the short side (the long side has 2k).
-        cpu: the CPU the thread was pinned to, or ``None``.
-        long: uint64 TSC ticks of each run at 2k copies, harness included.
-        short: uint64 TSC ticks of each run at k copies, harness included.
-        migrated: bool per pair: the CPU changed across it.
-        tsc_hz, cycles_per_tick, tsc_step_ticks, counter: as for
-            :class:`BenchResult` (``clock``, the old name of ``counter``,
-            still works, deprecated); on the TSC, ``cycles_per_tick`` is
-            measured around the runs, as bench() brackets its own.
-        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
-            (0: not known, e.g. the first-use figure).
-        caveats, clock_motion: as for :class:`BenchResult`.
-    """
-
-    method: str
-    runs: int
-    serialize: str
-    k: int
-    cpu: int | None
-    long: np.ndarray = field(repr=False)
-    short: np.ndarray = field(repr=False)
-    migrated: np.ndarray = field(repr=False)
-    tsc_hz: float
-    cycles_per_tick: float
-    tsc_step_ticks: float
-    counter: str = "tsc"
-    clock: InitVar[str | None] = None  # deprecated: the old name of counter
-    cycles_per_tick_ci95: float = 0.0
-    caveats: tuple[str, ...] = ()
-    clock_motion: ClockMotion | None = None
-
-    def __post_init__(self, clock: str | None) -> None:
-        _take_old_clock(self, clock)
-
-    @classmethod
-    def from_arrays(
-        cls,
-        *,
-        method: str,
-        serialize: str,
-        k: int,
-        cpu: int | None,
-        long: np.ndarray,
-        short: np.ndarray,
-        migrated: np.ndarray,
-        clock: Clock,
-        counter: str = "tsc",
-        cycles_per_tick: float | None = None,
-        cycles_per_tick_ci95: float = 0.0,
-        caveats: tuple[str, ...] = (),
-        clock_motion: ClockMotion | None = None,
-    ) -> DiffResult:
-        """The one way to build a DiffResult from per-pair arrays, as
-        :meth:`BenchResult.from_arrays` builds a BenchResult: ``runs`` is
-        their length, `cycles_per_tick` overrides the clock's (None: the
-        clock's).
-
-        Raises:
-            TypeError: the counts are not numbers.
-            ValueError: the arrays are empty, not one-dimensional or of
-                different lengths, or a count is NaN, infinite, negative,
-                fractional or 2**64 or more (the message names the array
-                and the run).
-        """
-        long, short, migrated = _per_run_arrays(long, short, migrated, ("long", "short", "pair"))
-        return cls(
-            method=method, runs=int(long.size), serialize=serialize, k=k, cpu=cpu, long=long,
-            short=short, migrated=migrated, tsc_hz=clock.tsc_hz,
-            cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
-            tsc_step_ticks=clock.tsc_step_ticks, counter=counter,
-            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion)
-
-    @cached_property
-    def _recommended(self) -> _estimate.Estimate:
-        return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)
-
-    def __repr__(self) -> str:
-        """One line: the method, its estimate per copy in core cycles (and TSC
-        ticks, ns) with the 95% half-width, k and the pairs of runs."""
-        counter = f", counter={self.counter!r}" if self.counter != "tsc" else ""
-        return (f"<fastcpu.DiffResult {_display.one_line(self.method)}: {self._estimate_words()} "
-                f"per copy by differencing {self.k} and {2 * self.k} copies, {self.runs} pairs, "
-                f"serialize={self.serialize!r}{counter}{self._caveat_words()}>")
-
-    def _repr_html_(self) -> str:
-        """The result as an HTML table, for Jupyter: the differencing estimate
-        with its 95% interval in TSC ticks, ns and core cycles."""
-        d = _display
-        where = f"pinned to CPU {self.cpu}" if self.cpu is not None else "not pinned"
-        facts = (f"{self.runs} interleaved pairs of runs at {self.k} and {2 * self.k} copies "
-                 f"({self.runs_used} used, {self.migrations} migrated), "
-                 f"serialize={self.serialize!r}, {where}")
-        return d.block(
-            d.table(["", *self._units_columns()], self._statistic_rows(),
-                    caption=f"fastcpu.DiffResult {self.method}: cost per copy by differencing"),
-            d.paragraph(facts),
-            d.paragraph("no harness-bias correction: differencing cancels what the harness adds "
-                        "once per run; below about 2 core cycles per copy it reads the copy loop"),
-            d.paragraph(self._clock_words()),
-            d.bullets(self.caveats, "caveats"),
-        )
-
-    def __str__(self) -> str:
-        return (
-            f"{self.method}: {self.estimate:.2f} +- {self.estimate_ci95:.2f} ticks per copy "
-            f"({self.estimate_core_cycles:.2f} core cycles) by differencing "
-            f"{self.k} and {2 * self.k} copies over {self.runs} interleaved pairs of runs"
-        )
-
-
-def _per_run_arrays(a: Any, b: Any, migrated: Any, names: tuple[str, str, str]
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two arrays of counts (uint64) and one of migrations (bool), one value
-    per run (pair), contiguous: what from_arrays() takes. `names`: the two
-    arrays' names and what one value stands for, for the messages.
-
-    Raises:
-        TypeError: the counts are not numbers.
-        ValueError: empty, not one-dimensional, of different lengths, or a
-            count that is no count (NaN, infinite, negative, fractional,
-            2**64 or more): converted to uint64 it would read as a huge or
-            wrong number of ticks.
-    """
-    first, second, unit = names
-    a, b = np.asarray(a), np.asarray(b)
-    migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
-    if a.ndim != 1 or a.size == 0:
-        raise ValueError(f"{first} must be a non-empty 1-D array of TSC ticks, not shape {a.shape}")
-    if b.shape != a.shape or migrated.shape != a.shape:
-        raise ValueError(
-            f"{first}, {second} and migrated must have one value per {unit}: lengths "
-            f"{a.size}, {b.size} and {migrated.size} differ"
-        )
-    return _counts(a, first, unit), _counts(b, second, unit), migrated
-
-
-def _counts(a: np.ndarray, name: str, unit: str) -> np.ndarray:
-    """`a` (1-D) as contiguous uint64 counts, refused (naming `name` and the
-    first bad `unit`) where a value is no count: a cast would turn NaN or a
-    negative into a count near 2**63 or 2**64, and a fraction into another
-    count, silently."""
-    kind = a.dtype.kind
-    if kind == "u":  # what bench() passes: nothing to check
-        return np.ascontiguousarray(a, dtype=np.uint64)
-    if kind not in "if":
-        raise TypeError(f"{name} must hold counts (whole TSC ticks, or core cycles), not {a.dtype} "
-                        "values: pass the measurement's counts as integers (uint64)")
-    if kind == "i":
-        bad = a < 0
-    else:
-        with np.errstate(invalid="ignore"):
-            bad = ~np.isfinite(a) | (a < 0) | (a >= 2.0**64) | (a != np.floor(a))
-    if bad.any():
-        at = int(np.argmax(bad))
-        value = a[at].item()
-        what = ("NaN" if value != value else "infinite" if kind == "f" and math.isinf(value)
-                else "negative" if value < 0 else "2**64 or more" if value >= 2.0**64 else "fractional")
-        raise ValueError(
-            f"{name} holds {value!r} at {unit} {at}, which is {what}: a count of TSC ticks (or core "
-            f"cycles) is a whole number from 0 to 2**64-1; leave that {unit} out of every array "
-            "(or measure again), and pass counts as integers, e.g. the uint64 arrays bench() gives")
-    return np.ascontiguousarray(a, dtype=np.uint64)
-
-
-def _clock_alias(self: Any) -> str | None:
-    if sys._getframe(1).f_code.co_filename == dataclasses.__file__:
-        return None  # dataclasses.replace() reads each InitVar to pass it on: no old name was used
-    _deprecated_clock(type(self).__name__)
-    return self.counter
-
-
 #: What a BenchResult computes from its fields on first access and keeps in
 #: its ``__dict__`` (every cached_property of the class and its bases): what
 #: with_harness_correction() leaves out of its copy.
 _CACHED = tuple(name for klass in BenchResult.__mro__ for name, value in vars(klass).items()
                 if isinstance(value, cached_property))
 
-# The old name of `counter`, read-only, deprecated. Set after the classes are
+# The old name of `counter`, read-only, deprecated. Set after the class is
 # made: the dataclass takes `clock` as a constructor keyword (an InitVar).
-BenchResult.clock = property(_clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]
-DiffResult.clock = property(_clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]
+BenchResult.clock = property(clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]
 
 
 def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> Stability:

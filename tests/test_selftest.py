@@ -372,7 +372,11 @@ def test_table_header_carries_the_selftest():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     head = out.stdout.split("METHOD")[0]
-    assert "self-test:" in head and "inline lfence" in head
+    assert "self-test:" in head
+    if "not run" in head:  # a loaded host's first-use calibration could not tell its rulers apart
+        assert "core cycles per tick UNKNOWN" in head
+    else:
+        assert "inline lfence" in head
 
 
 def test_result_files_keep_the_report_and_the_corrections(tmp_path):

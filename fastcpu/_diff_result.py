@@ -1,0 +1,152 @@
+"""DiffResult: the differencing estimate of :func:`fastcpu.bench_diff`, one
+interleaved measurement at 2k and k copies per run. ``DiffResult.from_arrays``
+is the one way to build one."""
+
+from __future__ import annotations
+
+from dataclasses import InitVar, dataclass, field
+
+import numpy as np
+
+from . import _display, _estimate
+from ._clock_values import Clock
+from ._clock_motion import ClockMotion
+from ._locks import cached_property
+from ._result_base import Estimated, clock_alias, per_run_arrays, take_old_clock
+
+__all__ = ["DiffResult"]
+
+
+@dataclass(frozen=True, eq=False)
+class DiffResult(Estimated):
+    """The differencing estimate of :func:`fastcpu.bench_diff`.
+
+    One interleaved measurement of the same sequence at 2k and at k
+    back-to-back copies per run (alternating which comes first, like
+    :func:`fastcpu.bench`'s method and empty runs), both through the same
+    copy loop. The cost per copy is the mean of the paired differences
+    ``(long[i] - short[i]) / k`` inside an outlier fence, migrated pairs
+    left out, which cancels whatever the harness adds or hides once per run
+    (nanoBench's and uarch-bench's method). For a throughput-bound sequence
+    it is a throughput figure; for a dependent chain, its latency. It
+    includes the copy loop's own cost per copy (an add and a fused cmp/jne,
+    about 1-1.5 core cycles per copy here) where the body is faster than
+    that loop: below about 2 core cycles per copy it reads the loop.
+
+    Attributes:
+        method: the method's name (``'user:NAME'`` for a user function).
+        runs: number of timed pairs.
+        serialize: the serialization mode.
+        k: copies per run of the short side (the long side has 2k).
+        cpu: the CPU the thread was pinned to, or ``None``.
+        long: uint64 TSC ticks of each run at 2k copies, harness included.
+        short: uint64 TSC ticks of each run at k copies, harness included.
+        migrated: bool per pair: the CPU changed across it.
+        tsc_hz, cycles_per_tick, tsc_step_ticks, counter: as for
+            :class:`BenchResult` (``clock``, the old name of ``counter``,
+            still works, deprecated); on the TSC, ``cycles_per_tick`` is
+            measured around the runs, as bench() brackets its own.
+        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
+            (0: not known, e.g. the first-use figure).
+        caveats, clock_motion: as for :class:`BenchResult`.
+    """
+
+    method: str
+    runs: int
+    serialize: str
+    k: int
+    cpu: int | None
+    long: np.ndarray = field(repr=False)
+    short: np.ndarray = field(repr=False)
+    migrated: np.ndarray = field(repr=False)
+    tsc_hz: float
+    cycles_per_tick: float
+    tsc_step_ticks: float
+    counter: str = "tsc"
+    clock: InitVar[str | None] = None  # deprecated: the old name of counter
+    cycles_per_tick_ci95: float = 0.0
+    caveats: tuple[str, ...] = ()
+    clock_motion: ClockMotion | None = None
+
+    def __post_init__(self, clock: str | None) -> None:
+        take_old_clock(self, clock)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        method: str,
+        serialize: str,
+        k: int,
+        cpu: int | None,
+        long: np.ndarray,
+        short: np.ndarray,
+        migrated: np.ndarray,
+        clock: Clock,
+        counter: str = "tsc",
+        cycles_per_tick: float | None = None,
+        cycles_per_tick_ci95: float = 0.0,
+        caveats: tuple[str, ...] = (),
+        clock_motion: ClockMotion | None = None,
+    ) -> DiffResult:
+        """The one way to build a DiffResult from per-pair arrays, as
+        :meth:`BenchResult.from_arrays` builds a BenchResult: ``runs`` is
+        their length, `cycles_per_tick` overrides the clock's (None: the
+        clock's).
+
+        Raises:
+            TypeError: the counts are not numbers.
+            ValueError: the arrays are empty, not one-dimensional or of
+                different lengths, or a count is NaN, infinite, negative,
+                fractional or 2**64 or more (the message names the array
+                and the run).
+        """
+        long, short, migrated = per_run_arrays(long, short, migrated, ("long", "short", "pair"))
+        return cls(
+            method=method, runs=int(long.size), serialize=serialize, k=k, cpu=cpu, long=long,
+            short=short, migrated=migrated, tsc_hz=clock.tsc_hz,
+            cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
+            tsc_step_ticks=clock.tsc_step_ticks, counter=counter,
+            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion)
+
+    @cached_property
+    def _recommended(self) -> _estimate.Estimate:
+        return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)
+
+    def __repr__(self) -> str:
+        """One line: the method, its estimate per copy in core cycles (and TSC
+        ticks, ns) with the 95% half-width, k and the pairs of runs."""
+        counter = f", counter={self.counter!r}" if self.counter != "tsc" else ""
+        return (f"<fastcpu.DiffResult {_display.one_line(self.method)}: {self._estimate_words()} "
+                f"per copy by differencing {self.k} and {2 * self.k} copies, {self.runs} pairs, "
+                f"serialize={self.serialize!r}{counter}{self._caveat_words()}>")
+
+    def _repr_html_(self) -> str:
+        """The result as an HTML table, for Jupyter: the differencing estimate
+        with its 95% interval in TSC ticks, ns and core cycles."""
+        d = _display
+        where = f"pinned to CPU {self.cpu}" if self.cpu is not None else "not pinned"
+        facts = (f"{self.runs} interleaved pairs of runs at {self.k} and {2 * self.k} copies "
+                 f"({self.runs_used} used, {self.migrations} migrated), "
+                 f"serialize={self.serialize!r}, {where}")
+        return d.block(
+            d.table(["", *self._units_columns()], self._statistic_rows(),
+                    caption=f"fastcpu.DiffResult {self.method}: cost per copy by differencing"),
+            d.paragraph(facts),
+            d.paragraph("no harness-bias correction: differencing cancels what the harness adds "
+                        "once per run; below about 2 core cycles per copy it reads the copy loop"),
+            d.paragraph(self._clock_words()),
+            d.bullets(self.caveats, "caveats"),
+        )
+
+    def __str__(self) -> str:
+        return (
+            f"{self.method}: {self.estimate:.2f} +- {self.estimate_ci95:.2f} ticks per copy "
+            f"({self.estimate_core_cycles:.2f} core cycles) by differencing "
+            f"{self.k} and {2 * self.k} copies over {self.runs} interleaved pairs of runs"
+        )
+
+
+# The old name of `counter`, read-only, deprecated. Set after the class is
+# made: the dataclass takes `clock` as a constructor keyword (an InitVar).
+DiffResult.clock = property(clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]
