@@ -1,5 +1,6 @@
 """fastcpu.bench(): shapes, dtypes, statistics and pinning."""
 
+import math
 import os
 
 import numpy as np
@@ -86,6 +87,12 @@ def test_units_convert_with_the_clock():
     assert r.best_ns == pytest.approx(r.best * 1e9 / clk.tsc_hz)
     # core cycles convert with the cycles per tick measured around the runs,
     # which the core clock may have moved from the first-use figure
+    if math.isnan(r.cycles_per_tick):
+        # no undisturbed ruler point inside the runs, and a first use that could not tell its
+        # rulers apart either (seen once in CI on the GenuineIntel family 6 model 167 guest):
+        # core cycles unknown, and the result says why
+        assert math.isnan(clk.cycles_per_tick) and math.isnan(r.median_core_cycles) and r.caveats
+        return
     assert r.median_core_cycles == pytest.approx(r.median * r.cycles_per_tick)
     # its own rulers, taken inside the measurement; near the first-use figure where that is known
     # (a process that started on a loaded host may have none: the measurement's own still stands)

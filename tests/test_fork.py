@@ -337,7 +337,7 @@ def test_no_cached_property_or_stdlib_lock_of_the_package_can_be_held_across_a_f
             lock_free.append(where)
     assert locked == []
     assert {"_bench_result.BenchResult._recommended", "_bench_result.BenchResult._paired_mean",
-            "_bench_result.BenchResult.stability", "_bench_result.DiffResult._recommended",
+            "_bench_result.BenchResult.stability", "_diff_result.DiffResult._recommended",
             "_clock_values.Clock.core_cycles_problem"} <= set(lock_free)
 
 

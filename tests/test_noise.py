@@ -115,7 +115,12 @@ def test_fit_to_this_machine_reproduces_its_empty_sequence():
     assert model.step_ticks == fastcpu.clock().tsc_step_ticks
     assert model.overhead_ticks > 0 and 0 <= model.interrupt_rate < 0.5
     sim = model.simulate(0.0, 3000, seed=10)
-    assert abs(np.median(sim.empty) - np.median(real.empty)) <= model.step_ticks
+    # the model holds one overhead; where the core clock moved during the runs (the GenuineIntel
+    # family 6 model 167 guest's hops among levels 14% apart), the real runs' overhead in ticks
+    # moved with it, and their median may sit anywhere within that spread
+    levels = real.clock_motion.levels_core_cycles_per_tick if real.clock_motion is not None else ()
+    moved = (max(levels) / min(levels) - 1) * model.overhead_ticks if len(levels) > 1 else 0.0
+    assert abs(np.median(sim.empty) - np.median(real.empty)) <= model.step_ticks + moved
 
 
 def test_recovery_reports_every_estimator_for_every_true_cost():
