@@ -81,14 +81,9 @@ def ecdf(
     one panel.
     """
     unit = check_unit(unit)
-    check_options(ax, log_x)
-    check_upto(upto)
-    chosen = bench_results(results, methods)
-    if not chosen:
-        raise ValueError("nothing to plot: no method measured (or none of those named)")
+    chosen = _chosen(results, methods, ax, log_x, upto)
     if ax is None and methods is None and len(_panels(chosen)) > 1:
-        title = name(results.name) if isinstance(results, Results) else None
-        return _grouped_figure(chosen, title, unit, log_x, upto, 2).axes[0]
+        return _grouped_figure(chosen, _title(results), unit, log_x, upto, 2).axes[0]
     if ax is None:
         _, ax = plt.subplots(figsize=(8.5, 4.5), layout="constrained")
     chosen, left_out = chosen[:SERIES_MAX], len(chosen) - SERIES_MAX
@@ -141,13 +136,24 @@ def ecdf_groups(
     :data:`ECDF_PANELS_MAX` panels are drawn; the title says how many methods were left out."""
     unit = check_unit(unit)
     ncols = check_ncols(ncols)
-    check_options(None, log_x)
+    return _grouped_figure(_chosen(results, methods, None, log_x, upto), _title(results), unit, log_x, upto,
+                           ncols)
+
+
+def _chosen(results: Results | Iterable[BenchResult], methods: Sequence[str] | None, ax: Axes | None,
+            log_x: bool | None, upto: float) -> list[BenchResult]:
+    """The results an ECDF plot draws, after the checks both entry points make."""
+    check_options(ax, log_x)
     check_upto(upto)
     chosen = bench_results(results, methods)
     if not chosen:
         raise ValueError("nothing to plot: no method measured (or none of those named)")
-    return _grouped_figure(chosen, name(results.name) if isinstance(results, Results) else None,
-                           unit, log_x, upto, ncols)
+    return chosen
+
+
+def _title(results: Results | Iterable[BenchResult]) -> str | None:
+    """A figure's title: the machine's name, where the runs came as a Results."""
+    return name(results.name) if isinstance(results, Results) else None
 
 
 def _grouped_figure(chosen: list[BenchResult], title: str | None, unit: str, log_x: bool | None,
