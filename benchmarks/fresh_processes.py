@@ -39,10 +39,12 @@ out = {}
 for name in sys.argv[1:]:
     r = fastcpu.bench(name, 1000)
     truth = truths.get(name, 0)  # 'empty' costs nothing
-    out[name] = dict(truth=truth, estimate=r.estimate_core_cycles, ci95=r.estimate_ci95_core_cycles,
-                     resolved=r.resolved, upper=r.upper_bound_core_cycles, text=r.cost_text(),
+    out[name] = dict(truth_core_cycles=truth, estimate_core_cycles=r.estimate_core_cycles,
+                     ci95_core_cycles=r.estimate_ci95_core_cycles, resolved=r.resolved,
+                     upper_core_cycles=r.upper_bound_core_cycles, text=r.cost_text(),
                      estimate_ticks=r.estimate, ci95_ticks=r.estimate_ci95,
-                     resolution=r.harness_resolution_core_cycles, hops=getattr(r.clock_motion, "hops", 0))
+                     resolution_core_cycles=r.harness_resolution_core_cycles,
+                     hops=getattr(r.clock_motion, "hops", 0))
 print(json.dumps(out))
 """
 
@@ -75,27 +77,27 @@ def holds(row: dict) -> bool:
     """Whether the printed figure holds the truth: an interval around the
     estimate, or, for an unresolved cost, the bound above 0."""
     if not row["resolved"]:
-        return row["truth"] <= row["upper"]
-    return abs(row["estimate"] - row["truth"]) <= row["ci95"]
+        return row["truth_core_cycles"] <= row["upper_core_cycles"]
+    return abs(row["estimate_core_cycles"] - row["truth_core_cycles"]) <= row["ci95_core_cycles"]
 
 
 def report(got: list[dict], busy: bool) -> None:
     print(f"### {len(got)} fresh processes, other CPUs {'busy' if busy else 'idle'}")
     print(f"host: {host_line()}; load average {load_line()}\n")
-    print("| chain | truth (core cycles) | estimates (min / median / max) | 95% interval holds truth "
+    print("| chain | truth (core cycles) | estimates, core cycles (min / median / max) | 95% interval holds truth "
           "| unresolved (shown as < X) |")
     print("| --- | ---: | --- | ---: | ---: |")
     for name in ("empty", *CHAINS):
         rows = [g[name] for g in got]
-        est = sorted(r["estimate"] for r in rows)
+        est = sorted(r["estimate_core_cycles"] for r in rows)
         held = sum(holds(r) for r in rows)
         unresolved = sum(not r["resolved"] for r in rows)
-        print(f"| {name} | {rows[0]['truth']} | {est[0]:.2f} / {est[len(est) // 2]:.2f} / {est[-1]:.2f} "
+        print(f"| {name} | {rows[0]['truth_core_cycles']} | {est[0]:.2f} / {est[len(est) // 2]:.2f} / {est[-1]:.2f} "
               f"| {held} of {len(rows)} ({held / len(rows):.0%}) | {unresolved} |")
     zero = [g["empty"] for g in got]
     print("\n'empty' (the harness's zero) in ticks: "
           + ", ".join(f"{r['estimate_ticks']:+.2f} +- {r['ci95_ticks']:.2f}" for r in zero))
-    print("resolution (core cycles) per process: " + ", ".join(f"{r['resolution']:.2f}" for r in zero))
+    print("resolution (core cycles) per process: " + ", ".join(f"{r['resolution_core_cycles']:.2f}" for r in zero))
 
 
 def main() -> None:
