@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from hostnoise import on_some_try
+
 REPO = Path(__file__).resolve().parent.parent
 BENCHMARKS = REPO / "benchmarks"
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
@@ -83,24 +85,29 @@ def test_fastcpus_rulers_agree_with_a_c_programs_own(tmp_path):
     # the program's gcd where the lattice is a whole number of ticks (1 where
     # it is not), and both read core cycles per tick alike; the tolerance is
     # the few percent a guest's core clock moves within seconds
+    # (where it hops by up to 14%, as on the GenuineIntel family 6 model 167 guest, the two may
+    # fall on different levels: on some of a few fresh pairs they share one)
     import fastcpu
 
-    clk = fastcpu.clock(refresh=True)
-    done, _ = _rulers_program(tmp_path, "201", str(max(os.sched_getaffinity(0))))
-    assert done.returncode == 0, done.stderr
-    facts = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines()}
-    gcd = int(facts["gcd"])
-    if clk.tsc_step_ticks == int(clk.tsc_step_ticks):
-        assert gcd == clk.tsc_step_ticks
-    else:
-        assert gcd == 1
-    empty, n = int(facts["empty"]), 16 * 1024
-    add = n / (int(facts["add_rr"]) - empty)
-    imul = 3 * n / (int(facts["imul"]) - empty)
-    assert add == pytest.approx(clk.rulers.add_cycles_per_tick, rel=0.08)
-    assert imul == pytest.approx(clk.rulers.imul_cycles_per_tick, rel=0.08)
-    folded = n / (int(facts["add_imm"]) - empty) / add > 1.25
-    assert folded == clk.rulers.immediate_adds_folded
+    def agree():
+        clk = fastcpu.clock(refresh=True)
+        done, _ = _rulers_program(tmp_path, "201", str(max(os.sched_getaffinity(0))))
+        assert done.returncode == 0, done.stderr
+        facts = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines()}
+        gcd = int(facts["gcd"])
+        if clk.tsc_step_ticks == int(clk.tsc_step_ticks):
+            assert gcd == clk.tsc_step_ticks
+        else:
+            assert gcd == 1
+        empty, n = int(facts["empty"]), 16 * 1024
+        add = n / (int(facts["add_rr"]) - empty)
+        imul = 3 * n / (int(facts["imul"]) - empty)
+        assert add == pytest.approx(clk.rulers.add_cycles_per_tick, rel=0.08)
+        assert imul == pytest.approx(clk.rulers.imul_cycles_per_tick, rel=0.08)
+        folded = n / (int(facts["add_imm"]) - empty) / add > 1.25
+        assert folded == clk.rulers.immediate_adds_folded
+
+    on_some_try(agree)
 
 
 def test_rulers_script_prints_its_table():

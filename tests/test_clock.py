@@ -10,6 +10,7 @@ import pytest
 
 import fastcpu
 from fastcpu import _core
+from hostnoise import on_some_try
 
 
 def test_clock_is_plausible_and_cached():
@@ -27,10 +28,16 @@ def test_clock_is_plausible_and_cached():
 
 def test_the_rulers_agree_on_this_host():
     # register-register adds and imuls are clocks on every x86-64 core fastcpu
-    # has met; a disagreement here is a finding, reported with both figures
-    clk = fastcpu.clock()
-    assert clk.rulers.agree, clk.rulers.words()
-    assert clk.rulers.imul_in_adds == pytest.approx(3.0, rel=clk.rulers.tolerance)
+    # has met; a disagreement here is a finding, reported with both figures.
+    # One calibration may fall across a hop of the core clock (the GenuineIntel
+    # family 6 model 167 guest's, once in CI: add 1.241, imul/3 1.145): a finding
+    # holds on every fresh calibration, a hop on few
+    def agree():
+        clk = fastcpu.clock(refresh=True)
+        assert clk.rulers.agree, clk.rulers.words()
+        assert clk.rulers.imul_in_adds == pytest.approx(3.0, rel=clk.rulers.tolerance)
+
+    on_some_try(agree)
 
 
 def test_the_immediate_add_fact_is_measured():
