@@ -389,7 +389,7 @@ def check_noise_cheap_method(out: Output, host: str, step: float, cpt: float | N
     above = int(m.group(5))
     for which, said in ((method, m.group(3)), ("empty", m.group(4))):
         low, high = share(which, lambda v: v > above)
-        assert low - 0.005 <= int(said) / 100 <= high + 0.005, (which, said, low, high)
+        assert low - 0.005 - 1e-9 <= int(said) / 100 <= high + 0.005 + 1e-9, (which, said, low, high)  # 6.5% prints 6: float slack at the half
     below = out.at_most_one(rf"On (.+), (\w+) costs less than one step: {F} ticks by the paired mean, "
                             rf"{F} of the {F}-tick step\.")
     if below:
