@@ -9,6 +9,7 @@ refuses the filter.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import functools
 import os
@@ -73,6 +74,7 @@ def _helper() -> str:
     if gcc is None:
         pytest.skip("no C compiler to build the seccomp helper")
     directory = tempfile.mkdtemp(prefix="fastcpu-seccomp-")
+    atexit.register(shutil.rmtree, directory, True)
     src, exe = os.path.join(directory, "deny.c"), os.path.join(directory, "deny")
     with open(src, "w") as f:
         f.write(_SOURCE)
