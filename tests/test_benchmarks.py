@@ -116,3 +116,16 @@ def test_rulers_script_prints_its_table():
     assert done.returncode == 0, done.stderr
     assert "Host: " in done.stdout and "| core cycles per tick, register-register adds |" in done.stdout
     assert "spaced deltas on fastcpu's lattice" in done.stdout
+
+
+def test_performance_script_prints_its_tables():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "performance.py"), "--repeats", "6", "--max-runs", "1000",
+                           "--first-use", "1"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith(("| gdt |", "| rdpid |", "| empty |"))]
+    assert len(rows) == 3, done.stdout
+    for row in rows:  # the C loop in this process and as a program, bench, the bare core, the ratio
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert all(c.endswith(" us") and float(c[:-3]) > 0 for c in cells[1:5]), row
+        assert float(cells[5].split()[0]) > 0, row
+    assert "| import fastcpu |" in done.stdout
