@@ -4,8 +4,9 @@ result. (DiffResult, bench_diff's, lives in ``_diff_result`` and is
 importable from here too.)
 
 :meth:`BenchResult.from_arrays` is the one way to build a BenchResult from
-arrays: :func:`fastcpu.bench`, a result file and the noise model all go
-through it.
+arrays someone hands over: a result file and the noise model go through
+it. :func:`fastcpu.bench` builds its own from what the C core returned
+(``_from_measured``), with the same fields and nothing to check again.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _display, _estimate
-from ._args import HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, check_figure, check_sentences
+from ._args import CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, check_figure, check_sentences
 from ._catalog_rows import CatalogRow, recorded_row
 from ._clock_values import Clock
 from ._clock_motion import ClockMotion
@@ -247,32 +248,55 @@ class BenchResult(Estimated):
                                  cycles_per_tick_ci95, harness_bias_core_cycles, harness_bias_ci95_core_cycles,
                                  caveats)
         unroll = fields["unroll"]
-        # Every field at once, not through the dataclass's generated __init__:
-        # a frozen class sets each of its 19 fields with object.__setattr__,
-        # about 6 us a result on the Zen 3 guest (AuthenticAMD family 25
-        # model 1), bench(m, 1000)'s largest Python cost. __post_init__ checks
-        # what is checked above, and the arrays' best and median, which are
-        # computed here.
-        result = object.__new__(cls)
-        result.__dict__.update(
-            method=method,
-            runs=int(raw.size),
-            serialize=serialize,
-            raw=raw,
-            empty=empty,
-            migrated=migrated,
+        return cls._assembled(
+            method=method, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
             best=_estimate.best_ticks(raw, empty, unroll) if best is None else best,
             median=_estimate.median_ticks(raw, empty, unroll) if median is None else median,
-            tsc_hz=clock.tsc_hz,
-            tsc_step_ticks=clock.tsc_step_ticks,
-            counter=counter,
-            **fields,
-            clock_motion=checked_motion(clock_motion),
+            clock=clock, counter=counter, fields=fields, clock_motion=checked_motion(clock_motion),
             harness_resolution_core_cycles=check_figure(
                 "harness_resolution_core_cycles", harness_resolution_core_cycles, 0,
                 HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles"),
-            catalog_row=catalog_row,
-        )
+            catalog_row=catalog_row)
+
+    @classmethod
+    def _from_measured(cls, *, method: str, serialize: str, unroll: int, cpu: int | None, raw: np.ndarray,
+                       empty: np.ndarray, migrated: np.ndarray, clock: Clock, counter: str, best: float,
+                       median: float, cycles_per_tick: float | None, cycles_per_tick_ci95: float,
+                       caveats: tuple[str, ...], clock_motion: ClockMotion | None,
+                       catalog_row: CatalogRow | None) -> BenchResult:
+        """What :meth:`from_arrays` builds, from what the C core measured
+        (its contiguous uint64 and bool arrays of one length, its best and
+        median, its conversion) and the settings :func:`fastcpu.bench`
+        checked: uncorrected, nothing left to check. from_arrays' checks of
+        the same figures are a quarter of bench(m, 1000)'s Python (5 of 20
+        us on the GenuineIntel family 6 model 167 guest)."""
+        # the one figure the core computes that a file bounds: kept to the file's range
+        cpt = check_figure("cycles_per_tick", clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
+                           *CYCLES_PER_TICK_RANGE, "core cycles per TSC tick", nan=True)
+        fields = {"unroll": unroll, "cpu": cpu, "cycles_per_tick": cpt,
+                  "cycles_per_tick_ci95": cycles_per_tick_ci95, "caveats": caveats,
+                  "harness_bias_core_cycles": 0.0, "harness_bias_ci95_core_cycles": 0.0}
+        return cls._assembled(method=method, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
+                              best=best, median=median, clock=clock, counter=counter, fields=fields,
+                              clock_motion=clock_motion, harness_resolution_core_cycles=0.0,
+                              catalog_row=catalog_row)
+
+    @classmethod
+    def _assembled(cls, *, method: str, serialize: str, raw: np.ndarray, empty: np.ndarray,
+                   migrated: np.ndarray, best: float, median: float, clock: Clock, counter: str,
+                   fields: dict[str, Any], clock_motion: ClockMotion | None,
+                   harness_resolution_core_cycles: float, catalog_row: CatalogRow | None) -> BenchResult:
+        """A result of checked fields. Every field at once, not through the
+        dataclass's generated __init__: a frozen class sets each of its 19
+        fields with object.__setattr__, about 6 us a result on the Zen 3
+        guest (AuthenticAMD family 25 model 1). __post_init__ checks what
+        the callers check, and the arrays' best and median."""
+        result = object.__new__(cls)
+        result.__dict__.update(
+            method=method, runs=int(raw.size), serialize=serialize, raw=raw, empty=empty, migrated=migrated,
+            best=best, median=median, tsc_hz=clock.tsc_hz, tsc_step_ticks=clock.tsc_step_ticks,
+            counter=counter, **fields, clock_motion=clock_motion,
+            harness_resolution_core_cycles=harness_resolution_core_cycles, catalog_row=catalog_row)
         return result
 
     def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
@@ -308,17 +332,25 @@ class BenchResult(Estimated):
                 caveats, or longer, than a file holds.
         """
         bias = checked_bias(bias_core_cycles, ci95_core_cycles, self.cycles_per_tick)
-        resolution = check_figure("harness_resolution_core_cycles", resolution_core_cycles, 0,
-                                  HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")
+        return self._with_correction(
+            bias["harness_bias_core_cycles"], bias["harness_bias_ci95_core_cycles"],
+            check_figure("harness_resolution_core_cycles", resolution_core_cycles, 0,
+                         HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles"),
+            check_sentences("caveats", caveats))
+
+    def _with_correction(self, bias_core_cycles: float, ci95_core_cycles: float, resolution_core_cycles: float,
+                         caveats: tuple[str, ...]) -> BenchResult:
+        """:meth:`with_harness_correction` of figures already checked, or
+        made by the self-test's own arithmetic within a file's ranges
+        (``_selftest.corrected``, on every bench())."""
         # every other field as it is (checked when this one was built), none
         # of the figures cached from the old ones (a copy of the instance's
-        # dict less its cached values: a third of a comprehension's cost,
-        # and this runs on every bench())
+        # dict less its cached values: a third of a comprehension's cost)
         state = self.__dict__.copy()
         for name in _CACHED:
             state.pop(name, None)
-        state.update(bias, harness_resolution_core_cycles=resolution,
-                     caveats=check_sentences("caveats", caveats))
+        state.update(harness_bias_core_cycles=bias_core_cycles, harness_bias_ci95_core_cycles=ci95_core_cycles,
+                     harness_resolution_core_cycles=resolution_core_cycles, caveats=caveats)
         result = object.__new__(type(self))
         result.__dict__.update(state)
         return result

@@ -74,8 +74,8 @@ class ClockMotion:
         motion.__dict__.update(
             points=int(conversion["points"]), disturbed=int(conversion["disturbed"]),
             hops=int(conversion["hops"]), hop_runs=int(conversion["hop_runs"]), seconds=float(seconds),
-            levels_core_cycles_per_tick=tuple(float(v) for v, _ in levels),
-            level_points=tuple(int(n) for _, n in levels),
+            levels_core_cycles_per_tick=tuple([float(v) for v, _ in levels]),
+            level_points=tuple([int(n) for _, n in levels]),
             add_core_cycles_per_tick=float(conversion["add_mean"]),
             imul_core_cycles_per_tick=float(conversion["imul_mean"]),
         )

@@ -55,12 +55,16 @@ __all__ = [
 #: then at most 1% of a reading.
 RULER_STEPS = 100
 #: Runs between two ruler points, seconds of TSC time: on a host whose clock
-#: hops every 20 ms at the soonest, a hop falls into one stretch of about
-#: a hundred, whose runs are converted at the midpoint of the two levels.
-#: A point costs about 1 us (two 1,000-instruction chains at 4 GHz) on a
-#: counter moving in 2-tick steps, about 3 us where it moves in 26-tick
-#: steps: 0.5% and 1.5% of the time.
-SPACING_S = 200e-6
+#: hops every 20 ms at the soonest, a hop falls into one stretch of twenty,
+#: whose runs are converted at the midpoint of the two levels, within half
+#: their gap (3.5% at most there: 0.2% of the runs' figure). A point costs
+#: about 2-3 us (a 2,000-add and a 1,000-imul chain, fenced, at 2.4 GHz) on a
+#: counter moving in 2-tick steps, about 3-5 us where it moves in 26-tick
+#: steps: 0.3-0.5% of the time between points, and the two points that open
+#: and close every measurement are 2-4% of bench(m, 1000)'s 230 us (1 ms: a
+#: third point, 200 us in, cost it another 1.5% on the GenuineIntel family 6
+#: model 167 guest).
+SPACING_S = 1e-3
 #: The fixed cost's pairs of chains: _FIXED_GROUPS groups of _FIXED_REPEATS
 #: (about 3 ms per ruler, once per process); within a group the mean of the
 #: middle half, then the median of the groups, so that a stretch the clock
@@ -140,7 +144,7 @@ def rulers() -> tuple[int, int, float, float, int, float, float]:
     if known is None or known[0] is not clk:
         add, imul = ruler_blocks(clk)
         res = resolution(clk, add, imul)
-        spacing = max(int(SPACING_S * clk.tsc_hz), 1) if math.isfinite(clk.tsc_hz) else 500_000
+        spacing = max(int(SPACING_S * clk.tsc_hz), 1) if math.isfinite(clk.tsc_hz) else 2_500_000
         known = _rulers_of = (clk, (add, imul, fixed_cost_core_cycles("add", add),
                                     fixed_cost_core_cycles("imul", imul), spacing,
                                     _core.ruler_tolerance(res), res))

@@ -18,6 +18,7 @@ from typing import NamedTuple, Union
 from . import _child_runner, _conversion, _core
 from ._affinity import pinned
 from ._args import check_cpu
+from ._catalog_rows import CatalogRow
 from ._clock import Clock
 from ._clock import clock as clock_facts
 from ._methods import method_info
@@ -74,6 +75,8 @@ class Target(NamedTuple):
     core: str | int
     #: its catalog row says it runs in a child interpreter (``MethodInfo.in_child``)
     in_child: bool = False
+    #: the row's words a result carries into its file (None: a user function)
+    catalog_row: CatalogRow | None = None
 
 
 def resolve(method: object) -> Target:
@@ -90,7 +93,7 @@ def resolve(method: object) -> Target:
             info = method_info(method)
             if not info.available:
                 raise _core.Unsupported(f"{info.name}: {info.reason}")
-            known = _resolved[method] = Target(info.name, info.name, info.in_child)
+            known = _resolved[method] = Target(info.name, info.name, info.in_child, info.catalog_row)
         return known
     if isinstance(method, (int, ctypes._CFuncPtr)) and not isinstance(method, bool):  # type: ignore[attr-defined]
         address, name = _user_address(method)
@@ -119,6 +122,10 @@ class Runs(NamedTuple):
     #: the counter that counted: ``'tsc'``, ``'pmu'`` or, user-mode cycles
     #: only, ``'pmu_user'``
     counter: str
+    #: the CPU the thread was pinned to for the runs (a plain int), or None
+    cpu: int | None
+    #: the method's catalog row (None: a user function)
+    catalog_row: CatalogRow | None
 
 
 def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
@@ -137,7 +144,7 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
     (bench()), but `cpu`, which is checked here.
     """
     if cpu is not None:
-        check_cpu(cpu)
+        cpu = check_cpu(cpu)
     target = resolve(method)
     clk = clock_facts()
     if cpu is None:  # bench()'s common case: no context to enter (2.4 us on the AuthenticAMD family 25 model 1 guest)
@@ -145,7 +152,7 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
     else:
         with pinned(cpu):
             measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s)
-    return Runs(target.name, measured, clk, counted)
+    return Runs(target.name, measured, clk, counted, cpu, target.catalog_row)
 
 
 def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, counter: str,

@@ -2,8 +2,8 @@
 (``_harness.raw_runs``: one ``_core.measure`` call, in this process or in a
 row's child) into a BenchResult (:func:`timed`, uncorrected: what
 :func:`fastcpu.bench` corrects and the self-test calibrates on) or a
-DiffResult (:func:`timed_diff`, :func:`fastcpu.bench_diff`), each built by
-its class's ``from_arrays``.
+DiffResult (:func:`timed_diff`, :func:`fastcpu.bench_diff`), each with the
+fields its class's ``from_arrays`` gives.
 
 On the TSC, ruler points between stretches of the runs (``_conversion``)
 give the core cycles per tick stretch by stretch, which the result
@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 from . import _conversion
 from ._harness import Method, Runs, raw_runs
-from ._methods import method_info
 from ._bench_result import BenchResult, DiffResult
 from ._clock_motion import ClockMotion
 
@@ -46,20 +45,19 @@ def _converted(runs: Runs) -> _Converted:
     cycles itself); a child's runs come back without any and are converted
     with the clock's first-use figure."""
     got, clk = runs.measured, runs.clock
-    caveats = clk.caveats(runs.counter)
-    conversion, cpt, cpt_ci95, motion = got.conversion, None, 0.0, None
+    conversion, motion = got.conversion, None
     if conversion is not None:
         motion = _conversion.motion_of(conversion, got.points, clk.tsc_hz)
-        cpt, cpt_ci95 = conversion["cycles_per_tick"], conversion["ci95"]
+        cpt = conversion["cycles_per_tick"]
         if math.isfinite(cpt):
             # its own add and imul rulers agreed inside it: a first-use calibration that could not
             # tell the two apart (a process started on a loaded host) is not this measurement's
-            caveats = ()
-        else:  # no undisturbed point: the clock's figure, its interval unknown
-            cpt, cpt_ci95 = None, 0.0
+            return _Converted(cpt, conversion["ci95"], motion, ())
+    # no undisturbed point, or none taken: the clock's figure, its interval unknown
+    caveats = clk.caveats(runs.counter)
     if caveats:  # core cycles unknown: ticks and ns stand
-        cpt, cpt_ci95 = math.nan, 0.0
-    return _Converted(cpt, cpt_ci95, motion, caveats)
+        return _Converted(math.nan, 0.0, motion, caveats)
+    return _Converted(None, 0.0, motion, ())
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
@@ -74,11 +72,11 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
     took = raw_runs(method, runs=runs, serialize=serialize, copies=unroll, diff=False, counter=counter,
                     cpu=cpu, timeout_s=timeout_s)
     got, conv = took.measured, _converted(took)
-    return BenchResult.from_arrays(
+    return BenchResult._from_measured(
         method=took.name,
         serialize=serialize,
         unroll=unroll,
-        cpu=cpu,
+        cpu=took.cpu,
         raw=got.a,
         empty=got.b,
         migrated=got.migrated,
@@ -91,7 +89,7 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
         caveats=conv.caveats,
         clock_motion=conv.motion,
         # what its file will say of it: the catalog's row (none for a user function)
-        catalog_row=method_info(method).catalog_row if isinstance(method, str) else None,
+        catalog_row=took.catalog_row,
     )
 
 

@@ -1,5 +1,6 @@
 """fastcpu.bench(): shapes, dtypes, statistics and pinning."""
 
+import dataclasses
 import math
 import os
 
@@ -107,3 +108,31 @@ def test_syscall_costs_more_than_a_user_mode_read():
     sys_r = fastcpu.bench("syscall", 500)
     user_r = fastcpu.bench("gdt", 500)
     assert sys_r.median > user_r.median
+
+
+@pytest.mark.parametrize("cpu", [None, 0])
+def test_bench_builds_the_result_from_arrays_would(cpu):
+    """bench() builds its result from what the C core returned without
+    checking it again: every field is what the checked constructor makes
+    of the same arrays and figures, and the copy passes the dataclass's
+    own checks."""
+    if cpu is not None and cpu not in os.sched_getaffinity(0):
+        pytest.skip(f"CPU {cpu} is not in this process's affinity mask")
+    r = fastcpu.bench("empty", 300, cpu=cpu)
+    clock = fastcpu.Clock(r.tsc_hz, r.tsc_step_ticks, r.cycles_per_tick)
+    again = fastcpu.BenchResult.from_arrays(
+        method=r.method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu, raw=r.raw, empty=r.empty,
+        migrated=r.migrated, clock=clock, counter=r.counter, cycles_per_tick=r.cycles_per_tick,
+        cycles_per_tick_ci95=r.cycles_per_tick_ci95, harness_bias_core_cycles=r.harness_bias_core_cycles,
+        harness_bias_ci95_core_cycles=r.harness_bias_ci95_core_cycles, caveats=r.caveats,
+        clock_motion=r.clock_motion, harness_resolution_core_cycles=r.harness_resolution_core_cycles,
+        catalog_row=r.catalog_row)
+    assert r.cpu == cpu and type(r.cpu) is type(cpu)
+    for f in dataclasses.fields(fastcpu.BenchResult):
+        mine, checked = getattr(r, f.name), getattr(again, f.name)
+        if isinstance(mine, np.ndarray):
+            assert mine.dtype == checked.dtype and mine.flags.c_contiguous and np.array_equal(mine, checked), f.name
+        else:
+            assert type(mine) is type(checked) and (mine == checked or mine != mine and checked != checked), f.name
+    dataclasses.replace(r)  # the generated constructor and __post_init__ accept every field as it is
+    assert r.estimate == again.estimate and r.estimate_ci95 == again.estimate_ci95
