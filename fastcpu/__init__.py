@@ -18,11 +18,14 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
     >>> r.estimate, r.estimate_ci95, r.estimator   # the recommended figure
 """
 
-# The package's front door: it imports every room and adds nothing. Which
+# The package's front door: it names every room's public names and adds
+# nothing; what bench() does not need loads on first use (_ON_FIRST_USE). Which
 # module may import which is docs/architecture.md (tested by
 # tests/test_architecture.py). Here: what users call and the types they
 # meet first; the other record types are in fastcpu.types, the argument
 # limits in fastcpu.limits.
+from typing import TYPE_CHECKING
+
 from ._version import __version__
 from ._errors import Error, Unsupported
 from . import _deprecated
@@ -30,21 +33,38 @@ from . import _deprecated
 # x86-64, or FASTCPU_NO_CORE=1), each of these raises Unsupported naming the
 # platform (_instrument), and the kit below works alone. First: the core's
 # import refuses a sub-interpreter before anything imports numpy there.
-from ._instrument import (CORE_MISSING, bench, bench_diff, chain_methods, check, clock, getcpu, getcpu_method,
-                          getcpu_node, measure, method_code, methods, read, read_raw, selftest)
+from ._instrument import (CORE_MISSING, bench, bench_diff, chain_methods, clock, getcpu, getcpu_method,
+                          getcpu_node, methods, read, read_raw, selftest)
 from ._clock_values import CalibrationWarning, Clock
-from ._machine_results import Results, load
-from ._json_document import ResultFileError
-from ._compare import compare
-from ._ab import compare_ab
-from ._seed_table import seed_table
 from . import limits as limits  # the submodule fastcpu.limits
-from . import noise as noise  # the submodule fastcpu.noise
-from . import types as types  # the submodule fastcpu.types
 from ._bench_result import BenchResult, DiffResult, stability
 
 if CORE_MISSING is None:
     from ._methods import MethodInfo
+
+#: What `import fastcpu` leaves to its first use (name -> the module that
+#: holds it; a module of its own where the name is the module's): the
+#: result files, compare, A/B, the seed table, the noise model, the record
+#: types and the instrument's table-makers import 23 of the package's 57
+#: modules (and hashlib) that bench() never needs. On the
+#: GenuineIntel family 6 model 167 guest, fastcpu's import after numpy's
+#: took 52-68 ms (min-median of 20) against 0.6.0's 68-92.
+_ON_FIRST_USE = {
+    "Results": "._machine_results", "load": "._machine_results", "ResultFileError": "._json_document",
+    "compare": "._compare", "compare_ab": "._ab", "seed_table": "._seed_table",
+    "check": "._instrument", "measure": "._instrument", "method_code": "._instrument",
+    "noise": ".noise", "types": ".types",
+}
+
+if TYPE_CHECKING:  # what a type checker sees of them: the names themselves
+    from ._ab import compare_ab
+    from ._compare import compare
+    from ._instrument import check, measure, method_code
+    from ._json_document import ResultFileError
+    from ._machine_results import Results, load
+    from ._seed_table import seed_table
+    from . import noise as noise
+    from . import types as types
 
 __all__ = [
     "__version__",
@@ -88,16 +108,27 @@ if CORE_MISSING is not None:
     __all__.remove("MethodInfo")
 
 
-# Submodules: fastcpu.noise (the noise model), fastcpu.types, fastcpu.limits,
-# and fastcpu.plot (matplotlib), loaded on first use.
+# Submodules: fastcpu.limits; fastcpu.noise (the noise model), fastcpu.types
+# and fastcpu.plot (matplotlib), loaded on first use, as _ON_FIRST_USE's names are.
 def __getattr__(name: str) -> object:
     import importlib
 
     if name == "plot":  # imports matplotlib (slow): only when asked for
         return importlib.import_module(".plot", __name__)
+    where = _ON_FIRST_USE.get(name)
+    if where is not None:
+        module = importlib.import_module(where, __name__)
+        value = module if where == f".{name}" else getattr(module, name)
+        globals()[name] = value  # asked once
+        return value
     if name == "MethodInfo":  # the instrument's: no core here (else imported above)
         from ._instrument import missing_type
 
         missing_type(__name__, name)
     # the names that lived here before 0.6.0 (_deprecated.DEPRECATED), or AttributeError
     return _deprecated.attribute(__name__, name)
+
+
+def __dir__() -> list[str]:
+    """The module's names with those loaded on first use (tab completion sees them)."""
+    return sorted(set(globals()) | set(_ON_FIRST_USE) | {"plot"})

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._errors import no_core
 
@@ -61,18 +61,33 @@ def _stand_in(name: str) -> Callable[..., NoReturn]:
     return stand_in
 
 
+#: The instrument's functions that import more than bench() needs (result
+#: files, ELF symbols), loaded on their first use (name -> module).
+_ON_FIRST_USE = {"check": "._check", "chosen_methods": "._machine_run", "measure": "._machine_run",
+                 "method_code": "._show"}
+
 if CORE_MISSING is None:
     from ._bench import bench, bench_diff
     from ._chains import chain_methods
-    from ._check import check
     from ._clock import clock
     from ._core import pmu_open
     from ._getcpu import getcpu, getcpu_method, getcpu_node
-    from ._machine_run import chosen_methods, measure
     from ._methods import methods
     from ._read import read, read_raw
     from ._selftest import selftest
-    from ._show import method_code
+
+    if TYPE_CHECKING:
+        from ._check import check
+        from ._machine_run import chosen_methods, measure
+        from ._show import method_code
+
+    def __getattr__(name: str) -> object:
+        where = _ON_FIRST_USE.get(name)
+        if where is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(where, __package__), name)
+        globals()[name] = value
+        return value
 else:
     bench = _stand_in("bench")
     bench_diff = _stand_in("bench_diff")

@@ -332,3 +332,27 @@ def test_the_one_page_names_every_room_and_module_in_order():
     listed = [m for row in rows for m in re.findall(r"`([\w.]+)`", row)]
     assert listed == ORDER
     assert len(doc.splitlines()) <= 90, "docs/architecture.md is one page: the detail goes to internals.md"
+
+
+def test_import_fastcpu_leaves_the_kit_to_its_first_use():
+    """`import fastcpu` loads what bench() needs, not the result files,
+    compare, the noise model or the record types (fastcpu._ON_FIRST_USE);
+    every public name still resolves, is listed by dir() and is the object
+    its module holds."""
+    import subprocess
+    import sys
+
+    code = "import sys, fastcpu; print(' '.join(sorted(m for m in sys.modules if m.startswith('fastcpu'))))"
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+                 .stdout.split())
+    deferred = {"fastcpu._machine_results", "fastcpu._json_document", "fastcpu._compare", "fastcpu._ab",
+                "fastcpu._seed_table", "fastcpu.noise", "fastcpu.types", "fastcpu._machine_run", "fastcpu._show",
+                "fastcpu._check"}
+    assert "fastcpu._bench" in loaded or fastcpu.CORE_MISSING is not None
+    assert not loaded & deferred, f"imported by `import fastcpu` alone: {sorted(loaded & deferred)}"
+    for name in fastcpu.__all__:
+        assert name in dir(fastcpu), name
+        value = getattr(fastcpu, name)
+        where = fastcpu._ON_FIRST_USE.get(name)
+        if where is not None and where != f".{name}" and where != "._instrument":
+            assert value is getattr(__import__(f"fastcpu{where}", fromlist=["_"]), name), name
