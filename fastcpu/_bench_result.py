@@ -268,8 +268,8 @@ class BenchResult(Estimated):
         (its contiguous uint64 and bool arrays of one length, its best and
         median, its conversion) and the settings :func:`fastcpu.bench`
         checked: uncorrected, nothing left to check. from_arrays' checks of
-        the same figures are a quarter of bench(m, 1000)'s Python (5 of 20
-        us on the GenuineIntel family 6 model 167 guest)."""
+        the same figures were a quarter of bench(m, 1000)'s Python (6 of 25
+        us, timed in a loop, on the GenuineIntel family 6 model 167 guest)."""
         # the one figure the core computes that a file bounds: kept to the file's range
         cpt = check_figure("cycles_per_tick", clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
                            *CYCLES_PER_TICK_RANGE, "core cycles per TSC tick", nan=True)
