@@ -57,13 +57,12 @@ RULER_STEPS = 100
 #: Runs between two ruler points, seconds of TSC time: on a host whose clock
 #: hops every 20 ms at the soonest, a hop falls into one stretch of twenty,
 #: whose runs are converted at the midpoint of the two levels, within half
-#: their gap (3.5% at most there: 0.2% of the runs' figure). A point costs
-#: about 2-3 us (a 2,000-add and a 1,000-imul chain, fenced, at 2.4 GHz) on a
-#: counter moving in 2-tick steps, about 3-5 us where it moves in 26-tick
-#: steps: 0.3-0.5% of the time between points, and the two points that open
-#: and close every measurement are 2-4% of bench(m, 1000)'s 230 us (1 ms: a
-#: third point, 200 us in, cost it another 1.5% on the GenuineIntel family 6
-#: model 167 guest).
+#: their gap (6.5% at most where levels span 1.381-1.573 core cycles per
+#: tick: 0.3% of the figure, and the interval widens by it). A point (a
+#: 2,000-add and a 1,000-imul chain, fenced) cost about 3 us on the
+#: GenuineIntel family 6 model 167 guest: 0.3% of the time between points.
+#: Every measurement opens and closes with one; at 200 us apart, bench(m,
+#: 1000) (230 us of runs) took a third, 1.5% of its time.
 SPACING_S = 1e-3
 #: The fixed cost's pairs of chains: _FIXED_GROUPS groups of _FIXED_REPEATS
 #: (about 3 ms per ruler, once per process); within a group the mean of the
