@@ -17,6 +17,10 @@ independent runs, so
 - verdict ``slower`` or ``faster`` where the difference's interval excludes
   0, else ``no detectable difference``: what pyperf's compare_to says for
   its users, with the interval that decides it shown beside it.
+
+A cost below what the harness resolves (``BenchResult.resolved`` false) is
+known only to lie between 0 and its bound X (``upper_bound``): it is shown
+as ``< X`` and compared as X/2 +- X/2, never as a negative or zero cost.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ class ABRow:
             interval reaches 0).
         verdict: ``'slower'``, ``'faster'`` (B against A) or ``'no detectable
             difference'``.
+        a_below, b_below: where that file's cost is below what its harness
+            resolves, the bound X it lies under (then ``a``, ``a_ci95`` are
+            X/2, X/2: the interval from 0 to X); NaN for a resolved cost.
     """
 
     method: str
@@ -72,13 +79,24 @@ class ABRow:
     #: the question the figures answer: ``'one call alone'`` (single copies,
     #: BenchResult) or ``'calls back to back'`` (Results.back_to_back, DiffResult)
     question: str = QUESTION_WORDS[ONE_CALL]
+    a_below: float = math.nan
+    b_below: float = math.nan
+
+
+def _cost(r: BenchResult | DiffResult, unit: str) -> tuple[float, float, float]:
+    """(cost, 95% half-width, bound) in `unit`: a resolved cost's estimate
+    (bound NaN), or for one below resolution the interval from 0 to its bound."""
+    if not r.resolved:
+        bound = r.upper_bound_in(unit)
+        return bound / 2, bound / 2, bound
+    return _COST.value(r, unit), _COST.half_width(r, unit), math.nan
 
 
 def _row(method: str, ra: BenchResult | DiffResult, rb: BenchResult | DiffResult, unit: str,
          question: str = ONE_CALL) -> ABRow:
     u = AB_UNITS[unit].name
-    a, a_ci = _COST.value(ra, u), _COST.half_width(ra, u)
-    b, b_ci = _COST.value(rb, u), _COST.half_width(rb, u)
+    a, a_ci, a_below = _cost(ra, u)
+    b, b_ci, b_below = _cost(rb, u)
     diff_ci = math.hypot(a_ci, b_ci)
     diff = b - a
     if abs(a) > a_ci and a != 0:
@@ -90,7 +108,17 @@ def _row(method: str, ra: BenchResult | DiffResult, rb: BenchResult | DiffResult
         verdict = "no detectable difference"
     else:
         verdict = "slower" if diff > 0 else "faster"
-    return ABRow(method, a, a_ci, b, b_ci, diff, diff_ci, ratio, ratio_ci, verdict, QUESTION_WORDS[question])
+    return ABRow(method, a, a_ci, b, b_ci, diff, diff_ci, ratio, ratio_ci, verdict, QUESTION_WORDS[question],
+                 a_below, b_below)
+
+
+def _text_cost(value: float, half: float, below: float) -> str:
+    """A cost's two text columns: the estimate and its half-width, or ``< X``."""
+    return f"{'< ' + format(below, '.2f'):>10} {'':6}" if below == below else f"{value:10.2f} {half:6.2f}"
+
+
+def _html_cost(value: float, half: float, below: float) -> str:
+    return f"< {below:.2f}" if below == below else _display.plus_minus(value, half)
 
 
 class ABComparison(Sequence[ABRow]):
@@ -150,10 +178,13 @@ class ABComparison(Sequence[ABRow]):
             for r in rows:
                 ratio = "      -        -" if math.isnan(r.ratio) else f"{r.ratio:7.3f} {r.ratio_ci95:6.3f}"
                 lines.append(
-                    f"{shown(r.method):{w}}  {r.a:10.2f} {r.a_ci95:6.2f}  {r.b:10.2f} {r.b_ci95:6.2f}  "
+                    f"{shown(r.method):{w}}  {_text_cost(r.a, r.a_ci95, r.a_below)}  "
+                    f"{_text_cost(r.b, r.b_ci95, r.b_below)}  "
                     f"{r.difference:+10.2f} {r.difference_ci95:6.2f}  {ratio}  {r.verdict}"
                 )
         lines.append("")
+        if any(r.a_below == r.a_below or r.b_below == r.b_below for r in every):
+            lines.append(_BELOW)
         if any(math.isnan(r.ratio) for r in every):
             lines.append("B / A left out where A's interval reaches 0: a ratio to a cost that "
                          "may be nothing says nothing.")
@@ -187,7 +218,7 @@ class ABComparison(Sequence[ABRow]):
                 tables.append(d.paragraph(self.back_to_back_missing, bold=f"{QUESTION_HEADINGS[question]}:"))
                 continue
             rows = [
-                [r.method, d.plus_minus(r.a, r.a_ci95), d.plus_minus(r.b, r.b_ci95),
+                [r.method, _html_cost(r.a, r.a_ci95, r.a_below), _html_cost(r.b, r.b_ci95, r.b_below),
                  d.plus_minus(r.difference, r.difference_ci95),
                  d.plus_minus(r.ratio, r.ratio_ci95, digits=3), r.verdict]
                 for r in of
@@ -195,6 +226,8 @@ class ABComparison(Sequence[ABRow]):
             tables.append(d.table(columns, rows, caption=f"{QUESTION_HEADINGS[question]}: {what} {_PER[question]} "
                                                          f"(estimate \u00b1 95%): {_verdict_counts(of)}"))
         notes = []
+        if any(r.a_below == r.a_below or r.b_below == r.b_below for r in self.rows + self.back_to_back):
+            notes.append(d.paragraph(_BELOW))
         if any(math.isnan(r.ratio) for r in self.rows + self.back_to_back):
             notes.append(d.paragraph("B / A left out where A's interval reaches 0: a ratio to a "
                                      "cost that may be nothing says nothing."))
@@ -209,6 +242,11 @@ class ABComparison(Sequence[ABRow]):
             *tables,
             *notes,
         )
+
+
+#: The note under a table that shows a bound.
+_BELOW = ("< X: a cost below what that file's harness resolves, known only to lie between 0 and X; "
+          "B - A compares it as X/2 +- X/2.")
 
 
 def _verdict_counts(rows: Sequence[ABRow]) -> str:

@@ -204,15 +204,19 @@ class Estimated:
         extra = bound * self.cycles_per_tick_ci95 if self.counter == "tsc" else 0.0
         return self.units.convert(bound, "core_cycles") + extra
 
+    def upper_bound_in(self, unit: str) -> float:
+        """:attr:`upper_bound` in `unit` (``'ticks'``, ``'ns'`` or
+        ``'core_cycles'``): NaN for a resolved cost."""
+        return {"ticks": self.upper_bound, "ns": self.upper_bound_ns,
+                "core_cycles": self.upper_bound_core_cycles}[unit] if not self.resolved else math.nan
+
     def cost_text(self, unit: str = "core_cycles", digits: int = 1) -> str:
         """The cost as every table shows it, in `unit` (``'ticks'``, ``'ns'``
         or ``'core_cycles'``), without the unit's name: ``'4.2 +- 0.9'`` for
         a resolved cost, ``'< 3.1'`` for one below what the harness resolves
         (:attr:`upper_bound`), never a negative cost."""
         if not self.resolved:
-            bound = {"ticks": self.upper_bound, "ns": self.upper_bound_ns,
-                     "core_cycles": self.upper_bound_core_cycles}[unit]
-            return f"< {bound:.{digits}f}"
+            return f"< {self.upper_bound_in(unit):.{digits}f}"
         stat = _statistics.statistic("estimate")
         return f"{stat.value(self, unit):.{digits}f} +- {stat.half_width(self, unit):.{digits}f}"
 

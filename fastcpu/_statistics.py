@@ -126,8 +126,7 @@ class Statistic:
             return {f"{self.name}_{unit}": v}
         if self.name == "estimate" and getattr(result, "resolved", True) is False:
             # below what the harness resolves: from 0 to the bound, never negative
-            bound = {"ticks": result.upper_bound, "ns": result.upper_bound_ns,
-                     "core_cycles": result.upper_bound_core_cycles}[unit]
+            bound = result.upper_bound_in(unit)
             return {f"{self.name}_{unit}": max(v, 0.0), f"{self.name}_ci_low_{unit}": 0.0,
                     f"{self.name}_ci_high_{unit}": bound}
         h = self.half_width(result, unit, confidence)

@@ -117,3 +117,27 @@ def test_a_file_without_calls_back_to_back_is_named_not_refused():
     assert ab.back_to_back_missing.startswith("not measured in B (a file before fastcpu 0.7.0")
     assert f"CALLS BACK TO BACK: {ab.back_to_back_missing}" in str(ab)
     assert "calls back to back (by ESTIMATE): not measured" in str(ab)
+
+
+def test_a_cost_below_resolution_is_a_bound_never_a_negative_cost():
+    # no true cost: below what the harness resolves, read as 0 or a little either side of it
+    model = noise.NoiseModel(step_ticks=2.0, overhead_ticks=60.0, jitter_ticks=3.0)
+    clock = fastcpu.Clock(tsc_hz=2.0e9, tsc_step_ticks=2.0, cycles_per_tick=1.4)
+    below = [r for r in (model.simulate(0.0, 300, seed=s, clock=clock) for s in range(40)) if not r.resolved]
+    a = min(below, key=lambda r: r.estimate_ns)
+    b = simulated(60.0, 2)
+    assert b.resolved
+    row = _row("m", a, b, "ns")
+    assert row.a_below == pytest.approx(a.upper_bound_ns) and row.a_below > 0
+    assert row.a == row.a_ci95 == pytest.approx(row.a_below / 2)
+    assert math.isnan(row.b_below) and row.b == pytest.approx(b.estimate_ns)
+    assert row.verdict == "slower" and math.isnan(row.ratio)
+    comparison = fastcpu.types.ABComparison("A", "B", "ns", [row], [], [])
+    line = next(x for x in str(comparison).splitlines() if x.startswith("m "))
+    assert f"< {row.a_below:.2f}" in line and f"{a.estimate_ns:10.2f} {a.estimate_ci95_ns:6.2f}" not in line
+    assert "between 0 and X" in str(comparison)
+    assert f"&lt; {row.a_below:.2f}" in comparison._repr_html_()
+    # both below: the same, on both sides
+    both = _row("m", a, below[0], "ns")
+    assert both.a_below == both.a_below and both.b_below == both.b_below
+    assert both.verdict == "no detectable difference" or abs(both.difference) > both.difference_ci95
