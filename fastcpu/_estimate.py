@@ -177,16 +177,22 @@ def _center_and_sigma(x: np.ndarray) -> tuple[float, float]:
 
 def _counts_center_and_sigma(v: _blocks.Counts) -> tuple[float, float]:
     """(median, robust sigma) of integer counts, read in blocks."""
-    center = _blocks.median(v)
-    if math.isnan(center):  # no values
+    middle = _blocks.kth(v, _blocks.middle_ranks)
+    if not middle:  # no values
         return 0.0, 0.0
-    twice = round(2 * center)  # twice the median is an integer: deviations stay exact int64
+    center = float(middle[0]) if len(middle) == 1 else (float(middle[0]) + float(middle[1])) / 2  # _blocks.median
+    # twice the median, exact (a float loses counts above 2**53): deviations stay exact
+    twice = 2 * middle[0] if len(middle) == 1 else middle[0] + middle[1]
+    c0, half = divmod(twice, 2)  # the median is c0 or c0 + 1/2
 
     def deviations(x: np.ndarray) -> np.ndarray:
-        y = x.astype(np.int64)  # a copy: `x` may be the caller's array
-        np.multiply(y, 2, out=y)
-        np.subtract(y, twice, out=y)
-        np.abs(y, out=y)
+        """|2x - twice| as uint64, exact for counts up to 2**64 - 1 while they lie
+        within 2**62 of the median (2x itself would not fit in 64 bits)."""
+        d = (x.view(np.uint64) - np.uint64(c0 % (1 << 64))).view(np.int64)  # x - c0: a fresh array
+        y = np.abs(d).view(np.uint64)
+        np.multiply(y, np.uint64(2), out=y)
+        if half:  # |2(x - c0) - 1|: one less above c0, one more at or below it
+            y += np.where(d > 0, np.uint64(2**64 - 1), np.uint64(1))
         return y
 
     return center, _MAD_SIGMA * _blocks.median(v.map(deviations)) / 2
