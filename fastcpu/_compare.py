@@ -151,7 +151,7 @@ class ComparisonTable(Sequence[dict]):
         per = 2 if side.ratios else 1
         heads = [f"{COST.heading} \u00b1 {round(self.confidence * 100)}%"] + (["RATIO"] if side.ratios else [])
         shown = _display.printable  # names from files, as every other view shows them
-        groups = [("", 1)] + [(shown(name) + (" (baseline)" if side.ratios and i == 0 else ""), per)
+        groups = [("", 1)] + [(shown(name) + (" (baseline)" if side.ratios and i == side.baseline else ""), per)
                               for i, name in enumerate(side.machines)]
         models = models_of(self.rows)
         rows = [[shown(method) + (MODEL_MARK if method in models else ""), *(c for k in range(len(side.machines))

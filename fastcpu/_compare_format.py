@@ -83,8 +83,8 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
     against a baseline estimate that is not above 0. With one machine, no
     ratios. That table answers one call alone; a second one, named by its
     question, calls back to back (``back_to_back_*``: a machine whose file
-    has none shows ``not measured``; one line instead where no file has
-    any). ``layout='rows'``: a row per machine and method with runs,
+    has none shows ``not measured``, and the ratios are to the first machine
+    that has them; one line instead where no file has any). ``layout='rows'``: a row per machine and method with runs,
     unroll, BEST, MEDIAN (the seed's figures), the ESTIMATE and its interval,
     and calls back to back's ESTIMATE. Both end with each machine's
     cheapest way that reports the CPU for each question, ties within
@@ -133,7 +133,7 @@ def _format_markdown(rows: list[dict[str, Any]], suffix: str, confidence: float)
         lines += [x for t in side.title[1:] for x in (_md(t), "")]
         head = ["method"]
         for i, m in enumerate(side.machines):
-            head.append(_md(m) + (" (baseline)" if side.ratios and i == 0 else ""))
+            head.append(_md(m) + (" (baseline)" if side.ratios and i == side.baseline else ""))
             if side.ratios:
                 head.append("RATIO")
         lines.append("| " + " | ".join(head) + " |")
@@ -165,6 +165,8 @@ class SideBySide:
     cells: list[list[str]]  # [method][machine]: the ESTIMATE +- its half-width
     ratios: list[list[str]]  # the same shape, RATIO cells; [] with one machine
     title: list[str]
+    #: the machine the ratios are to: the first one measured for the table's question
+    baseline: int = 0
 
 
 #: Where each question's figures are in a row: the columns' prefix, and what
@@ -226,11 +228,16 @@ def side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float,
         r = by.get((machine, method))
         return "-" if r is None else estimate_cell(r, suffix, question)
 
+    # the baseline: the first machine with a figure for this question (a file written before
+    # calls back to back were measured has none: ratios to it would all be '-')
+    baseline = next((i for i, m in enumerate(machines)
+                     if any(measured_for(by.get((m, t)), question) for t in methods)), 0)
+
     def ratio(machine: str, method: str) -> str:
-        rows_of = (by.get((machines[0], method)), by.get((machine, method)))
+        rows_of = (by.get((machines[baseline], method)), by.get((machine, method)))
         if any(r is not None and r.get(f"{pre}resolved") is False for r in rows_of):
             return "-"  # a bound: no ratio to or of it
-        base, value = estimate(machines[0], method), estimate(machine, method)
+        base, value = estimate(machines[baseline], method), estimate(machine, method)
         # a ratio to nothing, or to an estimate at or below 0, says nothing
         if not (math.isfinite(base) and math.isfinite(value)) or base <= 0:
             return "-"
@@ -241,11 +248,12 @@ def side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float,
              f"{UNITS[suffix]} per {'copy above the empty sequence' if question == ONE_CALL else 'call'}; "
              f"{COST.heading}: {meaning} +- its {pct}% interval"]
     if len(machines) > 1:
-        title.append(f"RATIO: a machine's {COST.heading} over the baseline's (the first machine's)"
+        title.append(f"RATIO: a machine's {COST.heading} over the baseline's (the first machine's"
+                     + (" measured for this question)" if baseline else ")")
                      + (", in ns: TSC ticks differ between hosts" if ratio_suffix != suffix else ""))
     return SideBySide(machines, methods, [[cell(m, t) for m in machines] for t in methods],
                        [[ratio(m, t) for m in machines] for t in methods] if len(machines) > 1 else [],
-                       title)
+                       title, baseline)
 
 
 def _question_lines(rows: list[dict[str, Any]], suffix: str, confidence: float, question: str) -> list[str]:
@@ -267,7 +275,7 @@ def _question_lines(rows: list[dict[str, Any]], suffix: str, confidence: float, 
     shown.update({name: _display.printable(name) + (MODEL_MARK if name in models else "") for name in methods})
     method_w = max([len("METHOD")] + [len(shown[t]) for t in methods])
 
-    names = [textwrap.wrap(shown[m] + (" (baseline)" if ratios and i == 0 else ""), group_w,
+    names = [textwrap.wrap(shown[m] + (" (baseline)" if ratios and i == side.baseline else ""), group_w,
                            max_lines=NAME_LINES_MAX, placeholder=" ...") or [""]
              for i, m in enumerate(machines)]
     depth = max((len(n) for n in names), default=0)

@@ -529,3 +529,21 @@ def _display_escape(text):
     import html
 
     return html.escape(text, quote=True)
+
+
+def test_calls_back_to_back_take_their_ratios_to_the_first_file_that_has_them(looped):
+    """An old file first (no calls back to back) leaves the second table's ratios to the first
+    machine that measured them, named as the baseline, not a column of '-'."""
+    old = fastcpu.load(DATA[0])
+    text = fastcpu.compare(old, looped, dataframe=False).format("cycles")
+    one, loop = text.split("\nCALLS BACK TO BACK (bench_diff")
+    names, _ = side_by_side(one)
+    assert names == [f"{old.name} (baseline)", "with loops"]
+    names, rows = side_by_side("CALLS BACK TO BACK" + loop)
+    assert names == [old.name, "with loops (baseline)"]
+    assert "over the baseline's (the first machine's measured for this question)" in loop
+    resolved = [m for m, d in looped.back_to_back.items() if d.resolved and d.estimate > 0]
+    assert resolved
+    for method in resolved:
+        cells = rows[method]
+        assert cells[0][0] == "not measured" and cells[1][1] == "1.00x", (method, cells)
