@@ -155,15 +155,17 @@ class Estimated:
     @property
     def resolved(self) -> bool:
         """Whether the cost stands out from the empty sequence: the
-        uncorrected estimate's 95% interval lies above 0. The harness hides
-        what a body's latency overlaps with its closing fence (the self-test's
-        bias, a few core cycles on some hosts) and the counter has a step:
-        a body that reads within its interval of the empty one is below what
-        the harness resolves, and its cost is known only as a bound
-        (:attr:`upper_bound`), never as a negative or zero cost."""
+        uncorrected estimate's 95% interval lies above 0, and so does the
+        interval the harness-bias correction would make of it (the bias
+        subtracted, its half-width added). The harness hides what a body's
+        latency overlaps with its closing fence (the self-test's bias, a few
+        core cycles on some hosts) and the counter has a step: a body that
+        reads within its interval of the empty one is below what the harness
+        resolves, and its cost is known only as a bound (:attr:`upper_bound`),
+        never as a negative or zero cost, nor as an interval reaching below 0."""
         rec = self._recommended
         half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
-        return rec.ticks - half > 0
+        return rec.ticks - half > 0 and rec.ticks - half - self.harness_bias_ticks - self._bias_ci95_ticks > 0
 
     @property
     def upper_bound(self) -> float:
@@ -173,14 +175,16 @@ class Estimated:
         below 0 (an error of the harness at least that large), plus what the
         harness hides (the self-test's bias where negative, with its
         interval) and how far its zero strays: the smallest cost it resolves
-        (:attr:`harness_resolution_core_cycles`), at least one count over
-        the copies of a run. NaN for a resolved cost."""
+        (:attr:`harness_resolution_core_cycles`), at least the top of the
+        interval the correction would make of it and one count over the
+        copies of a run. NaN for a resolved cost."""
         if self.resolved:
             return math.nan
         rec = self._recommended
         half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
         bound = max(rec.ticks + half, 0.0) + max(-rec.ticks, 0.0) + self._resolution_ticks
-        return max(bound, 1.0 / self._copies)
+        corrected_top = rec.ticks - self.harness_bias_ticks + half + self._bias_ci95_ticks
+        return max(bound, corrected_top, 1.0 / self._copies)
 
     @property
     def _resolution_ticks(self) -> float:

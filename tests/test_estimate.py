@@ -300,11 +300,15 @@ def test_every_result_carries_the_estimate(available_method):
     # the recommended statistic, less the self-test's harness bias; its
     # interval, plus the bias's (systematic) half-width
     assert r.estimator == expected.estimator
-    # where the cost stands out from the empty sequence; below that it is a bound, uncorrected
-    assert r.resolved == (expected.ticks - expected.ci95_ticks > 0)
-    applied = r.resolved
     # (no bias is applied where core cycles are unknown: none to convert)
     bias_ci95_ticks = r.harness_bias_ci95_core_cycles / r.cycles_per_tick if r.harness_bias_ci95_core_cycles else 0.0
+    # where the cost stands out from the empty sequence; below that it is a bound, uncorrected
+    # and, corrected, its whole interval lies above 0 too: never a cost whose interval reaches below 0
+    assert r.resolved == (expected.ticks - expected.ci95_ticks > 0
+                          and expected.ticks - expected.ci95_ticks - r.harness_bias_ticks - bias_ci95_ticks > 0)
+    if r.resolved:
+        assert r.estimate - r.estimate_ci95 > 0
+    applied = r.resolved
     assert r.estimate == pytest.approx(expected.ticks - r.harness_bias_ticks if applied else max(expected.ticks, 0.0))
     assert r.estimate_random_ci95 == expected.ci95_ticks
     assert r.estimate_ci95 == pytest.approx(expected.ci95_ticks + applied * bias_ci95_ticks)
