@@ -84,9 +84,10 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
     ratios. That table answers one call alone; a second one, named by its
     question, calls back to back (``back_to_back_*``: a machine whose file
     has none shows ``not measured``, and the ratios are to the first machine
-    that has them; one line instead where no file has any). ``layout='rows'``: a row per machine and method with runs,
-    unroll, BEST, MEDIAN (the seed's figures), the ESTIMATE and its interval,
-    and calls back to back's ESTIMATE. Both end with each machine's
+    that has them; one line instead where no file has any).
+    ``layout='rows'``: a row per machine and method with runs, unroll,
+    BEST, MEDIAN (the seed's figures), the ESTIMATE and its interval, and
+    calls back to back's ESTIMATE. Both end with each machine's
     cheapest way that reports the CPU for each question, ties within
     resolution named, and a line where the two differ. ``layout='markdown'``:
     the 'machines' layout as Markdown, a heading and a table per question,
