@@ -38,6 +38,7 @@ sys.path.insert(0, ROOT)
 
 import fastcpu
 from cbuild import compile_c
+from host import host_line, load_line
 from fastcpu import _core
 
 GOAL_RATIO = 1.2
@@ -67,16 +68,13 @@ def interleaved(lib: ctypes.CDLL, method: str, runs: int, repeats: int) -> tuple
     name = method.encode()
     c, wrapper, core = [], [], []
     for i in range(repeats):
+        if not i & 1:  # C first on even triples, after bench() on odd ones
+            c.append(lib.c_baseline_wall_ns(name, runs, 2))
+        t0 = time.perf_counter_ns()
+        fastcpu.bench(method, runs)
+        t1 = time.perf_counter_ns()
         if i & 1:
-            t0 = time.perf_counter_ns()
-            fastcpu.bench(method, runs)
-            t1 = time.perf_counter_ns()
             c.append(lib.c_baseline_wall_ns(name, runs, 2))
-        else:
-            c.append(lib.c_baseline_wall_ns(name, runs, 2))
-            t0 = time.perf_counter_ns()
-            fastcpu.bench(method, runs)
-            t1 = time.perf_counter_ns()
         t2 = time.perf_counter_ns()
         _core.measure(method, runs=runs, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
         t3 = time.perf_counter_ns()
@@ -175,9 +173,9 @@ def main() -> int:
     print("## fastcpu's own performance")
     print()
     print(
-        f"Python {sys.version.split()[0]}, numpy {__import__('numpy').__version__}, "
-        f"TSC {clk.tsc_hz / 1e6:.0f} MHz, {os.cpu_count()} CPUs, "
-        f"load average {os.getloadavg()[0]:.2f} at the start."
+        f"Host: {host_line()}. fastcpu {fastcpu.__version__}, Python {sys.version.split()[0]}, "
+        f"numpy {__import__('numpy').__version__}, TSC {clk.tsc_hz / 1e6:.0f} MHz, "
+        f"load average {load_line()} at the start."
     )
     print()
     print(f"### bench(m, 1000) against the same loop in plain C ({args.repeats} interleaved triples)")

@@ -113,11 +113,13 @@ def _row(method: str, ra: BenchResult | DiffResult, rb: BenchResult | DiffResult
 
 
 def _text_cost(value: float, half: float, below: float) -> str:
-    """A cost's two text columns: the estimate and its half-width, or ``< X``."""
+    """A cost's two text columns, in the comparison's unit (ns or core cycles):
+    the estimate and its half-width, or ``< X``."""
     return f"{'< ' + format(below, '.2f'):>10} {'':6}" if below == below else f"{value:10.2f} {half:6.2f}"
 
 
 def _html_cost(value: float, half: float, below: float) -> str:
+    """A cost's HTML cell, in the comparison's unit: ``X +- H``, or ``< X``."""
     return f"< {below:.2f}" if below == below else _display.plus_minus(value, half)
 
 

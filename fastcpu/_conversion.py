@@ -143,7 +143,8 @@ def rulers() -> tuple[int, int, float, float, int, float, float]:
     if known is None or known[0] is not clk:
         add, imul = ruler_blocks(clk)
         res = resolution(clk, add, imul)
-        spacing = max(int(SPACING_S * clk.tsc_hz), 1) if math.isfinite(clk.tsc_hz) else 2_500_000
+        # TSC ticks between points; 1 ms at 2.5 GHz where the TSC's rate is unknown
+        spacing = max(int(SPACING_S * clk.tsc_hz), 1) if math.isfinite(clk.tsc_hz) else int(SPACING_S * 2.5e9)
         known = _rulers_of = (clk, (add, imul, fixed_cost_core_cycles("add", add),
                                     fixed_cost_core_cycles("imul", imul), spacing,
                                     _core.ruler_tolerance(res), res))
