@@ -82,6 +82,22 @@ static size_t point_levels(const struct fc_ruler_point *p, size_t n, double agre
     return left_out;
 }
 
+/* The levels lowest first (an insertion sort of FC_LEVELS_MAX at most), as
+ * a result keeps them: Python then takes them as they are. */
+static void sort_levels(struct fc_conversion *c)
+{
+    for (uint32_t i = 1; i < c->levels; i++) {
+        double v = c->level[i];
+        uint32_t count = c->level_points[i], j = i;
+        for (; j > 0 && c->level[j - 1] > v; j--) {
+            c->level[j] = c->level[j - 1];
+            c->level_points[j] = c->level_points[j - 1];
+        }
+        c->level[j] = v;
+        c->level_points[j] = count;
+    }
+}
+
 void fc_convert(const struct fc_ruler_point *p, size_t n, double agree_tol, double tol,
                 double resolution, struct fc_conversion *out)
 {
@@ -91,6 +107,7 @@ void fc_convert(const struct fc_ruler_point *p, size_t n, double agree_tol, doub
     out->level_min = out->level_max = NAN;
     if (n == 0)
         return;
+    out->span_ticks = p[n - 1].tsc - p[0].tsc;
     double *level = malloc(n * sizeof *level);
     size_t *segment = malloc(n * sizeof *segment);
     if (!level || !segment) {
@@ -217,6 +234,7 @@ void fc_convert(const struct fc_ruler_point *p, size_t n, double agree_tol, doub
     }
     for (uint32_t l = 0; l < out->levels; l++)
         out->level[l] = level_sum[l] / out->level_points[l];
+    sort_levels(out);
     free(seg);
 done:
     free(level);

@@ -755,10 +755,11 @@ struct fc_conversion {
     uint32_t points, disturbed, hops;
     double hop_runs;
     double add_mean, imul_mean;
-    uint32_t levels;
+    uint32_t levels; /* level[] lowest first */
     double level[FC_LEVELS_MAX];
     uint32_t level_points[FC_LEVELS_MAX];
     double level_min, level_max;
+    double span_ticks; /* from the first point to the last */
 };
 /* Convert with points p[0 .. n) in the order taken: a point is disturbed
  * where its two rulers differ by more than the fraction `agree_tol` (an

@@ -123,23 +123,35 @@ static int parse_points(PyObject *obj, struct fc_ruler_point **out, size_t *n)
 
 PyObject *fc_glue_conversion(const struct fc_conversion *c)
 {
-    PyObject *levels = PyTuple_New(c->levels);
-    if (!levels)
-        return NULL;
+    /* the levels and their points as two tuples, lowest first: what a
+     * result's ClockMotion keeps, taken as they are on every bench() */
+    PyObject *levels = PyTuple_New(c->levels), *counts = PyTuple_New(c->levels);
+    if (!levels || !counts)
+        goto fail;
     for (uint32_t k = 0; k < c->levels; k++) {
-        PyObject *pair = Py_BuildValue("(dI)", c->level[k], c->level_points[k]);
-        if (!pair) {
-            Py_DECREF(levels);
-            return NULL;
+        PyObject *v = PyFloat_FromDouble(c->level[k]);
+        PyObject *n = PyLong_FromUnsignedLong(c->level_points[k]);
+        if (!v || !n) {
+            Py_XDECREF(v);
+            Py_XDECREF(n);
+            goto fail;
         }
-        PyTuple_SET_ITEM(levels, k, pair);
+        PyTuple_SET_ITEM(levels, k, v);
+        PyTuple_SET_ITEM(counts, k, n);
     }
-    return Py_BuildValue("{sd,sd,sI,sI,sI,sd,sd,sd,sN,sd,sd}", "cycles_per_tick",
+    bool seen = c->points > c->disturbed;
+    /* hop_runs is a count of runs (a sum of whole numbers kept as a double) */
+    return Py_BuildValue("{sd,sd,sI,sI,sI,sK,sd,sd,sN,sN,sd,sd,sd}", "cycles_per_tick",
                          c->cycles_per_tick, "ci95", c->ci95, "points", c->points, "disturbed",
-                         c->disturbed, "hops", c->hops, "hop_runs", c->hop_runs, "add_mean",
-                         c->add_mean, "imul_mean", c->imul_mean, "levels", levels, "level_min",
-                         c->points > c->disturbed ? c->level_min : NAN, "level_max",
-                         c->points > c->disturbed ? c->level_max : NAN);
+                         c->disturbed, "hops", c->hops, "hop_runs",
+                         (unsigned long long)c->hop_runs, "add_mean", c->add_mean, "imul_mean",
+                         c->imul_mean, "levels", levels, "level_points", counts, "level_min",
+                         seen ? c->level_min : NAN, "level_max", seen ? c->level_max : NAN,
+                         "span_ticks", c->span_ticks);
+fail:
+    Py_XDECREF(levels);
+    Py_XDECREF(counts);
+    return NULL;
 }
 
 PyDoc_STRVAR(convert_doc,
@@ -152,8 +164,9 @@ PyDoc_STRVAR(convert_doc,
 "RULERS_AGREE); `resolution` one counter step over the shorter ruler's ticks. A\n"
 "dict: cycles_per_tick (converting the runs stretch by stretch; NaN when\n"
 "no point's rulers agree), ci95, points, disturbed, hops, hop_runs,\n"
-"add_mean, imul_mean, levels ((core cycles per tick, points) each),\n"
-"level_min, level_max.");
+"add_mean, imul_mean, levels (core cycles per tick, lowest first),\n"
+"level_points (the points at each), level_min, level_max, span_ticks (TSC\n"
+"ticks from the first point to the last).");
 
 static PyObject *core_convert(PyObject *module, PyObject *args)
 {

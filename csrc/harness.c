@@ -46,25 +46,41 @@ static inline uint64_t time_empty(const struct fc_pair *p)
                : time_user_empty(p->user_empty, p, p->empty_copies);
 }
 
-/* How many runs between looks at the clock: a counter read costs ~10 ns
- * here, against at least ~100 ns for a pair of single-copy runs, so every
- * 16th of those; every run where a run may be long (copies, a user
- * function), so that Ctrl-C waits for one run at most. */
-static uint32_t deadline_stride(const struct fc_pair *p)
+/* Which runs look at the clock (those whose index has no bit of the mask
+ * set): a counter read costs ~10 ns here, against at least ~100 ns for a
+ * pair of single-copy runs, so every 16th of those; every run where a run
+ * may be long (copies, a user function), so that Ctrl-C waits for one run
+ * at most. A mask, not a modulus: `i % stride` of a stride known only at
+ * run time is a 64-bit division in every run. */
+static uint32_t deadline_mask(const struct fc_pair *p)
 {
     bool long_runs = p->method_copies > 1 || p->empty_copies > 1 || p->user_method;
-    return long_runs ? 1 : 16;
+    return long_runs ? 0 : 15;
+}
+
+/* fc_current_cpu() with its question (is rseq registered?) asked once per
+ * stretch of runs, not in each read (pthread_once behind a call into
+ * features.c, twice a run). */
+static inline int current_cpu(bool rseq)
+{
+    if (rseq) {
+        int32_t cpu;
+        FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, cpu);
+        if (cpu >= 0)
+            return cpu;
+    }
+    return fc_current_cpu();
 }
 
 uint32_t fc_warm_up(const struct fc_pair *p, uint32_t runs, uint64_t budget_ticks)
 {
     uint64_t deadline = fc_rdtsc() + budget_ticks;
-    uint32_t stride = deadline_stride(p), i = 0;
+    uint32_t mask = deadline_mask(p), i = 0;
     while (i < runs) {
         fc_sink(time_method(p));
         fc_sink(time_empty(p));
         i++;
-        if (i % stride == 0 && fc_rdtsc() > deadline)
+        if (!(i & mask) && fc_rdtsc() > deadline)
             break;
     }
     return i;
@@ -74,12 +90,13 @@ size_t fc_measure(const struct fc_pair *p, struct fc_run_buffers *b,
                   size_t first, size_t count, uint64_t budget_ticks)
 {
     uint64_t deadline = fc_rdtsc() + budget_ticks;
-    uint32_t stride = deadline_stride(p);
+    uint32_t mask = deadline_mask(p);
+    bool rseq = fc_features()->rseq_registered;
     size_t end = first + count, i = first;
     while (i < end) {
         /* the CPU before the pair's first timed run and after its second:
          * a migration during either flags the pair */
-        int cpu_before = fc_current_cpu();
+        int cpu_before = current_cpu(rseq);
         if (i & 1) {
             b->empty[i] = time_empty(p);
             b->raw[i] = time_method(p);
@@ -87,9 +104,9 @@ size_t fc_measure(const struct fc_pair *p, struct fc_run_buffers *b,
             b->raw[i] = time_method(p);
             b->empty[i] = time_empty(p);
         }
-        b->migrated[i] = cpu_before != fc_current_cpu();
+        b->migrated[i] = cpu_before != current_cpu(rseq);
         i++;
-        if (i % stride == 0 && fc_rdtsc() > deadline)
+        if (!(i & mask) && fc_rdtsc() > deadline)
             break;
     }
     return i - first;

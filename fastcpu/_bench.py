@@ -19,7 +19,7 @@ from ._args import (
 )
 from ._harness import Method
 from ._bench_result import BenchResult, DiffResult
-from ._selftest import corrected
+from ._selftest import timed_corrected
 from ._measurement import timed, timed_diff
 
 __all__ = ["bench", "bench_diff", "RUNS_MAX", "UNROLL_MAX", "SERIALIZE_MODES", "COUNTERS", "Method"]
@@ -188,13 +188,12 @@ def bench(
     serialize = check_serialize(serialize)
     counter = _counter_argument(counter, clock, serialize)
 
-    result = timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter,
-                   timeout_s=timeout_s)
     # the self-test measures single copies on the TSC: its correction is for
     # those, kept in ticks and converted at the clock around these runs
     if counter == "tsc" and unroll == 1:
-        return corrected(result, "inline" if isinstance(method, str) else "user", cpu)
-    return result
+        return timed_corrected(method, runs, serialize=serialize, cpu=cpu,
+                               path="inline" if isinstance(method, str) else "user", timeout_s=timeout_s)
+    return timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter, timeout_s=timeout_s)
 
 
 def bench_diff(

@@ -6,7 +6,8 @@ importable from here too.)
 :meth:`BenchResult.from_arrays` is the one way to build a BenchResult from
 arrays someone hands over: a result file and the noise model go through
 it. :func:`fastcpu.bench` builds its own from what the C core returned
-(``_from_measured``), with the same fields and nothing to check again.
+(``_from_measured``), with the same fields and nothing to check again, once,
+its harness correction (:class:`HarnessCorrection`) included.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
 from types import EllipsisType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,7 +31,21 @@ from ._diff_result import DiffResult
 from ._result_base import (COUNTERS, checked_bias, checked_fields, checked_motion, clock_alias,
                            Estimated, per_run_arrays, take_old_clock)
 
-__all__ = ["BenchResult", "DiffResult", "stability", "COUNTERS"]
+__all__ = ["BenchResult", "DiffResult", "HarnessCorrection", "stability", "COUNTERS"]
+
+
+class HarnessCorrection(NamedTuple):
+    """The harness correction a single-copy result is built with
+    (``_selftest.correction_for``: the self-test's bias, converted at the
+    result's own core clock), in core cycles per copy, as
+    :meth:`BenchResult.with_harness_correction` takes it."""
+
+    bias_core_cycles: float
+    ci95_core_cycles: float
+    #: the smallest cost the harness resolves (0: not measured)
+    resolution_core_cycles: float
+    #: the result's caveats with it: the runs' own, or why no correction applies
+    caveats: tuple[str, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -261,25 +276,42 @@ class BenchResult(Estimated):
     @classmethod
     def _from_measured(cls, *, method: str, serialize: str, unroll: int, cpu: int | None, raw: np.ndarray,
                        empty: np.ndarray, migrated: np.ndarray, clock: Clock, counter: str, best: float,
-                       median: float, cycles_per_tick: float | None, cycles_per_tick_ci95: float,
-                       caveats: tuple[str, ...], clock_motion: ClockMotion | None,
+                       median: float, cycles_per_tick: float, cycles_per_tick_ci95: float,
+                       clock_motion: ClockMotion | None, correction: HarnessCorrection,
                        catalog_row: CatalogRow | None) -> BenchResult:
         """What :meth:`from_arrays` builds, from what the C core measured
         (its contiguous uint64 and bool arrays of one length, its best and
-        median, its conversion) and the settings :func:`fastcpu.bench`
-        checked: uncorrected, nothing left to check. from_arrays' checks of
-        the same figures were a quarter of bench(m, 1000)'s Python (6 of 25
-        us, timed in a loop, on the GenuineIntel family 6 model 167 guest)."""
-        # the one figure the core computes that a file bounds: kept to the file's range
-        cpt = check_figure("cycles_per_tick", clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
-                           *CYCLES_PER_TICK_RANGE, "core cycles per TSC tick", nan=True)
-        fields = {"unroll": unroll, "cpu": cpu, "cycles_per_tick": cpt,
-                  "cycles_per_tick_ci95": cycles_per_tick_ci95, "caveats": caveats,
-                  "harness_bias_core_cycles": 0.0, "harness_bias_ci95_core_cycles": 0.0}
-        return cls._assembled(method=method, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
-                              best=best, median=median, clock=clock, counter=counter, fields=fields,
-                              clock_motion=clock_motion, harness_resolution_core_cycles=0.0,
-                              catalog_row=catalog_row)
+        median, its conversion), the settings :func:`fastcpu.bench` checked
+        and the harness `correction` (zeros and the runs' caveats:
+        uncorrected), built once. Only the figures a file bounds that the
+        core or the self-test computed are checked, and only against their
+        ranges: from_arrays' checks of the rest were a quarter of
+        bench(m, 1000)'s Python (6 of 25 us, timed in a loop, on the
+        GenuineIntel family 6 model 167 guest)."""
+        cpt = cycles_per_tick
+        low, high = CYCLES_PER_TICK_RANGE
+        if not (low <= cpt <= high or cpt != cpt):
+            # the one figure of the core's that a file bounds (NaN: unknown): check_figure says why
+            check_figure("cycles_per_tick", cpt, low, high, "core cycles per TSC tick", nan=True)
+        bias, ci, resolution, caveats = correction
+        top = HARNESS_BIAS_MAX_CORE_CYCLES
+        if not (abs(bias) <= top and 0 <= ci <= top and 0 <= resolution <= top and (cpt == cpt or not (bias or ci))):
+            # the rare case (NaN compares false above): checked as a file checks it, which says why
+            checked = checked_bias(bias, ci, cpt)
+            bias, ci = checked["harness_bias_core_cycles"], checked["harness_bias_ci95_core_cycles"]
+            resolution = check_figure("harness_resolution_core_cycles", resolution, 0,
+                                      HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")
+        # every field at once, as _assembled sets them, in one statement: this runs right after
+        # the runs, where each Python statement runs cold
+        result = object.__new__(cls)
+        result.__dict__.update(
+            method=method, runs=raw.size, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
+            best=best, median=median, tsc_hz=clock.tsc_hz, tsc_step_ticks=clock.tsc_step_ticks,
+            counter=counter, unroll=unroll, cpu=cpu, cycles_per_tick=cpt,
+            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=caveats, harness_bias_core_cycles=bias,
+            harness_bias_ci95_core_cycles=ci, clock_motion=clock_motion,
+            harness_resolution_core_cycles=resolution, catalog_row=catalog_row)
+        return result
 
     @classmethod
     def _assembled(cls, *, method: str, serialize: str, raw: np.ndarray, empty: np.ndarray,
@@ -320,9 +352,10 @@ class BenchResult(Estimated):
         harness resolves (core cycles; 0: not measured) and its `caveats` in
         place of its own; every figure that follows from them (the estimate,
         its interval, :attr:`resolved`, :attr:`upper_bound`, the warnings)
-        derived afresh, as :meth:`from_arrays` would with these fields.
-        :func:`fastcpu.bench`'s correction, from :func:`fastcpu.selftest`
-        (``_selftest.corrected``).
+        derived afresh, as :meth:`from_arrays` would with these fields:
+        :func:`fastcpu.bench`'s correction (:class:`HarnessCorrection`,
+        which bench() builds its result with), applied to a result someone
+        already holds.
 
         Raises:
             TypeError: a figure is not a number, or caveats not a tuple of str.
@@ -332,25 +365,15 @@ class BenchResult(Estimated):
                 caveats, or longer, than a file holds.
         """
         bias = checked_bias(bias_core_cycles, ci95_core_cycles, self.cycles_per_tick)
-        return self._with_correction(
-            bias["harness_bias_core_cycles"], bias["harness_bias_ci95_core_cycles"],
-            check_figure("harness_resolution_core_cycles", resolution_core_cycles, 0,
-                         HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles"),
-            check_sentences("caveats", caveats))
-
-    def _with_correction(self, bias_core_cycles: float, ci95_core_cycles: float, resolution_core_cycles: float,
-                         caveats: tuple[str, ...]) -> BenchResult:
-        """:meth:`with_harness_correction` of figures already checked, or
-        made by the self-test's own arithmetic within a file's ranges
-        (``_selftest.corrected``, on every bench())."""
         # every other field as it is (checked when this one was built), none
-        # of the figures cached from the old ones (a copy of the instance's
-        # dict less its cached values: a third of a comprehension's cost)
-        state = self.__dict__.copy()
-        for name in _CACHED:
-            state.pop(name, None)
-        state.update(harness_bias_core_cycles=bias_core_cycles, harness_bias_ci95_core_cycles=ci95_core_cycles,
-                     harness_resolution_core_cycles=resolution_core_cycles, caveats=caveats)
+        # of the figures cached from the old ones
+        state = {k: v for k, v in self.__dict__.items() if k not in _CACHED}
+        state.update(harness_bias_core_cycles=bias["harness_bias_core_cycles"],
+                     harness_bias_ci95_core_cycles=bias["harness_bias_ci95_core_cycles"],
+                     harness_resolution_core_cycles=check_figure(
+                         "harness_resolution_core_cycles", resolution_core_cycles, 0,
+                         HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles"),
+                     caveats=check_sentences("caveats", caveats))
         result = object.__new__(type(self))
         result.__dict__.update(state)
         return result

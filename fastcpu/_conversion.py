@@ -38,7 +38,6 @@ import numpy as np
 
 from . import _core
 from ._clock import Clock, clock
-from ._clock_motion import ClockMotion
 from ._locks import ForkSafeLock
 
 __all__ = [
@@ -48,7 +47,6 @@ __all__ = [
     "rulers",
     "ruler_blocks",
     "convert",
-    "motion_of",
 ]
 
 #: Each ruler chain spans at least this many steps of the counter: one step is
@@ -171,10 +169,3 @@ def convert(points: np.ndarray, tolerance: float, resolution: float) -> dict:
     to its own): `points` an (n, 4) array of (runs before the point, TSC
     ticks since the start, add ruler, imul ruler in core cycles per tick)."""
     return _core.convert(np.asarray(points, dtype=np.float64), tolerance, resolution)
-
-
-def motion_of(conversion: dict, points: np.ndarray | None, tsc_hz: float) -> ClockMotion:
-    """The clock's motion during one measurement, from its conversion and
-    points: the record a result keeps."""
-    span = float(points[-1, 1]) / tsc_hz if points is not None and len(points) else 0.0
-    return ClockMotion.from_conversion(conversion, span)

@@ -59,8 +59,8 @@ def ruler_ticks(ruler: str, blocks: int, /) -> int: ...  # 'add', 'imul', 'immed
 def convert(points: npt.ArrayLike, tolerance: float, resolution: float, /) -> dict[str, Any]:
     """What ruler points ((n, 4): runs before, TSC ticks since the start, add
     and imul rulers in core cycles per tick) say: cycles_per_tick, ci95,
-    points, disturbed, hops, hop_runs, add_mean, imul_mean, levels,
-    level_min, level_max."""
+    points, disturbed, hops, hop_runs, add_mean, imul_mean, levels (lowest
+    first), level_points, level_min, level_max, span_ticks."""
     ...
 def ruler_resolution(  # one counter step over the shorter ruler chain's ticks, a fraction
     step_ticks: float, cycles_per_tick: float, add_blocks: int, imul_blocks: int, /

@@ -42,17 +42,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _core
-from ._args import HARNESS_BIAS_MAX_CORE_CYCLES, SERIALIZE_MODES, check_cpu, check_int, check_serialize
+from ._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
 from ._clock import clock
 from ._locks import ForkSafeLock
-from ._bench_result import BenchResult
-from ._measurement import timed
+from ._bench_result import BenchResult, HarnessCorrection
+from ._harness import Method
+from ._measurement import bench_result, take, timed
 from ._selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goal
 
 __all__ = [
     "selftest",
     "harness_bias",
-    "corrected",
+    "correction_for",
+    "timed_corrected",
     "residual_bias",
     "fresh_correction",
     "failed_verdict",
@@ -266,6 +268,16 @@ def harness_bias(
     (0, the bias's size plus its half-width, the resolution, the reason): the
     bias is not subtracted, but the interval holds it, and the resolution
     still says what the harness cannot see."""
+    key = (path, serialize)
+    known = _corrections.get(key)
+    if (known is not None and time.monotonic() - known.measured_at <= CORRECTION_MAX_AGE_S
+            and key not in _failed and 0 < cycles_per_tick < math.inf
+            and math.isfinite(known.bias_ticks + known.ci95_ticks)):
+        # bench()'s case, on every call right after its runs, where each Python call runs cold:
+        # a fresh correction, converted at the measurement's clock, without a call of its own
+        # (NaN compares false above); what the rest of this function would return
+        return (known.bias_ticks * cycles_per_tick, known.ci95_ticks * cycles_per_tick,
+                known.resolution_ticks * cycles_per_tick, "")
     why_not = failed_verdict(path, serialize)
     if why_not:
         known = _corrections.get((path, serialize))
@@ -296,25 +308,33 @@ def harness_bias(
 NOT_CORRECTED = "; no harness correction applied"
 
 
-def corrected(result: BenchResult, path: str, cpu: int | None = None) -> BenchResult:
-    """`result` (single copies on the TSC, as :func:`timed` returns it,
-    uncorrected) with the harness bias of `path` (``'inline'`` or
-    ``'user'``) in its mode applied (:func:`harness_bias`, converted at the
-    result's own core cycles per tick; measured now on first use, pinned to
-    `cpu`): what :func:`fastcpu.bench` returns and the self-test verifies.
-    While its clock's rulers disagree (caveats, core cycles NaN) nothing is
-    applied and its caveat says so; where no correction applies (a failed
-    self-test, a bias that could not be converted) the result says why
-    (:meth:`BenchResult.with_harness_correction`)."""
-    if result.caveats:
-        return result.with_harness_correction(0.0, 0.0, 0.0, (result.caveats[0] + NOT_CORRECTED,))
-    bias, ci, resolution, why_not = harness_bias(path, result.serialize, cpu, result.cycles_per_tick)
-    if why_not or not max(abs(bias), ci, resolution) <= HARNESS_BIAS_MAX_CORE_CYCLES:
-        # the rare case, checked as a file's fields are
-        return result.with_harness_correction(bias, ci, resolution, (why_not,) if why_not else ())
-    # harness_bias()'s figures are finite, the half-width and resolution not negative: on every
-    # bench(), not checked again
-    return result._with_correction(bias, ci, resolution, ())
+def correction_for(path: str, serialize: str, cpu: int | None, cycles_per_tick: float,
+                   caveats: tuple[str, ...]) -> HarnessCorrection:
+    """The harness correction of single-copy runs on the TSC through `path`
+    (``'inline'`` or ``'user'``) in `serialize` mode whose own clock reads
+    `cycles_per_tick` (core cycles per TSC tick) with `caveats`:
+    :func:`harness_bias` converted at that clock (measured now on first use,
+    pinned to `cpu`), and the caveats the result then carries. While the
+    runs' rulers disagree (caveats, core cycles NaN) nothing is applied and
+    their caveat says so; where no correction applies (a failed self-test, a
+    bias that could not be converted) the caveat says why."""
+    if caveats:
+        return HarnessCorrection(0.0, 0.0, 0.0, (caveats[0] + NOT_CORRECTED,))
+    bias, ci, resolution, why_not = harness_bias(path, serialize, cpu, cycles_per_tick)
+    return HarnessCorrection(bias, ci, resolution, (why_not,) if why_not else ())
+
+
+def timed_corrected(method: Method, runs: int, *, serialize: str, cpu: int | None, path: str,
+                    timeout_s: float = 0.0) -> BenchResult:
+    """`runs` single copies of `method` on the TSC (``_measurement.take``),
+    built once with the harness correction of `path` at their own clock
+    (:func:`correction_for`): what :func:`fastcpu.bench` returns, and what
+    the self-test verifies. `timeout_s` bounds a user function's
+    measurement (0: no limit)."""
+    taken = take(method, runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu,
+                 timeout_s=timeout_s)
+    return bench_result(taken, serialize=serialize, unroll=1,
+                        correction=correction_for(path, serialize, cpu, taken.cycles_per_tick, taken.caveats))
 
 
 def fresh_correction(path: str, serialize: str) -> Correction | None:
@@ -423,8 +443,7 @@ def selftest(
                     # correction above or, past its age, measured again, at
                     # this measurement's clock), with its interval (random,
                     # conversion and correction)
-                    r = corrected(timed(target, runs, serialize=mode, unroll=1, cpu=cpu, counter="tsc"),
-                                  path, cpu)
+                    r = timed_corrected(target, runs, serialize=mode, cpu=cpu, path=path)
                     err = r.estimate_core_cycles - truth
                     errors.append(err)
                     conversion.append(truth * r.cycles_per_tick_ci95 / r.cycles_per_tick)

@@ -242,7 +242,7 @@ def test_every_test_file_is_placed_in_the_ci_passes():
 # ---- one typed measuring path (issue 27, item 3) ----------------------------
 # From bench() to the returned result control only goes down and data only
 # comes back: no module of the path hands a function to another to be called
-# back (the harness correction is applied to the finished result, the runner
+# back (the harness correction is figures the one constructor is given, the runner
 # is chosen from the catalog row), and the one C entry point is called with
 # keywords.
 

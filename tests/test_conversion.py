@@ -52,7 +52,7 @@ def test_a_steady_clock_converts_to_its_level():
     c = convert(points_of([1.42] * 50))
     assert c["cycles_per_tick"] == pytest.approx(1.42, rel=RES)
     assert c["hops"] == 0 and c["disturbed"] == 0 and c["points"] == 50
-    assert [round(v, 2) for v, _ in c["levels"]] == [1.42]
+    assert [round(v, 2) for v in c["levels"]] == [1.42] and sum(c["level_points"]) == c["points"] - c["disturbed"]
     # what the counter's step leaves in a mean of 50 points: well under 0.5%
     assert 0 < c["ci95"] / c["cycles_per_tick"] < 0.005
 
@@ -77,9 +77,25 @@ def test_a_hop_converts_each_stretch_with_its_own_level():
     per = [1.381] * 19 + [(1.381 + 1.573) / 2] + [1.573] * 29
     assert c["cycles_per_tick"] == pytest.approx(len(per) / sum(1 / v for v in per), rel=2 * RES)
     assert c["hops"] == 1 and c["hop_runs"] == 1000
-    assert [round(v, 3) for v, _ in c["levels"]] == [1.381, 1.573]
+    assert [round(v, 3) for v in c["levels"]] == [1.381, 1.573]  # lowest first
     # the hop's stretch widens the interval by half the gap, for its share of the runs
     assert c["ci95"] >= c["cycles_per_tick"] * (1.573 - 1.381) / 2 / 1.477 / 49
+
+
+def test_the_levels_come_lowest_first_with_their_points_and_the_span():
+    # the clock seen high first, then low, then high again: the record a
+    # result keeps (ClockMotion) takes the levels as they come
+    c = convert(points_of([1.573] * 6 + [1.381] * 10 + [1.479] * 4))
+    assert c["levels"] == pytest.approx((1.381, 1.479, 1.573), rel=RES)
+    assert c["level_points"] == (10, 4, 6) and c["hops"] == 2
+    assert c["span_ticks"] == 19 * 520_000.0
+    assert c["level_min"] == pytest.approx(1.381, rel=RES) and c["level_max"] == pytest.approx(1.573, rel=RES)
+    motion = ClockMotion.from_conversion(c, 2.6e9)
+    assert motion.levels_core_cycles_per_tick == c["levels"] and motion.level_points == (10, 4, 6)
+    assert motion.seconds == pytest.approx(19 * 520_000 / 2.6e9)
+    assert type(motion.hop_runs) is int and motion.hop_runs == 2000
+    assert ClockMotion.from_dict(motion.to_dict()) == motion  # what its file keeps, read back the same
+    assert ClockMotion.from_conversion(c, math.nan).seconds == 0.0  # the TSC's rate unknown: no span
 
 
 def test_one_point_off_between_two_that_agree_is_an_excursion_not_two_hops():

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _cli, _core, _selftest, _selftest_report
+from fastcpu import _bench_result, _cli, _core, _harness, _measurement, _methods, _selftest, _selftest_report
 from fastcpu._selftest_report import ChainCheck, PathCheck, SelfTest
 from hostnoise import on_some_try
 
@@ -44,19 +44,30 @@ def test_residual_bias_leaves_out_chains_whose_clock_is_unknown():
     assert all(math.isnan(v) for v in _selftest.residual_bias([(16, 9.0, 0.5, math.nan)]))
 
 
-# ---- the correction, applied to the finished result (issue 27, item 3) ----
+# ---- the correction: figures the one constructor is given (issue 27, item 3) ----
+# bench() works the correction out from its runs' own clock and builds its
+# result once with it (no function handed down, no second result made); the
+# public with_harness_correction() applies the same figures to a result
+# someone already holds, and must agree with it.
 
-def _made_up(cycles_per_tick=1.4, caveats=(), method="gdt", seed=1):
-    """An uncorrected single-copy result on the TSC, as timed() returns one."""
+def _made_up_runs(cycles_per_tick=1.4, caveats=(), seed=1):
+    """What _measurement.take() returns for single copies on the TSC, made up."""
     rng = np.random.default_rng(seed)
     empty = rng.integers(30, 34, 400).astype(np.uint64)
-    return fastcpu.BenchResult.from_arrays(
-        method=method, serialize="lfence", unroll=1, cpu=None, raw=empty + rng.integers(2, 6, 400).astype(np.uint64),
-        empty=empty, migrated=np.zeros(400, bool), clock=fastcpu.Clock(2.0e9, 1.0, 1.4),
-        cycles_per_tick=cycles_per_tick, cycles_per_tick_ci95=0.01, caveats=caveats)
+    raw = empty + rng.integers(2, 6, 400).astype(np.uint64)
+    best = float(raw.min()) - float(empty.min())
+    median = float(np.median(raw)) - float(np.median(empty))
+    measured = _core.Measured((raw, empty, np.zeros(400, bool), best, median, None, None))
+    runs = _harness.Runs("gdt", measured, fastcpu.Clock(2.0e9, 1.0, 1.4), "tsc", None,
+                         _methods.method_info("gdt").catalog_row)
+    return _measurement.Taken(runs, cycles_per_tick, 0.01, None, caveats)
 
 
-#: every figure a result shows that the correction may change
+def _made_up(cycles_per_tick=1.4, caveats=(), seed=1):
+    """An uncorrected single-copy result on the TSC, as timed() returns one."""
+    return _measurement.bench_result(_made_up_runs(cycles_per_tick, caveats, seed), serialize="lfence", unroll=1)
+
+
 FIGURES = ("estimate", "estimate_ci95", "estimate_systematic_ci95", "resolved", "upper_bound", "caveats",
            "warnings", "harness_bias_core_cycles", "harness_bias_ci95_core_cycles",
            "harness_resolution_core_cycles", "estimate_core_cycles", "estimate_ci95_core_cycles", "cost_text")
@@ -76,39 +87,62 @@ def _figures(r):
     (0.0, 3.5, 4.0, "no harness correction applied: the self-test failed"),  # a failed path: |bias| + ci
     (0.0, 0.0, 0.0, _selftest.UNMEASURED),
 ])
-def test_the_corrected_result_is_the_one_built_with_the_correction(monkeypatch, bias, ci, resolution, why_not):
+def test_the_result_is_built_once_with_the_correction(monkeypatch, bias, ci, resolution, why_not):
     asked = []
     monkeypatch.setattr(_selftest, "harness_bias", lambda *a: asked.append(a) or (bias, ci, resolution, why_not))
     for seed in (1, 2):  # a resolved cost and, with the bound, maybe not: the same either way
-        r = _made_up(seed=seed)
-        before = _figures(r)  # every figure cached on the uncorrected result: none may pass to the copy
-        got = _selftest.corrected(r, "inline", 3)
-        assert asked[-1] == ("inline", "lfence", 3, r.cycles_per_tick)  # at the result's own clock
+        taken = _made_up_runs(seed=seed)
+        correction = _selftest.correction_for("inline", "lfence", 3, taken.cycles_per_tick, taken.caveats)
+        assert asked[-1] == ("inline", "lfence", 3, 1.4)  # at the runs' own clock
+        assert correction == (bias, ci, resolution, (why_not,) if why_not else ())
+        got = _measurement.bench_result(taken, serialize="lfence", unroll=1, correction=correction)
+        r = _measurement.bench_result(taken, serialize="lfence", unroll=1)
         built = fastcpu.BenchResult.from_arrays(
             method=r.method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu, raw=r.raw, empty=r.empty,
             migrated=r.migrated, clock=fastcpu.Clock(r.tsc_hz, r.tsc_step_ticks, 1.4),
             cycles_per_tick=r.cycles_per_tick, cycles_per_tick_ci95=r.cycles_per_tick_ci95,
             harness_bias_core_cycles=bias, harness_bias_ci95_core_cycles=ci,
-            harness_resolution_core_cycles=resolution, caveats=(why_not,) if why_not else ())
+            harness_resolution_core_cycles=resolution, caveats=(why_not,) if why_not else (),
+            catalog_row=r.catalog_row)
         assert _figures(got) == _figures(built)
-        assert got.caveats == ((why_not,) if why_not else ())
-        assert _figures(r) == before  # the uncorrected one is left as it was
-        # what a result keeps beyond its fields is what it computed from them, which the copy leaves out
-        from fastcpu import _bench_result
-
-        fields = {f.name for f in dataclasses.fields(fastcpu.BenchResult)}
-        assert set(r.__dict__) - fields and set(r.__dict__) - fields <= set(_bench_result._CACHED)
+        for f in dataclasses.fields(fastcpu.BenchResult):  # field for field, of the types a file reads back
+            mine, checked = getattr(got, f.name), getattr(built, f.name)
+            if not isinstance(mine, np.ndarray):
+                assert type(mine) is type(checked) and (mine == checked or mine != mine), f.name
+        # the same figures applied to a result someone holds: the same result, and theirs left as it was
+        before = _figures(r)
+        assert _figures(r.with_harness_correction(bias, ci, resolution, got.caveats)) == _figures(got)
+        assert _figures(r) == before
 
 
 def test_no_correction_while_the_rulers_disagree(monkeypatch):
     monkeypatch.setattr(_selftest, "harness_bias", lambda *a: pytest.fail("no bias is asked for"))
-    r = _made_up(cycles_per_tick=math.nan, caveats=("the core-cycle rulers disagree: ...",))
-    got = _selftest.corrected(r, "user")
+    taken = _made_up_runs(cycles_per_tick=math.nan, caveats=("the core-cycle rulers disagree: ...",))
+    correction = _selftest.correction_for("user", "lfence", None, taken.cycles_per_tick, taken.caveats)
+    got = _measurement.bench_result(taken, serialize="lfence", unroll=1, correction=correction)
+    r = _measurement.bench_result(taken, serialize="lfence", unroll=1)
     assert got.caveats == ("the core-cycle rulers disagree: ...; no harness correction applied",)
+    assert r.caveats == ("the core-cycle rulers disagree: ...",)
     assert (got.harness_bias_core_cycles, got.harness_bias_ci95_core_cycles,
             got.harness_resolution_core_cycles) == (0, 0, 0)
     assert got.estimate == r.estimate and got.estimate_ci95 == r.estimate_ci95
     assert got.caveats[0] in got.warnings
+
+
+@pytest.mark.parametrize("correction, match", [
+    ((2e6, 0.5, 1.0, ()), "harness_bias_core_cycles"),
+    ((1.0, math.nan, 1.0, ()), "harness_bias_ci95_core_cycles"),
+    ((1.0, -0.5, 1.0, ()), "harness_bias_ci95_core_cycles"),
+    ((1.0, 0.5, -1.0, ()), "harness_resolution_core_cycles"),
+    ((1.0, 0.5, math.inf, ()), "harness_resolution_core_cycles"),
+])
+def test_a_correction_the_constructor_is_given_is_held_to_a_files_ranges(correction, match):
+    with pytest.raises(ValueError, match=match):
+        _measurement.bench_result(_made_up_runs(), serialize="lfence", unroll=1,
+                                  correction=_bench_result.HarnessCorrection(*correction))
+    with pytest.raises(ValueError, match="unknown"):  # a bias where core cycles per tick are unknown
+        _measurement.bench_result(_made_up_runs(cycles_per_tick=math.nan), serialize="lfence", unroll=1,
+                                  correction=_bench_result.HarnessCorrection(1.0, 0.5, 1.0, ()))
 
 
 def test_a_correction_is_checked_as_a_file_checks_it():
