@@ -37,7 +37,8 @@
 typedef struct {
     PyObject *error;       /* fastcpu.Error, a RuntimeError */
     PyObject *unsupported; /* fastcpu.Unsupported, an Error */
-    PyObject *measured_type; /* fastcpu._core.Measured, what measure() returns */
+    PyObject *measured_type;   /* fastcpu._core.Measured, what measure() returns */
+    PyObject *conversion_type; /* fastcpu._core.Conversion, what ruler points say */
     PyObject *pairs[FC_PAIRS];
 } core_state;
 
@@ -56,11 +57,13 @@ int fc_glue_check_timer(core_state *st);
 const struct fc_method *fc_glue_lookup(core_state *st, const char *name);
 /* ValueError "`what`, not VALUE", VALUE as C's %g writes it; NULL. */
 PyObject *fc_glue_value_error(const char *what, double value);
-/* What a measurement's ruler points say, as the dict convert() returns. */
-PyObject *fc_glue_conversion(const struct fc_conversion *c);
+/* What a measurement's ruler points say, as the Conversion record convert()
+ * returns; NULL with an exception set. */
+PyObject *fc_glue_conversion(core_state *st, const struct fc_conversion *c);
 
 /* Each glue file's functions, registered by module.c. */
-extern PyStructSequence_Desc fc_measured_desc; /* glue_bench.c: measure()'s record */
+extern PyStructSequence_Desc fc_measured_desc;   /* glue_bench.c: measure()'s record */
+extern PyStructSequence_Desc fc_conversion_desc; /* glue_clock.c: what ruler points say */
 extern PyMethodDef fc_glue_bench_functions[];   /* glue_bench.c: measure, pmu, median */
 extern PyMethodDef fc_glue_catalog_functions[]; /* glue_catalog.c: rows, read, code */
 extern PyMethodDef fc_glue_getcpu_functions[];  /* glue_getcpu.c: getcpu, features */

@@ -391,7 +391,8 @@ PyDoc_STRVAR(measure_doc,
 "for diff, long and short; TSC ticks or PMU core cycles, harness\n"
 "included), migrated (bool per run), best and median per copy above the\n"
 "empty sequence (NaN for diff), points (the (n, 4) ruler points, or\n"
-"None) and conversion (convert()'s dict, or None without rulers).\n"
+"None) and conversion (convert()'s Conversion record, or None without\n"
+"rulers).\n"
 "Raises fastcpu.Unsupported when the target or the counter cannot run here.");
 
 static char *measure_keywords[] = {"", "runs", "serialize", "copies", "diff", "counter", "rulers",
@@ -442,7 +443,7 @@ static PyObject *core_measure(PyObject *module, PyObject *args, PyObject *kwargs
     Py_INCREF(Py_None);
     if (with_rulers) {
         Py_DECREF(Py_None);
-        conversion = fc_glue_conversion(&r.conversion);
+        conversion = fc_glue_conversion(st, &r.conversion);
         if (!conversion) {
             drop_arrays(&r.a);
             Py_XDECREF(r.points);
@@ -479,7 +480,7 @@ static PyStructSequence_Field measured_fields[] = {
     {"best", "min(a) - min(b) per copy (NaN for bench_diff)"},
     {"median", "median(a) - median(b) per copy (NaN for bench_diff)"},
     {"points", "the ruler points, an (n, 4) float64 array of (run, tsc, add, imul), or None"},
-    {"conversion", "what the ruler points say (convert()'s dict), or None"},
+    {"conversion", "what the ruler points say (a Conversion record), or None"},
     {NULL, NULL},
 };
 

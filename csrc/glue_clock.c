@@ -121,37 +121,89 @@ static int parse_points(PyObject *obj, struct fc_ruler_point **out, size_t *n)
     return 0;
 }
 
-PyObject *fc_glue_conversion(const struct fc_conversion *c)
+static PyStructSequence_Field conversion_fields[] = {
+    {"cycles_per_tick", "converting the runs stretch by stretch (NaN: no point's rulers agree)"},
+    {"ci95", "its 95% half-width, core cycles per tick"},
+    {"points", "ruler points timed"},
+    {"disturbed", "points whose add and imul rulers disagreed (left out)"},
+    {"hops", "stretches between two undisturbed points at different levels"},
+    {"hop_runs", "runs in those stretches"},
+    {"add_mean", "the add ruler's mean over the undisturbed points"},
+    {"imul_mean", "the imul ruler's"},
+    {"levels", "the levels seen, core cycles per tick, lowest first (a tuple)"},
+    {"level_points", "how many undisturbed points read each level (a tuple)"},
+    {"level_min", "the lowest undisturbed point (NaN: none)"},
+    {"level_max", "the highest undisturbed point (NaN: none)"},
+    {"span_ticks", "TSC ticks from the first point to the last"},
+    {NULL, NULL},
+};
+
+PyStructSequence_Desc fc_conversion_desc = {
+    "fastcpu._core.Conversion",
+    "What a measurement's ruler points say (convert(), Measured.conversion).",
+    conversion_fields,
+    13,
+};
+
+/* Set item `i` of `record` to `value` (a new reference, NULL on failure:
+ * then -1 and the record dropped). */
+static int set_item(PyObject *record, Py_ssize_t i, PyObject *value)
 {
-    /* the levels and their points as two tuples, lowest first: what a
-     * result's ClockMotion keeps, taken as they are on every bench() */
+    if (!value) {
+        Py_DECREF(record);
+        return -1;
+    }
+    PyStructSequence_SetItem(record, i, value);
+    return 0;
+}
+
+PyObject *fc_glue_conversion(core_state *st, const struct fc_conversion *c)
+{
+    /* a record, not a dict: bench() reads it on every call, right after its
+     * runs, and a dict of 13 keys made from C strings cost about 1 us a
+     * call; the levels and their points as two tuples, lowest first, as a
+     * result's ClockMotion keeps them */
+    PyObject *record = PyStructSequence_New((PyTypeObject *)st->conversion_type);
+    if (!record)
+        return NULL;
     PyObject *levels = PyTuple_New(c->levels), *counts = PyTuple_New(c->levels);
-    if (!levels || !counts)
-        goto fail;
+    if (!levels || !counts) {
+        Py_XDECREF(levels);
+        Py_XDECREF(counts);
+        Py_DECREF(record);
+        return NULL;
+    }
     for (uint32_t k = 0; k < c->levels; k++) {
         PyObject *v = PyFloat_FromDouble(c->level[k]);
         PyObject *n = PyLong_FromUnsignedLong(c->level_points[k]);
         if (!v || !n) {
             Py_XDECREF(v);
             Py_XDECREF(n);
-            goto fail;
+            Py_DECREF(levels);
+            Py_DECREF(counts);
+            Py_DECREF(record);
+            return NULL;
         }
         PyTuple_SET_ITEM(levels, k, v);
         PyTuple_SET_ITEM(counts, k, n);
     }
     bool seen = c->points > c->disturbed;
+    PyStructSequence_SetItem(record, 8, levels);
+    PyStructSequence_SetItem(record, 9, counts);
     /* hop_runs is a count of runs (a sum of whole numbers kept as a double) */
-    return Py_BuildValue("{sd,sd,sI,sI,sI,sK,sd,sd,sN,sN,sd,sd,sd}", "cycles_per_tick",
-                         c->cycles_per_tick, "ci95", c->ci95, "points", c->points, "disturbed",
-                         c->disturbed, "hops", c->hops, "hop_runs",
-                         (unsigned long long)c->hop_runs, "add_mean", c->add_mean, "imul_mean",
-                         c->imul_mean, "levels", levels, "level_points", counts, "level_min",
-                         seen ? c->level_min : NAN, "level_max", seen ? c->level_max : NAN,
-                         "span_ticks", c->span_ticks);
-fail:
-    Py_XDECREF(levels);
-    Py_XDECREF(counts);
-    return NULL;
+    if (set_item(record, 0, PyFloat_FromDouble(c->cycles_per_tick)) < 0 ||
+        set_item(record, 1, PyFloat_FromDouble(c->ci95)) < 0 ||
+        set_item(record, 2, PyLong_FromUnsignedLong(c->points)) < 0 ||
+        set_item(record, 3, PyLong_FromUnsignedLong(c->disturbed)) < 0 ||
+        set_item(record, 4, PyLong_FromUnsignedLong(c->hops)) < 0 ||
+        set_item(record, 5, PyLong_FromUnsignedLongLong((unsigned long long)c->hop_runs)) < 0 ||
+        set_item(record, 6, PyFloat_FromDouble(c->add_mean)) < 0 ||
+        set_item(record, 7, PyFloat_FromDouble(c->imul_mean)) < 0 ||
+        set_item(record, 10, PyFloat_FromDouble(seen ? c->level_min : NAN)) < 0 ||
+        set_item(record, 11, PyFloat_FromDouble(seen ? c->level_max : NAN)) < 0 ||
+        set_item(record, 12, PyFloat_FromDouble(c->span_ticks)) < 0)
+        return NULL;
+    return record;
 }
 
 PyDoc_STRVAR(convert_doc,
@@ -162,7 +214,7 @@ PyDoc_STRVAR(convert_doc,
 "in the order taken; `tolerance` the fraction within which two points'\n"
 "levels agree (a point's two rulers agree within 3 x resolution, at least\n"
 "RULERS_AGREE); `resolution` one counter step over the shorter ruler's ticks. A\n"
-"dict: cycles_per_tick (converting the runs stretch by stretch; NaN when\n"
+"Conversion record: cycles_per_tick (converting the runs stretch by stretch; NaN when\n"
 "no point's rulers agree), ci95, points, disturbed, hops, hop_runs,\n"
 "add_mean, imul_mean, levels (core cycles per tick, lowest first),\n"
 "level_points (the points at each), level_min, level_max, span_ticks (TSC\n"
@@ -170,7 +222,6 @@ PyDoc_STRVAR(convert_doc,
 
 static PyObject *core_convert(PyObject *module, PyObject *args)
 {
-    (void)module;
     PyObject *points_obj;
     double tol, resolution;
     if (!PyArg_ParseTuple(args, "Odd:convert", &points_obj, &tol, &resolution))
@@ -187,7 +238,7 @@ static PyObject *core_convert(PyObject *module, PyObject *args)
     double agree_tol = 3 * resolution > FC_RULERS_AGREE ? 3 * resolution : FC_RULERS_AGREE;
     fc_convert(p, n, agree_tol, tol, resolution, &c);
     PyMem_Free(p);
-    return fc_glue_conversion(&c);
+    return fc_glue_conversion(get_state(module), &c);
 }
 
 PyDoc_STRVAR(ruler_resolution_doc,

@@ -51,6 +51,10 @@ static int core_exec(PyObject *module)
     st->measured_type = (PyObject *)PyStructSequence_NewType(&fc_measured_desc);
     if (!st->measured_type || PyModule_AddObjectRef(module, "Measured", st->measured_type) < 0)
         return -1;
+    st->conversion_type = (PyObject *)PyStructSequence_NewType(&fc_conversion_desc);
+    if (!st->conversion_type ||
+        PyModule_AddObjectRef(module, "Conversion", st->conversion_type) < 0)
+        return -1;
     /* every glue file's functions; none is a policy, each parses and calls */
     PyMethodDef *tables[] = {fc_glue_bench_functions, fc_glue_catalog_functions,
                              fc_glue_getcpu_functions, fc_glue_clock_functions};
@@ -90,6 +94,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->error);
     Py_VISIT(st->unsupported);
     Py_VISIT(st->measured_type);
+    Py_VISIT(st->conversion_type);
     for (size_t i = 0; i < FC_PAIRS; i++)
         Py_VISIT(st->pairs[i]);
     return 0;
@@ -101,6 +106,7 @@ static int core_clear(PyObject *module)
     Py_CLEAR(st->error);
     Py_CLEAR(st->unsupported);
     Py_CLEAR(st->measured_type);
+    Py_CLEAR(st->conversion_type);
     for (size_t i = 0; i < FC_PAIRS; i++)
         Py_CLEAR(st->pairs[i]);
     return 0;

@@ -64,21 +64,21 @@ class ClockMotion:
         object.__setattr__(self, "level_points", tuple(self.level_points[i] for i in order))
 
     @classmethod
-    def from_conversion(cls, conversion: Mapping[str, Any], tsc_hz: float) -> ClockMotion:
+    def from_conversion(cls, conversion: Any, tsc_hz: float) -> ClockMotion:
         """The record of what one measurement's ruler points said: the C
-        core's conversion dict (its levels lowest first, its figures of the
-        types kept), its span converted at `tsc_hz` (TSC ticks per second).
-        Built without the dataclass's __init__ and without a conversion of
-        its own: bench() makes one per call, right after its runs, where
-        every Python statement runs cold (9 us of a 250 us bench(m, 1000)
-        through __init__ on the GenuineIntel family 6 model 167 guest)."""
+        core's ``Conversion`` record (its levels lowest first, its figures of
+        the types kept), its span converted at `tsc_hz` (TSC ticks per
+        second). Built without the dataclass's __init__ and without a
+        conversion of its own: bench() makes one per call, right after its
+        runs, where every Python statement runs cold (9 us of a 250 us
+        bench(m, 1000) through __init__ on the GenuineIntel family 6 model
+        167 guest)."""
         motion = object.__new__(cls)
         motion.__dict__.update(
-            points=conversion["points"], disturbed=conversion["disturbed"], hops=conversion["hops"],
-            hop_runs=conversion["hop_runs"],
-            seconds=conversion["span_ticks"] / tsc_hz if tsc_hz > 0 else 0.0,
-            levels_core_cycles_per_tick=conversion["levels"], level_points=conversion["level_points"],
-            add_core_cycles_per_tick=conversion["add_mean"], imul_core_cycles_per_tick=conversion["imul_mean"],
+            points=conversion.points, disturbed=conversion.disturbed, hops=conversion.hops,
+            hop_runs=conversion.hop_runs, seconds=conversion.span_ticks / tsc_hz if tsc_hz > 0 else 0.0,
+            levels_core_cycles_per_tick=conversion.levels, level_points=conversion.level_points,
+            add_core_cycles_per_tick=conversion.add_mean, imul_core_cycles_per_tick=conversion.imul_mean,
         )
         return motion
 

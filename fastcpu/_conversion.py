@@ -164,7 +164,7 @@ def _chain_cycles_per_tick(clk: Clock) -> float:
     return cpt if math.isfinite(cpt) and cpt > 0 else 1.0
 
 
-def convert(points: np.ndarray, tolerance: float, resolution: float) -> dict:
+def convert(points: np.ndarray, tolerance: float, resolution: float) -> _core.Conversion:
     """What ruler points say (the C core's arithmetic, which measure() applies
     to its own): `points` an (n, 4) array of (runs before the point, TSC
     ticks since the start, add ruler, imul ruler in core cycles per tick)."""

@@ -16,6 +16,21 @@ LEVELS_MAX: int  # levels of the core clock a measurement reports at most
 RULERS_AGREE: float  # a ruler point's add and imul rulers agree within this fraction at least
 RULER_BLOCK: int  # dependent instructions per block of a ruler chain
 
+class Conversion:  # what ruler points say: convert() and Measured.conversion (a struct sequence)
+    cycles_per_tick: float  # converting the runs stretch by stretch; NaN: no point's rulers agree
+    ci95: float  # its 95% half-width
+    points: int
+    disturbed: int  # points whose add and imul rulers disagreed
+    hops: int
+    hop_runs: int
+    add_mean: float
+    imul_mean: float
+    levels: tuple[float, ...]  # core cycles per tick, lowest first
+    level_points: tuple[int, ...]  # undisturbed points at each level
+    level_min: float  # NaN: no undisturbed point
+    level_max: float
+    span_ticks: float  # from the first point to the last
+
 class Measured:  # what measure() returns (a struct sequence)
     a: npt.NDArray[np.uint64]  # per run: raw (diff: 2k copies), TSC ticks or PMU core cycles
     b: npt.NDArray[np.uint64]  # per run: the empty sequence (diff: k copies)
@@ -23,7 +38,7 @@ class Measured:  # what measure() returns (a struct sequence)
     best: float  # per copy above the empty sequence (NaN for diff)
     median: float  # per copy above the empty sequence (NaN for diff)
     points: npt.NDArray[np.float64] | None  # (n, 4): runs before, TSC ticks since the start, add, imul
-    conversion: dict[str, Any] | None  # what the points say: convert()'s dict
+    conversion: Conversion | None  # what the points say, as convert() says it
 
 def measure(  # the one measurement (csrc/glue_bench.c)
     target: str | int,  # a catalog name, or a user function's address in an executable mapping
@@ -56,7 +71,7 @@ def current_cpu() -> int: ...
 def tsc_reads(count: int, spaced: bool, /) -> npt.NDArray[np.uint64]: ...  # count: 2 to 2**20
 def tsc_ns_pair() -> tuple[int, int]: ...
 def ruler_ticks(ruler: str, blocks: int, /) -> int: ...  # 'add', 'imul', 'immediate_add'; blocks: 1 to 2**20
-def convert(points: npt.ArrayLike, tolerance: float, resolution: float, /) -> dict[str, Any]:
+def convert(points: npt.ArrayLike, tolerance: float, resolution: float, /) -> Conversion:
     """What ruler points ((n, 4): runs before, TSC ticks since the start, add
     and imul rulers in core cycles per tick) say: cycles_per_tick, ci95,
     points, disturbed, hops, hop_runs, add_mean, imul_mean, levels (lowest

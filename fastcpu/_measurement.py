@@ -57,11 +57,11 @@ def take(method: Method, runs: int, *, serialize: str, copies: int, diff: bool, 
     clk, conversion, motion = took.clock, took.measured.conversion, None
     if conversion is not None:
         motion = ClockMotion.from_conversion(conversion, clk.tsc_hz)
-        cpt = conversion["cycles_per_tick"]
+        cpt = conversion.cycles_per_tick
         if math.isfinite(cpt):
             # its own add and imul rulers agreed inside it: a first-use calibration that could not
             # tell the two apart (a process started on a loaded host) is not this measurement's
-            return Taken(took, cpt, conversion["ci95"], motion, ())
+            return Taken(took, cpt, conversion.ci95, motion, ())
     # no undisturbed point, or none taken: the clock's figure, its interval unknown
     caveats = clk.caveats(took.counter)
     if caveats:  # core cycles unknown: ticks and ns stand

@@ -50,23 +50,23 @@ def convert(p):
 
 def test_a_steady_clock_converts_to_its_level():
     c = convert(points_of([1.42] * 50))
-    assert c["cycles_per_tick"] == pytest.approx(1.42, rel=RES)
-    assert c["hops"] == 0 and c["disturbed"] == 0 and c["points"] == 50
-    assert [round(v, 2) for v in c["levels"]] == [1.42] and sum(c["level_points"]) == c["points"] - c["disturbed"]
+    assert c.cycles_per_tick == pytest.approx(1.42, rel=RES)
+    assert c.hops == 0 and c.disturbed == 0 and c.points == 50
+    assert [round(v, 2) for v in c.levels] == [1.42] and sum(c.level_points) == c.points - c.disturbed
     # what the counter's step leaves in a mean of 50 points: well under 0.5%
-    assert 0 < c["ci95"] / c["cycles_per_tick"] < 0.005
+    assert 0 < c.ci95 / c.cycles_per_tick < 0.005
 
 
 def test_a_point_whose_rulers_disagree_is_left_out_and_counted():
     clean = convert(points_of([1.42] * 10))
     c = convert(points_of([1.42] * 10, disturb=[4]))
-    assert c["disturbed"] == 1 and c["hops"] == 0
-    assert c["cycles_per_tick"] == pytest.approx(clean["cycles_per_tick"], rel=RES)
+    assert c.disturbed == 1 and c.hops == 0
+    assert c.cycles_per_tick == pytest.approx(clean.cycles_per_tick, rel=RES)
 
 
 def test_every_point_disturbed_gives_no_figure():
     c = convert(points_of([1.42] * 3, disturb=[0, 1, 2]))
-    assert math.isnan(c["cycles_per_tick"]) and c["disturbed"] == 3 and c["levels"] == ()
+    assert math.isnan(c.cycles_per_tick) and c.disturbed == 3 and c.levels == ()
 
 
 def test_a_hop_converts_each_stretch_with_its_own_level():
@@ -75,23 +75,23 @@ def test_a_hop_converts_each_stretch_with_its_own_level():
     # 19 stretches at 1.381, one across the hop, 29 at 1.573: each run
     # converted at its stretch's level (the harmonic mean, weighted by runs)
     per = [1.381] * 19 + [(1.381 + 1.573) / 2] + [1.573] * 29
-    assert c["cycles_per_tick"] == pytest.approx(len(per) / sum(1 / v for v in per), rel=2 * RES)
-    assert c["hops"] == 1 and c["hop_runs"] == 1000
-    assert [round(v, 3) for v in c["levels"]] == [1.381, 1.573]  # lowest first
+    assert c.cycles_per_tick == pytest.approx(len(per) / sum(1 / v for v in per), rel=2 * RES)
+    assert c.hops == 1 and c.hop_runs == 1000
+    assert [round(v, 3) for v in c.levels] == [1.381, 1.573]  # lowest first
     # the hop's stretch widens the interval by half the gap, for its share of the runs
-    assert c["ci95"] >= c["cycles_per_tick"] * (1.573 - 1.381) / 2 / 1.477 / 49
+    assert c.ci95 >= c.cycles_per_tick * (1.573 - 1.381) / 2 / 1.477 / 49
 
 
 def test_the_levels_come_lowest_first_with_their_points_and_the_span():
     # the clock seen high first, then low, then high again: the record a
     # result keeps (ClockMotion) takes the levels as they come
     c = convert(points_of([1.573] * 6 + [1.381] * 10 + [1.479] * 4))
-    assert c["levels"] == pytest.approx((1.381, 1.479, 1.573), rel=RES)
-    assert c["level_points"] == (10, 4, 6) and c["hops"] == 2
-    assert c["span_ticks"] == 19 * 520_000.0
-    assert c["level_min"] == pytest.approx(1.381, rel=RES) and c["level_max"] == pytest.approx(1.573, rel=RES)
+    assert c.levels == pytest.approx((1.381, 1.479, 1.573), rel=RES)
+    assert c.level_points == (10, 4, 6) and c.hops == 2
+    assert c.span_ticks == 19 * 520_000.0
+    assert c.level_min == pytest.approx(1.381, rel=RES) and c.level_max == pytest.approx(1.573, rel=RES)
     motion = ClockMotion.from_conversion(c, 2.6e9)
-    assert motion.levels_core_cycles_per_tick == c["levels"] and motion.level_points == (10, 4, 6)
+    assert motion.levels_core_cycles_per_tick == c.levels and motion.level_points == (10, 4, 6)
     assert motion.seconds == pytest.approx(19 * 520_000 / 2.6e9)
     assert type(motion.hop_runs) is int and motion.hop_runs == 2000
     assert ClockMotion.from_dict(motion.to_dict()) == motion  # what its file keeps, read back the same
@@ -102,8 +102,8 @@ def test_one_point_off_between_two_that_agree_is_an_excursion_not_two_hops():
     levels = [1.42] * 10
     levels[5] = 1.30
     c = convert(points_of(levels))
-    assert c["hops"] == 0 and c["disturbed"] == 1
-    assert c["cycles_per_tick"] == pytest.approx(1.42, rel=RES)
+    assert c.hops == 0 and c.disturbed == 1
+    assert c.cycles_per_tick == pytest.approx(1.42, rel=RES)
 
 
 def _hopping_clock(rng, seconds, levels):
@@ -144,8 +144,8 @@ def test_a_clock_hopping_every_20_to_200_ms_converts_within_half_a_percent(n_lev
 
     mean_ticks, p = _simulate(level_at, 2.0)
     c = convert(p)
-    assert mean_ticks * c["cycles_per_tick"] == pytest.approx(192.0, rel=0.005)
-    assert c["hops"] >= (len(times) - 1) // 2 and len(c["levels"]) == n_levels
+    assert mean_ticks * c.cycles_per_tick == pytest.approx(192.0, rel=0.005)
+    assert c.hops >= (len(times) - 1) // 2 and len(c.levels) == n_levels
     # one figure for the whole measurement, as 0.6.0 took it at first use, misses by percents
     assert abs(mean_ticks * p[0, 2] - 192.0) > 0.005 * 192 or abs(mean_ticks * p[-1, 2] - 192.0) > 0.005 * 192
 
@@ -164,8 +164,8 @@ def test_the_recorded_hopping_clock_converts_within_half_a_percent():
     for start in (0.2, 10.0, 30.0):  # 2 s windows of the trace
         mean_ticks, p = _simulate(lambda x, s=start: level_at(x + s), 2.0)
         c = convert(p)
-        assert mean_ticks * c["cycles_per_tick"] == pytest.approx(192.0, rel=0.005), start
-        assert c["hops"] > 0
+        assert mean_ticks * c.cycles_per_tick == pytest.approx(192.0, rel=0.005), start
+        assert c.hops > 0
 
 
 @pytest.mark.parametrize("bad, match", [
@@ -231,12 +231,11 @@ def test_a_measurement_carries_its_ruler_points_and_what_they_say():
     assert p.shape[1] == 4 and len(p) >= 2
     assert p[0, 0] == 0 and p[-1, 0] == 3000  # one before the first run, one after the last
     assert np.all(np.diff(p[:, 0]) >= 0) and np.all(np.diff(p[:, 1]) > 0)
-    assert set(m.conversion) >= {"cycles_per_tick", "ci95", "points", "disturbed", "hops", "levels"}
-    assert m.conversion["points"] == len(p)
-    # the C core's conversion is convert()'s on the same points
+    assert type(m.conversion) is _core.Conversion and m.conversion.points == len(p)
+    assert m.conversion.span_ticks == p[-1, 1] - p[0, 1]
+    # the C core's conversion is convert()'s on the same points, field for field
     again = _core.convert(p, *_conversion.rulers()[5:])
-    assert again["cycles_per_tick"] == m.conversion["cycles_per_tick"] or (
-        math.isnan(again["cycles_per_tick"]) and math.isnan(m.conversion["cycles_per_tick"]))
+    assert [v if v == v else "nan" for v in again] == [v if v == v else "nan" for v in m.conversion]
 
 
 def test_no_rulers_no_points_and_the_pmu_takes_none():
