@@ -155,17 +155,21 @@ class Estimated:
     @property
     def resolved(self) -> bool:
         """Whether the cost stands out from the empty sequence: the
-        uncorrected estimate's 95% interval lies above 0, and so does the
-        interval the harness-bias correction would make of it (the bias
-        subtracted, its half-width added). The harness hides what a body's
-        latency overlaps with its closing fence (the self-test's bias, a few
-        core cycles on some hosts) and the counter has a step: a body that
-        reads within its interval of the empty one is below what the harness
+        uncorrected estimate's 95% interval lies above 0, and the interval
+        the harness-bias correction makes of it (the bias subtracted, its
+        half-width added) lies above the smallest cost the harness resolves
+        (:attr:`harness_resolution_core_cycles`; 0 where not measured). The
+        harness hides what a body's latency overlaps with its closing fence
+        (the self-test's bias, a few core cycles on some hosts), its zero
+        strays between processes and the counter has a step: a body that
+        reads within that of the empty one is below what the harness
         resolves, and its cost is known only as a bound (:attr:`upper_bound`),
-        never as a negative or zero cost, nor as an interval reaching below 0."""
+        never as a negative or zero cost, nor as an interval reaching below
+        what the harness can see."""
         rec = self._recommended
         half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
-        return rec.ticks - half > 0 and rec.ticks - half - self.harness_bias_ticks - self._bias_ci95_ticks > 0
+        low = rec.ticks - half
+        return low > 0 and low - self.harness_bias_ticks - self._bias_ci95_ticks > self._resolution_ticks
 
     @property
     def upper_bound(self) -> float:

@@ -302,12 +302,15 @@ def test_every_result_carries_the_estimate(available_method):
     assert r.estimator == expected.estimator
     # (no bias is applied where core cycles are unknown: none to convert)
     bias_ci95_ticks = r.harness_bias_ci95_core_cycles / r.cycles_per_tick if r.harness_bias_ci95_core_cycles else 0.0
-    # where the cost stands out from the empty sequence; below that it is a bound, uncorrected
-    # and, corrected, its whole interval lies above 0 too: never a cost whose interval reaches below 0
+    # where the cost stands out from the empty sequence; below that it is a bound: uncorrected, its
+    # interval lies above 0 and, corrected, above the smallest cost the harness resolves (issue 26,
+    # item 4): never a cost whose interval reaches below 0, or below what the harness can see
+    resolution_ticks = r.harness_resolution_core_cycles / r.cycles_per_tick if r.harness_resolution_core_cycles else 0.0
     assert r.resolved == (expected.ticks - expected.ci95_ticks > 0
-                          and expected.ticks - expected.ci95_ticks - r.harness_bias_ticks - bias_ci95_ticks > 0)
+                          and expected.ticks - expected.ci95_ticks - r.harness_bias_ticks - bias_ci95_ticks
+                          > resolution_ticks)
     if r.resolved:
-        assert r.estimate - r.estimate_ci95 > 0
+        assert r.estimate - r.estimate_ci95 > resolution_ticks
     applied = r.resolved
     assert r.estimate == pytest.approx(expected.ticks - r.harness_bias_ticks if applied else max(expected.ticks, 0.0))
     assert r.estimate_random_ci95 == expected.ci95_ticks

@@ -145,6 +145,21 @@ def test_a_correction_the_constructor_is_given_is_held_to_a_files_ranges(correct
                                   correction=_bench_result.HarnessCorrection(1.0, 0.5, 1.0, ()))
 
 
+def test_a_cost_whose_interval_reaches_below_the_resolution_is_a_bound():
+    # issue 26, item 4: made-up runs 2-5 ticks above the empty ones (about 3.5 +- 0.2 ticks, 4.9
+    # core cycles at 1.4): a cost with no resolution measured, a bound where the self-test says
+    # the harness resolves nothing under 6 core cycles, and a cost again under 4
+    r = _made_up()
+    low = r.estimate_core_cycles - r.estimate_ci95_core_cycles
+    assert r.resolved and 4.0 < low < 6.0
+    for resolution, resolved in ((6.0, False), (low - 0.05, True), (low + 0.05, False)):
+        got = r.with_harness_correction(0.0, 0.0, resolution, ())
+        assert got.resolved == resolved, resolution
+        if not resolved:
+            assert got.cost_text().startswith("< ") and "-" not in got.cost_text()
+            assert got.upper_bound_core_cycles >= max(resolution, r.estimate_core_cycles + r.estimate_ci95_core_cycles)
+
+
 def test_a_correction_is_checked_as_a_file_checks_it():
     r = _made_up()
     with pytest.raises(ValueError, match="harness_resolution_core_cycles"):
