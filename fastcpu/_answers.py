@@ -109,7 +109,9 @@ def way_words(r: BenchResult | DiffResult, named: bool = True) -> str:
     are unknown; a bound where the cost is below what the harness resolves."""
     head = f"{r.method}: " if named else ""
     if math.isnan(r.estimate_core_cycles):  # core cycles unknown there
-        return f"{head}{r.cost_text('ns')} ns, ESTIMATE"
+        if not r.resolved:
+            return f"{head}{r.cost_text('ns')} ns (below what the harness resolves; core cycles unknown)"
+        return f"{head}{r.cost_text('ns')} ns, ESTIMATE (core cycles unknown)"
     ns = f"{r.upper_bound_ns:.1f}" if not r.resolved else f"{r.estimate_ns:.1f}"
     if not r.resolved:
         return f"{head}{r.cost_text('core_cycles')} core cycles (< {ns} ns: below what the harness resolves)"
