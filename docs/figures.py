@@ -39,7 +39,7 @@ FIGURES = {
 
 def draw() -> dict[str, plt.Figure]:
     here = fastcpu.load(HOST_FILE)
-    files = [fastcpu.load(p) for p in sorted((ROOT / "data").glob("*.json"))]
+    files = [fastcpu.load(p) for p in sorted((ROOT / "data").glob("*.json*"))]
     return {
         "counts.png": plot.distributions(here, COUNT_METHODS, unit="core_cycles"),
         "ecdf.png": plot.ecdf_groups(here, unit="core_cycles"),

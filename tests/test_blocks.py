@@ -14,7 +14,7 @@ import fastcpu
 from fastcpu import _blocks, _estimate
 from fastcpu._estimate import FENCE_RELATIVE, FENCE_SIGMAS, FENCE_STEPS, MEDIAN_SPREAD_STEPS
 
-DATA = sorted((Path(__file__).resolve().parent.parent / "data").glob("*.json"))
+DATA = sorted((Path(__file__).resolve().parent.parent / "data").glob("*.json*"))
 REL = 1e-12
 STEP = 26
 

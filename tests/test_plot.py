@@ -500,7 +500,7 @@ def test_published_tells_one_machines_posts_apart():
     # dean gaudet's P4 (and Core 2) in take 2 and in the 01-08 follow-up: two series each,
     # one shape, told apart by the fill and named by the post, at heights of their own
     data = Path(__file__).resolve().parent.parent / "data"
-    fig = plot.published(sorted(data.glob("*.json")), ["getcpu_sidt", "vgetcpu26_hit"])
+    fig = plot.published(sorted(data.glob("*.json*")), ["getcpu_sidt", "vgetcpu26_hit"])
     legend = {h.get_label(): (h.get_marker(), h.get_fillstyle()) for h in fig.legends[0].legend_handles}
     for machine in ("P4", "Core 2"):
         posts = {label: look for label, look in legend.items() if label.startswith(f"published: {machine} (")}

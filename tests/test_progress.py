@@ -13,7 +13,7 @@ import pytest
 
 from fastcpu._progress import ProgressLine, format_time_left, seconds_left
 
-DATA = sorted(str(p) for p in (Path(__file__).resolve().parent.parent / "data").glob("*.json"))
+DATA = sorted(str(p) for p in (Path(__file__).resolve().parent.parent / "data").glob("*.json*"))
 
 
 @pytest.mark.parametrize("seconds, text", [
