@@ -80,7 +80,8 @@ def test_methods_in_one_file_only_are_named():
         c["rdpid"]
 
 
-INTEL = Path(__file__).resolve().parent / "data" / "intel-xeon-family6-model167-0.6.0-rederived.json"  # a recorded reading
+#: a recorded reading: the family 6 model 167 host's 0.6.0 file, re-derived (one question)
+INTEL = Path(__file__).resolve().parent / "data" / "intel-xeon-family6-model167-0.6.0-rederived.json"
 
 
 def test_both_questions_are_compared_each_in_its_table():

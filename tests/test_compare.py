@@ -396,7 +396,8 @@ def test_compare_marks_models_and_says_whose_estimates_carry_a_correction():
 
 # -- both questions (issue 26 item 5) -------------------------------------------------------------
 
-INTEL = Path(__file__).resolve().parent / "data" / "intel-xeon-family6-model167-0.6.0-rederived.json"  # a recorded reading
+#: a recorded reading: the family 6 model 167 host's 0.6.0 file, re-derived (one question)
+INTEL = Path(__file__).resolve().parent / "data" / "intel-xeon-family6-model167-0.6.0-rederived.json"
 
 
 @pytest.fixture(scope="module")

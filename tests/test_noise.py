@@ -120,7 +120,14 @@ def test_fit_to_this_machine_reproduces_its_empty_sequence():
     # moved with it, and their median may sit anywhere within that spread
     levels = real.clock_motion.levels_core_cycles_per_tick if real.clock_motion is not None else ()
     moved = (max(levels) / min(levels) - 1) * model.overhead_ticks if len(levels) > 1 else 0.0
-    assert abs(np.median(sim.empty) - np.median(real.empty)) <= model.step_ticks + moved
+    # the model's jitter is symmetric, so its runs' median is its overhead, the mean of the real
+    # runs below the interrupt cut; on a loaded host that body is skewed (runs slowed a little,
+    # not interrupted: a CI run read a median of 68 ticks against a mean of 71.2, jitter 6.6),
+    # and a median never lies further from a mean than a standard deviation: the fitted jitter
+    # with the counter's quantization (at most half a step)
+    assert abs(np.median(sim.empty) - model.overhead_ticks) <= model.step_ticks
+    spread = math.hypot(model.jitter_ticks, model.step_ticks / 2)
+    assert abs(np.median(real.empty) - model.overhead_ticks) <= model.step_ticks + moved + spread
 
 
 def test_recovery_reports_every_estimator_for_every_true_cost():

@@ -615,16 +615,40 @@ def table_rows(out: Output, lines: list[str]) -> dict[str, dict[str, float | str
     for line in lines:
         # a BEST or MEDIAN below 0 shows as "<= 0" (no negative cost): read as below any 0
         t = line.replace("*", " ").replace("<= 0", "-inf").replace("< ", "<").split()
+        bound = False
         if len(t) == 11 and t[7].startswith("<") and t[9] in ("median", "paired_mean", "diff"):
             # below what the harness resolves: the ESTIMATE is a bound, with no interval of its own
+            # (a BEST or MEDIAN of "<= 0" on the same line is not: it was read as -inf above)
             t = t[:8] + ["nan"] + t[8:]
-            t[7] = t[7][1:]
+            t[7], bound = t[7][1:], True
         if len(t) == 12 and t[10] in ("median", "paired_mean", "diff") and t[11].isdigit():
             rows[t[0]] = {"best": float(t[1]), "median": float(t[4]), "estimate": float(t[7].lstrip("<")),
                           "ci": float(t[8]), "cycles": float(t[9].lstrip("<")), "estimator": t[10],
-                          "bound": "<" in line}
+                          "bound": bound}
             out.read.add(out.lines.index(line))
     return rows
+
+
+def test_table_rows_reads_a_bound_from_the_estimate_alone():
+    # a run quicker than the empty one's prints BEST "<= 0" beside a resolved ESTIMATE: not a bound
+    # (the this_machine check once counted such a 64-copy row as one, and failed a true sentence)
+    import numpy as np
+
+    from fastcpu._table import format_table
+
+    def result(method, raw_above, spread):
+        empty = np.full(400, 40, np.uint64) + (np.arange(400, dtype=np.uint64) % 3)
+        raw = empty + np.uint64(raw_above) + (np.arange(400, dtype=np.uint64) % spread)
+        raw[0] = 1  # one run quicker than any empty one: BEST below 0
+        return fastcpu.BenchResult.from_arrays(method=method, serialize="lfence", unroll=64, cpu=None, raw=raw,
+                                               empty=empty, migrated=np.zeros(400, bool),
+                                               clock=fastcpu.Clock(2.0e9, 1.0, 1.4))
+
+    cost, bound = result("gdt", 2000, 5), result("rdpid", 0, 1)
+    assert cost.resolved and cost.best < 0 and not bound.resolved
+    rows = table_rows(Output(format_table([cost, bound])), format_table([cost, bound]).splitlines())
+    assert rows["gdt"]["bound"] is False and rows["gdt"]["best"] == float("-inf")
+    assert rows["rdpid"]["bound"] is True and rows["rdpid"]["estimate"] == pytest.approx(bound.upper_bound, abs=0.01)
 
 
 def check_this_machine(out: Output) -> None:
