@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fastcpu._progress import ProgressLine, format_time_left, seconds_left
+from hostnoise import on_some_try
 
 DATA = sorted(str(p) for p in (Path(__file__).resolve().parent.parent / "data").glob("*.json*"))
 
@@ -187,12 +188,16 @@ def test_compare_on_a_terminal_shows_each_file_it_reads():
 
 
 def test_selftest_on_a_terminal_shows_its_steps(tmp_path):
-    rc, err = under_a_terminal(["selftest", "--serialize", "lfence", "--runs", "10", "--rounds", "1"], tmp_path)
-    assert rc in (0, 1), err  # 10 runs may miss a goal: the progress is what is checked here
-    assert "self-testing lfence inline bias..." in err and "left" in err
-    total = err.split("[1/")[1].split("]")[0]
-    assert f"[{total}/{total}] self-testing lfence user " in err
-    assert screen(err) == ""
+    def check():
+        rc, err = under_a_terminal(["selftest", "--serialize", "lfence", "--runs", "10", "--rounds", "1"], tmp_path)
+        assert rc in (0, 1), err  # 10 runs may miss a goal: the progress is what is checked here
+        # (a process whose first-use rulers disagree, on a loaded host, runs no step: the next try)
+        assert "self-testing lfence inline bias..." in err and "left" in err, err
+        total = err.split("[1/")[1].split("]")[0]
+        assert f"[{total}/{total}] self-testing lfence user " in err
+        assert screen(err) == ""
+
+    on_some_try(check)
 
 
 def test_selftest_calls_progress_for_every_step():
