@@ -268,38 +268,26 @@ def harness_bias(
     (0, the bias's size plus its half-width, the resolution, the reason): the
     bias is not subtracted, but the interval holds it, and the resolution
     still says what the harness cannot see."""
-    key = (path, serialize)
-    known = _corrections.get(key)
-    if (known is not None and time.monotonic() - known.measured_at <= CORRECTION_MAX_AGE_S
-            and key not in _failed and 0 < cycles_per_tick < math.inf
-            and math.isfinite(known.bias_ticks + known.ci95_ticks)):
-        # bench()'s case, on every call right after its runs, where each Python call runs cold:
-        # a fresh correction, converted at the measurement's clock, without a call of its own
-        # (NaN compares false above); what the rest of this function would return
-        return (known.bias_ticks * cycles_per_tick, known.ci95_ticks * cycles_per_tick,
-                known.resolution_ticks * cycles_per_tick, "")
     why_not = failed_verdict(path, serialize)
-    if why_not:
+    if why_not:  # the last self-test's correction, not subtracted: none measured now
         known = _corrections.get((path, serialize))
+    else:
+        known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
         if known is None:
-            return 0.0, 0.0, 0.0, why_not
-        bias, ci = known.core_cycles(cycles_per_tick)
-        if not (math.isfinite(bias) and math.isfinite(ci)):
-            return 0.0, 0.0, 0.0, why_not
-        cpt = cycles_per_tick if math.isfinite(cycles_per_tick) and cycles_per_tick > 0 else known.cycles_per_tick
-        # not subtracted, but not hidden either: the interval holds the bias it did not take off
-        return 0.0, abs(bias) + ci, known.resolution_ticks * cpt, why_not
-    known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
+            with _lock:
+                known = fresh_correction(path, serialize)
+                if known is None:
+                    known = _corrections[(path, serialize)] = _measure_bias(
+                        path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
     if known is None:
-        with _lock:
-            known = fresh_correction(path, serialize)
-            if known is None:
-                known = _corrections[(path, serialize)] = _measure_bias(
-                    path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
+        return 0.0, 0.0, 0.0, why_not
     bias, ci = known.core_cycles(cycles_per_tick)
-    if not (math.isfinite(bias) and math.isfinite(ci)):
-        return 0.0, 0.0, 0.0, UNMEASURED
-    cpt = cycles_per_tick if math.isfinite(cycles_per_tick) and cycles_per_tick > 0 else known.cycles_per_tick
+    # the resolution at the same clock: the measurement's, or the bias measurement's where that is unknown
+    cpt = cycles_per_tick if 0 < cycles_per_tick < math.inf else known.cycles_per_tick
+    if not math.isfinite(bias + ci):
+        return 0.0, 0.0, 0.0, why_not or UNMEASURED
+    if why_not:  # not subtracted, but not hidden either: the interval holds the bias it did not take off
+        return 0.0, abs(bias) + ci, known.resolution_ticks * cpt, why_not
     return bias, ci, known.resolution_ticks * cpt, ""
 
 
