@@ -160,7 +160,7 @@ class ClockMotion:
             points=count("points"), disturbed=count("disturbed"), hops=count("hops"),
             hop_runs=count("hop_runs"), seconds=rate(d["seconds"], "seconds"),
             levels_core_cycles_per_tick=tuple(rate(v, "levels_core_cycles_per_tick", 1e-6) for v in levels),
-            level_points=tuple(count_of(v, f"{where}.level_points") for v in counts),
+            level_points=tuple(count_of(v, f"{where}.level_points", 1) for v in counts),
             add_core_cycles_per_tick=rate(d["add_core_cycles_per_tick"], "add_core_cycles_per_tick"),
             imul_core_cycles_per_tick=rate(d["imul_core_cycles_per_tick"], "imul_core_cycles_per_tick"),
         )
@@ -169,9 +169,9 @@ class ClockMotion:
         return motion
 
 
-def count_of(v: Any, where: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**53:
-        raise ValueError(f"{where} must hold counts from 0 to 2**53, not {v!r}")
+def count_of(v: Any, where: str, low: int = 0) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not low <= v < 2**53:
+        raise ValueError(f"{where} must hold counts from {low} to 2**53, not {v!r}")
     return v
 
 
@@ -186,6 +186,8 @@ def merge_motion(motions: Iterable[ClockMotion | None]) -> ClockMotion | None:
     sums: list[list[float]] = []  # [level x points, points]
     for m in kept:
         for v, n in zip(m.levels_core_cycles_per_tick, m.level_points):
+            if not n:  # a level no point saw (built by hand: a file's are refused at load)
+                continue
             for s in sums:
                 if abs(s[0] / s[1] - v) <= LEVEL_TOLERANCE * max(v, s[0] / s[1]):
                     s[0] += v * n

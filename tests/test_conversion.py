@@ -301,11 +301,15 @@ def test_motions_merge_their_levels_and_counts():
     assert m is not None and m.hops == 4 and m.points == a.points + b.points
     assert [round(v, 2) for v in m.levels_core_cycles_per_tick] == [1.38, 1.46, 1.57]
     assert merge_motion([None, None]) is None
+    # a level no point saw (only a record built by hand has one) adds nothing
+    m = merge_motion([_motion(counts=(0, 20)), _motion(levels=(1.382,), counts=(5,))])
+    assert m is not None and m.level_points == (5, 20)
 
 
 @pytest.mark.parametrize("field, value", [("points", -1), ("hops", 1.5), ("seconds", float("nan")),
                                           ("levels_core_cycles_per_tick", [0.0, 1.5]),
-                                          ("level_points", [1]), ("disturbed", 10**6)])
+                                          ("level_points", [1]), ("level_points", [0, 20]),
+                                          ("disturbed", 10**6)])
 def test_a_motion_no_measurement_makes_is_refused(field, value):
     d = _motion().to_dict()
     d[field] = value
