@@ -175,15 +175,16 @@ def side_by_side(text):
 
 def test_compare_shows_each_machines_rulers():
     table = fastcpu.compare(*DATA, dataframe=False)
+    machines = {r.name: r for r in map(fastcpu.load, DATA)}  # each file once, not once per row
     for row in table:
-        res = next(r for r in map(fastcpu.load, DATA) if r.name == row["machine"])
+        res = machines[row["machine"]]
         assert row["tsc_step_ticks"] == res.clock.tsc_step_ticks
         assert row["clock_core_cycles_per_tick"] == res.clock.cycles_per_tick
         folded = None if res.clock.rulers is None else res.clock.rulers.immediate_adds_folded
         assert (row["immediate_adds_per_core_cycle"] > 1.25) == bool(folded)
     text = table.format("ns")
     rulers = text[text.index("each machine's rulers"):]
-    for res in map(fastcpu.load, DATA):
+    for res in machines.values():
         assert res.name in rulers
         if res.clock.rulers is not None and res.clock.rulers.immediate_adds_folded:
             assert "folded at rename" in rulers
