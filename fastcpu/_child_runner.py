@@ -14,15 +14,23 @@ them with its own clock, so they sit beside the in-process ``sched_getcpu`` in
 a table. Nothing here names a method: the tunable and the sequence come from
 the row (``_harness`` chooses this runner from it).
 
-The child inherits the calling thread's CPU affinity (fork copies the calling
-thread's mask), so a thread pinned to a CPU reads that CPU in the child too,
-and ``bench(..., cpu=N)``, which pins the caller first, pins the child. The child refuses to measure if
+The child runs on the calling thread's CPUs (the request carries its mask),
+so a thread pinned to a CPU reads that CPU in the child too, and
+``bench(..., cpu=N)``, which pins the caller first, pins the child. The child refuses to measure if
 glibc registered rseq all the same (a glibc that ignores the tunable, a
 setuid interpreter: what the one row's tunable turns off): ``fastcpu.Unsupported`` says so. A child that cannot be
 started (pipes denied by a seccomp filter, no file descriptor left, an
 interpreter this user may not run) is ``fastcpu.Unsupported`` with the
 reason too: ``measure()`` records it in ``Results.unavailable`` and
 ``check()`` as an error cell.
+
+A child is kept for the requests that follow: starting one costs 0.2-0.3 s
+(an interpreter, numpy, fastcpu), a request about a millisecond. Each request
+carries the asking thread's CPUs, which the child pins itself to first, as a
+fork would have inherited them. At most two idle children are kept, each
+reused only by a request that would start it alike (command line and
+environment); one that ended meanwhile is replaced, one interrupted
+mid-answer is ended, a fork starts its own, and at exit each is told to end.
 
 The child dies with its parent (``PR_SET_PDEATHSIG``: SIGKILL when the thread
 that started it, or the whole parent, dies), and runs nothing from the
@@ -36,17 +44,22 @@ status, or the signal that killed it, by name) and its last line on stderr.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from typing import IO, Any
 
 import numpy as np
 
 from . import _core
+from ._locks import ForkSafeLock
 
 __all__ = ["available_reason", "read_cpu", "raw_runs"]
 
@@ -123,32 +136,249 @@ def _child_argv() -> list[str]:
     return [sys.executable, "-I", "-c", _BOOT, str(os.getpid()), *homes]
 
 
-def _ask(name: str, request: dict[str, Any], timeout_s: float | None) -> Any:
-    """Run `request` for the row `name` in a child started with its tunable;
-    the child's answer, read as :func:`_read_answer` expects it for
-    ``request['op']``."""
-    tunable, code_of = _row(name)
-    request = {**request, "tunable": tunable, "code_of": code_of}
+class _Server:
+    """One child interpreter started with one row's tunable, kept for this
+    process's later requests: starting one costs 0.2-0.3 s (an interpreter,
+    numpy, fastcpu), a request about a millisecond. It answers one request
+    per line on its stdin and ends when the pipe closes, when the thread that
+    started it ends (its parent-death signal), or when it is killed. Its
+    stderr goes to an unnamed file, read for its last words."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.owner = os.getpid()
+        self.stderr = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self.stderr, env=env)
+        except BaseException:
+            self.stderr.close()
+            raise
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def ask(self, request: dict[str, Any], timeout_s: float | None) -> tuple[bytes, bool]:
+        """(the answer's bytes, whether the child closed its stdout before
+        they were whole). Raises TimeoutError when no whole answer came in
+        `timeout_s` seconds (None: no limit)."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:  # gone already: what it said, if anything, is on its stdout
+            pass
+        reader = _Reader(self.proc.stdout.fileno(), timeout_s)
+        header = reader.until_newline(_HEADER_MAX)
+        if reader.eof or not header.endswith(b"\n"):
+            return header, reader.eof
+        data = bytearray(header)
+        reader.into(data, _body_bytes(header, request))
+        return bytes(data), reader.eof
+
+    def last_words(self) -> str:
+        self.stderr.seek(0)
+        return _last_words(self.stderr.read())
+
+    def ended(self) -> int:
+        """Its exit status (negative: the signal), waiting for it to end."""
+        try:
+            return self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+    def close(self, kill: bool = True) -> None:
+        """End it (killed, or told to end by closing its stdin) and free what it held."""
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
+        if self.owner == os.getpid():  # never another process's (a fork's parent's) child
+            if kill:
+                self.proc.kill()
+            self.ended()
+        self.stderr.close()
+
+
+class _Reader:
+    """Reads a pipe's bytes as they come, within a deadline."""
+
+    def __init__(self, fd: int, timeout_s: float | None) -> None:
+        self.fd, self.eof = fd, False
+        self.deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        self.pending = b""
+
+    def _chunk(self, most: int) -> bytes:
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                raise TimeoutError
+        chunk = os.read(self.fd, most)
+        self.eof = not chunk
+        return chunk
+
+    def until_newline(self, most: int) -> bytes:
+        """Up to and with the first newline, or what came before `most` bytes or the end."""
+        data = bytearray()
+        while len(data) < most:
+            chunk = self._chunk(min(1 << 16, most - len(data)))
+            if not chunk:
+                break
+            end = chunk.find(b"\n")
+            if end >= 0:
+                data += chunk[:end + 1]
+                self.pending = chunk[end + 1:]
+                break
+            data += chunk
+        return bytes(data)
+
+    def into(self, data: bytearray, size: int) -> None:
+        """Append `size` more bytes to `data`, or what came before the end."""
+        want = len(data) + size
+        data += self.pending[:size]
+        self.pending = self.pending[size:]
+        while len(data) < want:
+            chunk = self._chunk(min(1 << 20, want - len(data)))
+            if not chunk:
+                return
+            data += chunk
+
+
+def _body_bytes(header: bytes, request: dict[str, Any]) -> int:
+    """How many bytes of arrays follow `header`, as far as it announces
+    arrays of the runs `request` asked for (:func:`_read_answer` judges the
+    rest)."""
     try:
-        done = subprocess.run(
-            _child_argv(),
-            input=json.dumps(request).encode(),
-            capture_output=True,
-            env=_child_env(tunable),
-            timeout=timeout_s,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        items = json.loads(header).get("value")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return 0
+    runs = request["args"][0] if request["op"] == "measure" else 0
+    return sum(runs * _DTYPES[item["array"]].itemsize for item in items or ()
+               if isinstance(item, dict) and item.get("array") in _DTYPES and item.get("length") == runs)
+
+
+#: The idle child interpreters, each with what it was started with (argv and
+#: environment), the most recently used last: at most _IDLE_MAX in all. A
+#: request takes one started as it would start one (or starts one) and gives
+#: it back when answered, so threads measuring at once each have their own.
+_idle: list[tuple[tuple[Any, ...], _Server]] = []
+_idle_lock = ForkSafeLock()
+_IDLE_MAX = 2
+#: The process whose children _idle holds (a fork's child finds its parent's there).
+_idle_pid = os.getpid()
+
+
+def _close_idle() -> None:
+    """Each idle child told to end (its stdin closed) and waited for: at
+    exit, and by tests that want a fresh start."""
+    with _idle_lock:
+        servers = [server for _, server in _idle]
+        _idle.clear()
+    for server in servers:
+        server.close(kill=False)
+
+
+atexit.register(_close_idle)
+
+
+def _take(key: tuple[Any, ...]) -> _Server | None:
+    """An idle server started with `key`, alive, or None."""
+    global _idle_pid
+    with _idle_lock:
+        if _idle_pid != os.getpid():  # forked: the parent's children, their pipes closed here, nothing more
+            for _, server in _idle:
+                server.close()
+            _idle.clear()
+            _idle_pid = os.getpid()
+        for i in range(len(_idle) - 1, -1, -1):
+            if _idle[i][0] == key:
+                server = _idle.pop(i)[1]
+                if server.alive():
+                    return server
+                server.close()
+    return None
+
+
+def _give_back(key: tuple[Any, ...], server: _Server) -> None:
+    with _idle_lock:
+        _idle.append((key, server))
+        evicted = _idle.pop(0)[1] if len(_idle) > _IDLE_MAX else None
+    if evicted is not None:
+        evicted.close(kill=False)
+
+
+def _ask(name: str, request: dict[str, Any], timeout_s: float | None) -> Any:
+    """Run `request` for the row `name` in a child started with its tunable,
+    on the calling thread's CPUs; the child's answer, read as
+    :func:`_read_answer` expects it for ``request['op']``. An idle child of
+    an earlier request is used where there is one; one that ended meanwhile
+    (the thread that started it ended) is replaced once."""
+    tunable, code_of = _row(name)
+    try:
+        cpus: list[int] | None = sorted(os.sched_getaffinity(0))
+    except OSError:  # no mask to give: the child keeps its own
+        cpus = None
+    request = {**request, "tunable": tunable, "code_of": code_of, "cpus": cpus}
+    argv, env = _child_argv(), _child_env(tunable)
+    key = (tuple(argv), tuple(sorted(env.items())))
+    server = _take(key)
+    if server is not None:
+        try:
+            return _answer_of(name, server, request, timeout_s, key)
+        except _Gone:
+            pass  # it ended between two requests: a fresh one answers
+    try:
+        server = _Server(argv, env)
+    except OSError as exc:
         raise _core.Unsupported(f"{name}: could not run the child interpreter {sys.executable}: "
                                 f"{_why_not_started(exc)}") from None
-    try:  # a whole answer stands whatever the exit status (a sanitizer's report at exit)
-        answer = _read_answer(done.stdout, request)
+    try:
+        return _answer_of(name, server, request, timeout_s, key)
+    except _Gone as gone:
+        raise gone.error from None
+
+
+class _Gone(Exception):
+    """A child that ended without a byte of answer (`error`: what to say)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _answer_of(name: str, server: _Server, request: dict[str, Any], timeout_s: float | None,
+               key: tuple[Any, ...]) -> Any:
+    """`server`'s answer to `request`, checked; the server goes back idle
+    after a whole answer and is ended after anything else."""
+    try:
+        data, ended = server.ask(request, timeout_s)
+    except TimeoutError:
+        server.close()
+        raise _core.Unsupported(f"{name}: could not run the child interpreter {sys.executable}: "
+                                f"it did not answer within {timeout_s:g} s") from None
+    except BaseException:  # Ctrl-C mid-answer: what it would send next is unknown
+        server.close()
+        raise
+    try:  # a whole answer stands whatever follows (a sanitizer's report at exit)
+        answer = _read_answer(data, request)
     except ValueError as exc:
-        if done.returncode != 0 or not done.stdout:
-            raise _core.Error(f"{name}: the child interpreter {_how_it_ended(done.returncode)} without "
-                              f"an answer: {_last_words(done.stderr)}") from None
+        if not ended:  # alive, and saying something else: ended here
+            server.proc.kill()
+        status = server.ended() if ended else 0
+        words = server.last_words()
+        server.close(kill=False)
+        if status != 0 or not data:
+            error = _core.Error(f"{name}: the child interpreter {_how_it_ended(status)} without "
+                                f"an answer: {words}")
+            raise (_Gone(error) if not data else error) from None
         raise _core.Error(f"{name}: the child interpreter sent an answer this process does not "
-                          f"read ({exc}); its stderr: {_last_words(done.stderr)}") from None
+                          f"read ({exc}); its stderr: {words}") from None
+    if ended:
+        server.close(kill=False)
+    else:
+        _give_back(key, server)
     if isinstance(answer, _Failed):
         raise (_core.Unsupported if answer.kind == "Unsupported" else _core.Error)(f"{name}: {answer.message}")
     return answer
@@ -277,10 +507,8 @@ _START_ERRNOS = {
 }
 
 
-def _why_not_started(exc: OSError | subprocess.TimeoutExpired) -> str:
-    """The reason a child could not be started (or did not answer in time)."""
-    if isinstance(exc, subprocess.TimeoutExpired):
-        return f"it did not answer within {exc.timeout:g} s"
+def _why_not_started(exc: OSError) -> str:
+    """The reason a child could not be started."""
     text = exc.strerror or str(exc)
     hint = _START_ERRNOS.get(exc.errno or 0)
     return f"{text}: {hint}" if hint else text
@@ -311,6 +539,8 @@ def _serve(request: dict[str, Any]) -> Any:
             "glibc registered rseq in the child although GLIBC_TUNABLES held "
             f"{request['tunable']} (a glibc that ignores it, or a secure-execution interpreter)"
         )
+    if request["cpus"] is not None:  # the asking thread's CPUs, as a fork would have inherited them
+        os.sched_setaffinity(0, request["cpus"])
     if request["op"] == "read":
         return _core.read_cpu(request["code_of"])
     if request["counter"] == "pmu":
@@ -321,19 +551,21 @@ def _serve(request: dict[str, Any]) -> Any:
 
 
 def _child(no_deathsig: str) -> None:
-    """The child's side: one JSON request on stdin, one answer on stdout
-    (:func:`_write_answer`). `no_deathsig`: why it could not be set to die
-    with its parent ('' when it is): it then refuses to measure, since a
-    measurement could outlive its parent by minutes."""
+    """The child's side: one JSON request per line on stdin, one answer to
+    each on stdout (:func:`_write_answer`), until stdin closes.
+    `no_deathsig`: why it could not be set to die with its parent ('' when
+    it is): it then refuses to measure, since a measurement could outlive its
+    parent by minutes."""
     out = sys.stdout.buffer
-    try:
-        request = json.loads(sys.stdin.buffer.read())
-        if no_deathsig:
-            raise _core.Unsupported(f"the child could not be set to die with its parent "
-                                    f"(prctl PR_SET_PDEATHSIG: {no_deathsig})")
-        _write_answer(out, _serve(request))
-    except Exception as exc:  # noqa: BLE001 - every failure goes back to the parent
-        kind = "Unsupported" if isinstance(exc, _core.Unsupported) else "Error"
-        _write_answer(out, error=(kind, f"{type(exc).__name__}: {exc}" if kind == "Error" and
-                                  not isinstance(exc, _core.Error) else str(exc)))
-    out.flush()
+    for line in sys.stdin.buffer:
+        try:
+            request = json.loads(line)
+            if no_deathsig:
+                raise _core.Unsupported(f"the child could not be set to die with its parent "
+                                        f"(prctl PR_SET_PDEATHSIG: {no_deathsig})")
+            _write_answer(out, _serve(request))
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the parent
+            kind = "Unsupported" if isinstance(exc, _core.Unsupported) else "Error"
+            _write_answer(out, error=(kind, f"{type(exc).__name__}: {exc}" if kind == "Error" and
+                                      not isinstance(exc, _core.Error) else str(exc)))
+        out.flush()

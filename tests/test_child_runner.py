@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -104,6 +105,115 @@ def test_a_child_that_dies_is_an_error(monkeypatch):
     monkeypatch.setattr(sys, "executable", "/bin/false")
     with pytest.raises(fastcpu.Error, match="exited with status 1 without an answer"):
         fastcpu.read(NAME)
+
+
+# ---- one child kept for the requests that follow -----------------------------
+
+
+def _idle_pids():
+    """The pids of this process's idle child interpreters."""
+    with _child_runner._idle_lock:
+        return sorted(server.proc.pid for _, server in _child_runner._idle)
+
+
+def _one_kept():
+    """The pid of this process's one idle child, started afresh by this
+    thread (in the test's own phase: pytest's environment differs between
+    setup and call, and a child is reused only by requests that would start
+    it alike)."""
+    _child_runner._close_idle()
+    fastcpu.read(NAME)
+    (pid,) = _idle_pids()
+    return pid
+
+
+def test_later_requests_reuse_the_child_on_each_threads_cpus():
+    one_kept = _one_kept()
+    for cpu in CPUS:  # re-pinned for each request: the asking thread's CPUs
+        assert on_cpu(cpu, lambda: fastcpu.read(NAME).cpu) == cpu
+        assert on_cpu(cpu, lambda: fastcpu.bench(NAME, 20).raw.shape) == (20,)
+    assert _idle_pids() == [one_kept]
+
+
+def test_a_kept_child_that_ended_is_replaced():
+    pid = _one_kept()
+    os.kill(pid, 9)
+    assert fastcpu.read(NAME).cpu in CPUS
+    assert _idle_pids() != [pid] and len(_idle_pids()) == 1
+
+
+def test_a_child_that_ends_between_requests_is_replaced_once(monkeypatch):
+    # the thread that started it ended (its parent-death signal) after poll() saw it alive
+    pid = _one_kept()
+    monkeypatch.setattr(_child_runner._Server, "alive", lambda self: True)
+    os.kill(pid, 9)
+    assert fastcpu.read(NAME).cpu in CPUS
+
+
+def test_a_child_interrupted_mid_answer_is_ended(monkeypatch):
+    pid = _one_kept()
+
+    def interrupted(self, most):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_child_runner._Reader, "_chunk", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fastcpu.read(NAME)
+    assert _idle_pids() == []  # what it would send next is unknown: never asked again
+    monkeypatch.undo()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # killed and reaped
+    assert fastcpu.read(NAME).cpu in CPUS
+
+
+def test_a_child_that_does_not_answer_a_reading_in_time_is_unsupported(monkeypatch):
+    monkeypatch.setattr(_child_runner, "_BOOT", "import time; time.sleep(60)")
+    monkeypatch.setattr(_child_runner, "_START_S", 0.5)
+    with pytest.raises(fastcpu.Unsupported, match="did not answer within 0.5 s"):
+        fastcpu.read(NAME)
+
+
+KEPT = r"""
+import json, os, sys
+import fastcpu
+from fastcpu import _child_runner
+def idle():
+    return [server.proc.pid for _, server in _child_runner._idle]
+fastcpu.read("sched_getcpu_norseq")
+parents = idle()
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:  # a fork uses a child of its own, never its parent's
+    fastcpu.read("sched_getcpu_norseq")
+    os.write(w, json.dumps(idle()).encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+forks = json.loads(os.read(r, 4096))
+fastcpu.read("sched_getcpu_norseq")
+print(json.dumps({"parents": parents, "forks": forks, "after": idle()}))
+"""
+
+
+def test_a_fork_starts_its_own_child_and_none_outlives_the_process():
+    p = run_python(KEPT)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""
+    out = json.loads(p.stdout)
+    assert len(out["parents"]) == len(out["forks"]) == 1 and out["parents"] != out["forks"], out
+    assert out["after"] == out["parents"]  # the parent's child still answers it
+    deadline = time.monotonic() + 10  # told to end at exit, or killed with the thread that started them
+    while not all(map(_ended, out["parents"] + out["forks"])) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(map(_ended, out["parents"] + out["forks"])), out
+
+
+def _ended(pid):
+    """Whether process `pid` is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 # ---- a child that cannot start (issue 22, item 6) ----------------------------
