@@ -192,10 +192,25 @@ class PathCheck:
                          ("harness", "beyond the conversion's uncertainty")):
             names = [c.name for c in self.chains if c.failed_by == who]
             if names:
-                out.append(f"{who}: {', '.join(names)} off the goal, {why}")
+                out.append(f"{who}: {', '.join(names)} off the goal, {why}{self._split() if who == 'harness' else ''}")
         if self.chains and self.coverage < GOAL_COVERAGE:
             out.append(f"intervals: coverage {self.coverage:.0%} below {GOAL_COVERAGE:.0%}")
         return out
+
+    def _split(self) -> str:
+        """Why one correction cannot hold every chain, where that is why: the
+        bodies hide different amounts (a bias per instruction), so that the
+        one correction, their midpoint, leaves each chain half their spread
+        off, at least half the goal, before any noise ('' otherwise)."""
+        biases = self.op_bias_core_cycles
+        if len(biases) < 2:
+            return ""
+        spread = max(biases.values()) - min(biases.values())
+        if spread / 2 < GOAL_CYCLES[self.path] / 2:
+            return ""
+        each = ", ".join(f"{op} {b:+.2f}" for op, b in biases.items())
+        return (f" (the bodies hide different amounts, {each}: {spread:.2f} apart, so one correction "
+                f"leaves each chain {spread / 2:.2f} off before noise)")
 
     def line(self) -> str:
         worst = max(self.chains, key=lambda c: abs(c.median_error_core_cycles), default=None)

@@ -568,6 +568,14 @@ def test_a_fail_says_which_part_failed():
     check = PathCheck("inline", "lfence", -1.0, 0.5, {"imul": -1.0}, shaky)
     assert check.failures() == ["conversion: imul_chain_64 off the goal, within the conversion's uncertainty"]
     assert "GOAL FAILS (conversion: imul_chain_64" in check.line()
+    # the bodies hide amounts further apart than the goal: one correction cannot hold both, and it says so
+    split = PathCheck("inline", "lfence", -1.4, 1.2, {"add": -0.25, "imul": -2.55}, harness)
+    assert split.failures() == ["harness: imul_chain_64 off the goal, beyond the conversion's uncertainty (the "
+                                "bodies hide different amounts, add -0.25, imul -2.55: 2.30 apart, so one "
+                                "correction leaves each chain 1.15 off before noise)"]
+    # closer together than that: not the reason, not said
+    near = PathCheck("inline", "lfence", -1.4, 0.5, {"add": -1.0, "imul": -1.8}, harness)
+    assert near.failures() == ["harness: imul_chain_64 off the goal, beyond the conversion's uncertainty"]
     # the zero and the resolution are reported
     zero = PathCheck("inline", "lfence", -2.0, 0.5, {"add": -2.0}, good, zero_core_cycles=0.1,
                      zero_ci95_core_cycles=0.2)
