@@ -128,4 +128,4 @@ def test_performance_script_prints_its_tables():
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert all(c.endswith(" us") and float(c[:-3]) > 0 for c in cells[1:5]), row
         assert float(cells[5].split()[0]) > 0, row
-    assert "| import fastcpu |" in done.stdout
+    assert "| import fastcpu |" in done.stdout and "| python -m fastcpu, the whole default run |" in done.stdout
