@@ -157,7 +157,7 @@ class _Server:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def ask(self, request: dict[str, Any], timeout_s: float | None) -> tuple[bytes, bool]:
+    def ask(self, request: dict[str, Any], timeout_s: float | None) -> tuple[bytes | bytearray, bool]:
         """(the answer's bytes, whether the child closed its stdout before
         they were whole). Raises TimeoutError when no whole answer came in
         `timeout_s` seconds (None: no limit)."""
@@ -171,9 +171,9 @@ class _Server:
         header = reader.until_newline(_HEADER_MAX)
         if reader.eof or not header.endswith(b"\n"):
             return header, reader.eof
-        data = bytearray(header)
+        data = bytearray(header)  # read into, never copied: 17 bytes a run of a measurement
         reader.into(data, _body_bytes(header, request))
-        return bytes(data), reader.eof
+        return data, reader.eof
 
     def last_words(self) -> str:
         self.stderr.seek(0)
@@ -276,6 +276,12 @@ def _close_idle() -> None:
     with _idle_lock:
         servers = [server for _, server in _idle]
         _idle.clear()
+    for server in servers:  # all told first, then waited for: they end together
+        try:
+            if server.proc.stdin is not None:
+                server.proc.stdin.close()
+        except OSError:
+            pass
     for server in servers:
         server.close(kill=False)
 
@@ -449,7 +455,7 @@ def _write_answer(out: IO[bytes], value: Any = None, error: tuple[str, str] | No
         out.write(memoryview(a).cast("B"))
 
 
-def _read_answer(data: bytes, request: dict[str, Any]) -> tuple | _Failed:
+def _read_answer(data: bytes | bytearray, request: dict[str, Any]) -> tuple | _Failed:
     """What the child answered `request`, checked against its shape.
 
     Raises:
