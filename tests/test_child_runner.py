@@ -148,6 +148,7 @@ def test_a_child_that_ends_between_requests_is_replaced_once(monkeypatch):
     monkeypatch.setattr(_child_runner._Server, "alive", lambda self: True)
     os.kill(pid, 9)
     assert fastcpu.read(NAME).cpu in CPUS
+    assert len(_idle_pids()) == 1 and _idle_pids() != [pid]  # a fresh one answered, and is kept
 
 
 def test_a_child_interrupted_mid_answer_is_ended(monkeypatch):
