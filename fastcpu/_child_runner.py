@@ -24,8 +24,9 @@ interpreter this user may not run) is ``fastcpu.Unsupported`` with the
 reason too: ``measure()`` records it in ``Results.unavailable`` and
 ``check()`` as an error cell.
 
-A child is kept for the requests that follow: starting one costs 0.2-0.3 s
-(an interpreter, numpy, fastcpu), a request about a millisecond. Each request
+A child is kept for the requests that follow: starting one cost 0.15-0.27 s
+(an interpreter, numpy, fastcpu), a request 0.6-1.2 ms, on the GenuineIntel
+family 6 model 167 guest (docs/performance.md). Each request
 carries the asking thread's CPUs, which the child pins itself to first, as a
 fork would have inherited them. At most two idle children are kept, each
 reused only by a request that would start it alike (command line and
@@ -138,8 +139,8 @@ def _child_argv() -> list[str]:
 
 class _Server:
     """One child interpreter started with one row's tunable, kept for this
-    process's later requests: starting one costs 0.2-0.3 s (an interpreter,
-    numpy, fastcpu), a request about a millisecond. It answers one request
+    process's later requests, since starting one costs a hundred times what
+    a request does (module docstring). It answers one request
     per line on its stdin and ends when the pipe closes, when the thread that
     started it ends (its parent-death signal), or when it is killed. Its
     stderr goes to an unnamed file, read for its last words."""

@@ -413,7 +413,8 @@ def check_noise_cheap_method(out: Output, host: str, step: float, cpt: float | N
     if cpt is not None:  # core cycles at the step's rate
         # what rounding allows: the figure printed to 0.1, the ticks to 0.01, and cpt from the step's
         # core cycles printed to 0.1 (off by up to 0.05 / step per tick; it was divided by cpt before,
-        # which failed a true line on a 1.3 core-cycle-per-tick host at a rounding edge)
+        # which failed a true line at a rounding edge on the GenuineIntel family 6 model 167 guest, 1.28
+        # core cycles per tick)
         for ticks, words in ((mean, m.group(4)), (paired, p.group(5))):
             assert close(float(re.fullmatch(rf"{F} core cycles", words).group(1)), ticks * cpt,
                          0.05 + 0.005 * (cpt + 0.05 / step) + (abs(ticks) + 0.005) * 0.05 / step + 1e-9)
