@@ -255,8 +255,10 @@ def _body_bytes(header: bytes, request: dict[str, Any]) -> int:
         items = json.loads(header).get("value")
     except (ValueError, UnicodeDecodeError, AttributeError):
         return 0
+    if not isinstance(items, list):  # no arrays announced: _read_answer says what is wrong
+        return 0
     runs = request["args"][0] if request["op"] == "measure" else 0
-    return sum(runs * _DTYPES[item["array"]].itemsize for item in items or ()
+    return sum(runs * _DTYPES[item["array"]].itemsize for item in items
                if isinstance(item, dict) and item.get("array") in _DTYPES and item.get("length") == runs)
 
 

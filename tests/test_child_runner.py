@@ -566,7 +566,9 @@ def test_any_other_answer_is_refused_with_the_reason(what):
 
 
 @pytest.mark.parametrize("sent", ["import pickle, sys; sys.stdout.buffer.write(pickle.dumps({'value': (1, 2)}))",
-                                  "import sys; sys.stdout.buffer.write(b'{\"value\": [1, null, 1]}\\n')"])
+                                  "import sys; sys.stdout.buffer.write(b'{\"value\": [1, null, 1]}\\n')",
+                                  "import sys; sys.stdout.buffer.write(b'{\"value\": 5}\\n')",
+                                  "import sys; sys.stdout.buffer.write(b'[1, 2]\\n')"])
 def test_a_child_that_sends_something_else_is_an_error(monkeypatch, sent):
     monkeypatch.setattr(_child_runner, "_BOOT", sent)
     with pytest.raises(fastcpu.Error, match="sent an answer this process does not read"):
