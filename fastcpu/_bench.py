@@ -167,7 +167,11 @@ def bench(
         A :class:`BenchResult` with raw per-run TSC ticks, best and median,
         the recommended :attr:`~BenchResult.estimate` with its 95% interval,
         and a stability report (:attr:`~BenchResult.warnings`), all in TSC
-        ticks with ns and core-cycle conversions.
+        ticks with ns and core-cycle conversions. bench() hands it the C
+        core's record and the harness bias as they stood, and it works out
+        its fields (the conversion, the correction) on its first attribute
+        lookup, after which it is a plain BenchResult: before that,
+        ``isinstance(r, BenchResult)`` holds but ``type(r)`` is a subclass.
 
     Raises:
         TypeError: an argument has the wrong type.

@@ -5,9 +5,12 @@ importable from here too.)
 
 :meth:`BenchResult.from_arrays` is the one way to build a BenchResult from
 arrays someone hands over: a result file and the noise model go through
-it. :func:`fastcpu.bench` builds its own from what the C core returned
-(``_from_measured``), with the same fields and nothing to check again, once,
-its harness correction (:class:`HarnessCorrection`) included.
+it. :func:`fastcpu.bench` hands its result what the C core returned and
+the harness bias as it stood (a :class:`Measurement`), and the result
+works out the same fields from it when it is first looked at, the
+conversion at the runs' own clock and the harness correction
+(``_harness_correction``) among them, with nothing to check again but the
+figures a file bounds.
 """
 
 from __future__ import annotations
@@ -24,28 +27,31 @@ from . import _display, _estimate
 from ._args import CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, check_figure, check_sentences
 from ._catalog_rows import CatalogRow, recorded_row
 from ._clock_values import Clock
-from ._clock_motion import ClockMotion
+from ._clock_motion import ClockMotion, runs_clock
+from ._harness_correction import HarnessCorrection, KnownBias, correction_at
 from ._locks import cached_property
 from ._stability import Stability, assess
 from ._diff_result import DiffResult
 from ._result_base import (COUNTERS, checked_bias, checked_fields, checked_motion, clock_alias,
                            Estimated, per_run_arrays, take_old_clock)
 
-__all__ = ["BenchResult", "DiffResult", "HarnessCorrection", "stability", "COUNTERS"]
+__all__ = ["BenchResult", "DiffResult", "Measurement", "stability", "COUNTERS"]
 
 
-class HarnessCorrection(NamedTuple):
-    """The harness correction a single-copy result is built with
-    (``_selftest.correction_for``: the self-test's bias, converted at the
-    result's own core clock), in core cycles per copy, as
-    :meth:`BenchResult.with_harness_correction` takes it."""
+class Measurement(NamedTuple):
+    """What :func:`fastcpu.bench` measured, handed to its result
+    (``_measurement.bench_result``), which works out its fields from it when
+    it is first looked at."""
 
-    bias_core_cycles: float
-    ci95_core_cycles: float
-    #: the smallest cost the harness resolves (0: not measured)
-    resolution_core_cycles: float
-    #: the result's caveats with it: the runs' own, or why no correction applies
-    caveats: tuple[str, ...]
+    #: the raw runs and what they were taken with (``_harness.Runs``: the
+    #: C core's record with its ruler points' conversion, the clock, the
+    #: counter, the CPU, the catalog row)
+    runs: Any
+    serialize: str
+    unroll: int
+    #: the harness bias as it stood when the runs were taken
+    #: (``_selftest.known_bias``), or None: uncorrected
+    bias: KnownBias | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,43 +280,15 @@ class BenchResult(Estimated):
             catalog_row=catalog_row)
 
     @classmethod
-    def _from_measured(cls, *, method: str, serialize: str, unroll: int, cpu: int | None, raw: np.ndarray,
-                       empty: np.ndarray, migrated: np.ndarray, clock: Clock, counter: str, best: float,
-                       median: float, cycles_per_tick: float, cycles_per_tick_ci95: float,
-                       clock_motion: ClockMotion | None, correction: HarnessCorrection,
-                       catalog_row: CatalogRow | None) -> BenchResult:
-        """What :meth:`from_arrays` builds, from what the C core measured
-        (its contiguous uint64 and bool arrays of one length, its best and
-        median, its conversion), the settings :func:`fastcpu.bench` checked
-        and the harness `correction` (zeros and the runs' caveats:
-        uncorrected), built once. Only the figures a file bounds that the
-        core or the self-test computed are checked, and only against their
-        ranges: from_arrays' checks of the rest were a quarter of
-        bench(m, 1000)'s Python (6 of 25 us, timed in a loop, on the
-        GenuineIntel family 6 model 167 guest)."""
-        cpt = cycles_per_tick
-        low, high = CYCLES_PER_TICK_RANGE
-        if not (low <= cpt <= high or cpt != cpt):
-            # the one figure of the core's that a file bounds (NaN: unknown): check_figure says why
-            check_figure("cycles_per_tick", cpt, low, high, "core cycles per TSC tick", nan=True)
-        bias, ci, resolution, caveats = correction
-        top = HARNESS_BIAS_MAX_CORE_CYCLES
-        if not (abs(bias) <= top and 0 <= ci <= top and 0 <= resolution <= top and (cpt == cpt or not (bias or ci))):
-            # the rare case (NaN compares false above): checked as a file checks it, which says why
-            checked = checked_bias(bias, ci, cpt)
-            bias, ci = checked["harness_bias_core_cycles"], checked["harness_bias_ci95_core_cycles"]
-            resolution = check_figure("harness_resolution_core_cycles", resolution, 0,
-                                      HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")
-        # every field at once, as _assembled sets them, in one statement: this runs right after
-        # the runs, where each Python statement runs cold
-        result = object.__new__(cls)
-        result.__dict__.update(
-            method=method, runs=raw.size, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
-            best=best, median=median, tsc_hz=clock.tsc_hz, tsc_step_ticks=clock.tsc_step_ticks,
-            counter=counter, unroll=unroll, cpu=cpu, cycles_per_tick=cpt,
-            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=caveats, harness_bias_core_cycles=bias,
-            harness_bias_ci95_core_cycles=ci, clock_motion=clock_motion,
-            harness_resolution_core_cycles=resolution, catalog_row=catalog_row)
+    def _of(cls, measurement: Measurement) -> BenchResult:
+        """The result of `measurement`, its fields worked out when it is
+        first looked at (:func:`_measured_fields`), and from then on a plain
+        BenchResult. bench() returns it right after its runs, where every
+        Python statement runs cold: worked out there, the fields took 15-28
+        us of bench(m, 1000)'s 210-265 us on the GenuineIntel family 6 model
+        167 guest (7-10% of it; 4 us timed in a warm loop)."""
+        result = object.__new__(_Measured)
+        result.__dict__["_measurement"] = measurement
         return result
 
     @classmethod
@@ -475,6 +453,69 @@ _CACHED = tuple(name for klass in BenchResult.__mro__ for name, value in vars(kl
 # The old name of `counter`, read-only, deprecated. Set after the class is
 # made: the dataclass takes `clock` as a constructor keyword (an InitVar).
 BenchResult.clock = property(clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]
+
+
+def _measured_fields(measurement: Measurement) -> dict[str, Any]:
+    """The fields of the result of `measurement`: what :meth:`from_arrays`
+    would give for its runs, converted at their own clock
+    (``_clock_motion.runs_clock``) and corrected by the harness bias it
+    carries (``_harness_correction.correction_at``). Only the figures a file
+    bounds that the core or the self-test computed are checked, and only
+    against their ranges (ValueError): from_arrays' checks of the rest were
+    a quarter of bench(m, 1000)'s Python on the GenuineIntel family 6 model
+    167 guest."""
+    took, serialize, unroll, known = measurement
+    got, clk = took.measured, took.clock
+    conversion = got.conversion
+    cpt, cpt_ci, caveats = runs_clock(conversion, clk, took.counter)
+    low, high = CYCLES_PER_TICK_RANGE
+    if not (low <= cpt <= high or cpt != cpt):
+        # the one figure of the core's that a file bounds (NaN: unknown): check_figure says why
+        check_figure("cycles_per_tick", cpt, low, high, "core cycles per TSC tick", nan=True)
+    bias, ci, resolution, caveats = (HarnessCorrection(0.0, 0.0, 0.0, caveats) if known is None
+                                     else correction_at(known, cpt, caveats))
+    top = HARNESS_BIAS_MAX_CORE_CYCLES
+    if not (abs(bias) <= top and 0 <= ci <= top and 0 <= resolution <= top and (cpt == cpt or not (bias or ci))):
+        # the rare case (NaN compares false above): checked as a file checks it, which says why
+        checked = checked_bias(bias, ci, cpt)
+        bias, ci = checked["harness_bias_core_cycles"], checked["harness_bias_ci95_core_cycles"]
+        resolution = check_figure("harness_resolution_core_cycles", resolution, 0, HARNESS_BIAS_MAX_CORE_CYCLES,
+                                  "core cycles")
+    raw = got.a
+    return dict(
+        method=took.name, runs=raw.size, serialize=serialize, raw=raw, empty=got.b, migrated=got.migrated,
+        best=got.best, median=got.median,  # the C core's, computed without copying the arrays
+        tsc_hz=clk.tsc_hz, tsc_step_ticks=clk.tsc_step_ticks, counter=took.counter, unroll=unroll, cpu=took.cpu,
+        cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, caveats=caveats, harness_bias_core_cycles=bias,
+        harness_bias_ci95_core_cycles=ci,
+        clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
+        harness_resolution_core_cycles=resolution,
+        catalog_row=took.catalog_row)  # what its file will say of it (none for a user function)
+
+
+class _Measured(BenchResult):
+    """A BenchResult as :func:`fastcpu.bench` returns it (:meth:`BenchResult._of`):
+    on its first attribute lookup, whatever the name, it works out its fields
+    and becomes a plain BenchResult. Every lookup goes through here until
+    then, none after: the class defaults of the fields (``caveats = ()``)
+    would otherwise answer before any ``__getattr__`` did. Two threads that
+    look first at once both work out the same fields."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        own = object.__getattribute__(self, "__dict__")
+        measurement = own.get("_measurement")
+        if measurement is not None:
+            own.update(_measured_fields(measurement))
+            object.__setattr__(self, "__class__", BenchResult)
+            own.pop("_measurement", None)
+        return object.__getattribute__(self, name)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # copy and pickle ask the class, not the instance: finished first, it pickles as a BenchResult
+        self.method  # noqa: B018  (a lookup: it finishes the result)
+        return object.__reduce_ex__(self, protocol)
 
 
 def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> Stability:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ClockMotion", "merge_motion"]
+__all__ = ["ClockMotion", "merge_motion", "runs_clock"]
 
 #: Levels a merged record keeps at most; readings within LEVEL_TOLERANCE of a
 #: kept level join it.
@@ -213,3 +213,24 @@ def merge_motion(motions: Iterable[ClockMotion | None]) -> ClockMotion | None:
         add_core_cycles_per_tick=mean("add_core_cycles_per_tick"),
         imul_core_cycles_per_tick=mean("imul_core_cycles_per_tick"),
     )
+
+
+def runs_clock(conversion: Any, clock: Any, counter: str) -> tuple[float, float, tuple[str, ...]]:
+    """(core cycles per TSC tick that runs convert with, its 95% half-width,
+    why core cycles cannot be trusted or ()) from what their ruler points
+    said (the C core's ``Conversion`` record; None: no points, as for a PMU
+    counter or a child's runs) and the process's `clock`
+    (:class:`fastcpu.Clock`) counted on `counter`: the points' figure where
+    their add and imul rulers agreed inside the measurement (a first-use
+    calibration that could not tell the two apart, in a process started on
+    a loaded host, is not this measurement's); else the clock's figure, its
+    interval unknown, or NaN and the clock's caveat while its rulers
+    disagree."""
+    if conversion is not None:
+        cpt = conversion.cycles_per_tick
+        if math.isfinite(cpt):
+            return cpt, conversion.ci95, ()
+    caveats = clock.caveats(counter)
+    if caveats:  # core cycles unknown: ticks and ns stand
+        return math.nan, 0.0, caveats
+    return clock.cycles_per_tick, 0.0, ()

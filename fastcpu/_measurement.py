@@ -1,10 +1,11 @@
 """The one way a measurement becomes a result: the raw runs from the harness
 (``_harness.raw_runs``: one ``_core.measure`` call, in this process or in a
-row's child) and what their ruler points say (:func:`take`), into a
-BenchResult (:func:`bench_result`, built once with the harness correction
-it is given: :func:`fastcpu.bench`'s, worked out by ``_selftest`` from the
-runs' own clock; :func:`timed`, uncorrected, what the self-test calibrates
-on) or a DiffResult (:func:`timed_diff`, :func:`fastcpu.bench_diff`), each
+row's child) into a BenchResult (:func:`bench_result`: the runs and the
+harness bias as it stood, ``_selftest.known_bias``, handed over as figures,
+from which the result works out its fields when first looked at;
+:func:`fastcpu.bench`'s corrected, :func:`timed`'s uncorrected, what the
+self-test calibrates on) or, with what their ruler points say
+(:func:`take`), a DiffResult (:func:`timed_diff`, :func:`fastcpu.bench_diff`),
 with the fields its class's ``from_arrays`` gives.
 
 On the TSC, ruler points between stretches of the runs (``_conversion``)
@@ -17,14 +18,14 @@ its own.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 from ._harness import Method, Runs, raw_runs
-from ._bench_result import BenchResult, DiffResult, HarnessCorrection
-from ._clock_motion import ClockMotion
+from ._bench_result import BenchResult, DiffResult, Measurement
+from ._clock_motion import ClockMotion, runs_clock
+from ._harness_correction import KnownBias
 
-__all__ = ["Taken", "take", "bench_result", "timed", "timed_diff"]
+__all__ = ["Taken", "take", "rulers_agree", "bench_result", "timed", "timed_diff"]
 
 
 class Taken(NamedTuple):
@@ -47,56 +48,35 @@ class Taken(NamedTuple):
 def take(method: Method, runs: int, *, serialize: str, copies: int, diff: bool, counter: str,
          cpu: int | None, timeout_s: float = 0.0) -> Taken:
     """The runs of `method` (as ``_harness.raw_runs`` takes them) and how
-    they convert to core cycles: on the TSC, their ruler points, converted
-    stretch by stretch; none for a PMU counter (it counts core cycles
-    itself); a child's runs come back without any and are converted with
-    the clock's first-use figure. `timeout_s` bounds a user function's
-    measurement (0: no limit)."""
+    they convert to core cycles (``_clock_motion.runs_clock``): on the TSC,
+    their ruler points, converted stretch by stretch; none for a PMU counter
+    (it counts core cycles itself); a child's runs come back without any and
+    are converted with the clock's first-use figure. `timeout_s` bounds a
+    user function's measurement (0: no limit)."""
     took = raw_runs(method, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
                     cpu=cpu, timeout_s=timeout_s)
-    clk, conversion, motion = took.clock, took.measured.conversion, None
-    if conversion is not None:
-        motion = ClockMotion.from_conversion(conversion, clk.tsc_hz)
-        cpt = conversion.cycles_per_tick
-        if math.isfinite(cpt):
-            # its own add and imul rulers agreed inside it: a first-use calibration that could not
-            # tell the two apart (a process started on a loaded host) is not this measurement's
-            return Taken(took, cpt, conversion.ci95, motion, ())
-    # no undisturbed point, or none taken: the clock's figure, its interval unknown
-    caveats = clk.caveats(took.counter)
-    if caveats:  # core cycles unknown: ticks and ns stand
-        return Taken(took, math.nan, 0.0, motion, caveats)
-    return Taken(took, clk.cycles_per_tick, 0.0, motion, ())
+    conversion = took.measured.conversion
+    cpt, ci, caveats = runs_clock(conversion, took.clock, took.counter)
+    motion = None if conversion is None else ClockMotion.from_conversion(conversion, took.clock.tsc_hz)
+    return Taken(took, cpt, ci, motion, caveats)
 
 
-def bench_result(taken: Taken, *, serialize: str, unroll: int,
-                 correction: HarnessCorrection | None = None) -> BenchResult:
-    """The BenchResult of `taken` (runs of `unroll` copies against the empty
-    sequence in `serialize` mode), built once: with the harness
-    `correction` (figures and the caveats that then stand, from
-    ``_selftest.correction_for``: what :func:`fastcpu.bench` applies), or
-    uncorrected (None)."""
-    took = taken.runs
-    got = took.measured
-    return BenchResult._from_measured(
-        method=took.name,
-        serialize=serialize,
-        unroll=unroll,
-        cpu=took.cpu,
-        raw=got.a,
-        empty=got.b,
-        migrated=got.migrated,
-        clock=took.clock,
-        counter=took.counter,
-        best=got.best,  # the C core's, computed without copying the arrays
-        median=got.median,
-        cycles_per_tick=taken.cycles_per_tick,
-        cycles_per_tick_ci95=taken.cycles_per_tick_ci95,
-        clock_motion=taken.motion,
-        correction=correction or HarnessCorrection(0.0, 0.0, 0.0, taken.caveats),
-        # what its file will say of it: the catalog's row (none for a user function)
-        catalog_row=took.catalog_row,
-    )
+def rulers_agree(took: Runs) -> bool:
+    """Whether the core cycles of `took` can be trusted: their ruler points'
+    add and imul rulers agreed, or else the clock's (``runs_clock``)."""
+    return not runs_clock(took.measured.conversion, took.clock, took.counter)[2]
+
+
+def bench_result(took: Runs, *, serialize: str, unroll: int, bias: KnownBias | None = None) -> BenchResult:
+    """The BenchResult of `took` (runs of `unroll` copies against the empty
+    sequence in `serialize` mode), with the harness `bias` as it stood when
+    they were measured (``_selftest.known_bias``: what :func:`fastcpu.bench`
+    applies), or uncorrected (None). The result works out its fields, the
+    conversion at the runs' own clock and the correction among them, when it
+    is first looked at (``BenchResult`` of a ``Measurement``): right after
+    the runs, where every Python statement runs cold, bench() does no more
+    than hand them over."""
+    return BenchResult._of(Measurement(took, serialize, unroll, bias))
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
@@ -108,9 +88,9 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
     self-test calibrates on. While the clock's rulers disagree, core cycles
     are NaN and the result says why (its caveats). `timeout_s` bounds a user
     function's measurement (0: no limit)."""
-    taken = take(method, runs, serialize=serialize, copies=unroll, diff=False, counter=counter, cpu=cpu,
-                 timeout_s=timeout_s)
-    return bench_result(taken, serialize=serialize, unroll=unroll)
+    took = raw_runs(method, runs=runs, serialize=serialize, copies=unroll, diff=False, counter=counter,
+                    cpu=cpu, timeout_s=timeout_s)
+    return bench_result(took, serialize=serialize, unroll=unroll)
 
 
 def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,

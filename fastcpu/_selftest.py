@@ -37,7 +37,6 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,15 +44,16 @@ from . import _core
 from ._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
 from ._clock import clock
 from ._locks import ForkSafeLock
-from ._bench_result import BenchResult, HarnessCorrection
-from ._harness import Method
-from ._measurement import bench_result, take, timed
+from ._bench_result import BenchResult
+from ._harness import Method, raw_runs
+from ._harness_correction import NO_BIAS, Correction, KnownBias, bias_at
+from ._measurement import bench_result, rulers_agree, timed
 from ._selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goal
 
 __all__ = [
     "selftest",
     "harness_bias",
-    "correction_for",
+    "known_bias",
     "timed_corrected",
     "residual_bias",
     "fresh_correction",
@@ -68,10 +68,6 @@ __all__ = [
 #: decide it.
 BIAS_RUNS = 2000
 BIAS_PASSES = 5
-#: bench()'s correction is measured again when it is older than this: the
-#: bias follows what the host does (docs/accuracy.md).
-CORRECTION_MAX_AGE_S = 30.0
-
 def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
     """(name, op, truth core cycles, what bench takes) of each self-test chain."""
     return [
@@ -130,58 +126,6 @@ def correction(op_bias: Mapping[str, tuple[float, float]],
     return (lo + hi) / 2, spread + 1.96 * se
 
 
-@dataclass(frozen=True)
-class Correction:
-    """A measured harness bias: what bench() subtracts, and when it was
-    measured.
-
-    It is kept in TSC ticks and converted with the core clock of each
-    measurement it corrects: on the AuthenticAMD family 25 model 1 (Zen 3) host the guest's core clock flips
-    between about 1.25 and 1.33 core cycles per tick several times a second,
-    and across such a flip the biases stayed put in ticks (user path, add
-    chains: -7.49 and -7.58 ticks) while in core cycles they moved by 0.5 to
-    0.9 (-9.41 and -10.06): what the harness adds is time, not work
-    (docs/accuracy.md). The self-test checks the result on each host.
-
-    Attributes:
-        bias_ticks: the correction, TSC ticks per copy.
-        ci95_ticks: its 95% half-width, TSC ticks.
-        op_bias_ticks: instruction -> its bias, TSC ticks.
-        cycles_per_tick: the core clock during the bias measurement (median over
-            its measurements), core cycles per TSC tick.
-        measured_at: ``time.monotonic()`` when it was measured, seconds.
-        zero_ticks: the empty sequence timed through the path as a body,
-            against the empty baseline (the harness's zero), TSC ticks: the
-            median over the passes; zero_ci95_ticks its 95% half-width.
-    """
-
-    bias_ticks: float
-    ci95_ticks: float
-    op_bias_ticks: Mapping[str, float]
-    cycles_per_tick: float
-    measured_at: float
-    zero_ticks: float = 0.0
-    zero_ci95_ticks: float = 0.0
-
-    @property
-    def resolution_ticks(self) -> float:
-        """The smallest cost the path resolves, TSC ticks: what the harness
-        hides of a body (the bias where negative, with its interval) and how
-        far its zero strays (with its interval); as
-        ``PathCheck.resolution_core_cycles``."""
-        return max(0.0, -self.bias_ticks) + self.ci95_ticks + abs(self.zero_ticks) + self.zero_ci95_ticks
-
-    def holds_at(self, now: float) -> bool:
-        """Whether this correction still applies at `now` (``time.monotonic()``)."""
-        return now - self.measured_at <= CORRECTION_MAX_AGE_S
-
-    def core_cycles(self, cycles_per_tick: float = math.nan) -> tuple[float, float]:
-        """(bias, 95% half-width) in core cycles at `cycles_per_tick` (core
-        cycles per TSC tick; NaN: the bias measurement's own)."""
-        cpt = cycles_per_tick if math.isfinite(cycles_per_tick) and cycles_per_tick > 0 else self.cycles_per_tick
-        return self.bias_ticks * cpt, self.ci95_ticks * cpt
-
-
 def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, float]:
     """The median of `values` and its standard error from their scatter
     (1.253 robust sigmas / sqrt(n), the median's efficiency for a normal
@@ -238,13 +182,6 @@ def _zero_ticks(path: str, serialize: str, runs: int, cpu: int | None) -> tuple[
     return r.estimate, ci if math.isfinite(ci) else 0.0
 
 
-#: Why bench() applies no correction where the bias measurement converted
-#: none of its chains: each chain's own rulers were all disturbed, and the
-#: process's first-use calibration could not tell its rulers apart either.
-UNMEASURED = ("no harness correction applied: the harness bias could not be converted to core cycles "
-              "(no undisturbed ruler point in its measurements, and the process's clock calibration "
-              "failed); measure again on a quieter machine")
-
 _lock = ForkSafeLock()
 _corrections: dict[tuple[str, str], Correction] = {}
 #: (path, mode) -> why bench() applies no correction there: the last
@@ -253,76 +190,53 @@ _corrections: dict[tuple[str, str], Correction] = {}
 _failed: dict[tuple[str, str], str] = {}
 
 
+def known_bias(path: str, serialize: str, cpu: int | None = None) -> KnownBias:
+    """The harness bias of the single-copy harness for `path` (``'inline'``
+    or ``'user'``) in `serialize` mode, as figures (converted by the result:
+    ``_harness_correction.bias_at``): the last :func:`selftest` or bias
+    measurement of this process while that is at most
+    ``CORRECTION_MAX_AGE_S`` old, or measured now, pinned to `cpu` (five
+    bias passes: about 30 ms on ``'lfence'``); and why it is not subtracted
+    ('' when it is): after a :func:`selftest` that failed this path and
+    mode, the last self-test's bias, not measured again."""
+    why_not = failed_verdict(path, serialize)
+    if why_not:  # the last self-test's correction, not subtracted: none measured now
+        return KnownBias(_corrections.get((path, serialize)), why_not)
+    known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
+    if known is None:
+        with _lock:
+            known = fresh_correction(path, serialize)
+            if known is None:
+                known = _corrections[(path, serialize)] = _measure_bias(path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
+    return KnownBias(known, "")
+
+
 def harness_bias(
     path: str, serialize: str, cpu: int | None = None, cycles_per_tick: float = math.nan
 ) -> tuple[float, float, float, str]:
     """(bias, its 95% half-width, the smallest cost resolved) in core cycles
-    per copy of the single-copy harness for `path` (``'inline'`` or
-    ``'user'``) in `serialize` mode, converted at `cycles_per_tick` (core
-    cycles per TSC tick of the measurement it corrects; NaN: the bias
-    measurement's), and why no correction applies ('' when it does). It
-    comes from the last :func:`selftest` or bias measurement of this process
-    while that is at most ``CORRECTION_MAX_AGE_S`` old, or is measured now
-    (five bias passes: about 30 ms on ``'lfence'``). After a
-    :func:`selftest` that failed this path and mode, no correction applies:
-    (0, the bias's size plus its half-width, the resolution, the reason): the
-    bias is not subtracted, but the interval holds it, and the resolution
-    still says what the harness cannot see."""
-    why_not = failed_verdict(path, serialize)
-    if why_not:  # the last self-test's correction, not subtracted: none measured now
-        known = _corrections.get((path, serialize))
-    else:
-        known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
-        if known is None:
-            with _lock:
-                known = fresh_correction(path, serialize)
-                if known is None:
-                    known = _corrections[(path, serialize)] = _measure_bias(
-                        path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
-    if known is None:
-        return 0.0, 0.0, 0.0, why_not
-    bias, ci = known.core_cycles(cycles_per_tick)
-    # the resolution at the same clock: the measurement's, or the bias measurement's where that is unknown
-    cpt = cycles_per_tick if 0 < cycles_per_tick < math.inf else known.cycles_per_tick
-    if not math.isfinite(bias + ci):
-        return 0.0, 0.0, 0.0, why_not or UNMEASURED
-    if why_not:  # not subtracted, but not hidden either: the interval holds the bias it did not take off
-        return 0.0, abs(bias) + ci, known.resolution_ticks * cpt, why_not
-    return bias, ci, known.resolution_ticks * cpt, ""
-
-
-#: What a result's caveat adds while its clock's rulers disagree: there is
-#: no core-cycle figure to correct, and so no correction.
-NOT_CORRECTED = "; no harness correction applied"
-
-
-def correction_for(path: str, serialize: str, cpu: int | None, cycles_per_tick: float,
-                   caveats: tuple[str, ...]) -> HarnessCorrection:
-    """The harness correction of single-copy runs on the TSC through `path`
-    (``'inline'`` or ``'user'``) in `serialize` mode whose own clock reads
-    `cycles_per_tick` (core cycles per TSC tick) with `caveats`:
-    :func:`harness_bias` converted at that clock (measured now on first use,
-    pinned to `cpu`), and the caveats the result then carries. While the
-    runs' rulers disagree (caveats, core cycles NaN) nothing is applied and
-    their caveat says so; where no correction applies (a failed self-test, a
-    bias that could not be converted) the caveat says why."""
-    if caveats:
-        return HarnessCorrection(0.0, 0.0, 0.0, (caveats[0] + NOT_CORRECTED,))
-    bias, ci, resolution, why_not = harness_bias(path, serialize, cpu, cycles_per_tick)
-    return HarnessCorrection(bias, ci, resolution, (why_not,) if why_not else ())
+    per copy of the single-copy harness for `path` in `serialize` mode
+    (:func:`known_bias`), converted at `cycles_per_tick` (core cycles per
+    TSC tick of the measurement it corrects; NaN: the bias measurement's),
+    and why no correction applies ('' when it does): see
+    ``_harness_correction.bias_at``."""
+    return bias_at(known_bias(path, serialize, cpu), cycles_per_tick)
 
 
 def timed_corrected(method: Method, runs: int, *, serialize: str, cpu: int | None, path: str,
                     timeout_s: float = 0.0) -> BenchResult:
-    """`runs` single copies of `method` on the TSC (``_measurement.take``),
-    built once with the harness correction of `path` at their own clock
-    (:func:`correction_for`): what :func:`fastcpu.bench` returns, and what
-    the self-test verifies. `timeout_s` bounds a user function's
-    measurement (0: no limit)."""
-    taken = take(method, runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu,
-                 timeout_s=timeout_s)
-    return bench_result(taken, serialize=serialize, unroll=1,
-                        correction=correction_for(path, serialize, cpu, taken.cycles_per_tick, taken.caveats))
+    """`runs` single copies of `method` on the TSC and the harness bias of
+    `path` as it stands now (:func:`known_bias`: measured on first use),
+    which the result converts at the runs' own clock when it is first
+    looked at (``BenchResult`` of a ``Measurement``): what
+    :func:`fastcpu.bench` returns, and what the self-test verifies. While
+    the runs' rulers disagree no bias is asked for (nor measured): the
+    result says that nothing was corrected. `timeout_s` bounds a user
+    function's measurement (0: no limit)."""
+    took = raw_runs(method, runs=runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu,
+                    timeout_s=timeout_s)
+    bias = known_bias(path, serialize, cpu) if rulers_agree(took) else NO_BIAS
+    return bench_result(took, serialize=serialize, unroll=1, bias=bias)
 
 
 def fresh_correction(path: str, serialize: str) -> Correction | None:

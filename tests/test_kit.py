@@ -60,8 +60,9 @@ def run_without_core(args: list[str], cwd: Path, timeout: float = 300) -> subpro
 #: import the C core.
 KIT = ["_version", "_errors", "_args", "_locks", "_deprecated", "_clock_values", "_clock_motion", "_catalog_rows",
        "_machine", "_atomicfile", "_json_format", "_json_checksum", "_json_write", "_json_read", "_json_document",
-       "_display", "_blocks", "_estimate", "_stability", "_statistics", "_result_base", "_diff_result", "_bench_result", "_selftest_report",
-       "_table", "_answers", "_result_document", "_results_html", "_machine_results", "_compare_columns",
+       "_display", "_blocks", "_estimate", "_stability", "_statistics", "_result_base", "_harness_correction",
+       "_diff_result", "_bench_result", "_selftest_report", "_table", "_answers", "_result_document", "_results_html",
+       "_machine_results", "_compare_columns",
        "_compare_format", "_compare", "_ab", "_seed_table", "export", "noise", "_plot_data", "_plot_text",
        "_plot_axes", "_plot_runs", "_plot_ecdf", "_plot_published", "plot", "limits", "_progress"]
 

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _bench_result, _cli, _core, _harness, _measurement, _methods, _selftest, _selftest_report
+from fastcpu import _cli, _core, _harness, _harness_correction, _measurement, _methods, _selftest, _selftest_report
+from fastcpu._harness_correction import KnownBias
 from fastcpu._selftest_report import ChainCheck, PathCheck, SelfTest
 from hostnoise import on_some_try
 
@@ -44,28 +45,39 @@ def test_residual_bias_leaves_out_chains_whose_clock_is_unknown():
     assert all(math.isnan(v) for v in _selftest.residual_bias([(16, 9.0, 0.5, math.nan)]))
 
 
-# ---- the correction: figures the one constructor is given (issue 27, item 3) ----
-# bench() works the correction out from its runs' own clock and builds its
-# result once with it (no function handed down, no second result made); the
-# public with_harness_correction() applies the same figures to a result
-# someone already holds, and must agree with it.
+# ---- the correction: figures the result is given (issue 27, item 3) ----
+# bench() hands its result the runs and the harness bias as it stood, as
+# figures (no function handed down, no second result made); the result
+# converts the bias at its runs' own clock when first looked at. The public
+# with_harness_correction() applies the same figures to a result someone
+# already holds, and must agree with it.
 
-def _made_up_runs(cycles_per_tick=1.4, caveats=(), seed=1):
-    """What _measurement.take() returns for single copies on the TSC, made up."""
+def _conversion(cycles_per_tick):
+    """A C core Conversion record whose ruler points read `cycles_per_tick`
+    (NaN: no point's rulers agreed) without a hop."""
+    return _core.Conversion((cycles_per_tick, 0.01, 2, 0, 0, 0, cycles_per_tick, cycles_per_tick,
+                             (cycles_per_tick,), (2,), cycles_per_tick, cycles_per_tick, 460_000))
+
+
+def _made_up_runs(cycles_per_tick=1.4, caveat="", seed=1):
+    """What _harness.raw_runs() returns for single copies on the TSC, made
+    up; while `caveat` is given, the process's clock rulers disagree (it is
+    their problem) and so do the runs' (`cycles_per_tick` NaN)."""
     rng = np.random.default_rng(seed)
     empty = rng.integers(30, 34, 400).astype(np.uint64)
     raw = empty + rng.integers(2, 6, 400).astype(np.uint64)
     best = float(raw.min()) - float(empty.min())
     median = float(np.median(raw)) - float(np.median(empty))
-    measured = _core.Measured((raw, empty, np.zeros(400, bool), best, median, None, None))
-    runs = _harness.Runs("gdt", measured, fastcpu.Clock(2.0e9, 1.0, 1.4), "tsc", None,
-                         _methods.method_info("gdt").catalog_row)
-    return _measurement.Taken(runs, cycles_per_tick, 0.01, None, caveats)
+    measured = _core.Measured((raw, empty, np.zeros(400, bool), best, median, None, _conversion(cycles_per_tick)))
+    clock = fastcpu.Clock(2.0e9, 1.0, math.nan if caveat else 1.4)
+    if caveat:
+        assert clock.caveats("tsc") and clock.caveats("tsc")[0].startswith("core cycles per TSC tick unknown")
+    return _harness.Runs("gdt", measured, clock, "tsc", None, _methods.method_info("gdt").catalog_row)
 
 
-def _made_up(cycles_per_tick=1.4, caveats=(), seed=1):
+def _made_up(cycles_per_tick=1.4, caveat="", seed=1):
     """An uncorrected single-copy result on the TSC, as timed() returns one."""
-    return _measurement.bench_result(_made_up_runs(cycles_per_tick, caveats, seed), serialize="lfence", unroll=1)
+    return _measurement.bench_result(_made_up_runs(cycles_per_tick, caveat, seed), serialize="lfence", unroll=1)
 
 
 FIGURES = ("estimate", "estimate_ci95", "estimate_systematic_ci95", "resolved", "upper_bound", "caveats",
@@ -81,29 +93,41 @@ def _figures(r):
     return {k: ("nan" if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
 
 
-@pytest.mark.parametrize("bias, ci, resolution, why_not", [
-    (2.5, 0.75, 3.0, ""),     # a correction: subtracted, its interval added
-    (-1.25, 0.5, 1.5, ""),    # a harness that hides part of a body
-    (0.0, 3.5, 4.0, "no harness correction applied: the self-test failed"),  # a failed path: |bias| + ci
-    (0.0, 0.0, 0.0, _selftest.UNMEASURED),
+def _known(bias_ticks, ci95_ticks, zero_ticks=0.0, why_not=""):
+    """A KnownBias of made-up figures, in TSC ticks, measured at 1.3 core cycles per tick."""
+    return KnownBias(_selftest.Correction(bias_ticks, ci95_ticks, {"add": bias_ticks}, 1.3, 0.0, zero_ticks, 0.0),
+                     why_not)
+
+
+@pytest.mark.parametrize("known, bias, ci, resolution, why_not", [
+    # a correction: subtracted at the runs' clock (1.4, not the bias measurement's 1.3), its interval added
+    (_known(2.5, 0.5), 3.5, 0.7, 0.7, ""),
+    # a harness that hides part of a body: that is what it cannot resolve, with a zero that strays
+    (_known(-1.25, 0.5, zero_ticks=0.5), -1.75, 0.7, 3.15, ""),
+    # a failed path: not subtracted, |bias| + ci in the interval instead
+    (_known(2.5, 0.5, why_not="no harness correction applied: the self-test failed"), 0.0, 4.2, 0.7,
+     "no harness correction applied: the self-test failed"),
+    (_known(math.nan, math.nan), 0.0, 0.0, 0.0, _harness_correction.UNMEASURED),
+    (_harness_correction.NO_BIAS, 0.0, 0.0, 0.0, ""),  # none measured
 ])
-def test_the_result_is_built_once_with_the_correction(monkeypatch, bias, ci, resolution, why_not):
-    asked = []
-    monkeypatch.setattr(_selftest, "harness_bias", lambda *a: asked.append(a) or (bias, ci, resolution, why_not))
+def test_the_result_converts_the_bias_at_its_own_clock(known, bias, ci, resolution, why_not):
+    *figures, caveats = _harness_correction.correction_at(known, 1.4, ())
+    assert figures == pytest.approx([bias, ci, resolution]) and caveats == ((why_not,) if why_not else ())
     for seed in (1, 2):  # a resolved cost and, with the bound, maybe not: the same either way
-        taken = _made_up_runs(seed=seed)
-        correction = _selftest.correction_for("inline", "lfence", 3, taken.cycles_per_tick, taken.caveats)
-        assert asked[-1] == ("inline", "lfence", 3, 1.4)  # at the runs' own clock
-        assert correction == (bias, ci, resolution, (why_not,) if why_not else ())
-        got = _measurement.bench_result(taken, serialize="lfence", unroll=1, correction=correction)
-        r = _measurement.bench_result(taken, serialize="lfence", unroll=1)
+        took = _made_up_runs(seed=seed)
+        got = _measurement.bench_result(took, serialize="lfence", unroll=1, bias=known)
+        r = _measurement.bench_result(took, serialize="lfence", unroll=1)
         built = fastcpu.BenchResult.from_arrays(
             method=r.method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu, raw=r.raw, empty=r.empty,
             migrated=r.migrated, clock=fastcpu.Clock(r.tsc_hz, r.tsc_step_ticks, 1.4),
             cycles_per_tick=r.cycles_per_tick, cycles_per_tick_ci95=r.cycles_per_tick_ci95,
-            harness_bias_core_cycles=bias, harness_bias_ci95_core_cycles=ci,
-            harness_resolution_core_cycles=resolution, caveats=(why_not,) if why_not else (),
-            catalog_row=r.catalog_row)
+            harness_bias_core_cycles=got.harness_bias_core_cycles,
+            harness_bias_ci95_core_cycles=got.harness_bias_ci95_core_cycles,
+            harness_resolution_core_cycles=got.harness_resolution_core_cycles,
+            caveats=(why_not,) if why_not else (), clock_motion=r.clock_motion, catalog_row=r.catalog_row)
+        assert (got.harness_bias_core_cycles, got.harness_bias_ci95_core_cycles,
+                got.harness_resolution_core_cycles) == pytest.approx((bias, ci, resolution))
+        assert (r.cycles_per_tick, r.cycles_per_tick_ci95) == (1.4, 0.01)  # the ruler points', not the clock's
         assert _figures(got) == _figures(built)
         for f in dataclasses.fields(fastcpu.BenchResult):  # field for field, of the types a file reads back
             mine, checked = getattr(got, f.name), getattr(built, f.name)
@@ -111,38 +135,86 @@ def test_the_result_is_built_once_with_the_correction(monkeypatch, bias, ci, res
                 assert type(mine) is type(checked) and (mine == checked or mine != mine), f.name
         # the same figures applied to a result someone holds: the same result, and theirs left as it was
         before = _figures(r)
-        assert _figures(r.with_harness_correction(bias, ci, resolution, got.caveats)) == _figures(got)
+        assert _figures(r.with_harness_correction(got.harness_bias_core_cycles, got.harness_bias_ci95_core_cycles,
+                                                  got.harness_resolution_core_cycles, got.caveats)) == _figures(got)
         assert _figures(r) == before
 
 
+def test_bench_asks_for_the_bias_as_it_stands_and_hands_it_over(monkeypatch):
+    asked = []
+    known = _known(2.5, 0.5)
+    monkeypatch.setattr(_selftest, "raw_runs", lambda *a, **k: _made_up_runs())
+    monkeypatch.setattr(_selftest, "known_bias", lambda *a: asked.append(a) or known)
+    r = _selftest.timed_corrected("gdt", 400, serialize="lfence", cpu=3, path="inline")
+    assert asked == [("inline", "lfence", 3)]
+    assert r.harness_bias_core_cycles == pytest.approx(3.5) and type(r) is fastcpu.BenchResult
+
+
 def test_no_correction_while_the_rulers_disagree(monkeypatch):
-    monkeypatch.setattr(_selftest, "harness_bias", lambda *a: pytest.fail("no bias is asked for"))
-    taken = _made_up_runs(cycles_per_tick=math.nan, caveats=("the core-cycle rulers disagree: ...",))
-    correction = _selftest.correction_for("user", "lfence", None, taken.cycles_per_tick, taken.caveats)
-    got = _measurement.bench_result(taken, serialize="lfence", unroll=1, correction=correction)
-    r = _measurement.bench_result(taken, serialize="lfence", unroll=1)
-    assert got.caveats == ("the core-cycle rulers disagree: ...; no harness correction applied",)
-    assert r.caveats == ("the core-cycle rulers disagree: ...",)
+    monkeypatch.setattr(_selftest, "known_bias", lambda *a: pytest.fail("no bias is asked for"))
+    caveat = "core cycles per TSC tick unknown: no ruler measured them"
+    took = _made_up_runs(cycles_per_tick=math.nan, caveat=caveat)
+    monkeypatch.setattr(_selftest, "raw_runs", lambda *a, **k: took)
+    got = _selftest.timed_corrected("gdt", 400, serialize="lfence", cpu=None, path="user")
+    r = _measurement.bench_result(took, serialize="lfence", unroll=1)
+    assert got.caveats == (caveat + "; no harness correction applied",)
+    assert r.caveats == (caveat,)
     assert (got.harness_bias_core_cycles, got.harness_bias_ci95_core_cycles,
             got.harness_resolution_core_cycles) == (0, 0, 0)
     assert got.estimate == r.estimate and got.estimate_ci95 == r.estimate_ci95
     assert got.caveats[0] in got.warnings
 
 
-@pytest.mark.parametrize("correction, match", [
-    ((2e6, 0.5, 1.0, ()), "harness_bias_core_cycles"),
-    ((1.0, math.nan, 1.0, ()), "harness_bias_ci95_core_cycles"),
-    ((1.0, -0.5, 1.0, ()), "harness_bias_ci95_core_cycles"),
-    ((1.0, 0.5, -1.0, ()), "harness_resolution_core_cycles"),
-    ((1.0, 0.5, math.inf, ()), "harness_resolution_core_cycles"),
+@pytest.mark.parametrize("known, match", [
+    (_known(2e6, 0.5), "harness_bias_core_cycles"),
+    (_known(1.0, -0.5), "harness_bias_ci95_core_cycles"),
+    (_known(1.0, 1e7), "harness_bias_ci95_core_cycles"),
+    (_known(1.0, 0.5, zero_ticks=math.inf), "harness_resolution_core_cycles"),
 ])
-def test_a_correction_the_constructor_is_given_is_held_to_a_files_ranges(correction, match):
-    with pytest.raises(ValueError, match=match):
-        _measurement.bench_result(_made_up_runs(), serialize="lfence", unroll=1,
-                                  correction=_bench_result.HarnessCorrection(*correction))
-    with pytest.raises(ValueError, match="unknown"):  # a bias where core cycles per tick are unknown
-        _measurement.bench_result(_made_up_runs(cycles_per_tick=math.nan), serialize="lfence", unroll=1,
-                                  correction=_bench_result.HarnessCorrection(1.0, 0.5, 1.0, ()))
+def test_a_correction_the_result_is_given_is_held_to_a_files_ranges(known, match):
+    # figures no self-test makes, and no file could hold: refused when the result works its fields out
+    r = _measurement.bench_result(_made_up_runs(), serialize="lfence", unroll=1, bias=known)
+    for _ in range(2):  # and again: a result whose fields cannot be worked out never passes for one
+        with pytest.raises(ValueError, match=match):
+            r.estimate
+
+
+def test_a_result_works_out_its_fields_once_and_is_then_a_plain_one():
+    import copy
+    import pickle
+    import threading
+
+    def fresh():
+        return _measurement.bench_result(_made_up_runs(), serialize="lfence", unroll=1, bias=_known(2.5, 0.5))
+
+    plain = fastcpu.BenchResult.from_arrays(**{**_fields_of(fresh()), "clock": fastcpu.Clock(2.0e9, 1.0, 1.4)})
+    # a field with a class default (caveats: ()) is the result's, not the class's, from the first lookup
+    for first in ("caveats", "clock_motion", "harness_bias_core_cycles", "estimate", "__dict__", "__class__"):
+        r = fresh()
+        assert isinstance(r, fastcpu.BenchResult)
+        getattr(r, first)
+        assert type(r) is fastcpu.BenchResult and "_measurement" not in vars(r), first
+        assert r.harness_bias_core_cycles == pytest.approx(3.5) and r.clock_motion.points == 2
+        assert _figures(r) == _figures(plain)
+    # copied or pickled before any lookup: a plain BenchResult with the same figures
+    for clone in (copy.copy, copy.deepcopy, lambda r: pickle.loads(pickle.dumps(r))):
+        r = fresh()
+        c = clone(r)
+        assert type(c) is fastcpu.BenchResult and _figures(c) == _figures(fresh())
+    # many threads looking first at once: one answer
+    r, seen = fresh(), []
+    threads = [threading.Thread(target=lambda: seen.append(_figures(r))) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(seen) == 8 and all(s == seen[0] for s in seen) and type(r) is fastcpu.BenchResult
+
+
+def _fields_of(r):
+    """The from_arrays() keywords of result `r` (its clock left to the caller)."""
+    return {f.name: getattr(r, f.name) for f in dataclasses.fields(fastcpu.BenchResult)
+            if f.name not in ("runs", "tsc_hz", "tsc_step_ticks", "best", "median")}
 
 
 def test_a_cost_whose_interval_reaches_below_the_resolution_is_a_bound():
@@ -167,7 +239,7 @@ def test_a_correction_is_checked_as_a_file_checks_it():
     with pytest.raises(TypeError, match="caveats"):
         r.with_harness_correction(1.0, 0.5, 1.0, "one sentence, not a list")
     with pytest.raises(ValueError, match="unknown"):
-        _made_up(cycles_per_tick=math.nan).with_harness_correction(1.0, 0.5, 1.0, ())
+        _made_up(cycles_per_tick=math.nan, caveat="x").with_harness_correction(1.0, 0.5, 1.0, ())
 
 
 def test_a_bias_no_chain_converted_is_no_correction_and_bench_says_why(monkeypatch):
@@ -177,10 +249,10 @@ def test_a_bias_no_chain_converted_is_no_correction_and_bench_says_why(monkeypat
     monkeypatch.setattr(_selftest, "_failed", {})
     known = _selftest._measure_bias("inline", "lfence", 50, 2, None)
     assert math.isnan(known.bias_ticks) and known.op_bias_ticks == {}
-    assert _selftest.harness_bias("inline", "lfence", None, 1.4) == (0.0, 0.0, 0.0, _selftest.UNMEASURED)
+    assert _selftest.harness_bias("inline", "lfence", None, 1.4) == (0.0, 0.0, 0.0, _harness_correction.UNMEASURED)
     r = fastcpu.bench("empty", 50)
     assert r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
-    assert _selftest.UNMEASURED in r.caveats or math.isnan(r.cycles_per_tick)
+    assert _harness_correction.UNMEASURED in r.caveats or math.isnan(r.cycles_per_tick)
 
 
 def test_the_correction_covers_the_chains_own_spread():
@@ -346,8 +418,8 @@ def test_a_correction_is_kept_in_ticks_and_converted_at_the_clock_of_each_measur
 
 def test_a_correction_holds_until_it_is_old():
     c = _correction(1.0)
-    assert c.holds_at(100.0) and c.holds_at(100.0 + _selftest.CORRECTION_MAX_AGE_S)
-    assert not c.holds_at(100.0 + _selftest.CORRECTION_MAX_AGE_S + 0.1)
+    assert c.holds_at(100.0) and c.holds_at(100.0 + _harness_correction.CORRECTION_MAX_AGE_S)
+    assert not c.holds_at(100.0 + _harness_correction.CORRECTION_MAX_AGE_S + 0.1)
 
 
 def test_harness_bias_measures_again_when_old(monkeypatch):
@@ -362,9 +434,9 @@ def test_harness_bias_measures_again_when_old(monkeypatch):
     monkeypatch.setattr(_selftest, "_corrections", {})
     monkeypatch.setattr(_selftest.time, "monotonic", lambda: now[0])
     assert _selftest.harness_bias("inline", "lfence", None, 1.5)[:2] == pytest.approx((1.5, 1.5))
-    now[0] += _selftest.CORRECTION_MAX_AGE_S / 2
+    now[0] += _harness_correction.CORRECTION_MAX_AGE_S / 2
     assert _selftest.harness_bias("inline", "lfence", None, 1.2)[:2] == pytest.approx((1.2, 1.2))
-    now[0] += _selftest.CORRECTION_MAX_AGE_S
+    now[0] += _harness_correction.CORRECTION_MAX_AGE_S
     assert _selftest.harness_bias("inline", "lfence", None, 1.0)[:2] == pytest.approx((2.0, 1.0))  # old
     assert _selftest.harness_bias("user", "lfence", None, 1.0)[:2] == pytest.approx((3.0, 1.0))  # its own
     assert made == [("inline", "lfence", _selftest.BIAS_PASSES)] * 2 + [
