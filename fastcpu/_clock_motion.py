@@ -220,12 +220,23 @@ def runs_clock(conversion: Any, clock: Any, counter: str) -> tuple[float, float,
     why core cycles cannot be trusted or ()) from what their ruler points
     said (the C core's ``Conversion`` record; None: no points, as for a PMU
     counter or a child's runs) and the process's `clock`
-    (:class:`fastcpu.Clock`) counted on `counter`: the points' figure where
-    their add and imul rulers agreed inside the measurement (a first-use
-    calibration that could not tell the two apart, in a process started on
-    a loaded host, is not this measurement's); else the clock's figure, its
-    interval unknown, or NaN and the clock's caveat while its rulers
-    disagree."""
+    (:class:`fastcpu.Clock`) counted on `counter`:
+
+    - the points' figure where their add and imul rulers agreed inside the
+      measurement (a first-use calibration that could not tell the two
+      apart, in a process started on a loaded host, is not this
+      measurement's);
+    - where every point was disturbed, the middle of what could be true:
+      the rulers' readings at the points (an interrupt slows a chain, so they
+      read low) and the clock's first-use figure (which the core clock may
+      have left), the interval reaching both ends. On the GenuineIntel family
+      6 model 167 guest one measurement of 18 saw its two points disturbed
+      (add 1.068, imul 1.140) while the clock, calibrated at 1.197, ran at
+      about 1.135: the first-use figure alone, with no interval, read
+      add_chain_1024 as 1082 +- 0;
+    - with no points, the clock's figure, its interval unknown (0);
+    - NaN and the clock's caveat while its rulers disagree and no point
+      agreed."""
     if conversion is not None:
         cpt = conversion.cycles_per_tick
         if math.isfinite(cpt):
@@ -233,4 +244,8 @@ def runs_clock(conversion: Any, clock: Any, counter: str) -> tuple[float, float,
     caveats = clock.caveats(counter)
     if caveats:  # core cycles unknown: ticks and ns stand
         return math.nan, 0.0, caveats
-    return clock.cycles_per_tick, 0.0, ()
+    if conversion is None or not conversion.points:
+        return clock.cycles_per_tick, 0.0, ()
+    seen = [v for v in (conversion.add_mean, conversion.imul_mean, clock.cycles_per_tick) if 0 < v < math.inf]
+    low, high = min(seen), max(seen)
+    return (low + high) / 2, (high - low) / 2, ()

@@ -21,7 +21,7 @@ import pytest
 
 import fastcpu
 from fastcpu import _conversion, _core
-from fastcpu._clock_motion import ClockMotion, merge_motion
+from fastcpu._clock_motion import ClockMotion, merge_motion, runs_clock
 
 DATA = Path(__file__).resolve().parent / "data"
 RES = 0.002  # a ruler reading's resolution here: one step over 500 of the counter
@@ -67,6 +67,26 @@ def test_a_point_whose_rulers_disagree_is_left_out_and_counted():
 def test_every_point_disturbed_gives_no_figure():
     c = convert(points_of([1.42] * 3, disturb=[0, 1, 2]))
     assert math.isnan(c.cycles_per_tick) and c.disturbed == 3 and c.levels == ()
+
+
+@pytest.mark.parametrize("first_use", [1.30, 1.42, 1.55])
+def test_a_measurement_whose_points_were_all_disturbed_converts_within_what_could_be_true(first_use):
+    # its clock at 1.42: the add rulers read 40% slow, the imul rulers right; the process's
+    # first-use figure wherever the clock was then. The interval reaches every reading and the
+    # first-use figure, so it holds the level the clock ran at.
+    c = convert(points_of([1.42] * 2, disturb=[0, 1]))
+    clock = fastcpu.Clock(2.0e9, 1.0, first_use)
+    cpt, ci, caveats = runs_clock(c, clock, "tsc")
+    assert caveats == () and ci > 0
+    for v in (c.add_mean, c.imul_mean, first_use, 1.42):
+        assert cpt - ci - 1e-12 <= v <= cpt + ci + 1e-12
+    assert cpt - ci == pytest.approx(min(c.add_mean, c.imul_mean, first_use))
+    # no points at all (a PMU counter, a child's runs): the clock's figure, its interval unknown
+    assert runs_clock(None, clock, "tsc") == (first_use, 0.0, ())
+    # and while the clock's own rulers disagree too: unknown, and why
+    unknown = fastcpu.Clock(2.0e9, 1.0, math.nan)
+    cpt, ci, caveats = runs_clock(c, unknown, "tsc")
+    assert math.isnan(cpt) and caveats == unknown.caveats("tsc") and caveats
 
 
 def test_a_hop_converts_each_stretch_with_its_own_level():
