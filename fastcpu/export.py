@@ -49,15 +49,17 @@ def _benchmark_name(r: BenchResult) -> str:
     return r.method if r.unroll == 1 else f"{r.method}/unroll:{r.unroll}"
 
 
-def _finite_or_none(entry: dict[str, Any]) -> dict[str, Any]:
-    """`entry` with each non-finite float (a figure unknown here: core cycles
-    while the rulers disagreed) as None, so that it is valid JSON (null)."""
-    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in entry.items()}
+def _finite_only(entry: dict[str, Any]) -> dict[str, Any]:
+    """`entry` without its non-finite floats (a figure unknown here: core
+    cycles while the rulers disagreed): Google Benchmark writes every user
+    counter as a number and leaves out one it lacks, and its compare tool
+    reads them so; a null would be neither."""
+    return {k: v for k, v in entry.items() if not (isinstance(v, float) and not math.isfinite(v))}
 
 
 def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
     name = _benchmark_name(r)
-    return _finite_or_none({
+    return _finite_only({
         "name": name,
         "family_index": index,
         "per_family_instance_index": 0,
@@ -89,7 +91,7 @@ def _gbench_loop_entry(d: DiffResult, index: int) -> dict[str, Any]:
     its own, ``NAME/back_to_back:K``: the cost per call in a loop."""
     name = f"{d.method}/back_to_back:{d.k}"
     time = d.estimate_ns if d.resolved else d.upper_bound_ns
-    return _finite_or_none({
+    return _finite_only({
         "name": name, "family_index": index, "per_family_instance_index": 0, "run_name": name,
         "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
         "iterations": d.runs_used, "real_time": time, "cpu_time": time, "time_unit": "ns",

@@ -378,9 +378,11 @@ def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
         d.estimate_ci95 * d.cycles_per_tick + abs(d.estimate) * d.cycles_per_tick_ci95)
 
 
-def test_a_measurement_with_no_undisturbed_ruler_point_converts_at_the_clocks_figure(monkeypatch):
+def test_a_measurement_with_no_undisturbed_ruler_point_converts_within_its_rulers_and_the_clocks_figure(
+        monkeypatch):
     # every point disturbed (a loaded host): the conversion says NaN, and the
-    # result takes the clock's first-use figure, its interval unknown
+    # result converts in the middle of what could be true (the points' add and
+    # imul readings, the clock's first-use figure), its interval reaching each
     from fastcpu import _measurement
 
     def raw_runs(*args, **kwargs):
@@ -395,7 +397,10 @@ def test_a_measurement_with_no_undisturbed_ruler_point_converts_at_the_clocks_fi
         if clk.core_cycles_problem:  # nor could the process's calibration: core cycles unknown, said why
             assert math.isnan(r.cycles_per_tick) and r.caveats == clk.caveats(r.counter)
         else:
-            assert (r.cycles_per_tick, r.cycles_per_tick_ci95) == (clk.cycles_per_tick, 0.0)
+            m = r.clock_motion
+            seen = (m.add_core_cycles_per_tick, m.imul_core_cycles_per_tick, clk.cycles_per_tick)
+            assert r.cycles_per_tick - r.cycles_per_tick_ci95 == pytest.approx(min(seen))
+            assert r.cycles_per_tick + r.cycles_per_tick_ci95 == pytest.approx(max(seen))
             assert r.caveats == ()
         assert r.clock_motion is not None  # the points are still its own record
 

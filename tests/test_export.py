@@ -9,6 +9,7 @@ import pytest
 
 import fastcpu
 from fastcpu import export
+from test_rulers import disagreeing  # noqa: F401  (a fixture: this process's clock rulers disagree)
 
 TIME_UNITS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -140,3 +141,15 @@ def test_a_file_without_calls_back_to_back_exports_one_question():
     check_gbench_schema(json.loads(json.dumps(doc)))
     assert len(doc["benchmarks"]) == len(old)
     assert all(b["label"].startswith("one call alone: ") for b in doc["benchmarks"])
+
+
+def test_figures_unknown_here_are_left_out_of_the_gbench_document(disagreeing):
+    # core cycles unknown (the clock's rulers disagree): the ns stand, the core-cycle counters
+    # are absent (Google Benchmark writes no null), and the document still follows the schema
+    res = fastcpu.measure(50, ["gdt", "rdpid"])
+    assert all(math.isnan(r.estimate_core_cycles) for r in res.values())
+    doc = json.loads(json.dumps(export.to_gbench(res), allow_nan=False))
+    check_gbench_schema(doc)
+    for b in doc["benchmarks"]:
+        assert not any(k.endswith("core_cycles") for k in b), b
+        assert any(k.endswith("_ns") for k in b)
