@@ -22,6 +22,8 @@ def pytest_configure(config):
     # Registered here, not in pyproject.toml: CI's unprivileged pass runs a
     # copy of tests/ without the project's configuration.
     config.addinivalue_line("markers", "notebook: executes a notebook (slow; skipped in the sanitizer pass)")
+    config.addinivalue_line("markers", "without_core: runs fastcpu with its C core blocked (CI: the kit's own "
+                                       "venv, pass 1b)")
 
 
 @pytest.fixture(autouse=True, scope="session")

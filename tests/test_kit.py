@@ -6,9 +6,11 @@ seed table, A/B, every export and every plot, the CLI's compare and plot run, an
 across_machines.ipynb executes; the instrument's functions raise ``fastcpu.Unsupported``
 naming the platform (exit status 1 from the CLI). Here the core is blocked from import in a
 child process (``sys.modules["fastcpu._core"] = None`` before ``import fastcpu``, by
-tests/no_core/sitecustomize.py), a notebook kernel included. CI runs this file a second time
-in a fresh venv installed with FASTCPU_NO_CORE=1, where no core exists at all: the tests that
-compare with the core's own catalog and limits skip there, for want of it.
+tests/no_core/sitecustomize.py), a notebook kernel included. CI runs this file in a fresh venv
+installed with FASTCPU_NO_CORE=1, where no core exists at all (the tests that compare with the
+core's own catalog and limits skip there, for want of it), and its first pass, with the core
+installed, runs only the rest: the ``without_core`` tests would do there what they do in that
+venv, the same blocked import, and took a minute of it.
 
 Each result carries its catalog row (kind, role, encoding, description) into its file, and
 every reader goes by the file's words: a method no catalog has loads, compares and is a way
@@ -40,6 +42,9 @@ DATA_FILES = sorted(DATA.glob("*.json*"))
 NO_CORE = TESTS / "no_core"
 needs_core = pytest.mark.skipif(CORE_MISSING is not None,
                                 reason=f"this install has no C core to compare with ({CORE_MISSING})")
+#: Tests that run fastcpu in a process whose core is blocked: CI runs them where no core is
+#: installed at all (pass 1b, the kit's own venv), and its first pass leaves them to that.
+without_core = pytest.mark.without_core
 
 
 def no_core_env() -> dict[str, str]:
@@ -159,6 +164,7 @@ def kit_session(tmp_path_factory):
     return json.loads(p.stdout.splitlines()[-1]), cwd
 
 
+@without_core
 def test_every_data_file_loads_without_the_core(kit_session):
     out, _ = kit_session
     assert out["core_imported"] is False and out["core_imported_after"] is False
@@ -169,6 +175,7 @@ def test_every_data_file_loads_without_the_core(kit_session):
     assert out["cheapest"] == [fastcpu.load(p).cheapest_way_words() for p in DATA_FILES]
 
 
+@without_core
 def test_compare_the_seed_table_and_ab_without_the_core(kit_session):
     out, _ = kit_session
     loaded = [fastcpu.load(p) for p in DATA_FILES]
@@ -182,6 +189,7 @@ def test_compare_the_seed_table_and_ab_without_the_core(kit_session):
     assert out["ab_text"]
 
 
+@without_core
 def test_every_export_and_plot_without_the_core(kit_session):
     out, cwd = kit_session
     loaded = [fastcpu.load(p) for p in DATA_FILES]
@@ -194,6 +202,7 @@ def test_every_export_and_plot_without_the_core(kit_session):
         assert (cwd / f"plot{i}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@without_core
 def test_the_instrument_raises_unsupported_naming_the_platform(kit_session):
     import platform
 
@@ -205,6 +214,7 @@ def test_the_instrument_raises_unsupported_naming_the_platform(kit_session):
         assert "built only on Linux x86-64" in message
 
 
+@without_core
 def test_the_cli_compares_and_plots_without_the_core(tmp_path):
     files = [str(p) for p in DATA_FILES]
     p = run_without_core(["-m", "fastcpu", "compare", *files, "--unit", "ns"], tmp_path)
@@ -220,6 +230,7 @@ def test_the_cli_compares_and_plots_without_the_core(tmp_path):
     assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@without_core
 @pytest.mark.parametrize("argv", [["--runs", "10"], ["run", "--out", "r.json"], ["check"], ["selftest"],
                                   ["show", "gdt"]], ids=lambda a: a[0].lstrip("-"))
 def test_the_cli_measuring_commands_exit_1_naming_the_platform(tmp_path, argv):
@@ -232,12 +243,13 @@ def test_the_cli_measuring_commands_exit_1_naming_the_platform(tmp_path, argv):
     assert not (tmp_path / "r.json").exists()
 
 
+@without_core
 @pytest.mark.notebook
 def test_across_machines_executes_without_the_core(monkeypatch):
     from test_notebooks import check_generated_sentences, execute
 
     monkeypatch.setenv("PYTHONPATH", no_core_env()["PYTHONPATH"])  # the kernel's core is blocked
-    text = execute("across_machines.ipynb", monkeypatch)
+    text = execute("across_machines.ipynb")
     assert "this machine is not measured: fastcpu.measure() needs fastcpu's C core" in text
     check_generated_sentences("across_machines.ipynb", text)
 
