@@ -68,6 +68,8 @@ __all__ = [
 #: decide it.
 BIAS_RUNS = 2000
 BIAS_PASSES = 5
+
+
 def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
     """(name, op, truth core cycles, what bench takes) of each self-test chain."""
     return [
