@@ -222,7 +222,8 @@ def executed_against_files(intel_shaped) -> dict[tuple[str, str], str | BaseExce
     """(notebook, source) -> what the notebook printed reading that result file, or what it
     raised: every pair of SOURCED and SOURCES, two kernels at a time. They read files and
     measure nothing, so that two at once on a 2-CPU host change no figure; drawing the
-    figures is most of their time (a minute and a half of CI's, one at a time)."""
+    figures is most of their time (146 s one at a time on the GenuineIntel family 6 model 167
+    guest, 92 s two at a time)."""
     def run(pair: tuple[str, str]) -> str | BaseException:
         name, source = pair
         path = intel_shaped if source.endswith("synthetic.json") else DATA / source
