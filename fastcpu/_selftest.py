@@ -46,13 +46,12 @@ from ._clock import clock
 from ._locks import ForkSafeLock
 from ._bench_result import BenchResult
 from ._harness import Method, raw_runs
-from ._harness_correction import NO_BIAS, Correction, KnownBias, bias_at
+from ._harness_correction import NO_BIAS, Correction, KnownBias
 from ._measurement import bench_result, rulers_agree, timed
 from ._selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goal
 
 __all__ = [
     "selftest",
-    "harness_bias",
     "known_bias",
     "timed_corrected",
     "residual_bias",
@@ -166,7 +165,7 @@ def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int |
                 passes.setdefault(op, []).append(b)
                 fit_se.setdefault(op, []).append(se)
     zero, zero_se = _median_and_se(zeros, statistics.median(zero_cis) / 1.96)
-    if not passes:  # no chain's clock known: no bias to subtract, and harness_bias says so
+    if not passes:  # no chain's clock known: no bias to subtract, and bias_at says so
         return Correction(math.nan, math.nan, {}, math.nan, time.monotonic(), zero, 1.96 * zero_se)
     op_bias = {op: _median_and_se(values, statistics.median(fit_se[op])) for op, values in passes.items()}
     bias, ci = correction(op_bias, {name: statistics.median(v) for name, v in per_chain.items()})
@@ -213,18 +212,6 @@ def known_bias(path: str, serialize: str, cpu: int | None = None) -> KnownBias:
     return KnownBias(known, "")
 
 
-def harness_bias(
-    path: str, serialize: str, cpu: int | None = None, cycles_per_tick: float = math.nan
-) -> tuple[float, float, float, str]:
-    """(bias, its 95% half-width, the smallest cost resolved) in core cycles
-    per copy of the single-copy harness for `path` in `serialize` mode
-    (:func:`known_bias`), converted at `cycles_per_tick` (core cycles per
-    TSC tick of the measurement it corrects; NaN: the bias measurement's),
-    and why no correction applies ('' when it does): see
-    ``_harness_correction.bias_at``."""
-    return bias_at(known_bias(path, serialize, cpu), cycles_per_tick)
-
-
 def timed_corrected(method: Method, runs: int, *, serialize: str, cpu: int | None, path: str,
                     timeout_s: float = 0.0) -> BenchResult:
     """`runs` single copies of `method` on the TSC and the harness bias of
@@ -243,7 +230,7 @@ def timed_corrected(method: Method, runs: int, *, serialize: str, cpu: int | Non
 
 def fresh_correction(path: str, serialize: str) -> Correction | None:
     """The correction for `path` in `serialize` mode while it holds (see
-    :func:`harness_bias`), else None: not measured yet, or too old."""
+    :func:`known_bias`), else None: not measured yet, or too old."""
     known = _corrections.get((path, serialize))
     return known if known is not None and known.holds_at(time.monotonic()) else None
 

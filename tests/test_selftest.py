@@ -93,6 +93,12 @@ def _figures(r):
     return {k: ("nan" if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
 
 
+def harness_bias(path, serialize, cpu=None, cycles_per_tick=math.nan):
+    """The bias bench() would apply to `path` in `serialize` mode, converted at
+    `cycles_per_tick`: what the self-test knows (measured now if not), as the result converts it."""
+    return _harness_correction.bias_at(_selftest.known_bias(path, serialize, cpu), cycles_per_tick)
+
+
 def _known(bias_ticks, ci95_ticks, zero_ticks=0.0, why_not=""):
     """A KnownBias of made-up figures, in TSC ticks, measured at 1.3 core cycles per tick."""
     return KnownBias(_selftest.Correction(bias_ticks, ci95_ticks, {"add": bias_ticks}, 1.3, 0.0, zero_ticks, 0.0),
@@ -249,7 +255,7 @@ def test_a_bias_no_chain_converted_is_no_correction_and_bench_says_why(monkeypat
     monkeypatch.setattr(_selftest, "_failed", {})
     known = _selftest._measure_bias("inline", "lfence", 50, 2, None)
     assert math.isnan(known.bias_ticks) and known.op_bias_ticks == {}
-    assert _selftest.harness_bias("inline", "lfence", None, 1.4) == (0.0, 0.0, 0.0, _harness_correction.UNMEASURED)
+    assert harness_bias("inline", "lfence", None, 1.4) == (0.0, 0.0, 0.0, _harness_correction.UNMEASURED)
     r = fastcpu.bench("empty", 50)
     assert r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
     assert _harness_correction.UNMEASURED in r.caveats or math.isnan(r.cycles_per_tick)
@@ -401,7 +407,7 @@ def test_a_selftest_records_its_verdict_per_path_and_mode(monkeypatch):
     assert "inline path's goals" in _selftest.failed_verdict("inline", "lfence")
     assert _selftest.failed_verdict("user", "lfence") == ""
     # not subtracted; its size and half-width held in the interval instead
-    assert _selftest.harness_bias("inline", "lfence")[:2] == (0.0, pytest.approx(0.5 * 1.3 + 1.0 * 1.3))
+    assert harness_bias("inline", "lfence")[:2] == (0.0, pytest.approx(0.5 * 1.3 + 1.0 * 1.3))
 
 
 def _correction(bias_ticks, cpt=1.3, at=100.0):
@@ -433,12 +439,12 @@ def test_harness_bias_measures_again_when_old(monkeypatch):
     monkeypatch.setattr(_selftest, "_measure_bias", calibrate)
     monkeypatch.setattr(_selftest, "_corrections", {})
     monkeypatch.setattr(_selftest.time, "monotonic", lambda: now[0])
-    assert _selftest.harness_bias("inline", "lfence", None, 1.5)[:2] == pytest.approx((1.5, 1.5))
+    assert harness_bias("inline", "lfence", None, 1.5)[:2] == pytest.approx((1.5, 1.5))
     now[0] += _harness_correction.CORRECTION_MAX_AGE_S / 2
-    assert _selftest.harness_bias("inline", "lfence", None, 1.2)[:2] == pytest.approx((1.2, 1.2))
+    assert harness_bias("inline", "lfence", None, 1.2)[:2] == pytest.approx((1.2, 1.2))
     now[0] += _harness_correction.CORRECTION_MAX_AGE_S
-    assert _selftest.harness_bias("inline", "lfence", None, 1.0)[:2] == pytest.approx((2.0, 1.0))  # old
-    assert _selftest.harness_bias("user", "lfence", None, 1.0)[:2] == pytest.approx((3.0, 1.0))  # its own
+    assert harness_bias("inline", "lfence", None, 1.0)[:2] == pytest.approx((2.0, 1.0))  # old
+    assert harness_bias("user", "lfence", None, 1.0)[:2] == pytest.approx((3.0, 1.0))  # its own
     assert made == [("inline", "lfence", _selftest.BIAS_PASSES)] * 2 + [
         ("user", "lfence", _selftest.BIAS_PASSES)]
 
