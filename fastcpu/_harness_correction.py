@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 __all__ = ["CORRECTION_MAX_AGE_S", "Correction", "HarnessCorrection", "KnownBias", "NO_BIAS", "NOT_CORRECTED", "UNMEASURED",
@@ -57,6 +57,12 @@ class Correction:
         zero_ticks: the empty sequence timed through the path as a body,
             against the empty baseline (the harness's zero), TSC ticks: the
             median over the passes; zero_ci95_ticks its 95% half-width.
+        chain_bias_ticks: chain -> its own bias (estimate - truth, before
+            correction), TSC ticks: the median over the passes. Where these
+            spread wider than the goal allows, no one correction can hold
+            every chain (the self-test says so: ``PathCheck.failures``).
+            chain_bias_ci95_ticks: chain -> that median's 95% half-width,
+            TSC ticks (from the passes' scatter).
     """
 
     bias_ticks: float
@@ -66,6 +72,8 @@ class Correction:
     measured_at: float
     zero_ticks: float = 0.0
     zero_ci95_ticks: float = 0.0
+    chain_bias_ticks: Mapping[str, float] = field(default_factory=dict)
+    chain_bias_ci95_ticks: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def resolution_ticks(self) -> float:

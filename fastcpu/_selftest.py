@@ -147,6 +147,7 @@ def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int |
     passes: dict[str, list[float]] = {}
     fit_se: dict[str, list[float]] = {}
     per_chain: dict[str, list[float]] = {}
+    per_chain_ci: dict[str, list[float]] = {}
     cpts, zeros, zero_cis = [], [], []
     for _ in range(repeats):
         zero, zero_ci = _zero_ticks(path, serialize, runs, cpu)
@@ -158,6 +159,8 @@ def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int |
             points.setdefault(op, []).append((truth, est, ci, cpt))
             if math.isfinite(est) and math.isfinite(cpt) and cpt > 0:
                 per_chain.setdefault(name, []).append(est - truth / cpt)
+                if math.isfinite(ci):
+                    per_chain_ci.setdefault(name, []).append(ci)
                 cpts.append(cpt)
         for op, pts in points.items():
             b, se = residual_bias(pts)
@@ -168,9 +171,13 @@ def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int |
     if not passes:  # no chain's clock known: no bias to subtract, and bias_at says so
         return Correction(math.nan, math.nan, {}, math.nan, time.monotonic(), zero, 1.96 * zero_se)
     op_bias = {op: _median_and_se(values, statistics.median(fit_se[op])) for op, values in passes.items()}
-    bias, ci = correction(op_bias, {name: statistics.median(v) for name, v in per_chain.items()})
+    chain_bias = {name: _median_and_se(v, statistics.median(per_chain_ci.get(name) or [math.nan]) / 1.96)
+                  for name, v in per_chain.items()}
+    bias, ci = correction(op_bias, {name: b for name, (b, _) in chain_bias.items()})
     return Correction(bias, ci, {op: b for op, (b, _) in op_bias.items()}, statistics.median(cpts),
-                      time.monotonic(), zero, 1.96 * zero_se)
+                      time.monotonic(), zero, 1.96 * zero_se,
+                      {name: b for name, (b, _) in chain_bias.items()},
+                      {name: 1.96 * se for name, (_, se) in chain_bias.items()})
 
 
 def _zero_ticks(path: str, serialize: str, runs: int, cpu: int | None) -> tuple[float, float]:
@@ -343,8 +350,11 @@ def selftest(
                         apart.append(r.clock_motion.rulers_disagree_percent)
                         hops += r.clock_motion.hops
                 mid = statistics.median(errors)
+                cpt = known.cycles_per_tick
                 rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered,
-                                       statistics.median(conversion)))
+                                       statistics.median(conversion),
+                                       known.chain_bias_ticks.get(name, math.nan) * cpt,
+                                       known.chain_bias_ci95_ticks.get(name, math.nan) * cpt))
             check = PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows), zero, zero_ci,
                               statistics.median(apart) if apart else 0.0, hops)
             checks.append(check)

@@ -10,7 +10,7 @@ Every figure here is in core cycles per copy unless its name says ticks.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,8 @@ __all__ = [
     "PathCheck",
     "SelfTest",
     "within_goal",
+    "goal_core_cycles",
+    "one_correction_fits",
     "PATHS",
     "GOAL_CYCLES",
     "GOAL_PERCENT",
@@ -50,16 +52,26 @@ GOAL_COVERAGE = 0.90
 CONVERSION_GOAL_PERCENT = 0.5
 
 
+def goal_core_cycles(truth_core_cycles: float, path: str = "inline") -> float:
+    """The largest error, core cycles, that meets `path`'s goal for a chain
+    of that truth: GOAL_CYCLES, or, from GOAL_PERCENT_FROM_CYCLES on,
+    GOAL_PERCENT of the truth where that is wider."""
+    goal = GOAL_CYCLES[path]
+    if truth_core_cycles >= GOAL_PERCENT_FROM_CYCLES:
+        goal = max(goal, truth_core_cycles * GOAL_PERCENT[path] / 100)
+    return goal
+
+
+def one_correction_fits(reach: Sequence[tuple[float, float]]) -> bool:
+    """Whether some one correction puts every bias within its allowance:
+    each (bias, allowance) in one unit; their windows share a point."""
+    return bool(reach) and max(b - r for b, r in reach) <= min(b + r for b, r in reach)
+
+
 def within_goal(error_core_cycles: float, truth_core_cycles: float, path: str = "inline") -> bool:
     """Whether an error (core cycles) meets `path`'s goal for a chain of that
-    truth: within GOAL_CYCLES, or, from GOAL_PERCENT_FROM_CYCLES on, within
-    GOAL_PERCENT of the truth (whichever is wider)."""
-    if abs(error_core_cycles) <= GOAL_CYCLES[path]:
-        return True
-    return truth_core_cycles >= GOAL_PERCENT_FROM_CYCLES and (
-        abs(error_core_cycles) <= truth_core_cycles * GOAL_PERCENT[path] / 100
-    )
-
+    truth (:func:`goal_core_cycles`)."""
+    return abs(error_core_cycles) <= goal_core_cycles(truth_core_cycles, path)
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,13 @@ class ChainCheck:
             conversion's 95% uncertainty (``cycles_per_tick_ci95``) makes of
             the truth, core cycles: the part of an error that the clock's
             motion, not the harness, may explain.
+        bias_core_cycles: the chain's own bias (estimate minus truth,
+            before correction) as the bias measurement found it (the median
+            over its passes), core cycles; NaN where unknown (a file of
+            fastcpu 0.8.4 or older). How far it sits from the correction is
+            what the body, not noise, leaves of its error.
+        bias_ci95_core_cycles: that median's 95% half-width, core cycles
+            (from the passes' scatter); NaN where unknown.
     """
 
     name: str
@@ -89,17 +108,23 @@ class ChainCheck:
     within_goal: bool
     covered: int
     conversion_core_cycles: float = 0.0
+    bias_core_cycles: float = math.nan
+    bias_ci95_core_cycles: float = math.nan
 
     @property
-    def failed_by(self) -> str:
-        """Why its goal failed ('' where it holds): ``'conversion'`` where the
-        error lies within what the conversion's own uncertainty (how far the
-        clock may have moved, the rulers' disagreement) allows on top of the
-        goal, else ``'harness'``: the ticks themselves were off."""
+    def bias_known(self) -> bool:
+        """Whether the chain's own bias and its interval are known."""
+        return math.isfinite(self.bias_core_cycles) and math.isfinite(self.bias_ci95_core_cycles)
+
+    def failed_by(self, path: str = "inline") -> str:
+        """Why its goal on `path` failed ('' where it holds): ``'conversion'``
+        where the error lies within what the conversion's own uncertainty
+        (how far the clock may have moved, the rulers' disagreement) allows
+        on top of the goal, else ``'harness'``: the ticks themselves were off."""
         if self.within_goal:
             return ""
         allowed = abs(self.median_error_core_cycles) - self.conversion_core_cycles
-        return "conversion" if within_goal(allowed, self.truth_core_cycles) else "harness"
+        return "conversion" if within_goal(allowed, self.truth_core_cycles, path) else "harness"
 
 
 @dataclass(frozen=True)
@@ -190,18 +215,72 @@ class PathCheck:
                        f"their mean off by up to half that (goal {CONVERSION_GOAL_PERCENT}%)")
         for who, why in (("conversion", "within the conversion's uncertainty"),
                          ("harness", "beyond the conversion's uncertainty")):
-            names = [c.name for c in self.chains if c.failed_by == who]
-            if names:
-                out.append(f"{who}: {', '.join(names)} off the goal, {why}{self._split() if who == 'harness' else ''}")
+            failing = [c for c in self.chains if c.failed_by(self.path) == who]
+            if failing:
+                out.append(f"{who}: {', '.join(c.name for c in failing)} off the goal, {why}"
+                           f"{self._harness_why(failing) if who == 'harness' else ''}")
         if self.chains and self.coverage < GOAL_COVERAGE:
             out.append(f"intervals: coverage {self.coverage:.0%} below {GOAL_COVERAGE:.0%}")
         return out
 
-    def _split(self) -> str:
-        """Why one correction cannot hold every chain, where that is why: the
-        bodies hide different amounts (a bias per instruction), so that the
-        one correction, their midpoint, leaves each chain half their spread
-        off, at least half the goal, before any noise ('' otherwise)."""
+    @property
+    def one_correction_reaches_goal(self) -> bool | None:
+        """Whether some single correction could put every chain within its
+        goal, judged on the chains' own biases as the bias measurement found
+        them (``ChainCheck.bias_core_cycles``, each allowed its 95%
+        interval): their goals' windows, so widened, share a point. False on
+        a host whose bodies hide amounts further apart than that (on a
+        GenuineIntel family 6 model 167 guest add_chain_128 read about +0.3
+        before correction and imul_chain_64 about -4): there the goal
+        cannot hold, whatever the noise. None where the chains' biases are
+        unknown (a file of fastcpu 0.8.4 or older)."""
+        known = [c for c in self.chains if c.bias_known]
+        if len(known) < 2:
+            return None
+        return one_correction_fits([(c.bias_core_cycles,
+                                     c.bias_ci95_core_cycles + goal_core_cycles(c.truth_core_cycles, self.path))
+                                    for c in known])
+
+    def _harness_why(self, failing: list[ChainCheck]) -> str:
+        """Why the harness missed on `failing`, in words (with a leading
+        space and parentheses; '' where nothing is known): for each chain,
+        whether its own bias already sat beyond the goal from the
+        correction when the bias was measured, by more than that bias's
+        interval (its body: one correction cannot serve it), or not (it read
+        differently in the check: scatter between the two measurements);
+        and, where the chains' biases lie further apart than any one
+        correction can serve, that the goal cannot hold on this host. A file
+        without the chains' biases falls back to the per-instruction split."""
+        reaches = self.one_correction_reaches_goal
+        if reaches is None:
+            return self._op_split()
+        body = [c for c in failing if c.bias_known and abs(c.bias_core_cycles - self.bias_core_cycles)
+                - c.bias_ci95_core_cycles > goal_core_cycles(c.truth_core_cycles, self.path)]
+        scatter = [c for c in failing if c not in body]
+        parts = []
+        if body:
+            parts.append("before correction " + ", ".join(
+                f"{c.name} read {c.bias_core_cycles:+.2f} +-{c.bias_ci95_core_cycles:.2f}" for c in body)
+                + f" as the bias was measured, beyond the goal from the correction's {self.bias_core_cycles:+.2f}:"
+                " the body hides a different amount")
+        if scatter:
+            parts.append(", ".join(c.name for c in scatter) + " within the goal of the correction as the bias "
+                         "was measured, or too uncertain to tell: the check read it differently")
+        if not reaches:
+            known = [c for c in self.chains if c.bias_known]
+            lo = min(known, key=lambda c: c.bias_core_cycles)
+            hi = max(known, key=lambda c: c.bias_core_cycles)
+            parts.append(f"the chains read {lo.bias_core_cycles:+.2f} ({lo.name}) to {hi.bias_core_cycles:+.2f} "
+                         f"({hi.name}) before correction, too far apart, beyond their intervals, for any one "
+                         f"correction to hold every chain within the goal on this host")
+        return f" ({'; '.join(parts)})"
+
+    def _op_split(self) -> str:
+        """Why one correction cannot hold every chain, from the
+        per-instruction biases alone (what a file of fastcpu 0.8.4 or older
+        keeps), where that is why: the bodies hide different amounts, so
+        that the one correction, their midpoint, leaves each chain half
+        their spread off, at least half the goal, before any noise ('' otherwise)."""
         biases = self.op_bias_core_cycles
         if len(biases) < 2:
             return ""
@@ -239,7 +318,7 @@ class PathCheck:
             "bias_core_cycles": self.bias_core_cycles,
             "bias_ci95_core_cycles": self.bias_ci95_core_cycles,
             "op_bias_core_cycles": dict(self.op_bias_core_cycles),
-            "chains": [c.__dict__.copy() for c in self.chains],
+            "chains": [_chain_dict(c) for c in self.chains],
             "zero_core_cycles": self.zero_core_cycles,
             "zero_ci95_core_cycles": self.zero_ci95_core_cycles,
             "rulers_apart_percent": self.rulers_apart_percent,
@@ -257,7 +336,9 @@ class PathCheck:
         for i, c in enumerate(_list(d.get("chains", []), f"{where}chains")):
             at = f"{where}chains[{i}]."
             _known(c, ("name", "truth_core_cycles", "median_error_core_cycles", "rounds", "within_goal",
-                       "covered", "conversion_core_cycles"), at)
+                       "covered", "conversion_core_cycles", "bias_core_cycles", "bias_ci95_core_cycles"), at)
+            if ("bias_core_cycles" in c) != ("bias_ci95_core_cycles" in c):
+                raise ValueError(f"{at}bias_core_cycles and {at}bias_ci95_core_cycles come together or not at all")
             rounds = _count(_field(c, "rounds", at), f"{at}rounds")
             covered = _count(_field(c, "covered", at), f"{at}covered")
             if covered > rounds:
@@ -273,6 +354,10 @@ class PathCheck:
                 covered=covered,
                 conversion_core_cycles=_finite(c.get("conversion_core_cycles", 0.0),
                                                f"{at}conversion_core_cycles", 0.0),
+                bias_core_cycles=(_finite(c["bias_core_cycles"], f"{at}bias_core_cycles")
+                                  if "bias_core_cycles" in c else math.nan),
+                bias_ci95_core_cycles=(_finite(c["bias_ci95_core_cycles"], f"{at}bias_ci95_core_cycles", 0.0)
+                                       if "bias_ci95_core_cycles" in c else math.nan),
             ))
         ops = _field(d, "op_bias_core_cycles", where)
         if not isinstance(ops, Mapping) or len(ops) > 16:
@@ -294,6 +379,14 @@ class PathCheck:
                                          0.0, 100.0),
             clock_hops=_count(d.get("clock_hops", 0), f"{where}clock_hops"),
         )
+
+
+def _chain_dict(c: ChainCheck) -> dict[str, Any]:
+    """A chain check as a file keeps it: its bias only where known (JSON has no NaN)."""
+    d = c.__dict__.copy()
+    if not c.bias_known:
+        del d["bias_core_cycles"], d["bias_ci95_core_cycles"]
+    return d
 
 
 #: The most rounds or runs a stored self-test can claim (selftest() allows 1000 and 10**6).

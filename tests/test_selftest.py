@@ -654,7 +654,87 @@ def test_a_fail_says_which_part_failed():
     # closer together than that: not the reason, not said
     near = PathCheck("inline", "lfence", -1.4, 0.5, {"add": -1.0, "imul": -1.8}, harness)
     assert near.failures() == ["harness: imul_chain_64 off the goal, beyond the conversion's uncertainty"]
-    # the zero and the resolution are reported
+    # with the chains' own biases known, each failing chain is put down to its body or to scatter,
+    # and a host whose chains lie too far apart for any one correction is named as such
+    assert PathCheck("inline", "lfence", -1.4, 1.2, {"add": -0.25, "imul": -2.55}, harness).one_correction_reaches_goal is None
+    assert PathCheck("inline", "lfence", -1.4, 1.2, {}, ()).one_correction_reaches_goal is None
+
+
+def _chain(name: str, truth: float, error: float, bias: float, goal_ok: bool = False,
+           bias_ci: float = 0.3) -> ChainCheck:
+    return ChainCheck(name, truth, error, 6, goal_ok, 6, conversion_core_cycles=0.1, bias_core_cycles=bias,
+                      bias_ci95_core_cycles=bias_ci)
+
+
+def test_a_harness_fail_says_whether_the_body_or_scatter_put_each_chain_off():
+    # the shape of the GenuineIntel family 6 model 167 guest: add chains read up to +0.25 before
+    # correction, imul chains down to -4.2; the correction, their midpoint, -1.95
+    far = (_chain("add_chain_16", 16.0, 0.30, -1.70, True), _chain("add_chain_128", 128.0, 2.20, 0.25),
+           _chain("imul_chain_64", 192.0, -2.25, -4.20))
+    check = PathCheck("inline", "lfence", -1.95, 2.4, {"add": -0.7, "imul": -4.2}, far)
+    assert check.one_correction_reaches_goal is False
+    assert check.failures() == [
+        "harness: add_chain_128, imul_chain_64 off the goal, beyond the conversion's uncertainty (before "
+        "correction add_chain_128 read +0.25 +-0.30, imul_chain_64 read -4.20 +-0.30 as the bias was measured, "
+        "beyond the goal from the correction's -1.95: the body hides a different amount; the chains read -4.20 "
+        "(imul_chain_64) to +0.25 (add_chain_128) before correction, too far apart, beyond their intervals, for "
+        "any one correction to hold every chain within the goal on this host)"]
+    # the same biases measured too loosely to tell: neither the body nor the host is blamed
+    loose = tuple(dataclasses.replace(c, bias_ci95_core_cycles=1.5) for c in far)
+    check = PathCheck("inline", "lfence", -1.95, 2.4, {"add": -0.7, "imul": -4.2}, loose)
+    assert check.one_correction_reaches_goal is True
+    assert check.failures() == [
+        "harness: add_chain_128, imul_chain_64 off the goal, beyond the conversion's uncertainty (add_chain_128, "
+        "imul_chain_64 within the goal of the correction as the bias was measured, or too uncertain to tell: "
+        "the check read it differently)"]
+    # the chains closer together: one correction could hold them, and a chain that sat within the
+    # goal of it when the bias was measured but missed in the check is put down to scatter
+    near = (_chain("add_chain_16", 16.0, 0.30, -1.70, True), _chain("add_chain_128", 128.0, 2.20, -0.90),
+            _chain("imul_chain_64", 192.0, -0.25, -2.20, True))
+    check = PathCheck("inline", "lfence", -1.55, 1.0, {"add": -1.3, "imul": -2.2}, near)
+    assert check.one_correction_reaches_goal is True
+    assert check.failures() == [
+        "harness: add_chain_128 off the goal, beyond the conversion's uncertainty (add_chain_128 within the goal "
+        "of the correction as the bias was measured, or too uncertain to tell: the check read it differently)"]
+    # the goal's window is the chain's own: 1% of a 192-cycle chain is wider than 1.5 core cycles
+    wide = (_chain("add_chain_16", 16.0, 0.0, 0.0, True, 0.0), _chain("imul_chain_64", 192.0, 0.0, -3.4, True, 0.0))
+    assert PathCheck("inline", "lfence", -1.7, 1.0, {}, wide).one_correction_reaches_goal is True
+    narrow = (_chain("add_chain_16", 16.0, 0.0, 0.0, True, 0.0), _chain("imul_chain_16", 48.0, 0.0, -3.4, True, 0.0))
+    assert PathCheck("inline", "lfence", -1.7, 1.0, {}, narrow).one_correction_reaches_goal is False
+    # the user path's goal is wider (2 core cycles): the same chains fit there
+    assert PathCheck("user", "lfence", -1.7, 1.0, {}, narrow).one_correction_reaches_goal is True
+    # a file keeps the chains' biases, and one without them (fastcpu 0.8.4) reads back as unknown
+    back = PathCheck.from_dict(check.to_dict())
+    assert back == check and back.chains[1].bias_core_cycles == -0.90 and back.chains[1].bias_ci95_core_cycles == 0.3
+    old = check.to_dict()
+    for c in old["chains"]:
+        del c["bias_core_cycles"], c["bias_ci95_core_cycles"]
+    assert math.isnan(PathCheck.from_dict(old).chains[0].bias_core_cycles)
+    assert PathCheck.from_dict(old).one_correction_reaches_goal is None
+    unknown = PathCheck("inline", "lfence", -1.4, 1.2, {"add": -1.0}, (ChainCheck("add_chain_16", 16.0, 3.0, 4, False, 4),))
+    assert "bias_core_cycles" not in unknown.to_dict()["chains"][0]  # JSON has no NaN
+    bad = check.to_dict()
+    bad["chains"][0]["bias_core_cycles"] = float("inf")
+    with pytest.raises(ValueError, match=r"chains\[0\]\.bias_core_cycles must be a number"):
+        PathCheck.from_dict(bad)
+    half = check.to_dict()
+    del half["chains"][0]["bias_ci95_core_cycles"]
+    with pytest.raises(ValueError, match=r"come together or not at all"):
+        PathCheck.from_dict(half)
+
+
+def test_one_correction_fits_where_the_windows_share_a_point():
+    from fastcpu._selftest_report import one_correction_fits
+
+    assert one_correction_fits([(0.0, 1.5), (-3.0, 1.5)])  # -1.5 reaches both, just
+    assert not one_correction_fits([(0.0, 1.5), (-3.01, 1.5)])
+    assert one_correction_fits([(0.0, 1.5), (-3.4, 1.92)])  # a wider window reaches further
+    assert one_correction_fits([(2.0, 0.0)])
+    assert not one_correction_fits([])  # nothing to fit says nothing
+
+
+def test_the_zero_and_resolution_are_reported():
+    good = (ChainCheck("add_chain_16", 16.0, 0.3, 4, True, 4),)
     zero = PathCheck("inline", "lfence", -2.0, 0.5, {"add": -2.0}, good, zero_core_cycles=0.1,
                      zero_ci95_core_cycles=0.2)
     assert zero.resolution_core_cycles == pytest.approx(2.0 + 0.5 + 0.1 + 0.2)
