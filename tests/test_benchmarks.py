@@ -60,6 +60,36 @@ def test_chain_ends_script_prints_its_tables():
     assert "| imul x1, then add x16, used / add x16, then imul x1, used |" in done.stdout
 
 
+def test_closing_reads_prints_a_header_and_a_line_per_round(tmp_path):
+    exe = tmp_path / "closing_reads"
+    subprocess.run([CC, "-std=c11", "-O2", "-o", str(exe), str(BENCHMARKS / "closing_reads.c")], check=True)
+    cpu = max(os.sched_getaffinity(0))
+    out = subprocess.run([str(exe), "2", "20", str(cpu)], capture_output=True, text=True, check=True).stdout
+    header, *rounds = out.splitlines()
+    fields = [f.rsplit(":", 1) for f in header.split("\t")]
+    closes = {name.split("|")[0] for name, _ in fields}
+    assert closes == {"rdtscp; lfence", "lfence; rdtsc; lfence", "lfence; rdtscp; lfence"}
+    for close in closes:  # every closing read times the same bodies and rulers
+        assert [f"{close}|empty", "0"] in fields and [f"{close}|imul64", "192"] in fields
+        assert [f"{close}|ruler_add1024", "-1024"] in fields and [f"{close}|ruler_imul342", "-1026"] in fields
+    assert len(rounds) == 2
+    for line in rounds:
+        ticks = [float(v) for v in line.split("\t")]
+        assert len(ticks) == len(fields) and all(t > 0 for t in ticks)
+    for bad in (["0", "20", str(cpu)], ["2", "20"]):
+        assert subprocess.run([str(exe), *bad], capture_output=True).returncode == 2
+
+
+def test_closing_reads_script_prints_its_tables():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "closing_reads.py"), "--rounds", "3", "--runs", "100"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Host: " in done.stdout and "| add128 | 128 |" in done.stdout and "| imul64 | 192 |" in done.stdout
+    assert "ruler" not in done.stdout.split("| body |")[1].split("| the empty body")[0]  # rulers are no rows
+    for close in ("rdtscp; lfence", "lfence; rdtsc; lfence", "lfence; rdtscp; lfence"):
+        assert f"| `{close}` | " in done.stdout
+
+
 def _rulers_program(tmp_path, *args):
     exe = tmp_path / "rulers"
     subprocess.run([CC, "-std=c11", "-O2", "-o", str(exe), str(BENCHMARKS / "rulers.c")], check=True)
