@@ -42,7 +42,7 @@ static inline __attribute__((always_inline)) uint64_t start_read(void)
 static inline __attribute__((always_inline)) uint64_t end_read(void)
 {
     uint32_t lo, hi, aux;
-    __asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+    __asm__ volatile("lfence\n\trdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
     return ((uint64_t)hi << 32) | lo;
 }
 

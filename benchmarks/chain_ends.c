@@ -3,8 +3,9 @@
  * harness's per-instruction offset (docs/accuracy.md, "What makes the
  * single-copy estimate drift by host").
  *
- * Every variant is timed between fastcpu's 'lfence' reads (lfence; rdtsc;
- * lfence; body; rdtscp; lfence) and the empty body's time is subtracted. The bodies are chains of dependent adds (1 core cycle a
+ * Every variant is timed between fastcpu's 'lfence' reads as they were until
+ * 0.8.4 (lfence; rdtsc; lfence; body; rdtscp; lfence; closing_reads.c
+ * compares the close fastcpu has since) and the empty body's time is subtracted. The bodies are chains of dependent adds (1 core cycle a
  * link) and imuls (3), alone and mixed: the same instructions in a
  * different order tell a start effect from an end effect. The variants
  * marked "used" end as fastcpu's timers do since the end effect was found:

@@ -6,7 +6,7 @@
  *
  * A measurement is RUNS single-copy runs of a chain and of the empty body,
  * interleaved in alternating order, each between fastcpu's 'lfence' reads
- * (lfence; rdtsc; lfence; body; rdtscp; lfence) with its result used by one
+ * (lfence; rdtsc; lfence; body; lfence; rdtscp; lfence) with its result used by one
  * multiply by 1, as fastcpu's timers end (timing.h, fc_use). Its cost in
  * ticks is mean(chain) - mean(empty), the runs fenced to the middle 90% of
  * the paired differences. Around it, a held-out ruler: a dependent chain of
@@ -29,7 +29,7 @@
 
 #define OPEN "lfence\n\trdtsc\n\tshl $32, %%rdx\n\tor %%rdx, %%rax\n\tlfence\n\tmov %%rax, %%rsi\n\t"
 #define CLOSE                                                                                  \
-    "imul $1, %%rax, %%r8\n\trdtscp\n\tlfence\n\tshl $32, %%rdx\n\tmov %%eax, %%eax\n\t"       \
+    "imul $1, %%rax, %%r8\n\tlfence\n\trdtscp\n\tlfence\n\tshl $32, %%rdx\n\tmov %%eax, %%eax\n\t" \
     "or %%rdx, %%rax\n\tsub %%rsi, %%rax\n\t"
 #define R4(x) x x x x
 #define R16(x) R4(R4(x))

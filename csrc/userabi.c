@@ -128,7 +128,8 @@ __attribute__((used)) struct fc_user_frame *volatile fc_user_frame_ptr;
 #define TRAMP_POP_pmu_cpuid "pop %rbx\n\t"
 
 #define CLOSE_TSC "rdtscp\n\tlfence\n\tmov %rbx, %r10\n\tshl $32, %rdx\n\tmov %eax, %eax\n\tor %rdx, %rax\n\t"
-#define CLOSE_lfence CLOSE_TSC
+/* the function completed before the read, as timing.h's lfence close waits */
+#define CLOSE_lfence "lfence\n\t" CLOSE_TSC
 #define CLOSE_rdtscp CLOSE_TSC
 #define CLOSE_cpuid "rdtscp\n\tmov %eax, %r8d\n\tmov %edx, %r9d\n\tmov %rbx, %r10\n\txor %eax, %eax\n\tcpuid\n\tmov %r9, %rax\n\tshl $32, %rax\n\tor %r8, %rax\n\t"
 #define CLOSE_pmu_lfence "mov %r14d, %ecx\n\tlfence\n\trdpmc\n\tlfence\n\tmov %rbx, %r10\n\tshl $32, %rdx\n\tmov %eax, %eax\n\tor %rdx, %rax\n\t"

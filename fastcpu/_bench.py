@@ -66,7 +66,7 @@ def bench(
         runs: timed runs, 1 to ``RUNS_MAX``. Each run times the method once
             and the empty sequence once, interleaved.
         serialize: ``'lfence'`` (start ``lfence; rdtsc; lfence``, end
-            ``rdtscp; lfence``), ``'cpuid'`` (Intel's white paper: start
+            ``lfence; rdtscp; lfence``), ``'cpuid'`` (Intel's white paper: start
             ``cpuid; rdtsc``, end ``rdtscp; cpuid``) or ``'rdtscp'``
             (``rdtscp; lfence`` at both ends).
         unroll: back-to-back copies per run, 1 to ``UNROLL_MAX``; ``best`` and

@@ -3,7 +3,7 @@ is installed, their disassembly (``python -m fastcpu show METHOD``).
 
 For every method the function shown first is its timer for the default
 ``'lfence'`` mode: the opening ``lfence; rdtsc; lfence``, the copy loop around
-the sequence, the closing ``rdtscp; lfence``. For a model it is followed by
+the sequence, the closing ``lfence; rdtscp; lfence``. For a model it is followed by
 the model function the timer calls. The bytes are read from memory, where
 they run; their bounds come from the extension's ELF symbol table.
 """

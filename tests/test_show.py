@@ -25,8 +25,8 @@ def test_every_method_shows_its_lfence_timer(name):
     assert timer.symbol == f"time_{info.code_of}_lfence"
     assert info.code_of == (name if not info.in_child else "sched_getcpu")
     # the harness: lfence; rdtsc; (join the halves;) lfence opens,
-    # rdtscp; lfence closes
-    opens, closes = timer.code.find(LFENCE + RDTSC), timer.code.rfind(RDTSCP + LFENCE)
+    # lfence; rdtscp; lfence closes (the body completed, not only executed)
+    opens, closes = timer.code.find(LFENCE + RDTSC), timer.code.rfind(LFENCE + RDTSCP + LFENCE)
     assert 0 <= opens < closes
     assert LFENCE in timer.code[opens + 5 : closes]
     if not _core.SANITIZED:  # instrumentation may end it with a call that never returns
@@ -153,16 +153,16 @@ def _instructions(lines):
 
 def _single_copy_region(lines):
     """The instructions between the opening read's closing lfence and the
-    closing rdtscp on the path without a loop (a region holding no jump
-    backwards into itself)."""
+    closing lfence; rdtscp; lfence on the path without a loop (a region
+    holding no jump backwards into itself)."""
     insns = _instructions(lines)
     regions = []
     for i, (_, mnemonic, _) in enumerate(insns):
         if mnemonic == "rdtsc" and insns[i + 3][1] == "lfence":  # rdtsc; shl; or; lfence
-            # the closing rdtscp; lfence (a body may hold an rdtscp of its own)
+            # the closing lfence; rdtscp; lfence (a body may hold an rdtscp of its own)
             end = next(
-                k for k in range(i + 4, len(insns) - 1)
-                if insns[k][1] == "rdtscp" and insns[k + 1][1] == "lfence"
+                k for k in range(i + 4, len(insns) - 2)
+                if [m for _, m, _ in insns[k : k + 3]] == ["lfence", "rdtscp", "lfence"]
             )
             regions.append(insns[i + 4 : end])
 
@@ -334,3 +334,17 @@ def test_a_user_function_is_entered_by_a_jump_from_its_trampoline():
         # the opening read comes before the jump: the region opens in the trampoline
         assert any(i[0] in ("rdtsc", "rdtscp", "rdpmc") for i in insns), (sym.name, lines)
         assert not any(i[0].startswith("call") for i in insns), (sym.name, lines)
+
+
+def test_a_user_function_closes_as_the_inline_timers_do():
+    # csrc/userabi.c: in 'lfence' mode the closing read waits for the function to complete
+    # (lfence; rdtscp; lfence), as the inline timers' does; in 'rdtscp' mode rdtscp; lfence
+    symbols = {s.name: s for s in _elf.function_symbols(LIBRARY) if s.name.startswith("fc_user_timer_")}
+    for side in ("method", "empty"):
+        for mode, close, not_close in (("lfence", LFENCE + RDTSCP + LFENCE, None),
+                                       ("rdtscp", RDTSCP + LFENCE, LFENCE + RDTSCP)):
+            sym = symbols[f"fc_user_timer_{side}_{mode}"]
+            code = _elf.file_bytes(LIBRARY, sym.value, sym.size)
+            assert close in code, (sym.name, code.hex())
+            if not_close is not None:
+                assert not_close not in code, (sym.name, code.hex())
