@@ -228,12 +228,14 @@ class PathCheck:
         """Whether some single correction could put every chain within its
         goal, judged on the chains' own biases as the bias measurement found
         them (``ChainCheck.bias_core_cycles``, each allowed its 95%
-        interval): their goals' windows, so widened, share a point. False on
-        a host whose bodies hide amounts further apart than that (on a
-        GenuineIntel family 6 model 167 guest add_chain_128 read about +0.3
-        before correction and imul_chain_64 about -4): there the goal
-        cannot hold, whatever the noise. None where the chains' biases are
-        unknown (a file of fastcpu 0.8.4 or older)."""
+        interval): their goals' windows, so widened, share a point. False
+        where the bodies' biases lay further apart than that (on a
+        GenuineIntel family 6 model 167 guest with fastcpu 0.8.4,
+        add_chain_128 read about +0.3 before correction and imul_chain_64
+        about -4; with its neighbours busy, add chains read up to +9 while
+        imul chains read -1 to +1): there the goal cannot hold, whatever the
+        noise. None where the chains' biases are unknown (a file of fastcpu
+        0.8.4 or older)."""
         known = [c for c in self.chains if c.bias_known]
         if len(known) < 2:
             return None
@@ -249,7 +251,7 @@ class PathCheck:
         interval (its body: one correction cannot serve it), or not (it read
         differently in the check: scatter between the two measurements);
         and, where the chains' biases lie further apart than any one
-        correction can serve, that the goal cannot hold on this host. A file
+        correction can serve, that the goal cannot hold in this run. A file
         without the chains' biases falls back to the per-instruction split."""
         reaches = self.one_correction_reaches_goal
         if reaches is None:
@@ -262,7 +264,7 @@ class PathCheck:
             parts.append("before correction " + ", ".join(
                 f"{c.name} read {c.bias_core_cycles:+.2f} +-{c.bias_ci95_core_cycles:.2f}" for c in body)
                 + f" as the bias was measured, beyond the goal from the correction's {self.bias_core_cycles:+.2f}:"
-                " the body hides a different amount")
+                " its own bias (what the harness hides of it, or how the host slows it), not scatter")
         if scatter:
             parts.append(", ".join(c.name for c in scatter) + " within the goal of the correction as the bias "
                          "was measured, or too uncertain to tell: the check read it differently")
@@ -272,7 +274,7 @@ class PathCheck:
             hi = max(known, key=lambda c: c.bias_core_cycles)
             parts.append(f"the chains read {lo.bias_core_cycles:+.2f} ({lo.name}) to {hi.bias_core_cycles:+.2f} "
                          f"({hi.name}) before correction, too far apart, beyond their intervals, for any one "
-                         f"correction to hold every chain within the goal on this host")
+                         f"correction to hold every chain within the goal in this run")
         return f" ({'; '.join(parts)})"
 
     def _op_split(self) -> str:

@@ -676,9 +676,10 @@ def test_a_harness_fail_says_whether_the_body_or_scatter_put_each_chain_off():
     assert check.failures() == [
         "harness: add_chain_128, imul_chain_64 off the goal, beyond the conversion's uncertainty (before "
         "correction add_chain_128 read +0.25 +-0.30, imul_chain_64 read -4.20 +-0.30 as the bias was measured, "
-        "beyond the goal from the correction's -1.95: the body hides a different amount; the chains read -4.20 "
+        "beyond the goal from the correction's -1.95: its own bias (what the harness hides of it, or how the host "
+        "slows it), not scatter; the chains read -4.20 "
         "(imul_chain_64) to +0.25 (add_chain_128) before correction, too far apart, beyond their intervals, for "
-        "any one correction to hold every chain within the goal on this host)"]
+        "any one correction to hold every chain within the goal in this run)"]
     # the same biases measured too loosely to tell: neither the body nor the host is blamed
     loose = tuple(dataclasses.replace(c, bias_ci95_core_cycles=1.5) for c in far)
     check = PathCheck("inline", "lfence", -1.95, 2.4, {"add": -0.7, "imul": -4.2}, loose)
