@@ -57,6 +57,7 @@ __all__ = [
     "residual_bias",
     "fresh_correction",
     "failed_verdict",
+    "excess_scatter",
 ]
 
 #: Runs per bias measurement, and passes over the chains. Each pass
@@ -106,17 +107,42 @@ def residual_bias(points: list[tuple[float, float, float, float]]) -> tuple[floa
     return float((w * r).sum() / w.sum()), float(math.sqrt(1.0 / w.sum()))
 
 
+def excess_scatter(residuals: Mapping[str, list[float]], cis: Mapping[str, list[float]]) -> float:
+    """How far one measurement of a chain strays from the next beyond what
+    its own runs' interval says, as a standard deviation (the unit of the
+    inputs): per chain, the robust spread of its residuals over the passes
+    (1.4826 x their MAD) less, in quadrature, the standard error its
+    measurements claimed (median 95% half-width / 1.96); the median over
+    the chains with at least three passes, 0 where none has. What a
+    bench() result's random interval misses from one process or minute to
+    the next (a busy neighbour, the clock) and its correction's interval
+    must carry: on a GenuineIntel family 6 model 167 guest, with the other
+    CPU busy, a chain's intervals held the truth in 13 of 20 fresh
+    processes without it."""
+    excess = []
+    for name, values in residuals.items():
+        if len(values) < 3:
+            continue
+        mid = statistics.median(values)
+        sd = 1.4826 * statistics.median(abs(v - mid) for v in values)
+        within = statistics.median(cis[name]) / 1.96 if cis.get(name) else 0.0
+        excess.append(math.sqrt(max(0.0, sd * sd - within * within)))
+    return statistics.median(excess) if excess else 0.0
+
+
 def correction(op_bias: Mapping[str, tuple[float, float]],
-               chain_bias: Mapping[str, float] | None = None) -> tuple[float, float]:
+               chain_bias: Mapping[str, float] | None = None, scatter: float = 0.0) -> tuple[float, float]:
     """(bias, 95% half-width) from each op's (bias, standard error) and,
-    optionally, each chain's own bias (one unit throughout).
+    optionally, each chain's own bias and how far one measurement strays
+    from the next beyond its own interval (:func:`excess_scatter`, a
+    standard deviation; one unit throughout).
 
     The bias is the midpoint of the per-op biases; the half-width is half
     the spread of the per-op biases or of the chains' own, whichever is
     wider (where in it a body falls depends on its make-up, which the
     harness cannot know: on a GenuineIntel family 6 model 167 guest a short
     add chain hid 1.4 core cycles and a long one none), plus 1.96 standard
-    errors of the midpoint.
+    errors of the midpoint, plus 1.96 times the scatter.
     """
     values = [b for b, _ in op_bias.values()]
     lo, hi = min(values), max(values)
@@ -124,7 +150,7 @@ def correction(op_bias: Mapping[str, tuple[float, float]],
     if chain_bias:
         spread = max(spread, (max(chain_bias.values()) - min(chain_bias.values())) / 2)
     se = math.sqrt(sum(e**2 for _, e in op_bias.values())) / len(op_bias)
-    return (lo + hi) / 2, spread + 1.96 * se
+    return (lo + hi) / 2, spread + 1.96 * se + 1.96 * scatter
 
 
 def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, float]:
@@ -173,7 +199,8 @@ def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int |
     op_bias = {op: _median_and_se(values, statistics.median(fit_se[op])) for op, values in passes.items()}
     chain_bias = {name: _median_and_se(v, statistics.median(per_chain_ci.get(name) or [math.nan]) / 1.96)
                   for name, v in per_chain.items()}
-    bias, ci = correction(op_bias, {name: b for name, (b, _) in chain_bias.items()})
+    bias, ci = correction(op_bias, {name: b for name, (b, _) in chain_bias.items()},
+                          excess_scatter(per_chain, per_chain_ci))
     return Correction(bias, ci, {op: b for op, (b, _) in op_bias.items()}, statistics.median(cpts),
                       time.monotonic(), zero, 1.96 * zero_se,
                       {name: b for name, (b, _) in chain_bias.items()},

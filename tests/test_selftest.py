@@ -267,6 +267,26 @@ def test_the_correction_covers_the_chains_own_spread():
     assert bias == pytest.approx(-2.25) and ci == pytest.approx(1.5)
 
 
+def test_the_correction_carries_what_one_measurement_strays_from_the_next():
+    # five passes of a chain that stray by about 1 tick while each claims +-0.2: the excess is
+    # their robust spread less, in quadrature, the standard error they claimed
+    strays = {"add_chain_16": [0.0, 1.0, -1.0, 0.5, -0.5]}
+    claimed = {"add_chain_16": [0.2] * 5}
+    within = 0.2 / 1.96
+    sd = 1.4826 * 0.5
+    assert _selftest.excess_scatter(strays, claimed) == pytest.approx(math.sqrt(sd**2 - within**2))
+    # a spread that the measurements' own intervals explain adds nothing
+    assert _selftest.excess_scatter(strays, {"add_chain_16": [3.0] * 5}) == 0.0
+    # fewer than three passes show no scatter; the median over the chains decides
+    assert _selftest.excess_scatter({"a": [0.0, 5.0]}, {"a": [0.1, 0.1]}) == 0.0
+    steady = {"b": [0.0] * 5, "c": [0.0] * 5}
+    assert _selftest.excess_scatter({**strays, **steady}, {**claimed, "b": [0.2] * 5, "c": [0.2] * 5}) == 0.0
+    # the correction's interval widens by 1.96 of it
+    plain = _selftest.correction({"add": (2.0, 0.1), "imul": (0.0, 0.1)})
+    wider = _selftest.correction({"add": (2.0, 0.1), "imul": (0.0, 0.1)}, None, 0.5)
+    assert wider[0] == plain[0] and wider[1] == pytest.approx(plain[1] + 1.96 * 0.5)
+
+
 def test_correction_is_the_midpoint_and_covers_both_ops():
     bias, ci = _selftest.correction({"add": (2.0, 0.1), "imul": (0.0, 0.1)})
     assert bias == pytest.approx(1.0)
