@@ -33,21 +33,31 @@ def test_compiles_warning_free_as_c11(source, tmp_path):
     assert done.returncode == 0, done.stderr
 
 
-def test_chain_ends_prints_a_header_and_a_line_per_round(tmp_path):
-    exe = tmp_path / "chain_ends"
-    subprocess.run([CC, "-std=c11", "-O2", "-o", str(exe), str(BENCHMARKS / "chain_ends.c")], check=True)
+def _rounds_program(tmp_path, name: str, rounds: int, runs: int) -> list[list[str]]:
+    """Build benchmarks/NAME.c, run it for `rounds` rounds of `runs` runs on
+    the last allowed CPU, check its rounds against its header (a mean of
+    ticks per variant, every one above 0: the fences alone take time) and
+    that bad arguments exit 2; its header's fields, each [variant, truth]."""
+    exe = tmp_path / name
+    subprocess.run([CC, "-std=c11", "-O2", "-o", str(exe), str(BENCHMARKS / f"{name}.c")], check=True)
     cpu = max(os.sched_getaffinity(0))
-    out = subprocess.run([str(exe), "3", "50", str(cpu)], capture_output=True, text=True, check=True).stdout
-    header, *rounds = out.splitlines()
+    out = subprocess.run([str(exe), str(rounds), str(runs), str(cpu)], capture_output=True, text=True,
+                         check=True).stdout
+    header, *lines = out.splitlines()
     fields = [f.rsplit(":", 1) for f in header.split("\t")]
+    assert len(lines) == rounds
+    for line in lines:
+        ticks = [float(v) for v in line.split("\t")]
+        assert len(ticks) == len(fields) and all(t > 0 for t in ticks)
+    for bad in (["0", str(runs), str(cpu)], [str(rounds), str(runs)]):
+        assert subprocess.run([str(exe), *bad], capture_output=True).returncode == 2
+    return fields
+
+
+def test_chain_ends_prints_a_header_and_a_line_per_round(tmp_path):
+    fields = _rounds_program(tmp_path, "chain_ends", 3, 50)
     assert fields[0] == ["empty", "0"] and ["imul x32", "96"] in fields and ["add x16", "16"] in fields
     assert ["empty, used", "0"] in fields and ["imul x1, then add x16, used", "19"] in fields
-    assert len(rounds) == 3
-    for line in rounds:
-        ticks = [float(v) for v in line.split("\t")]
-        assert len(ticks) == len(fields) and all(t > 0 for t in ticks)  # the fences alone take time
-    for bad in (["0", "50", str(cpu)], ["3", "50"]):
-        assert subprocess.run([str(exe), *bad], capture_output=True).returncode == 2
 
 
 def test_chain_ends_script_prints_its_tables():
@@ -61,23 +71,12 @@ def test_chain_ends_script_prints_its_tables():
 
 
 def test_closing_reads_prints_a_header_and_a_line_per_round(tmp_path):
-    exe = tmp_path / "closing_reads"
-    subprocess.run([CC, "-std=c11", "-O2", "-o", str(exe), str(BENCHMARKS / "closing_reads.c")], check=True)
-    cpu = max(os.sched_getaffinity(0))
-    out = subprocess.run([str(exe), "2", "20", str(cpu)], capture_output=True, text=True, check=True).stdout
-    header, *rounds = out.splitlines()
-    fields = [f.rsplit(":", 1) for f in header.split("\t")]
+    fields = _rounds_program(tmp_path, "closing_reads", 2, 20)
     closes = {name.split("|")[0] for name, _ in fields}
     assert closes == {"rdtscp; lfence", "lfence; rdtsc; lfence", "lfence; rdtscp; lfence"}
     for close in closes:  # every closing read times the same bodies and rulers
         assert [f"{close}|empty", "0"] in fields and [f"{close}|imul64", "192"] in fields
         assert [f"{close}|ruler_add1024", "-1024"] in fields and [f"{close}|ruler_imul342", "-1026"] in fields
-    assert len(rounds) == 2
-    for line in rounds:
-        ticks = [float(v) for v in line.split("\t")]
-        assert len(ticks) == len(fields) and all(t > 0 for t in ticks)
-    for bad in (["0", "20", str(cpu)], ["2", "20"]):
-        assert subprocess.run([str(exe), *bad], capture_output=True).returncode == 2
 
 
 def test_closing_reads_script_prints_its_tables():
