@@ -112,9 +112,9 @@ static inline __attribute__((always_inline)) uint64_t fc_start_rdtscp(uint32_t c
 }
 /* 'lfence' closes with an lfence before the rdtscp: rdtscp waits until earlier
  * instructions have executed, the lfence until they have completed. Without
- * it an imul chain hid 1.2-1.9 core cycles more than an add chain on a
+ * it an imul chain hid 1.1-2.8 core cycles more than an add chain on a
  * GenuineIntel family 6 model 167 guest (the self-test's biases), with it
- * 0.3-1.3, which one correction serves (benchmarks/closing_reads.py); on the
+ * 0.4-1.25, which one correction serves (benchmarks/closing_reads.py); on the
  * AuthenticAMD family 25 model 1 (Zen 3) guest it changed nothing. The PMU
  * close has the same shape. */
 static inline __attribute__((always_inline)) uint64_t fc_end_lfence_rdtscp_lfence(uint32_t counter)

@@ -16,8 +16,10 @@ here, on the host at hand:
    line through (truth, estimate) over the lengths gives the estimate of a
    zero-cost body: the bias, in ticks, converted to core cycles. The
    correction is the midpoint of the per-instruction biases, and its
-   95% half-width covers half their spread plus the scatter of the
-   correction itself: what a body of unknown make-up may see.
+   95% half-width covers half their spread (or the chains' own, where
+   wider) plus the scatter of the correction itself: what a body of
+   unknown make-up may see; and what one measurement strays from the
+   next beyond its own runs' interval (:func:`excess_scatter`).
 2. Verification, on measurements the correction was not made from: each
    chain is timed again `rounds` times at `runs` runs, corrected, and
    checked against the goals: the median error over the rounds within +-1.5 core cycles (1%
