@@ -680,6 +680,15 @@ def test_a_fail_says_which_part_failed():
     assert PathCheck("inline", "lfence", -1.4, 1.2, {}, ()).one_correction_reaches_goal is None
 
 
+def test_a_miss_is_put_down_to_the_conversion_by_the_paths_own_goal():
+    # 2.4 core cycles off, 0.6 of them the conversion's: within the user path's goal of 2 once the
+    # conversion's share is allowed, not within the inline path's 1.5
+    miss = ChainCheck("add_chain_16", 16.0, 2.4, 6, False, 6, conversion_core_cycles=0.6)
+    assert miss.failed_by("user") == "conversion" and miss.failed_by("inline") == "harness"
+    assert PathCheck("user", "lfence", -4.0, 1.0, {"add": -4.0}, (miss,)).failures() == [
+        "conversion: add_chain_16 off the goal, within the conversion's uncertainty"]
+
+
 def _chain(name: str, truth: float, error: float, bias: float, goal_ok: bool = False,
            bias_ci: float = 0.3) -> ChainCheck:
     return ChainCheck(name, truth, error, 6, goal_ok, 6, conversion_core_cycles=0.1, bias_core_cycles=bias,
