@@ -20,8 +20,9 @@ checks against an imul chain, printed in the header), so the add rows are
 partly circular: they check the harness and the estimators rather than the
 conversion. The imul rows are the independent check, and the imul/add ratio
 section needs no conversion at all. The goal sections repeat the default settings and count
-the measurements within the goal and those whose printed 95% interval holds
-the truth (coverage).
+the measurements within the goal and those whose printed figure holds the
+truth (coverage): the 95% interval of a resolved cost, the bound ("< X") of
+one below what the harness resolves (benchmarks/printed.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import fastcpu
 from cbuild import compile_c
 from host import host_line, load_line
+from printed import holds
 from fastcpu._selftest_report import GOAL_COVERAGE, within_goal
 
 STEADY_PERCENT = 0.5
@@ -94,7 +96,8 @@ def goal_rows(path: str, chains: list[fastcpu.types.ChainInfo], target, runs: in
               cpu: int | None, floor: float = 0.0
               ) -> tuple[list[str], dict[str, list[float]], tuple[int, int, int, int]]:
     """Default settings, `rounds` times: per chain, mean and worst error in
-    core cycles, rounds within the goal, coverage of the printed interval.
+    core cycles, rounds within the goal, coverage of the printed figure
+    (an interval, or the bound of a cost below resolution).
     Chains shorter than `floor` (the user path's call-and-return floor, core
     cycles, from the self-test) are shown but not judged: they read as the
     floor, and bench_diff() measures them."""
@@ -106,10 +109,10 @@ def goal_rows(path: str, chains: list[fastcpu.types.ChainInfo], target, runs: in
             r = fastcpu.bench(target(c), runs, cpu=cpu)
             e = r.estimate_core_cycles - c.truth_core_cycles
             errors[c.name].append(e)
-            covered[c.name] += abs(e) <= r.estimate_ci95_core_cycles
+            covered[c.name] += holds(r, c.truth_core_cycles)  # as printed: an interval, or a bound
             estimates[c.name].append(r.estimate)
     out = [
-        "| chain | truth | mean error | worst error | rounds within the goal | interval holds the truth |",
+        "| chain | truth | mean error | worst error | rounds within the goal | interval or bound holds the truth |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     chains_ok = total_cover = judged = 0
@@ -183,12 +186,12 @@ def main() -> int:
                     else f"+-2 core cycles, or 2% where wider from 100 cycles on, from the self-test's "
                          f"call-and-return floor of {floor:.1f} core cycles on")
             print(f"### Default settings, {path}, {args.rounds} rounds (goal: mean error within {goal}; "
-                  f"interval holding the truth in {GOAL_COVERAGE:.0%})")
+                  f"interval, or bound below resolution, holding the truth in {GOAL_COVERAGE:.0%})")
             print()
             print("\n".join(rows))
             print()
             summary.append(f"- {path}: {ok} of {n} chains{' from the floor on' if path == 'user' else ''} within "
-                           f"the goal; the printed interval held the truth in {cover} of {total} measurements "
+                           f"the goal; the printed interval or bound held the truth in {cover} of {total} measurements "
                            f"({cover / total:.0%})")
         print("### Summary")
         print()

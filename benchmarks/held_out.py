@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from cbuild import compile_c
 from host import host_line, load_line
+from printed import holds
 
 import fastcpu
 from fastcpu._measurement import timed
@@ -73,9 +74,7 @@ def main() -> None:
             raw.append(u.estimate_core_cycles - t)
             r = fastcpu.bench(name, args.runs, cpu=args.cpu)
             corrected.append(r.estimate_core_cycles - t)
-            # as printed: the interval of a resolved cost, the bound ("< X") of one below resolution
-            covered += (abs(r.estimate_core_cycles - t) <= r.estimate_ci95_core_cycles if r.resolved
-                        else t <= r.upper_bound_core_cycles)
+            covered += holds(r, t)  # as printed: an interval, or the bound of a cost below resolution
         c = f"{kept}, {med:+.2f} ({lo:+.2f}..{hi:+.2f})" if kept else "0 (the clock never held still)"
         print(f"| {name} | {t:.0f} | {c} | {statistics.median(raw):+.2f} | {statistics.median(corrected):+.2f} "
               f"| {covered / args.rounds:.0%} |")

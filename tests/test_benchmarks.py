@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -87,6 +88,22 @@ def test_closing_reads_script_prints_its_tables():
     assert "ruler" not in done.stdout.split("| body |")[1].split("| the empty body")[0]  # rulers are no rows
     for close in ("rdtscp; lfence", "lfence; rdtsc; lfence", "lfence; rdtscp; lfence"):
         assert f"| `{close}` | " in done.stdout
+
+
+def test_coverage_counts_what_a_result_prints():
+    # benchmarks/printed.py: a resolved cost by its interval, one below resolution by its bound
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from printed import holds
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    nan = float("nan")
+    cost = SimpleNamespace(resolved=True, estimate_core_cycles=10.0, estimate_ci95_core_cycles=1.0,
+                           upper_bound_core_cycles=nan)
+    assert holds(cost, 10.9) and holds(cost, 9.0) and not holds(cost, 11.1)
+    bound = SimpleNamespace(resolved=False, estimate_core_cycles=-3.0, estimate_ci95_core_cycles=0.5,
+                            upper_bound_core_cycles=4.0)
+    assert holds(bound, 4.0) and holds(bound, 0.0) and not holds(bound, 4.1)  # not judged by its interval
 
 
 def _rulers_program(tmp_path, *args):
