@@ -383,7 +383,7 @@ def selftest(
                 rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered,
                                        statistics.median(conversion),
                                        known.chain_bias_ticks.get(name, math.nan) * cpt,
-                                       known.chain_bias_ci95_ticks.get(name, math.nan) * cpt))
+                                       known.chain_bias_ci95_ticks.get(name, math.nan) * cpt, path))
             check = PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows), zero, zero_ci,
                               statistics.median(apart) if apart else 0.0, hops)
             checks.append(check)

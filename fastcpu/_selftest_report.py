@@ -9,6 +9,7 @@ Every figure here is in core cycles per copy unless its name says ticks.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -99,6 +100,8 @@ class ChainCheck:
             what the body, not noise, leaves of its error.
         bias_ci95_core_cycles: that median's 95% half-width, core cycles
             (from the passes' scatter); NaN where unknown.
+        path: the path it was timed through (``'inline'`` or ``'user'``),
+            whose goal it is judged by; a :class:`PathCheck` sets its own.
     """
 
     name: str
@@ -110,21 +113,23 @@ class ChainCheck:
     conversion_core_cycles: float = 0.0
     bias_core_cycles: float = math.nan
     bias_ci95_core_cycles: float = math.nan
+    path: str = "inline"
 
     @property
     def bias_known(self) -> bool:
         """Whether the chain's own bias and its interval are known."""
         return math.isfinite(self.bias_core_cycles) and math.isfinite(self.bias_ci95_core_cycles)
 
-    def failed_by(self, path: str = "inline") -> str:
-        """Why its goal on `path` failed ('' where it holds): ``'conversion'``
-        where the error lies within what the conversion's own uncertainty
-        (how far the clock may have moved, the rulers' disagreement) allows
-        on top of the goal, else ``'harness'``: the ticks themselves were off."""
+    @property
+    def failed_by(self) -> str:
+        """Why its goal failed ('' where it holds): ``'conversion'`` where the
+        error lies within what the conversion's own uncertainty (how far the
+        clock may have moved, the rulers' disagreement) allows on top of its
+        path's goal, else ``'harness'``: the ticks themselves were off."""
         if self.within_goal:
             return ""
         allowed = abs(self.median_error_core_cycles) - self.conversion_core_cycles
-        return "conversion" if within_goal(allowed, self.truth_core_cycles, path) else "harness"
+        return "conversion" if within_goal(allowed, self.truth_core_cycles, self.path) else "harness"
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,11 @@ class PathCheck:
     zero_ci95_core_cycles: float = 0.0
     rulers_apart_percent: float = 0.0
     clock_hops: int = 0
+
+    def __post_init__(self) -> None:
+        # each chain is judged by this path's goal
+        object.__setattr__(self, "chains", tuple(c if c.path == self.path else dataclasses.replace(c, path=self.path)
+                                                 for c in self.chains))
 
     @property
     def resolution_core_cycles(self) -> float:
@@ -215,7 +225,7 @@ class PathCheck:
                        f"their mean off by up to half that (goal {CONVERSION_GOAL_PERCENT}%)")
         for who, why in (("conversion", "within the conversion's uncertainty"),
                          ("harness", "beyond the conversion's uncertainty")):
-            failing = [c for c in self.chains if c.failed_by(self.path) == who]
+            failing = [c for c in self.chains if c.failed_by == who]
             if failing:
                 out.append(f"{who}: {', '.join(c.name for c in failing)} off the goal, {why}"
                            f"{self._harness_why(failing) if who == 'harness' else ''}")
@@ -384,8 +394,10 @@ class PathCheck:
 
 
 def _chain_dict(c: ChainCheck) -> dict[str, Any]:
-    """A chain check as a file keeps it: its bias only where known (JSON has no NaN)."""
+    """A chain check as a file keeps it: its bias only where known (JSON has
+    no NaN), its path in the path check around it."""
     d = c.__dict__.copy()
+    del d["path"]
     if not c.bias_known:
         del d["bias_core_cycles"], d["bias_ci95_core_cycles"]
     return d

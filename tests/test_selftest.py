@@ -684,9 +684,11 @@ def test_a_miss_is_put_down_to_the_conversion_by_the_paths_own_goal():
     # 2.4 core cycles off, 0.6 of them the conversion's: within the user path's goal of 2 once the
     # conversion's share is allowed, not within the inline path's 1.5
     miss = ChainCheck("add_chain_16", 16.0, 2.4, 6, False, 6, conversion_core_cycles=0.6)
-    assert miss.failed_by("user") == "conversion" and miss.failed_by("inline") == "harness"
-    assert PathCheck("user", "lfence", -4.0, 1.0, {"add": -4.0}, (miss,)).failures() == [
-        "conversion: add_chain_16 off the goal, within the conversion's uncertainty"]
+    assert miss.failed_by == "harness" and dataclasses.replace(miss, path="user").failed_by == "conversion"
+    user = PathCheck("user", "lfence", -4.0, 1.0, {"add": -4.0}, (miss,))
+    assert user.chains[0].path == "user"  # the path check judges its chains by its own goal
+    assert user.failures() == ["conversion: add_chain_16 off the goal, within the conversion's uncertainty"]
+    assert PathCheck.from_dict(user.to_dict()) == user and "path" not in user.to_dict()["chains"][0]
 
 
 def _chain(name: str, truth: float, error: float, bias: float, goal_ok: bool = False,
