@@ -127,7 +127,7 @@ def test_the_hopping_clock_hosts_file_answers_both_questions_with_each_stretch_c
     # family 6 model 167, measured with the current fastcpu: a core clock that hops between
     # 100 MHz steps, so each result converts its runs stretch by stretch with the ruler points
     # taken among them, and keeps how the clock moved; every method answers both questions
-    res = fastcpu.load(DATA / "intel-xeon-family6-model167-kvm-guest.json.gz")
+    res = fastcpu.load(DATA / "intel-xeon-family6-model167-kvm-guest.json")
     assert (res.machine["vendor"], res.machine["family"], res.machine["model"]) == ("GenuineIntel", 6, 167)
     assert tuple(int(v) for v in res.fastcpu_version.split(".")) >= (0, 8, 2) and res.verified
     assert len(res) == 37 and sorted(res.back_to_back) == sorted(res)
