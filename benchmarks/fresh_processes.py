@@ -22,10 +22,12 @@ import multiprocessing
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from host import host_line, load_line
+from printed import holds as printed_holds
 
 CHAINS = ("add_chain_4", "add_chain_16", "add_chain_64", "add_chain_128",
           "imul_chain_4", "imul_chain_16", "imul_chain_64")
@@ -74,11 +76,13 @@ def run(n: int, busy: bool) -> list[dict]:
 
 
 def holds(row: dict) -> bool:
-    """Whether the printed figure holds the truth: an interval around the
-    estimate, or, for an unresolved cost, the bound above 0."""
-    if not row["resolved"]:
-        return row["truth_core_cycles"] <= row["upper_core_cycles"]
-    return abs(row["estimate_core_cycles"] - row["truth_core_cycles"]) <= row["ci95_core_cycles"]
+    """Whether the printed figure of a child's `row` holds the truth
+    (``printed.holds``: an interval around the estimate, or, for an
+    unresolved cost, the bound above 0)."""
+    shown = SimpleNamespace(resolved=row["resolved"], estimate_core_cycles=row["estimate_core_cycles"],
+                            estimate_ci95_core_cycles=row["ci95_core_cycles"],
+                            upper_bound_core_cycles=row["upper_core_cycles"])
+    return printed_holds(shown, row["truth_core_cycles"])
 
 
 def report(got: list[dict], busy: bool) -> None:

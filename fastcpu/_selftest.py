@@ -125,8 +125,7 @@ def excess_scatter(residuals: Mapping[str, list[float]], cis: Mapping[str, list[
     for name, values in residuals.items():
         if len(values) < 3:
             continue
-        mid = statistics.median(values)
-        sd = 1.4826 * statistics.median(abs(v - mid) for v in values)
+        sd = _robust_sd(values)
         within = statistics.median(cis[name]) / 1.96 if cis.get(name) else 0.0
         excess.append(math.sqrt(max(0.0, sd * sd - within * within)))
     return statistics.median(excess) if excess else 0.0
@@ -155,6 +154,13 @@ def correction(op_bias: Mapping[str, tuple[float, float]],
     return (lo + hi) / 2, spread + 1.96 * se + 1.96 * scatter
 
 
+def _robust_sd(values: list[float]) -> float:
+    """The scatter of `values` as a standard deviation, robust to an
+    outlier: 1.4826 times their median absolute deviation."""
+    mid = statistics.median(values)
+    return 1.4826 * statistics.median(abs(v - mid) for v in values)
+
+
 def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, float]:
     """The median of `values` and its standard error from their scatter
     (1.253 robust sigmas / sqrt(n), the median's efficiency for a normal
@@ -162,8 +168,7 @@ def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, floa
     mid = statistics.median(values)
     if len(values) < 3:
         return mid, fallback_se
-    mad = statistics.median(abs(v - mid) for v in values)
-    return mid, max(1.253 * 1.4826 * mad / math.sqrt(len(values)), fallback_se / math.sqrt(len(values)))
+    return mid, max(1.253 * _robust_sd(values) / math.sqrt(len(values)), fallback_se / math.sqrt(len(values)))
 
 
 def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int | None) -> Correction:
@@ -379,11 +384,11 @@ def selftest(
                         apart.append(r.clock_motion.rulers_disagree_percent)
                         hops += r.clock_motion.hops
                 mid = statistics.median(errors)
-                cpt = known.cycles_per_tick
                 rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered,
                                        statistics.median(conversion),
-                                       known.chain_bias_ticks.get(name, math.nan) * cpt,
-                                       known.chain_bias_ci95_ticks.get(name, math.nan) * cpt, path))
+                                       known.chain_bias_ticks.get(name, math.nan) * known.cycles_per_tick,
+                                       known.chain_bias_ci95_ticks.get(name, math.nan) * known.cycles_per_tick,
+                                       path))
             check = PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows), zero, zero_ci,
                               statistics.median(apart) if apart else 0.0, hops)
             checks.append(check)
