@@ -511,7 +511,12 @@ def test_cli_selftest_runs():
         capture_output=True, text=True, timeout=120,
     )
     assert out.returncode in (0, 1), out.stderr
-    assert "self-test:" in out.stdout and "inline lfence" in out.stdout and "user   lfence" in out.stdout
+    assert "self-test:" in out.stdout
+    if "not run" in out.stdout:  # a loaded host's first-use calibration could not tell its rulers apart
+        assert out.returncode == 1 and "rulers disagree" in out.stdout
+        assert "core cycles per tick UNKNOWN" in out.stdout
+    else:
+        assert "inline lfence" in out.stdout and "user   lfence" in out.stdout
 
 
 def test_table_header_carries_the_selftest():
