@@ -11,15 +11,15 @@ Prints Markdown; docs/accuracy.md holds recorded runs, one section per host.
     python benchmarks/accuracy.py                 # a minute or two
     python benchmarks/accuracy.py --rounds 20 --cpu 1
 
-Every ``bench()`` converts ticks to core cycles with a cycles-per-tick
-measured by add chains just before and after its runs, and corrects its
-single-copy estimate by the harness bias that :func:`fastcpu.selftest`
-measured on this host (printed first). Without a PMU the conversion itself
-comes from a dependent register-register add chain (which fastcpu.clock()
-checks against an imul chain, printed in the header), so the add rows are
-partly circular: they check the harness and the estimators rather than the
-conversion. The imul rows are the independent check, and the imul/add ratio
-section needs no conversion at all. The goal sections repeat the default settings and count
+Every ``bench()`` converts ticks to core cycles inside its own runs: ruler
+points between stretches of runs, each a dependent register-register add
+chain and an imul chain that check each other (fastcpu/_conversion.py), and
+corrects its single-copy estimate by the harness bias that
+:func:`fastcpu.selftest` measured on this host (printed first). Without a
+PMU the conversion itself comes from those two chains, so the add and imul
+rows are partly circular: they check the harness and the estimators more
+than the conversion. The imul/add ratio section needs no conversion at all.
+The goal sections repeat the default settings and count
 the measurements within the goal and those whose printed figure holds the
 truth (coverage): the 95% interval of a resolved cost, the bound ("< X") of
 one below what the harness resolves (benchmarks/printed.py).
@@ -163,8 +163,8 @@ def main() -> int:
         print("```")
         print()
         print(
-            "Figures in core cycles per copy (bench()'s own conversion: add chains just before and after "
-            "its runs), error against the truth in parentheses; estimates corrected by the self-test's "
+            "Figures in core cycles per copy (bench()'s own conversion: add and imul ruler points "
+            "inside its runs), error against the truth in parentheses; estimates corrected by the self-test's "
             "bias, their interval the random, conversion and correction parts together. Each row of the "
             "mode tables is one measurement; '(moved)' marks one across which the core clock moved by "
             f"{STEADY_PERCENT:g}% or more. 'user' rows time the chains compiled as a user's shared library "

@@ -160,8 +160,10 @@ def bench(
         at the core clock measured around the runs), and
         its interval includes the correction's uncertainty (see
         :attr:`BenchResult.harness_bias_core_cycles`). best and median are
-        never corrected. Core cycles are converted with a cycles-per-tick
-        measured just before and after the runs.
+        never corrected. Core cycles are converted inside the runs: ruler
+        points (an add and an imul chain) between stretches of about 1 ms,
+        each stretch at the clock measured around it
+        (:attr:`BenchResult.clock_motion` reports the clock's hops).
 
     Returns:
         A :class:`BenchResult` with raw per-run TSC ticks, best and median,
@@ -235,7 +237,7 @@ def bench_diff(
     Returns:
         A :class:`DiffResult` with ``estimate`` and ``estimate_ci95`` in TSC
         ticks per copy (and conversions: core cycles at the core clock
-        measured just before and after the runs, as for :func:`bench`), and
+        measured inside the runs, as for :func:`bench`), and
         both sides' raw runs.
 
     Raises:

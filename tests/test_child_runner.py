@@ -282,6 +282,14 @@ UNPRIVILEGED = r"""
 LOCKED = LOCKED_PATH
 sys.executable = os.path.join(LOCKED, "python")
 if os.geteuid() == 0:
+    # fastcpu imports its modules (and they the standard library's) on first
+    # use: import them while the interpreter's own files (pyenv's, under a
+    # private /root) can still be read, so that only the child's start meets
+    # the locked directory
+    import importlib, pkgutil
+    for mod in pkgutil.iter_modules(fastcpu.__path__):
+        if "plot" not in mod.name and mod.name != "__main__":
+            importlib.import_module(f"fastcpu.{mod.name}")
     try:
         os.setgroups([])
         os.setgid(65534)
