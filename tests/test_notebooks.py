@@ -132,7 +132,7 @@ def test_a_false_sentence_fails_its_check(name):
 
 #: Recorded files on which every falsehood is tried as well (issue 29: an Intel host and an AMD host),
 #: in test_executes_against_a_result_file, as the committed outputs are tried above.
-RECORDED = ["intel-xeon-family6-model167-kvm-guest.json", "amd-epyc-family26-model2-kvm-guest.json"]
+RECORDED = ["intel-xeon-family6-model167-tsc2000-kvm-guest.json", "amd-epyc-family26-model2-kvm-guest.json"]
 
 
 def falsehoods_fail(name: str, text: str) -> None:
@@ -619,7 +619,8 @@ def check_noise_differencing(out: Output, host: str, reproduced: dict[str, bool]
             if values:  # a bound's reading is not printed: the range's ends are checked where both are costs
                 assert float(low) <= min(values) + 0.005 and max(values) - 0.005 <= float(high or low)
     below = [n for n, (_, p, _, (d, bound)) in rows.items() if not bound and d < p]
-    assert (int(m.group(9)), int(m.group(10))) == (len(below), len(rows))
+    tied = [n for n, (_, p, _, (d, bound)) in rows.items() if not bound and d == p]  # alike once printed
+    assert len(below) <= int(m.group(9)) <= len(below) + len(tied) and int(m.group(10)) == len(rows)
     # the seed's P4-like shadow, said where a cost reads as 0 alone and not back to back (issue 29)
     shadow = [n for n, (_, _, (_, alone), (_, loop)) in rows.items() if alone and not loop]
     present = out.at_most_one(r"On (.+?), (.+): the P4-like shadow the seed describes, a cost read as 0 alone and "
