@@ -15,7 +15,13 @@
  * sped up, and an interrupt slows one chain, not both alike; a clock that
  * moves slows or speeds both. So a point whose two rulers disagree was
  * disturbed and is left out, and two neighbouring points whose rulers agree
- * within themselves but not with each other saw the clock hop between them.
+ * within themselves but not with each other saw the clock hop between them,
+ * where both rulers moved by the same fraction and the body timed between
+ * them moved with them. The body's ticks show where: they step by the ratio
+ * of the two levels there, so the stretch is converted apart, each side at
+ * its own level. Where the rulers moved apart, or the body held, other work
+ * slowed a ruler point (a slowdown, not a hop); that stretch, and one whose
+ * body says neither, is converted at the midpoint of the two levels.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -82,6 +88,122 @@ static size_t point_levels(const struct fc_ruler_point *p, size_t n, double agre
     return left_out;
 }
 
+/* Runs on either side of a hop at least, for its place to be read off them. */
+#define HOP_SIDE_MIN 8
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* What a stretch's runs say of a level change between its two points. */
+enum body_verdict {
+    BODY_SILENT, /* too few runs, or a body too short or too scattered to tell */
+    BODY_STEP,   /* the body's ticks step there by the levels' ratio: a hop, placed */
+    BODY_FLAT,   /* the body's ticks held, well within the levels' change: no hop */
+};
+
+/* What the runs [r0, r1) say of a change from level la to lb: read off the
+ * body's ticks (each run's two sides' difference: the harness's own reads
+ * cancel, and with them most of what a busy sibling thread slows; a
+ * dependent chain's ticks follow the clock alone), each far from their
+ * median (an interrupt) counted at the median. The split
+ * that parts them into the two most different means is a step where it
+ * stands out from their scatter (4 standard errors) with the levels' sign
+ * and size within half (a body's ticks scale as 1 / level); the body held
+ * where no split of the middle half comes within 4 standard errors of half
+ * the levels' change. On a GenuineIntel family 6 model 167 guest, an imul
+ * chain's body held (138-140 ticks) through most changes its rulers saw
+ * while a sibling was busy, and stepped 138 -> 134 where both rulers rose
+ * 2.9%. *split: runs before a step; *err_runs: how far off that may be
+ * (noise over step squared, four times, and a run); *mismatch: how far the
+ * body's step and the levels' change differ (a fraction: what converting
+ * each side at its level may leave). */
+static enum body_verdict read_body(const struct fc_run_ticks *t, size_t r0, size_t r1, double la,
+                                   double lb, double *split, double *err_runs, double *mismatch)
+{
+    if (!t || !t->a || !t->b || r1 > t->runs || r1 < r0 + 2 * HOP_SIDE_MIN)
+        return BODY_SILENT;
+    const size_t n = r1 - r0;
+    double *x = malloc(n * sizeof *x), *sum = malloc((n + 1) * sizeof *sum),
+           *sq = malloc((n + 1) * sizeof *sq);
+    enum body_verdict verdict = BODY_SILENT;
+    if (!x || !sum || !sq)
+        goto done;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)t->a[r0 + i] - (double)t->b[r0 + i];
+    memcpy(sum, x, n * sizeof *x); /* a scratch copy for the median */
+    qsort(sum, n, sizeof *sum, cmp_double);
+    const double median = sum[n / 2];
+    if (!(median > 0))
+        goto done; /* no body to read */
+    /* an interrupt lies beyond a quarter of the body and six of its
+     * scatters (the median absolute deviation, scaled to a standard
+     * deviation) */
+    for (size_t i = 0; i < n; i++)
+        sum[i] = fabs(x[i] - median);
+    qsort(sum, n, sizeof *sum, cmp_double);
+    const double scatter = 6 * 1.4826 * sum[n / 2], far = median / 4 > scatter ? median / 4 : scatter;
+    sum[0] = sq[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = fabs(x[i] - median) > far ? median : x[i];
+        sum[i + 1] = sum[i] + v;
+        sq[i + 1] = sq[i] + v * v;
+    }
+    size_t s = 0;
+    double best = -1;
+    for (size_t k = HOP_SIDE_MIN; k <= n - HOP_SIDE_MIN; k++) {
+        double d = sum[k] / k - (sum[n] - sum[k]) / (n - k);
+        double stat = (double)k * (double)(n - k) * d * d;
+        if (stat > best) {
+            best = stat;
+            s = k;
+        }
+    }
+    const double left = sum[s] / s, right = (sum[n] - sum[s]) / (n - s), d = left - right;
+    double var = (sq[s] - s * left * left + (sq[n] - sq[s]) - (n - s) * right * right) / (n - 2);
+    var = var > 0 ? var : 0;
+    const double se = sqrt(var * (1.0 / s + 1.0 / (n - s)));
+    const double change = log(lb / la), ratio = log(left / right) / change;
+    if (fabs(d) > 4 * se && ratio >= 0.5 && ratio <= 1.5) {
+        *split = (double)s;
+        *err_runs = 4 * var / (d * d) + 1;
+        *mismatch = fabs(log(left / right) - change);
+        verdict = BODY_STEP;
+    } else {
+        /* held: no split of the middle half (a hop nearer an end moves few
+         * runs) steps by half the change, by 4 standard errors (of the
+         * whole stretch's scatter: a step there only widens it) */
+        const double sd = sqrt(fmax(0, (sq[n] - sum[n] * sum[n] / n) / (n - 1)));
+        double worst = 0;
+        for (size_t k = n / 4; k <= n - n / 4; k++) {
+            double dk = fabs(sum[k] / k - (sum[n] - sum[k]) / (n - k)) + 4 * sd * sqrt(1.0 / k + 1.0 / (n - k));
+            worst = dk > worst ? dk : worst;
+        }
+        if (worst < median * fabs(change) / 2)
+            verdict = BODY_FLAT;
+    }
+done:
+    free(x);
+    free(sum);
+    free(sq);
+    return verdict;
+}
+
+/* Whether both rulers moved by the same fraction from point x to point y
+ * (each within half of their mean move), as a clock that hops moves them.
+ * A neighbour that slows the core's work moves them apart: on a
+ * GenuineIntel family 6 model 167 guest the add ruler fell 2-3% and the imul
+ * ruler 0.3-1% while the runs took 4-7% longer, with the clock where it
+ * was. Such a stretch is no hop to place: its runs' step is not the
+ * clock's. */
+static bool rulers_moved_alike(const struct fc_ruler_point *x, const struct fc_ruler_point *y)
+{
+    double add = log(y->add / x->add), imul = log(y->imul / x->imul), mean = (add + imul) / 2;
+    return fabs(add - mean) <= fabs(mean) / 2;
+}
+
 /* The levels lowest first (an insertion sort of FC_LEVELS_MAX at most), as
  * a result keeps them: Python then takes them as they are. */
 static void sort_levels(struct fc_conversion *c)
@@ -99,7 +221,7 @@ static void sort_levels(struct fc_conversion *c)
 }
 
 void fc_convert(const struct fc_ruler_point *p, size_t n, double agree_tol, double tol,
-                double resolution, struct fc_conversion *out)
+                double resolution, const struct fc_run_ticks *run_ticks, struct fc_conversion *out)
 {
     memset(out, 0, sizeof *out);
     out->cycles_per_tick = NAN;
@@ -171,29 +293,51 @@ void fc_convert(const struct fc_ruler_point *p, size_t n, double agree_tol, doub
     }
     out->add_mean = sum_add / valid;
     out->imul_mean = sum_imul / valid;
-    out->hops = (uint32_t)(segments - 1);
 
     /* each stretch between two undisturbed points: its segment's level, or
-     * where a hop fell between them, the midpoint of the two levels with
-     * half their gap; runs before the first or after the last undisturbed
-     * point: that point's segment */
+     * where a hop fell between them, each side of the hop its runs show at
+     * its own level, what its place may be off by times their gap and how
+     * far the body's step and the levels' change differ added;
+     * where they show none, or where the two points' rulers moved apart or
+     * the body held (a slowdown: other work, not the clock alone), the
+     * midpoint of the two levels with half their gap; runs before the first
+     * or after the last undisturbed point: that point's segment */
     double runs_total = 0, per_cycle = 0, half = 0;
     size_t prev = n;
     for (size_t j = 0; j < n; j++) {
         if (isnan(level[j]))
             continue;
         double runs = p[j].run - (prev == n ? 0.0 : p[prev].run);
+        const size_t a = prev == n ? segment[j] : segment[prev], b = segment[j];
+        double before = 0, err = 0, mismatch = 0;
+        const enum body_verdict body = a == b || runs <= 0 ? BODY_SILENT
+            : read_body(run_ticks, (size_t)p[prev].run, (size_t)p[j].run, seg[a].mean, seg[b].mean,
+                        &before, &err, &mismatch);
+        /* a hop moves both rulers alike and a body that follows the clock
+         * with them; rulers that moved apart, or a body that held, say
+         * other work slowed a ruler point: a slowdown */
+        const bool alike = a == b || (rulers_moved_alike(&p[prev], &p[j]) && body != BODY_FLAT);
+        if (a != b) {
+            out->hops += alike;
+            out->slowdowns += !alike;
+            out->hop_runs += alike ? runs : 0;
+        }
         if (runs > 0) {
-            const size_t a = prev == n ? segment[j] : segment[prev], b = segment[j];
-            double mid = (seg[a].mean + seg[b].mean) / 2;
-            double h = a == b ? seg[a].half
-                              : fabs(seg[a].mean - seg[b].mean) / 2 / mid +
-                                    (seg[a].half > seg[b].half ? seg[a].half : seg[b].half);
-            if (a != b)
-                out->hop_runs += runs;
+            const double la = seg[a].mean, lb = seg[b].mean, mid = (la + lb) / 2;
+            const double worse = seg[a].half > seg[b].half ? seg[a].half : seg[b].half;
+            if (a == b) {
+                per_cycle += runs / la;
+                half += runs * seg[a].half;
+            } else if (alike && body == BODY_STEP) {
+                const double share = err / runs < 0.5 ? err / runs : 0.5;
+                per_cycle += before / la + (runs - before) / lb;
+                half += runs * (fabs(la - lb) / mid * share + mismatch + worse);
+                out->hops_located++;
+            } else {
+                per_cycle += runs / mid;
+                half += runs * (fabs(la - lb) / 2 / mid + worse);
+            }
             runs_total += runs;
-            per_cycle += runs / mid;
-            half += runs * h;
         }
         prev = j;
     }

@@ -753,6 +753,8 @@ void fc_ruler_point_take(const struct fc_ruler_args *r, uint64_t run, uint64_t o
 struct fc_conversion {
     double cycles_per_tick, ci95;
     uint32_t points, disturbed, hops;
+    uint32_t hops_located; /* of the hops: those whose place the runs showed */
+    uint32_t slowdowns;    /* level changes whose two rulers moved apart: not the clock alone */
     double hop_runs;
     double add_mean, imul_mean;
     uint32_t levels; /* level[] lowest first */
@@ -761,15 +763,23 @@ struct fc_conversion {
     double level_min, level_max;
     double span_ticks; /* from the first point to the last */
 };
+/* The runs a measurement recorded, where the conversion may read them: both
+ * sides' ticks of each run (a run is core-clock work: its ticks scale as
+ * 1 / the clock's level). */
+struct fc_run_ticks {
+    const uint64_t *a, *b;
+    size_t runs;
+};
 /* Convert with points p[0 .. n) in the order taken: a point is disturbed
  * where its two rulers differ by more than the fraction `agree_tol` (an
  * interrupt slows a chain many times over; the rulers' own systematic
  * difference, their fixed costs' error, stays well inside it), two points
  * are at different levels where they differ by more than `tol`;
  * `resolution` is one counter step over the shorter ruler's ticks
- * (fc_ruler_resolution). */
+ * (fc_ruler_resolution); `runs` (NULL: none) the runs themselves, where a
+ * stretch a hop fell into is converted apart at the hop they show. */
 void fc_convert(const struct fc_ruler_point *p, size_t n, double agree_tol, double tol,
-                double resolution, struct fc_conversion *out);
+                double resolution, const struct fc_run_ticks *runs, struct fc_conversion *out);
 /* One step of a counter moving `step_ticks` TSC ticks at a time over the
  * TSC ticks of the shorter ruler chain, at `cycles_per_tick`. */
 double fc_ruler_resolution(double step_ticks, double cycles_per_tick, uint32_t add_blocks,

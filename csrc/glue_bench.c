@@ -324,7 +324,9 @@ static int measure(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
     if (best_median)
         fc_best_median(&bufs, (size_t)runs, pair->method_copies, &out->best, &out->median);
     double agree_tol = 3 * resolution > FC_RULERS_AGREE ? 3 * resolution : FC_RULERS_AGREE;
-    fc_convert(p, n, agree_tol, tolerance, resolution, &out->conversion);
+    /* the runs show where in its stretch a hop fell */
+    struct fc_run_ticks ticks = {bufs.raw, bufs.empty, (size_t)runs};
+    fc_convert(p, n, agree_tol, tolerance, resolution, &ticks, &out->conversion);
     Py_END_ALLOW_THREADS
     return 0;
 }

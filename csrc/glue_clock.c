@@ -126,7 +126,7 @@ static PyStructSequence_Field conversion_fields[] = {
     {"ci95", "its 95% half-width, core cycles per tick"},
     {"points", "ruler points timed"},
     {"disturbed", "points whose add and imul rulers disagreed (left out)"},
-    {"hops", "stretches between two undisturbed points at different levels"},
+    {"hops", "stretches between two undisturbed points at different levels, both rulers moved alike"},
     {"hop_runs", "runs in those stretches"},
     {"add_mean", "the add ruler's mean over the undisturbed points"},
     {"imul_mean", "the imul ruler's"},
@@ -135,6 +135,8 @@ static PyStructSequence_Field conversion_fields[] = {
     {"level_min", "the lowest undisturbed point (NaN: none)"},
     {"level_max", "the highest undisturbed point (NaN: none)"},
     {"span_ticks", "TSC ticks from the first point to the last"},
+    {"hops_located", "of the hops: those whose place in their stretch the runs showed"},
+    {"slowdowns", "level changes whose two rulers moved apart (other work, not the clock alone)"},
     {NULL, NULL},
 };
 
@@ -142,7 +144,7 @@ PyStructSequence_Desc fc_conversion_desc = {
     "fastcpu._core.Conversion",
     "What a measurement's ruler points say (convert(), Measured.conversion).",
     conversion_fields,
-    13,
+    15,
 };
 
 /* Set item `i` of `record` to `value` (a new reference, NULL on failure:
@@ -201,13 +203,15 @@ PyObject *fc_glue_conversion(core_state *st, const struct fc_conversion *c)
         set_item(record, 7, PyFloat_FromDouble(c->imul_mean)) < 0 ||
         set_item(record, 10, PyFloat_FromDouble(seen ? c->level_min : NAN)) < 0 ||
         set_item(record, 11, PyFloat_FromDouble(seen ? c->level_max : NAN)) < 0 ||
-        set_item(record, 12, PyFloat_FromDouble(c->span_ticks)) < 0)
+        set_item(record, 12, PyFloat_FromDouble(c->span_ticks)) < 0 ||
+        set_item(record, 13, PyLong_FromUnsignedLong(c->hops_located)) < 0 ||
+        set_item(record, 14, PyLong_FromUnsignedLong(c->slowdowns)) < 0)
         return NULL;
     return record;
 }
 
 PyDoc_STRVAR(convert_doc,
-"convert($module, points, tolerance, resolution, /)\n--\n\n"
+"convert($module, points, tolerance, resolution, a=None, b=None, /)\n--\n\n"
 "What a measurement's ruler points say (the arithmetic measure() applies to\n"
 "its own): `points` an (n, 4) array of (runs recorded before the point, TSC\n"
 "ticks since the start, add ruler and imul ruler in core cycles per tick),\n"
@@ -218,13 +222,59 @@ PyDoc_STRVAR(convert_doc,
 "no point's rulers agree), ci95, points, disturbed, hops, hop_runs,\n"
 "add_mean, imul_mean, levels (core cycles per tick, lowest first),\n"
 "level_points (the points at each), level_min, level_max, span_ticks (TSC\n"
-"ticks from the first point to the last).");
+"ticks from the first point to the last), hops_located (the hops whose\n"
+"place the runs showed), slowdowns (level changes whose two rulers moved\n"
+"apart: other work, not the clock alone; not hops). `a` and `b` (optional, together): both sides'\n"
+"ticks of each run (uint64), at least as many as the last point's runs;\n"
+"a stretch a hop fell into is then converted apart at the hop its runs\n"
+"show.");
+
+/* Both sides' run ticks for convert(): two 1-d uint64 arrays of one length,
+ * covering the points' runs (*a and *b new references, or both NULL where
+ * neither was given); -1 with an exception set. */
+static int parse_run_ticks(PyObject *a_obj, PyObject *b_obj, const struct fc_ruler_point *p,
+                           size_t n, PyArrayObject **a, PyArrayObject **b)
+{
+    *a = *b = NULL;
+    if (a_obj == Py_None && b_obj == Py_None)
+        return 0;
+    if (a_obj == Py_None || b_obj == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "give both sides' run ticks, a and b, or neither");
+        return -1;
+    }
+    *a = (PyArrayObject *)PyArray_FROMANY(a_obj, NPY_UINT64, 0, 0, NPY_ARRAY_CARRAY_RO);
+    *b = *a ? (PyArrayObject *)PyArray_FROMANY(b_obj, NPY_UINT64, 0, 0, NPY_ARRAY_CARRAY_RO) : NULL;
+    if (!*a || !*b)
+        goto fail;
+    if (PyArray_NDIM(*a) != 1 || PyArray_NDIM(*b) != 1) {
+        PyErr_Format(PyExc_ValueError, "a and b must be 1-d arrays of each run's ticks, not %d-d and %d-d",
+                     PyArray_NDIM(*a), PyArray_NDIM(*b));
+        goto fail;
+    }
+    npy_intp runs = PyArray_DIM(*a, 0);
+    if (PyArray_DIM(*b, 0) != runs) {
+        PyErr_Format(PyExc_ValueError, "a and b must hold the same runs, not %zd and %zd",
+                     (Py_ssize_t)runs, (Py_ssize_t)PyArray_DIM(*b, 0));
+        goto fail;
+    }
+    if (n && p[n - 1].run > (double)runs) {
+        PyErr_Format(PyExc_ValueError,
+                     "the points count %.0f runs, but a and b hold %zd: give every run's ticks",
+                     p[n - 1].run, (Py_ssize_t)runs);
+        goto fail;
+    }
+    return 0;
+fail:
+    Py_CLEAR(*a);
+    Py_CLEAR(*b);
+    return -1;
+}
 
 static PyObject *core_convert(PyObject *module, PyObject *args)
 {
-    PyObject *points_obj;
+    PyObject *points_obj, *a_obj = Py_None, *b_obj = Py_None;
     double tol, resolution;
-    if (!PyArg_ParseTuple(args, "Odd:convert", &points_obj, &tol, &resolution))
+    if (!PyArg_ParseTuple(args, "Odd|OO:convert", &points_obj, &tol, &resolution, &a_obj, &b_obj))
         return NULL;
     if (!(tol >= 0 && tol < 1))
         return fc_glue_value_error("tolerance must be a fraction in [0, 1)", tol);
@@ -234,10 +284,19 @@ static PyObject *core_convert(PyObject *module, PyObject *args)
     size_t n;
     if (parse_points(points_obj, &p, &n) < 0)
         return NULL;
+    PyArrayObject *a, *b;
+    if (parse_run_ticks(a_obj, b_obj, p, n, &a, &b) < 0) {
+        PyMem_Free(p);
+        return NULL;
+    }
+    struct fc_run_ticks runs = {a ? PyArray_DATA(a) : NULL, b ? PyArray_DATA(b) : NULL,
+                                a ? (size_t)PyArray_DIM(a, 0) : 0};
     struct fc_conversion c;
     double agree_tol = 3 * resolution > FC_RULERS_AGREE ? 3 * resolution : FC_RULERS_AGREE;
-    fc_convert(p, n, agree_tol, tol, resolution, &c);
+    fc_convert(p, n, agree_tol, tol, resolution, a ? &runs : NULL, &c);
     PyMem_Free(p);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
     return fc_glue_conversion(get_state(module), &c);
 }
 

@@ -33,9 +33,12 @@ class ClockMotion:
     Attributes:
         points: ruler points timed.
         disturbed: points whose add and imul rulers disagreed (left out).
-        hops: stretches between two undisturbed points at different levels.
-        hop_runs: runs in those stretches (converted at the midpoint of the
-            two levels, the interval widened by half their gap).
+        hops: stretches between two undisturbed points at different levels
+            whose two rulers moved alike (the clock hopped).
+        hop_runs: runs in those stretches: each side of the hop at its own
+            level where the runs show its place (:attr:`hops_located`), the
+            interval widened by what that place may be off by; else at the
+            midpoint of the two levels, the interval widened by half their gap.
         seconds: TSC time from the first point to the last, seconds.
         levels_core_cycles_per_tick: the levels seen, core cycles per TSC
             tick, lowest first (each the mean of the points that agree with it).
@@ -44,6 +47,15 @@ class ClockMotion:
         imul_core_cycles_per_tick: the imul ruler's (3 core cycles per imul);
             the two differ by what the rulers disagree, which widens every
             interval converted with them.
+        hops_located: of the hops, those whose place in their stretch the
+            runs showed (0 in files before fastcpu 0.8.6, which converted
+            every such stretch at the midpoint).
+        slowdowns: stretches between two undisturbed points at different
+            levels whose two rulers moved apart: other work slowing the core
+            (a busy sibling thread slows register-register adds more than
+            imuls), not the clock alone; converted at the midpoint, half the
+            gap in the interval. Not hops (0 in files before fastcpu 0.8.6,
+            which counted them as hops).
     """
 
     points: int
@@ -55,6 +67,8 @@ class ClockMotion:
     level_points: tuple[int, ...]
     add_core_cycles_per_tick: float
     imul_core_cycles_per_tick: float
+    hops_located: int = 0
+    slowdowns: int = 0
 
     def __post_init__(self) -> None:
         order = sorted(range(len(self.levels_core_cycles_per_tick)),
@@ -79,6 +93,7 @@ class ClockMotion:
             hop_runs=conversion.hop_runs, seconds=conversion.span_ticks / tsc_hz if tsc_hz > 0 else 0.0,
             levels_core_cycles_per_tick=conversion.levels, level_points=conversion.level_points,
             add_core_cycles_per_tick=conversion.add_mean, imul_core_cycles_per_tick=conversion.imul_mean,
+            hops_located=conversion.hops_located, slowdowns=conversion.slowdowns,
         )
         return motion
 
@@ -108,6 +123,11 @@ class ClockMotion:
             where += f" ({ghz[0]:.2f} GHz)" if len(lv) == 1 else f" ({ghz[0]:.2f}-{ghz[-1]:.2f} GHz)"
         span = f"{self.seconds:.2f} s" if self.seconds >= 1 else f"{self.seconds * 1e3:.1f} ms"
         moved = f"{self.hops} hop{'s' if self.hops != 1 else ''} in {span} of runs"
+        if self.hops:
+            moved += f" ({self.hops_located} placed by the runs themselves)"
+        if self.slowdowns:
+            moved += (f", {self.slowdowns} slowdown{'s' if self.slowdowns != 1 else ''} (the rulers moved apart: "
+                      "other work, not the clock alone)")
         return (f"core clock: {where}; {moved}, each stretch of runs converted with the ruler "
                 f"points around it; {self.disturbed} of {self.points} points disturbed "
                 f"(add and imul rulers disagreed: left out); rulers {self.rulers_disagree_percent:.2f}% apart")
@@ -123,6 +143,8 @@ class ClockMotion:
             "level_points": list(self.level_points),
             "add_core_cycles_per_tick": self.add_core_cycles_per_tick,
             "imul_core_cycles_per_tick": self.imul_core_cycles_per_tick,
+            "hops_located": self.hops_located,
+            "slowdowns": self.slowdowns,
         }
 
     @classmethod
@@ -133,7 +155,7 @@ class ClockMotion:
             raise TypeError(f"{where} must be an object, not {type(d).__name__}")
         fields = ("points", "disturbed", "hops", "hop_runs", "seconds", "levels_core_cycles_per_tick",
                   "level_points", "add_core_cycles_per_tick", "imul_core_cycles_per_tick")
-        unknown = set(d) - set(fields)
+        unknown = set(d) - set(fields) - {"hops_located", "slowdowns"}  # those since 0.8.6
         if unknown:
             raise ValueError(f"{where} has unknown fields {sorted(unknown)}")
         missing = [f for f in fields if f not in d]
@@ -163,9 +185,13 @@ class ClockMotion:
             level_points=tuple(count_of(v, f"{where}.level_points", 1) for v in counts),
             add_core_cycles_per_tick=rate(d["add_core_cycles_per_tick"], "add_core_cycles_per_tick"),
             imul_core_cycles_per_tick=rate(d["imul_core_cycles_per_tick"], "imul_core_cycles_per_tick"),
+            hops_located=count("hops_located") if "hops_located" in d else 0,
+            slowdowns=count("slowdowns") if "slowdowns" in d else 0,
         )
         if motion.disturbed > motion.points:
             raise ValueError(f"{where}.disturbed ({motion.disturbed}) exceeds {where}.points ({motion.points})")
+        if motion.hops_located > motion.hops:
+            raise ValueError(f"{where}.hops_located ({motion.hops_located}) exceeds {where}.hops ({motion.hops})")
         return motion
 
 
@@ -212,6 +238,7 @@ def merge_motion(motions: Iterable[ClockMotion | None]) -> ClockMotion | None:
         level_points=tuple(int(s[1]) for s in sums if s[1]),
         add_core_cycles_per_tick=mean("add_core_cycles_per_tick"),
         imul_core_cycles_per_tick=mean("imul_core_cycles_per_tick"),
+        hops_located=sum(m.hops_located for m in kept), slowdowns=sum(m.slowdowns for m in kept),
     )
 
 

@@ -15,8 +15,15 @@ that check each other. It converts each stretch with the points around it
 - a point whose two rulers disagree was disturbed (an interrupt slows one
   chain, not both alike) and is left out, and counted;
 - two neighbouring points that agree within themselves but not with each
-  other saw the clock hop between them: that stretch is converted at their
-  midpoint, and half their gap widens the interval by its share of the runs;
+  other saw the clock hop between them. The runs of that stretch show where:
+  a run's ticks (both sides of its pair, core-clock work) step there by the
+  ratio of the two levels, so each side of the hop is converted at its own
+  level, and what the hop's place may be off by, times the levels' gap,
+  widens the interval. Where the runs show no such step (a body too short
+  to tell from its scatter), or the two rulers moved apart rather than
+  together (a neighbour slowing the core's work, not the clock), the
+  stretch is converted at the midpoint of the two levels, and half their
+  gap widens the interval by its share of the runs;
 - the measurement's figure converts its runs as the stretches would, one by
   one (the harmonic mean of the stretches' levels, weighted by their runs:
   a cost of X core cycles reads X / level ticks in each).
@@ -164,8 +171,15 @@ def _chain_cycles_per_tick(clk: Clock) -> float:
     return cpt if math.isfinite(cpt) and cpt > 0 else 1.0
 
 
-def convert(points: np.ndarray, tolerance: float, resolution: float) -> _core.Conversion:
+def convert(points: np.ndarray, tolerance: float, resolution: float,
+            runs: tuple[np.ndarray, np.ndarray] | None = None) -> _core.Conversion:
     """What ruler points say (the C core's arithmetic, which measure() applies
     to its own): `points` an (n, 4) array of (runs before the point, TSC
-    ticks since the start, add ruler, imul ruler in core cycles per tick)."""
-    return _core.convert(np.asarray(points, dtype=np.float64), tolerance, resolution)
+    ticks since the start, add ruler, imul ruler in core cycles per tick);
+    `runs` both sides' TSC ticks of each run (uint64), which show where in
+    its stretch a hop fell (None: the points alone, each such stretch
+    converted at the midpoint of its two levels)."""
+    p = np.asarray(points, dtype=np.float64)
+    if runs is None:
+        return _core.convert(p, tolerance, resolution)
+    return _core.convert(p, tolerance, resolution, *runs)

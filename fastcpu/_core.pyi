@@ -30,6 +30,8 @@ class Conversion:  # what ruler points say: convert() and Measured.conversion (a
     level_min: float  # NaN: no undisturbed point
     level_max: float
     span_ticks: float  # from the first point to the last
+    hops_located: int  # of the hops: those whose place in their stretch the runs showed
+    slowdowns: int  # level changes whose two rulers moved apart: other work, not the clock alone
 
 class Measured:  # what measure() returns (a struct sequence)
     a: npt.NDArray[np.uint64]  # per run: raw (diff: 2k copies), TSC ticks or PMU core cycles
@@ -71,11 +73,15 @@ def current_cpu() -> int: ...
 def tsc_reads(count: int, spaced: bool, /) -> npt.NDArray[np.uint64]: ...  # count: 2 to 2**20
 def tsc_ns_pair() -> tuple[int, int]: ...
 def ruler_ticks(ruler: str, blocks: int, /) -> int: ...  # 'add', 'imul', 'immediate_add'; blocks: 1 to 2**20
-def convert(points: npt.ArrayLike, tolerance: float, resolution: float, /) -> Conversion:
+def convert(points: npt.ArrayLike, tolerance: float, resolution: float,
+            a: npt.ArrayLike | None = None, b: npt.ArrayLike | None = None, /) -> Conversion:
     """What ruler points ((n, 4): runs before, TSC ticks since the start, add
     and imul rulers in core cycles per tick) say: cycles_per_tick, ci95,
     points, disturbed, hops, hop_runs, add_mean, imul_mean, levels (lowest
-    first), level_points, level_min, level_max, span_ticks."""
+    first), level_points, level_min, level_max, span_ticks, hops_located,
+    slowdowns.
+    `a` and `b` (together): both sides' TSC ticks of each run, which show
+    where in its stretch a hop fell."""
     ...
 def ruler_resolution(  # one counter step over the shorter ruler chain's ticks, a fraction
     step_ticks: float, cycles_per_tick: float, add_blocks: int, imul_blocks: int, /

@@ -366,7 +366,7 @@ def selftest(
             bias, bias_ci = known.core_cycles()
             op_bias = {op: b * known.cycles_per_tick for op, b in known.op_bias_ticks.items()}
             zero, zero_ci = known.zero_ticks * known.cycles_per_tick, known.zero_ci95_ticks * known.cycles_per_tick
-            rows, apart, hops = [], [], 0
+            rows, apart, hops, placed, slowdowns = [], [], 0, 0, 0
             for name, _op, truth, target in _chains(path):
                 step(f"{mode} {path} {name}")
                 errors, conversion, covered = [], [], 0
@@ -383,6 +383,8 @@ def selftest(
                     if r.clock_motion is not None:
                         apart.append(r.clock_motion.rulers_disagree_percent)
                         hops += r.clock_motion.hops
+                        placed += r.clock_motion.hops_located
+                        slowdowns += r.clock_motion.slowdowns
                 mid = statistics.median(errors)
                 rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered,
                                        statistics.median(conversion),
@@ -390,7 +392,7 @@ def selftest(
                                        known.chain_bias_ci95_ticks.get(name, math.nan) * known.cycles_per_tick,
                                        path))
             check = PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows), zero, zero_ci,
-                              statistics.median(apart) if apart else 0.0, hops)
+                              statistics.median(apart) if apart else 0.0, hops, placed, slowdowns)
             checks.append(check)
             with _lock:
                 if check.passed:

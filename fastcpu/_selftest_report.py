@@ -154,6 +154,13 @@ class PathCheck:
             rulers (their means over a measurement's undisturbed ruler
             points) over the verification measurements, percent.
         clock_hops: the core clock's hops seen by those measurements.
+        clock_hops_placed: of them, those whose place the runs showed (each
+            side of the hop converted at its own level; the rest at the
+            midpoint of the two levels). 0 in files before fastcpu 0.8.6.
+        slowdowns: level changes those measurements saw whose two rulers
+            moved apart (other work slowing the core, not the clock alone;
+            not hops). 0 in files before fastcpu 0.8.6, which counted them
+            as hops.
     """
 
     path: str
@@ -166,8 +173,13 @@ class PathCheck:
     zero_ci95_core_cycles: float = 0.0
     rulers_apart_percent: float = 0.0
     clock_hops: int = 0
+    clock_hops_placed: int = 0
+    slowdowns: int = 0
 
     def __post_init__(self) -> None:
+        if self.clock_hops_placed > self.clock_hops:
+            raise ValueError(f"clock_hops_placed ({self.clock_hops_placed}) exceeds clock_hops "
+                             f"({self.clock_hops})")
         # each chain is judged by this path's goal
         object.__setattr__(self, "chains", tuple(c if c.path == self.path else dataclasses.replace(c, path=self.path)
                                                  for c in self.chains))
@@ -320,6 +332,10 @@ class PathCheck:
                 f"coverage {self.coverage:.0%}; rulers {self.rulers_apart_percent:.2f}% apart, "
                 f"{self.clock_hops} clock hops"
             )
+            if self.clock_hops:
+                text += f" ({self.clock_hops_placed} placed by the runs)"
+            if self.slowdowns:
+                text += f", {self.slowdowns} slowdown{'s' if self.slowdowns != 1 else ''} by other work"
             text += ": goals hold" if self.passed else f": GOAL FAILS ({'; '.join(self.failures())})"
         return text
 
@@ -335,6 +351,8 @@ class PathCheck:
             "zero_ci95_core_cycles": self.zero_ci95_core_cycles,
             "rulers_apart_percent": self.rulers_apart_percent,
             "clock_hops": self.clock_hops,
+            "clock_hops_placed": self.clock_hops_placed,
+            "slowdowns": self.slowdowns,
         }
 
     @classmethod
@@ -343,7 +361,7 @@ class PathCheck:
         have written, naming the field (`where` comes before its name)."""
         _known(d, ("path", "serialize", "bias_core_cycles", "bias_ci95_core_cycles", "op_bias_core_cycles",
                    "chains", "zero_core_cycles", "zero_ci95_core_cycles", "rulers_apart_percent",
-                   "clock_hops"), where)
+                   "clock_hops", "clock_hops_placed", "slowdowns"), where)
         chains = []
         for i, c in enumerate(_list(d.get("chains", []), f"{where}chains")):
             at = f"{where}chains[{i}]."
@@ -390,6 +408,8 @@ class PathCheck:
             rulers_apart_percent=_finite(d.get("rulers_apart_percent", 0.0), f"{where}rulers_apart_percent",
                                          0.0, 100.0),
             clock_hops=_count(d.get("clock_hops", 0), f"{where}clock_hops"),
+            clock_hops_placed=_count(d.get("clock_hops_placed", 0), f"{where}clock_hops_placed"),
+            slowdowns=_count(d.get("slowdowns", 0), f"{where}slowdowns"),
         )
 
 

@@ -177,3 +177,28 @@ def test_performance_script_prints_its_tables():
         assert all(c.endswith(" us") and float(c[:-3]) > 0 for c in cells[1:5] + cells[6:7]), row
         assert float(cells[7]) >= float(cells[5].split()[0]) > 0, row
     assert "| import fastcpu |" in done.stdout and "| python -m fastcpu, the whole default run |" in done.stdout
+
+
+def test_hop_placement_script_compares_the_two_conversions_or_says_nothing_hopped():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "hop_placement.py"), "-n", "300", "--chain",
+                           "imul_chain_16"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "Host: " in done.stdout and "imul_chain_16" in done.stdout
+    # a host whose clock held still has nothing to compare, and says so
+    if "The clock held still" in done.stdout or "no steady measurement" in done.stdout:
+        return
+    assert sum(line.startswith("| the level held (the baseline) |") for line in done.stdout.splitlines()) == 1
+    rows = [line for line in done.stdout.splitlines() if line.startswith(("| a hop", "| a slowdown"))]
+    assert rows and len(rows) % 2 == 0, done.stdout
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert int(cells[2]) >= 1 and float(cells[4]) >= 0 and float(cells[5]) >= 0, row
+        held, n = cells[6].split(" (")[0].split(" of ")
+        assert 0 <= int(held) <= int(n) == int(cells[2]), row
+
+
+def test_hop_placement_script_refuses_what_it_cannot_run():
+    for args, why in ((["--chain", "gdt"], "known-cost chain"), (["-n", "0"], "-n must be")):
+        done = subprocess.run([sys.executable, str(BENCHMARKS / "hop_placement.py"), *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and why in done.stderr, done.stderr

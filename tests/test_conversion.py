@@ -3,7 +3,9 @@ csrc/conversion.c): ruler points between stretches of runs, each stretch
 converted with the points around it.
 
 The logic is tested on ruler points made up here: a steady clock, one that
-hops among 3-6 levels every 20-200 ms, disturbed points, excursions; and on
+hops among 3-6 levels every 20-200 ms, disturbed points, excursions, a hop
+inside a stretch placed by runs made up with it (and a neighbour's slowdown
+that must not be); and on
 the recorded 60 s clock trace of a GenuineIntel family 6 model 167 guest
 (tests/data/intel-xeon-family6-model167-drift.npz: core cycles per tick by
 add and imul chains every 20 ms). None of it holds a host's constant: the
@@ -13,6 +15,7 @@ theirs from the host at hand.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -188,6 +191,145 @@ def test_the_recorded_hopping_clock_converts_within_half_a_percent():
         assert c.hops > 0
 
 
+# ---- a hop inside a stretch, placed by the runs ----
+
+
+def _runs(level_of_run, body=192.0, other=60.0, step=2, jitter=3.0, interrupts=0.002, seed=3):
+    """Both sides' ticks of each run of a pair (a body of `body` core cycles
+    plus the timer's `other`, and the empty side's `other`) under a clock
+    reading level_of_run[i] core cycles per tick: on a counter moving in
+    `step` ticks, with `jitter` ticks of scatter and a share of the runs
+    interrupted (thousands of ticks)."""
+    rng = np.random.default_rng(seed)
+    lv = np.asarray(level_of_run, dtype=np.float64)
+    n = len(lv)
+
+    def side(cycles):
+        ticks = cycles / lv + rng.normal(0.0, jitter, n)
+        ticks = step * np.rint(ticks / step)
+        ticks += np.where(rng.random(n) < interrupts, rng.uniform(2000, 9000, n), 0.0)
+        return np.maximum(ticks, 0).astype(np.uint64)
+
+    return side(body + other), side(other)
+
+
+def _true_cpt(level_of_run):
+    """What converts those runs exactly: their harmonic mean level."""
+    lv = np.asarray(level_of_run, dtype=np.float64)
+    return len(lv) / float(np.sum(1.0 / lv))
+
+
+@pytest.mark.parametrize("la, lb, at", [(1.381, 1.573, 300), (1.573, 1.381, 300), (1.479, 1.426, 820),
+                                        (1.381, 1.426, 50)])
+def test_a_hop_inside_a_stretch_is_placed_by_the_runs_and_each_side_converted_at_its_level(la, lb, at):
+    # two points, a thousand runs between them, the clock hopping at run `at`
+    p = points_of([la, lb])
+    level = np.where(np.arange(1000) < at, la, lb)
+    truth = _true_cpt(level)
+    blind = convert(p)  # the points alone: the midpoint, half the gap in the interval
+    c = _conversion.convert(p, TOL, RES, _runs(level))
+    assert c.hops == 1 and c.hops_located == 1 and blind.hops_located == 0
+    assert c.cycles_per_tick == pytest.approx(truth, rel=0.002)
+    assert abs(c.cycles_per_tick - truth) <= c.ci95 < blind.ci95  # narrower, and still holding it
+    assert abs(blind.cycles_per_tick - truth) > abs(c.cycles_per_tick - truth)
+    assert ClockMotion.from_conversion(c, 2.6e9).hops_located == 1
+
+
+def test_a_body_that_held_through_a_level_change_makes_it_a_slowdown():
+    # the rulers read 3% apart from one point to the next, both alike, but the body's ticks held
+    # to well within that: other work slowed a ruler point, the clock did not hop (converted at
+    # the midpoint still: which point was slowed the runs cannot say)
+    p = points_of([1.382, 1.426])
+    flat = _runs(np.full(1000, 1.404))
+    blind = convert(p)
+    c = _conversion.convert(p, TOL, RES, flat)
+    assert (c.hops, c.hops_located, c.slowdowns) == (0, 0, 1)
+    assert (c.cycles_per_tick, c.ci95) == (blind.cycles_per_tick, blind.ci95)
+    # and a body whose ticks are all alike (its scatter none) held too
+    same = (np.full(1000, 300, np.uint64), np.full(1000, 80, np.uint64))
+    assert _conversion.convert(p, TOL, RES, same).slowdowns == 1
+
+
+@pytest.mark.parametrize("why, runs", [
+    # a step the wrong way: the runs slowed where the clock sped up (the host, not the clock)
+    ("wrong way", _runs(np.where(np.arange(1000) < 400, 1.573, 1.381))),
+    # a step three times the levels' ratio: something else moved
+    ("too large", _runs(np.where(np.arange(1000) < 400, 1.381, 1.381 * 1.0325 ** 3))),
+    # a body so short that its step is lost in the scatter
+    ("lost in scatter", _runs(np.where(np.arange(1000) < 400, 1.381, 1.426), body=4.0, other=20.0,
+                              jitter=12.0)),
+    # no body at all (an empty sequence timed against itself)
+    ("no body", _runs(np.where(np.arange(1000) < 400, 1.381, 1.426), body=0.0)),
+])
+def test_a_hop_the_runs_do_not_show_is_converted_at_the_midpoint(why, runs):
+    p = points_of([1.381, 1.426])
+    blind = convert(p)
+    c = _conversion.convert(p, TOL, RES, runs)
+    assert c.hops == 1 and c.hops_located == 0, why
+    assert (c.cycles_per_tick, c.ci95) == (blind.cycles_per_tick, blind.ci95), why
+
+
+def test_a_neighbour_slowing_the_work_is_a_slowdown_not_a_hop_to_place():
+    # the shape a busy sibling thread left on a GenuineIntel family 6 model 167 guest: the add
+    # ruler read 3% fewer core cycles per tick at the closing point and the imul ruler 0.4%
+    # (within the points' own agreement), the clock where it was, the runs slower from run 400
+    # on (here by just what the mean of the two rulers moved, 1.7%, so that only the rulers'
+    # moving apart tells it from a hop): the runs' step is not the clock's and is not placed
+    p = points_of([1.382, 1.382])
+    p[1, 2] *= 0.970
+    p[1, 3] *= 0.996
+    level = np.where(np.arange(1000) < 400, 1.382, 1.382 * 0.983)
+    blind = convert(p)
+    c = _conversion.convert(p, TOL, RES, _runs(level))
+    assert (c.hops, c.hops_located, c.slowdowns, c.hop_runs) == (0, 0, 1, 0)  # a slowdown, not a hop
+    assert (c.cycles_per_tick, c.ci95) == (blind.cycles_per_tick, blind.ci95)  # at the midpoint
+    motion = ClockMotion.from_conversion(c, 2.6e9)
+    assert motion.slowdowns == 1 and "0 hops" in motion.describe() and "1 slowdown (the rulers moved apart" in \
+        motion.describe()
+
+
+def test_too_few_runs_in_the_hops_stretch_leave_it_at_the_midpoint():
+    p = points_of([1.381, 1.573], runs_per_stretch=10)
+    c = _conversion.convert(p, TOL, RES, _runs(np.where(np.arange(10) < 5, 1.381, 1.573)))
+    assert c.hops == 1 and c.hops_located == 0
+
+
+@pytest.mark.parametrize("n_levels", [3, 6])
+def test_a_clock_hopping_every_20_to_200_ms_converts_within_a_tenth_of_a_percent_with_its_runs(n_levels):
+    # ruler points 1 ms apart, as bench() takes them, and every run's ticks: a
+    # hop inside a stretch is placed by the runs, so each run converts at the
+    # level it ran at
+    rng = np.random.default_rng(10 + n_levels)
+    levels = list(np.linspace(1.381, 1.573, n_levels))
+    times, values = _hopping_clock(rng, 0.5, levels)
+    runs_per_s, spacing = 1e6, 1e-3
+    t_runs = np.arange(0.0, 0.5, 1 / runs_per_s)
+    level = values[np.searchsorted(times, t_runs, side="right") - 1]
+    t_points = np.arange(0.0, 0.5 + spacing / 2, spacing)
+    lv = values[np.searchsorted(times, t_points, side="right") - 1]
+    p = np.column_stack([np.minimum(np.round(t_points * runs_per_s), len(t_runs)), t_points * 2.6e9,
+                         lv * (1 + rng.uniform(-RES / 2, RES / 2, len(lv))),
+                         lv * (1 + rng.uniform(-RES / 2, RES / 2, len(lv)))])
+    truth = _true_cpt(level)
+    blind = convert(p)
+    c = _conversion.convert(p, TOL, RES, _runs(level, seed=n_levels))
+    assert c.hops >= 1 and c.hops_located == c.hops
+    assert c.cycles_per_tick == pytest.approx(truth, rel=0.001)
+    assert abs(c.cycles_per_tick - truth) <= c.ci95 <= blind.ci95
+
+
+@pytest.mark.parametrize("a, b, err, match", [
+    (np.zeros(10, np.uint64), None, TypeError, "both"),
+    (None, np.zeros(10, np.uint64), TypeError, "both"),
+    (np.zeros(10, np.uint64), np.zeros(9, np.uint64), ValueError, "same runs"),
+    (np.zeros(500, np.uint64), np.zeros(500, np.uint64), ValueError, "every run"),
+    (np.zeros((10, 2), np.uint64), np.zeros((10, 2), np.uint64), ValueError, "1-d"),
+])
+def test_convert_refuses_runs_that_do_not_fit_the_points(a, b, err, match):
+    with pytest.raises(err, match=match):
+        _core.convert(points_of([1.4, 1.4]), TOL, RES, a, b)
+
+
 @pytest.mark.parametrize("bad, match", [
     (np.zeros((3, 3)), r"\(n, 4\)"),
     (np.array([[0, 0, 1.4, 1.4], [5, 1, float("nan"), 1.4]]), "points\\[1\\]"),
@@ -253,8 +395,8 @@ def test_a_measurement_carries_its_ruler_points_and_what_they_say():
     assert np.all(np.diff(p[:, 0]) >= 0) and np.all(np.diff(p[:, 1]) > 0)
     assert type(m.conversion) is _core.Conversion and m.conversion.points == len(p)
     assert m.conversion.span_ticks == p[-1, 1] - p[0, 1]
-    # the C core's conversion is convert()'s on the same points, field for field
-    again = _core.convert(p, *_conversion.rulers()[5:])
+    # the C core's conversion is convert()'s on the same points and runs, field for field
+    again = _core.convert(p, *_conversion.rulers()[5:], m.a, m.b)
     assert [v if v == v else "nan" for v in again] == [v if v == v else "nan" for v in m.conversion]
 
 
@@ -326,10 +468,28 @@ def test_motions_merge_their_levels_and_counts():
     assert m is not None and m.level_points == (5, 20)
 
 
+def test_a_motion_keeps_its_located_hops_and_files_before_them_read_as_none():
+    m = dataclasses.replace(_motion(hops=3), hops_located=2)
+    assert "3 hops in 6.0 ms of runs (2 placed by the runs themselves)" in m.describe(2.6e9)
+    assert ClockMotion.from_dict(m.to_dict(), "m") == m
+    old = m.to_dict()
+    del old["hops_located"]  # a file of 0.8.5 or older: every hop's stretch at the midpoint
+    assert ClockMotion.from_dict(old, "m").hops_located == 0
+    assert merge_motion([m, m]).hops_located == 4
+    slowed = dataclasses.replace(m, slowdowns=2)
+    assert ClockMotion.from_dict(slowed.to_dict(), "m") == slowed and merge_motion([slowed, m]).slowdowns == 2
+    assert "2 slowdowns (the rulers moved apart: other work, not the clock alone)" in slowed.describe()
+    del old["slowdowns"]
+    assert ClockMotion.from_dict(old, "m").slowdowns == 0
+    with pytest.raises(ValueError, match="hops_located"):
+        ClockMotion.from_dict(dict(m.to_dict(), hops_located=4), "m")
+
+
 @pytest.mark.parametrize("field, value", [("points", -1), ("hops", 1.5), ("seconds", float("nan")),
                                           ("levels_core_cycles_per_tick", [0.0, 1.5]),
                                           ("level_points", [1]), ("level_points", [0, 20]),
-                                          ("disturbed", 10**6)])
+                                          ("disturbed", 10**6), ("hops_located", -1),
+                                          ("hops_located", True), ("slowdowns", 1.5)])
 def test_a_motion_no_measurement_makes_is_refused(field, value):
     d = _motion().to_dict()
     d[field] = value

@@ -56,7 +56,7 @@ def _conversion(cycles_per_tick):
     """A C core Conversion record whose ruler points read `cycles_per_tick`
     (NaN: no point's rulers agreed) without a hop."""
     return _core.Conversion((cycles_per_tick, 0.01, 2, 0, 0, 0, cycles_per_tick, cycles_per_tick,
-                             (cycles_per_tick,), (2,), cycles_per_tick, cycles_per_tick, 460_000))
+                             (cycles_per_tick,), (2,), cycles_per_tick, cycles_per_tick, 460_000, 0, 0))
 
 
 def _made_up_runs(cycles_per_tick=1.4, caveat="", seed=1):
@@ -777,3 +777,23 @@ def test_the_zero_and_resolution_are_reported():
     assert zero.resolution_core_cycles == pytest.approx(2.0 + 0.5 + 0.1 + 0.2)
     assert "zero +0.10 +-0.20, resolves 2.8" in zero.line()
     assert PathCheck.from_dict(zero.to_dict()) == zero
+
+
+def test_a_path_check_says_how_many_of_its_clock_hops_the_runs_placed():
+    chains = (ChainCheck("add_chain_16", 16.0, 0.3, 4, True, 4, 0.1),)
+    check = PathCheck("inline", "lfence", -1.0, 0.5, {"add": -1.0}, chains, clock_hops=7, clock_hops_placed=6)
+    assert "7 clock hops (6 placed by the runs): goals hold" in check.line()
+    assert "placed" not in PathCheck("inline", "lfence", -1.0, 0.5, {"add": -1.0}, chains).line()  # no hop
+    assert PathCheck.from_dict(check.to_dict()) == check
+    old = check.to_dict()
+    del old["clock_hops_placed"]  # a file of fastcpu 0.8.5 or older: no hop was placed
+    assert PathCheck.from_dict(old).clock_hops_placed == 0
+    with pytest.raises(ValueError, match="clock_hops_placed"):
+        PathCheck.from_dict({**check.to_dict(), "clock_hops_placed": 8})
+    with pytest.raises(ValueError, match="clock_hops_placed"):
+        PathCheck.from_dict({**check.to_dict(), "clock_hops_placed": -1})
+    slowed = dataclasses.replace(check, slowdowns=3)
+    assert "7 clock hops (6 placed by the runs), 3 slowdowns by other work: goals hold" in slowed.line()
+    assert PathCheck.from_dict(slowed.to_dict()) == slowed
+    with pytest.raises(ValueError, match="slowdowns"):
+        PathCheck.from_dict({**slowed.to_dict(), "slowdowns": "3"})
