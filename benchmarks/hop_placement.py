@@ -50,7 +50,7 @@ def ticks_and_half(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 #: How a measurement's level changes were converted: its kind's label.
 KINDS = {"placed": "a hop, placed by the runs", "midpoint": "a hop the runs did not show",
-         "slowdown": "a slowdown (the rulers moved apart: not a hop)"}
+         "slowdown": "a slowdown (the rulers moved apart, or the body held: not a hop)"}
 
 
 def measure(chain: str, runs: int, n: int, cpu: int | None) -> tuple[list[tuple[float, float]], list[tuple]]:
