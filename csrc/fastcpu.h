@@ -754,7 +754,7 @@ struct fc_conversion {
     double cycles_per_tick, ci95;
     uint32_t points, disturbed, hops;
     uint32_t hops_located; /* of the hops: those whose place the runs showed */
-    uint32_t slowdowns;    /* level changes whose two rulers moved apart: not the clock alone */
+    uint32_t slowdowns;    /* level changes whose rulers moved apart or body held: not the clock */
     double hop_runs;
     double add_mean, imul_mean;
     uint32_t levels; /* level[] lowest first */

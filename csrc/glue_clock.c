@@ -136,7 +136,7 @@ static PyStructSequence_Field conversion_fields[] = {
     {"level_max", "the highest undisturbed point (NaN: none)"},
     {"span_ticks", "TSC ticks from the first point to the last"},
     {"hops_located", "of the hops: those whose place in their stretch the runs showed"},
-    {"slowdowns", "level changes whose two rulers moved apart (other work, not the clock alone)"},
+    {"slowdowns", "level changes whose rulers moved apart or whose body held (other work, not the clock)"},
     {NULL, NULL},
 };
 
@@ -224,7 +224,7 @@ PyDoc_STRVAR(convert_doc,
 "level_points (the points at each), level_min, level_max, span_ticks (TSC\n"
 "ticks from the first point to the last), hops_located (the hops whose\n"
 "place the runs showed), slowdowns (level changes whose two rulers moved\n"
-"apart: other work, not the clock alone; not hops). `a` and `b` (optional, together): both sides'\n"
+"apart or whose body held: other work, not the clock alone; not hops). `a` and `b` (optional, together): both sides'\n"
 "ticks of each run (uint64), at least as many as the last point's runs;\n"
 "a stretch a hop fell into is then converted apart at the hop its runs\n"
 "show.");

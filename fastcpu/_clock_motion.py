@@ -36,9 +36,10 @@ class ClockMotion:
         hops: stretches between two undisturbed points at different levels
             whose two rulers moved alike (the clock hopped).
         hop_runs: runs in those stretches: each side of the hop at its own
-            level where the runs show its place (:attr:`hops_located`), the
-            interval widened by what that place may be off by; else at the
-            midpoint of the two levels, the interval widened by half their gap.
+            level where the body's ticks show its place
+            (:attr:`hops_located`), the interval widened by what that place
+            may be off by; else at the midpoint of the two levels, the
+            interval widened by half their gap.
         seconds: TSC time from the first point to the last, seconds.
         levels_core_cycles_per_tick: the levels seen, core cycles per TSC
             tick, lowest first (each the mean of the points that agree with it).
@@ -48,14 +49,15 @@ class ClockMotion:
             the two differ by what the rulers disagree, which widens every
             interval converted with them.
         hops_located: of the hops, those whose place in their stretch the
-            runs showed (0 in files before fastcpu 0.8.6, which converted
-            every such stretch at the midpoint).
+            body's ticks showed (0 in files before fastcpu 0.8.6, which
+            converted every such stretch at the midpoint).
         slowdowns: stretches between two undisturbed points at different
-            levels whose two rulers moved apart: other work slowing the core
-            (a busy sibling thread slows register-register adds more than
-            imuls), not the clock alone; converted at the midpoint, half the
-            gap in the interval. Not hops (0 in files before fastcpu 0.8.6,
-            which counted them as hops).
+            levels whose two rulers moved apart, or across which the body's
+            ticks held: other work slowing a ruler point (a busy sibling
+            thread slows register-register adds more than imuls), not the
+            clock alone; converted at the midpoint, half the gap in the
+            interval. Not hops (0 in files before fastcpu 0.8.6, which
+            counted them as hops).
     """
 
     points: int
@@ -126,8 +128,8 @@ class ClockMotion:
         if self.hops:
             moved += f" ({self.hops_located} placed by the runs themselves)"
         if self.slowdowns:
-            moved += (f", {self.slowdowns} slowdown{'s' if self.slowdowns != 1 else ''} (the rulers moved apart: "
-                      "other work, not the clock alone)")
+            moved += (f", {self.slowdowns} slowdown{'s' if self.slowdowns != 1 else ''} (the rulers moved apart "
+                      "or the body held: other work, not the clock alone)")
         return (f"core clock: {where}; {moved}, each stretch of runs converted with the ruler "
                 f"points around it; {self.disturbed} of {self.points} points disturbed "
                 f"(add and imul rulers disagreed: left out); rulers {self.rulers_disagree_percent:.2f}% apart")

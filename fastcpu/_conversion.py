@@ -16,14 +16,15 @@ that check each other. It converts each stretch with the points around it
   chain, not both alike) and is left out, and counted;
 - two neighbouring points that agree within themselves but not with each
   other saw the clock hop between them. The runs of that stretch show where:
-  a run's ticks (both sides of its pair, core-clock work) step there by the
-  ratio of the two levels, so each side of the hop is converted at its own
-  level, and what the hop's place may be off by, times the levels' gap,
-  widens the interval. Where the runs show no such step (a body too short
-  to tell from its scatter), or the two rulers moved apart rather than
-  together (a neighbour slowing the core's work, not the clock), the
-  stretch is converted at the midpoint of the two levels, and half their
-  gap widens the interval by its share of the runs;
+  the body's ticks (each run's two sides' difference, which follows the
+  core clock) step there by the ratio of the two levels, so each side of
+  the hop is converted at its own level, and what the hop's place may be
+  off by, times the levels' gap, widens the interval. Where the two rulers
+  moved apart rather than together, or the body held, other work slowed a
+  ruler point (a *slowdown*, counted apart from the hops); such a stretch,
+  and one whose body shows neither (too short to tell from its scatter),
+  is converted at the midpoint of the two levels, and half their gap
+  widens the interval by its share of the runs;
 - the measurement's figure converts its runs as the stretches would, one by
   one (the harmonic mean of the stretches' levels, weighted by their runs:
   a cost of X core cycles reads X / level ticks in each).
@@ -176,9 +177,10 @@ def convert(points: np.ndarray, tolerance: float, resolution: float,
     """What ruler points say (the C core's arithmetic, which measure() applies
     to its own): `points` an (n, 4) array of (runs before the point, TSC
     ticks since the start, add ruler, imul ruler in core cycles per tick);
-    `runs` both sides' TSC ticks of each run (uint64), which show where in
-    its stretch a hop fell (None: the points alone, each such stretch
-    converted at the midpoint of its two levels)."""
+    `runs` both sides' TSC ticks of each run (uint64), whose difference
+    shows where in its stretch a hop fell, or that the clock did not move
+    (None: the points alone, each such stretch converted at the midpoint of
+    its two levels and counted a hop where both rulers moved alike)."""
     p = np.asarray(points, dtype=np.float64)
     if runs is None:
         return _core.convert(p, tolerance, resolution)

@@ -31,7 +31,7 @@ class Conversion:  # what ruler points say: convert() and Measured.conversion (a
     level_max: float
     span_ticks: float  # from the first point to the last
     hops_located: int  # of the hops: those whose place in their stretch the runs showed
-    slowdowns: int  # level changes whose two rulers moved apart: other work, not the clock alone
+    slowdowns: int  # level changes whose rulers moved apart or whose body held: other work, not the clock
 
 class Measured:  # what measure() returns (a struct sequence)
     a: npt.NDArray[np.uint64]  # per run: raw (diff: 2k copies), TSC ticks or PMU core cycles

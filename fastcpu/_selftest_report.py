@@ -154,12 +154,12 @@ class PathCheck:
             rulers (their means over a measurement's undisturbed ruler
             points) over the verification measurements, percent.
         clock_hops: the core clock's hops seen by those measurements.
-        clock_hops_placed: of them, those whose place the runs showed (each
+        clock_hops_placed: of them, those whose place the body's ticks showed (each
             side of the hop converted at its own level; the rest at the
             midpoint of the two levels). 0 in files before fastcpu 0.8.6.
         slowdowns: level changes those measurements saw whose two rulers
-            moved apart (other work slowing the core, not the clock alone;
-            not hops). 0 in files before fastcpu 0.8.6, which counted them
+            moved apart, or across which the body's ticks held (other work
+            slowing a ruler point, not the clock alone; not hops). 0 in files before fastcpu 0.8.6, which counted them
             as hops.
     """
 
