@@ -210,16 +210,16 @@ def robust_sigma(values: np.ndarray) -> float:
     return _center_and_sigma_of(values)[1]
 
 
-def _half_width(center: float, sigma: float, step: int) -> float:
+def _half_width(center: float, sigma: float, step: float) -> float:
     return max(FENCE_STEPS * step + 2.0, FENCE_SIGMAS * sigma, FENCE_RELATIVE * abs(center))
 
 
-def _counts_fence(v: _blocks.Counts, step: int) -> tuple[float, float]:
+def _counts_fence(v: _blocks.Counts, step: float) -> tuple[float, float]:
     center, sigma = _counts_center_and_sigma(v)
     return center, _half_width(center, sigma, step)
 
 
-def fence(d: np.ndarray, step: int) -> tuple[float, float]:
+def fence(d: np.ndarray, step: float) -> tuple[float, float]:
     """(center, half-width) of the outlier fence for paired differences `d`, in ticks per run."""
     center, sigma = _center_and_sigma_of(d)
     return center, _half_width(center, sigma, step)
@@ -247,7 +247,7 @@ def _dropped(migrated: np.ndarray | None) -> np.ndarray | None:
     return moved
 
 
-def _paired(raw: np.ndarray, empty: np.ndarray, step: int, per: int, estimator: str,
+def _paired(raw: np.ndarray, empty: np.ndarray, step: float, per: int, estimator: str,
             migrated: np.ndarray | None) -> Estimate:
     # the differences are read in blocks, twice for the fence's median and
     # MAD and twice for the mean and its interval, and never held whole
@@ -257,14 +257,14 @@ def _paired(raw: np.ndarray, empty: np.ndarray, step: int, per: int, estimator: 
     return Estimate(mean / per, ci / per, estimator, n)
 
 
-def paired_mean(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1,
+def paired_mean(raw: np.ndarray, empty: np.ndarray, step: float, unroll: int = 1,
                 migrated: np.ndarray | None = None) -> Estimate:
     """Mean of the paired differences inside the outlier fence, per copy, with
     a t interval; pairs flagged in `migrated` are left out (unless all are)."""
     return _paired(raw, empty, step, unroll, "paired_mean", migrated)
 
 
-def paired_difference(long: np.ndarray, short: np.ndarray, step: int, k: int,
+def paired_difference(long: np.ndarray, short: np.ndarray, step: float, k: int,
                       migrated: np.ndarray | None = None) -> Estimate:
     """The differencing estimate: the mean of long[i] - short[i] inside the
     outlier fence, divided by k, with a t interval, for interleaved runs of
@@ -293,14 +293,14 @@ def _median_ci(values: np.ndarray) -> float:
     return (float(part[hi]) - float(part[lo])) / 2
 
 
-def _counts_median_difference(raw: _blocks.Counts, empty: _blocks.Counts, step: int, unroll: int) -> Estimate:
+def _counts_median_difference(raw: _blocks.Counts, empty: _blocks.Counts, step: float, unroll: int) -> Estimate:
     value = (_blocks.median(raw) - _blocks.median(empty)) / unroll
     rounding = _Z975 * step / math.sqrt(6)  # sum of two uniform(+-step/2) errors
     ci = math.sqrt(_counts_median_ci(raw) ** 2 + _counts_median_ci(empty) ** 2 + rounding**2)
     return Estimate(value, ci / unroll, "median", _blocks.size(raw))
 
 
-def median_difference(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1) -> Estimate:
+def median_difference(raw: np.ndarray, empty: np.ndarray, step: float, unroll: int = 1) -> Estimate:
     """median(raw) - median(empty), per copy (the seed's statistic), with its interval.
 
     The interval combines each median's order-statistic interval with its
@@ -309,7 +309,7 @@ def median_difference(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int
     return _counts_median_difference(_blocks.counts(raw), _blocks.counts(empty), step, unroll)
 
 
-def recommend(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1,
+def recommend(raw: np.ndarray, empty: np.ndarray, step: float, unroll: int = 1,
               migrated: np.ndarray | None = None) -> Estimate:
     """The estimate fastcpu recommends for one result: the median when the raw
     runs spread over several clock steps, else the paired mean; either from
@@ -321,7 +321,7 @@ def recommend(raw: np.ndarray, empty: np.ndarray, step: int, unroll: int = 1,
     return _paired(raw, empty, step, unroll, "paired_mean", migrated)
 
 
-def resolution_limited(best: float, median: float, step: int, unroll: int = 1) -> bool:
+def resolution_limited(best: float, median: float, step: float, unroll: int = 1) -> bool:
     """Whether best or median (per copy) sits within RESOLUTION_STEPS clock steps per run."""
     return min(abs(best), abs(median)) * unroll < RESOLUTION_STEPS * step
 
@@ -347,7 +347,7 @@ def mdape_percent(raw: np.ndarray) -> float:
     return 100.0 * (as_float[0] if len(as_float) == 1 else (as_float[0] + as_float[1]) / 2)
 
 
-def outlier_fraction(raw: np.ndarray, empty: np.ndarray, step: int) -> float:
+def outlier_fraction(raw: np.ndarray, empty: np.ndarray, step: float) -> float:
     """Share of runs whose paired difference falls outside the outlier fence."""
     d = _blocks.counts(raw, empty)
     center, half = _counts_fence(d, step)
