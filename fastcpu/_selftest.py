@@ -321,6 +321,7 @@ def selftest(
     runs = check_int("runs", runs, 10, 10**6)
     rounds = check_int("rounds", rounds, 1, 1000)
     judged: tuple[str, ...]
+    modes: tuple[str, ...]
     if serialize is None:  # not cpuid: a VM exit per read on a guest takes seconds (7-10 s on KVM)
         modes = judged = ("lfence",)
     elif isinstance(serialize, str):

@@ -536,7 +536,7 @@ def recovery(
     runs = check_int("runs", runs, 1, RUNS_MAX)
     unroll = check_int("unroll", unroll, 1, UNROLL_MAX // 2)  # 2 * unroll copies are simulated too
     rng = _rng(seed)
-    rows = []
+    rows: list[dict[str, float]] = []
     for c in true_ticks:
         single = model.simulate(c, runs, seed=rng)
         k1 = model.simulate(c, runs, unroll=unroll, seed=rng)
