@@ -91,10 +91,39 @@ static size_t point_levels(const struct fc_ruler_point *p, size_t n, double agre
 /* Runs on either side of a hop at least, for its place to be read off them. */
 #define HOP_SIDE_MIN 8
 
-static int cmp_double(const void *x, const void *y)
+/* The k-th smallest of v[0 .. n) (k < n), v reordered: Hoare's selection,
+ * linear on average. A stretch holds up to a millisecond of runs (tens of
+ * thousands for a short body), and sorting it at every level change cost
+ * more than the runs' own conversion. */
+static double kth_smallest(double *v, size_t n, size_t k)
 {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const double pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break; /* v[k] equals the pivot */
+    }
+    return v[k];
 }
 
 /* What a stretch's runs say of a level change between its two points. */
@@ -134,8 +163,7 @@ static enum body_verdict read_body(const struct fc_run_ticks *t, size_t r0, size
     for (size_t i = 0; i < n; i++)
         x[i] = (double)t->a[r0 + i] - (double)t->b[r0 + i];
     memcpy(sum, x, n * sizeof *x); /* a scratch copy for the median */
-    qsort(sum, n, sizeof *sum, cmp_double);
-    const double median = sum[n / 2];
+    const double median = kth_smallest(sum, n, n / 2);
     if (!(median > 0))
         goto done; /* no body to read */
     /* an interrupt lies beyond a quarter of the body and six of its
@@ -143,8 +171,7 @@ static enum body_verdict read_body(const struct fc_run_ticks *t, size_t r0, size
      * deviation) */
     for (size_t i = 0; i < n; i++)
         sum[i] = fabs(x[i] - median);
-    qsort(sum, n, sizeof *sum, cmp_double);
-    const double scatter = 6 * 1.4826 * sum[n / 2], far = median / 4 > scatter ? median / 4 : scatter;
+    const double scatter = 6 * 1.4826 * kth_smallest(sum, n, n / 2), far = median / 4 > scatter ? median / 4 : scatter;
     sum[0] = sq[0] = 0;
     for (size_t i = 0; i < n; i++) {
         double v = fabs(x[i] - median) > far ? median : x[i];
