@@ -171,7 +171,8 @@ static enum body_verdict read_body(const struct fc_run_ticks *t, size_t r0, size
      * deviation) */
     for (size_t i = 0; i < n; i++)
         sum[i] = fabs(x[i] - median);
-    const double scatter = 6 * 1.4826 * kth_smallest(sum, n, n / 2), far = median / 4 > scatter ? median / 4 : scatter;
+    const double scatter = 6 * 1.4826 * kth_smallest(sum, n, n / 2);
+    const double far = median / 4 > scatter ? median / 4 : scatter;
     sum[0] = sq[0] = 0;
     for (size_t i = 0; i < n; i++) {
         double v = fabs(x[i] - median) > far ? median : x[i];
@@ -205,7 +206,8 @@ static enum body_verdict read_body(const struct fc_run_ticks *t, size_t r0, size
         const double sd = sqrt(fmax(0, (sq[n] - sum[n] * sum[n] / n) / (n - 1)));
         double worst = 0;
         for (size_t k = n / 4; k <= n - n / 4; k++) {
-            double dk = fabs(sum[k] / k - (sum[n] - sum[k]) / (n - k)) + 4 * sd * sqrt(1.0 / k + 1.0 / (n - k));
+            double dk = fabs(sum[k] / k - (sum[n] - sum[k]) / (n - k)) +
+                        4 * sd * sqrt(1.0 / k + 1.0 / (n - k));
             worst = dk > worst ? dk : worst;
         }
         if (worst < median * fabs(change) / 2)

@@ -224,10 +224,10 @@ PyDoc_STRVAR(convert_doc,
 "level_points (the points at each), level_min, level_max, span_ticks (TSC\n"
 "ticks from the first point to the last), hops_located (the hops whose\n"
 "place the runs showed), slowdowns (level changes whose two rulers moved\n"
-"apart or whose body held: other work, not the clock alone; not hops). `a` and `b` (optional, together): both sides'\n"
-"ticks of each run (uint64), at least as many as the last point's runs;\n"
-"a stretch a hop fell into is then converted apart at the hop its runs\n"
-"show.");
+"apart or whose body held: other work, not the clock alone; not hops).\n"
+"`a` and `b` (optional, together): both sides' ticks of each run\n"
+"(uint64), at least as many as the last point's runs; a stretch a hop fell\n"
+"into is then converted apart at the hop its body's ticks show.");
 
 /* Both sides' run ticks for convert(): two 1-d uint64 arrays of one length,
  * covering the points' runs (*a and *b new references, or both NULL where
@@ -247,7 +247,8 @@ static int parse_run_ticks(PyObject *a_obj, PyObject *b_obj, const struct fc_rul
     if (!*a || !*b)
         goto fail;
     if (PyArray_NDIM(*a) != 1 || PyArray_NDIM(*b) != 1) {
-        PyErr_Format(PyExc_ValueError, "a and b must be 1-d arrays of each run's ticks, not %d-d and %d-d",
+        PyErr_Format(PyExc_ValueError,
+                     "a and b must be 1-d arrays of each run's ticks, not %d-d and %d-d",
                      PyArray_NDIM(*a), PyArray_NDIM(*b));
         goto fail;
     }
