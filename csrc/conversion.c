@@ -143,9 +143,9 @@ enum body_verdict {
  * and size within half (a body's ticks scale as 1 / level); the body held
  * where no split of the middle half comes within 4 standard errors of half
  * the levels' change. On a GenuineIntel family 6 model 167 guest, an imul
- * chain's body held (138-140 ticks) through most changes its rulers saw
- * while a sibling was busy, and stepped 138 -> 134 where both rulers rose
- * 2.9%. *split: runs before a step; *err_runs: how far off that may be
+ * chain's body held (138-140 TSC ticks) through most changes its rulers
+ * saw while a sibling was busy, and stepped 138 -> 134 TSC ticks where both
+ * rulers rose 2.9%. *split: runs before a step; *err_runs: how far off that may be
  * (noise over step squared, four times, and a run); *mismatch: how far the
  * body's step and the levels' change differ (a fraction: what converting
  * each side at its level may leave). */
