@@ -33,20 +33,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import fastcpu
 from fastcpu import _conversion, _core
+from fastcpu._estimate import paired_mean
 from host import host_line, load_line
-
-#: The share of paired differences fenced off at each end (interrupts).
-FENCE = 0.05
-
-
-def ticks_and_half(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """The fenced mean of the paired differences (TSC ticks per run) and its
-    95% random half-width."""
-    d = a.astype(np.float64) - b.astype(np.float64)
-    lo, hi = np.quantile(d, [FENCE, 1 - FENCE])
-    kept = d[(d >= lo) & (d <= hi)]
-    return float(kept.mean()), float(1.96 * kept.std(ddof=1) / np.sqrt(len(kept)))
-
 
 #: How a measurement's level changes were converted: its kind's label.
 KINDS = {"placed": "a hop, placed by the runs", "midpoint": "a hop the runs did not show",
@@ -63,6 +51,7 @@ def measure(chain: str, runs: int, n: int, cpu: int | None) -> tuple[list[tuple[
         os.sched_setaffinity(0, {cpu})
     rulers = _conversion.rulers()
     tolerance, resolution = rulers[5:]
+    step_ticks = fastcpu.clock().tsc_step_ticks
     steady, hopped = [], []
     for _ in range(n):
         m = _core.measure(chain, runs=runs, serialize="lfence", copies=1, diff=False, counter="tsc",
@@ -70,7 +59,8 @@ def measure(chain: str, runs: int, n: int, cpu: int | None) -> tuple[list[tuple[
         c = m.conversion
         if c is None or not np.isfinite(c.cycles_per_tick):
             continue
-        ticks, half = ticks_and_half(m.a, m.b)
+        est = paired_mean(m.a, m.b, step_ticks)  # bench()'s own estimator, in TSC ticks
+        ticks, half = est.ticks, est.ci95_ticks
         if c.hops == 0 and c.slowdowns == 0:
             steady.append((ticks * c.cycles_per_tick - truth, half * c.cycles_per_tick + ticks * c.ci95))
             continue
