@@ -110,11 +110,11 @@ def way_words(r: BenchResult | DiffResult, named: bool = True) -> str:
     head = f"{r.method}: " if named else ""
     if math.isnan(r.estimate_core_cycles):  # core cycles unknown there
         if not r.resolved:
-            return f"{head}{r.cost_text('ns')} ns (below what the harness resolves; core cycles unknown)"
+            return f"{head}{r.cost_text('ns')} ns ({r.below_resolution_words}; core cycles unknown)"
         return f"{head}{r.cost_text('ns')} ns, ESTIMATE (core cycles unknown)"
     ns = f"{r.upper_bound_ns:.1f}" if not r.resolved else f"{r.estimate_ns:.1f}"
     if not r.resolved:
-        return f"{head}{r.cost_text('core_cycles')} core cycles (< {ns} ns: below what the harness resolves)"
+        return f"{head}{r.cost_text('core_cycles')} core cycles (< {ns} ns: {r.below_resolution_words})"
     return f"{head}{r.cost_text('core_cycles')} core cycles ({ns} ns), ESTIMATE"
 
 def cheapest(ways: Sequence[Way]) -> Way | None:

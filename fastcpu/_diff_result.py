@@ -4,6 +4,7 @@ is the one way to build one."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import InitVar, dataclass, field
 
 import numpy as np
@@ -28,10 +29,12 @@ class DiffResult(Estimated):
     ``(long[i] - short[i]) / k`` inside an outlier fence, migrated pairs
     left out, which cancels whatever the harness adds or hides once per run
     (nanoBench's and uarch-bench's method). For a throughput-bound sequence
-    it is a throughput figure; for a dependent chain, its latency. It
-    includes the copy loop's own cost per copy (an add and a fused cmp/jne,
-    about 1-1.5 core cycles per copy here) where the body is faster than
-    that loop: below about 2 core cycles per copy it reads the loop.
+    it is a throughput figure; for a dependent chain, its latency. A body
+    faster than the copy loop itself (an add and a fused cmp/jne per copy;
+    through the user path the call and return too) reads as the loop:
+    :func:`fastcpu.bench_diff` measures the loop's own cost per copy on the
+    host at hand (``_copy_loop``), and a figure whose interval reaches down
+    to it is not resolved: it is shown as the bound :attr:`upper_bound`.
 
     Attributes:
         method: the method's name (``'user:NAME'`` for a user function).
@@ -49,6 +52,11 @@ class DiffResult(Estimated):
         cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
             (0: not known, e.g. the first-use figure).
         caveats, clock_motion: as for :class:`BenchResult`.
+        copy_loop_core_cycles: the copy loop's own cost per copy, core
+            cycles (the empty sequence, or a user function of no cost,
+            timed the same way on the same host); 0 where not measured
+            (files before fastcpu 0.8.7, a DiffResult built by hand).
+        copy_loop_ci95_core_cycles: its 95% half-width, core cycles.
     """
 
     method: str
@@ -67,6 +75,8 @@ class DiffResult(Estimated):
     cycles_per_tick_ci95: float = 0.0
     caveats: tuple[str, ...] = ()
     clock_motion: ClockMotion | None = None
+    copy_loop_core_cycles: float = 0.0
+    copy_loop_ci95_core_cycles: float = 0.0
 
     def __post_init__(self, clock: str | None) -> None:
         take_old_clock(self, clock)
@@ -88,6 +98,8 @@ class DiffResult(Estimated):
         cycles_per_tick_ci95: float = 0.0,
         caveats: tuple[str, ...] = (),
         clock_motion: ClockMotion | None = None,
+        copy_loop_core_cycles: float = 0.0,
+        copy_loop_ci95_core_cycles: float = 0.0,
     ) -> DiffResult:
         """The one way to build a DiffResult from per-pair arrays, as
         :meth:`BenchResult.from_arrays` builds a BenchResult: ``runs`` is
@@ -107,11 +119,55 @@ class DiffResult(Estimated):
             short=short, migrated=migrated, tsc_hz=clock.tsc_hz,
             cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
             tsc_step_ticks=clock.tsc_step_ticks, counter=counter,
-            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion)
+            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion,
+            copy_loop_core_cycles=float(copy_loop_core_cycles),
+            copy_loop_ci95_core_cycles=float(copy_loop_ci95_core_cycles))
 
     @cached_property
     def _recommended(self) -> _estimate.Estimate:
         return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)
+
+    @property
+    def _loop_ticks(self) -> float:
+        """The top of the copy loop's interval in counts of the counter (0:
+        not measured, or core cycles unknown)."""
+        top = self.copy_loop_core_cycles + self.copy_loop_ci95_core_cycles
+        per = self.units.cycles_per_count
+        return top / per if top > 0 and math.isfinite(per) and per > 0 else 0.0
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the cost per copy stands out from the copy loop's own: the
+        95% interval lies above the top of the loop's (:attr:`copy_loop_core_cycles`
+        with its half-width), and above 0. A body the loop hides reads as
+        the loop, and is known only as a bound (:attr:`upper_bound`)."""
+        loop = self._loop_ticks
+        if loop == 0:
+            return super().resolved
+        rec = self._recommended
+        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
+        return rec.ticks - half > loop
+
+    @property
+    def upper_bound(self) -> float:
+        """For a cost that is not :attr:`resolved`, what it is below, in TSC
+        ticks per copy (core cycles with a PMU counter): the top of the
+        reading's interval, or of the copy loop's where that is higher (the
+        reading is the loop's pace or the body's, whichever is slower). NaN
+        for a resolved cost."""
+        loop = self._loop_ticks
+        if loop == 0 or self.resolved:
+            return super().upper_bound
+        rec = self._recommended
+        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
+        return max(rec.ticks + half, loop, 1.0 / self._copies)
+
+    @property
+    def below_resolution_words(self) -> str:
+        """Why a bound is shown: what hides a cost below it."""
+        if self._loop_ticks:
+            return "within the copy loop's own cost per copy"
+        return super().below_resolution_words
 
     def __repr__(self) -> str:
         """One line: the method, its estimate per copy in core cycles (and TSC
@@ -134,17 +190,22 @@ class DiffResult(Estimated):
                     caption=f"fastcpu.DiffResult {self.method}: cost per copy by differencing"),
             d.paragraph(facts),
             d.paragraph("no harness-bias correction: differencing cancels what the harness adds "
-                        "once per run; below about 2 core cycles per copy it reads the copy loop"),
+                        "once per run; a body faster than the copy loop reads as the loop"
+                        + (f" ({_display.figure(self.copy_loop_core_cycles, self.copy_loop_ci95_core_cycles)} "
+                           "core cycles per copy here)" if self.copy_loop_core_cycles else "")),
             d.paragraph(self._clock_words()),
             d.bullets(self.caveats, "caveats"),
         )
 
     def __str__(self) -> str:
-        return (
-            f"{self.method}: {self.estimate:.2f} +- {self.estimate_ci95:.2f} ticks per copy "
-            f"({self.estimate_core_cycles:.2f} core cycles) by differencing "
-            f"{self.k} and {2 * self.k} copies over {self.runs} interleaved pairs of runs"
-        )
+        if self.resolved:
+            cost = (f"{self.estimate:.2f} +- {self.estimate_ci95:.2f} ticks per copy "
+                    f"({self.estimate_core_cycles:.2f} core cycles)")
+        else:
+            cost = (f"< {self.upper_bound:.2f} ticks per copy (< {self.upper_bound_core_cycles:.2f} core cycles: "
+                    f"{self.below_resolution_words})")
+        return (f"{self.method}: {cost} by differencing "
+                f"{self.k} and {2 * self.k} copies over {self.runs} interleaved pairs of runs")
 
 
 # The old name of `counter`, read-only, deprecated. Set after the class is

@@ -67,7 +67,8 @@ def rulers_agree(took: Runs) -> bool:
     return not runs_clock(took.measured.conversion, took.clock, took.counter)[2]
 
 
-def bench_result(took: Runs, *, serialize: str, unroll: int, bias: KnownBias | None = None) -> BenchResult:
+def bench_result(took: Runs, *, serialize: str, unroll: int, bias: KnownBias | None = None,
+                 loop_core_cycles: float = 0.0) -> BenchResult:
     """The BenchResult of `took` (runs of `unroll` copies against the empty
     sequence in `serialize` mode), with the harness `bias` as it stood when
     they were measured (``_selftest.known_bias``: what :func:`fastcpu.bench`
@@ -75,32 +76,38 @@ def bench_result(took: Runs, *, serialize: str, unroll: int, bias: KnownBias | N
     conversion at the runs' own clock and the correction among them, when it
     is first looked at (``BenchResult`` of a ``Measurement``): right after
     the runs, where every Python statement runs cold, bench() does no more
-    than hand them over."""
-    return BenchResult._of(Measurement(took, serialize, unroll, bias))
+    than hand them over. `loop_core_cycles`: for copies a run, the top of
+    the copy loop's own cost per copy (``_copy_loop``), the smallest cost
+    per copy they resolve (0: not measured)."""
+    return BenchResult._of(Measurement(took, serialize, unroll, bias, loop_core_cycles))
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
-          counter: str, timeout_s: float = 0.0) -> BenchResult:
+          counter: str, timeout_s: float = 0.0, loop_core_cycles: float = 0.0) -> BenchResult:
     """`runs` runs of `method` (a name or a user function) against the empty
     sequence, converted with the core cycles per tick measured around them
     (TSC; a PMU counter counts core cycles itself); uncorrected: what
     :func:`fastcpu.bench` returns for copies or a PMU counter, and what the
     self-test calibrates on. While the clock's rulers disagree, core cycles
     are NaN and the result says why (its caveats). `timeout_s` bounds a user
-    function's measurement (0: no limit)."""
+    function's measurement (0: no limit). `loop_core_cycles`: as for
+    :func:`bench_result`."""
     took = raw_runs(method, runs=runs, serialize=serialize, copies=unroll, diff=False, counter=counter,
                     cpu=cpu, timeout_s=timeout_s)
-    return bench_result(took, serialize=serialize, unroll=unroll)
+    return bench_result(took, serialize=serialize, unroll=unroll, loop_core_cycles=loop_core_cycles)
 
 
 def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,
-               counter: str, timeout_s: float = 0.0) -> DiffResult:
+               counter: str, timeout_s: float = 0.0, loop: tuple[float, float] = (0.0, 0.0)) -> DiffResult:
     """`runs` interleaved pairs of runs of `method` at 2k and k copies,
-    converted as :func:`timed` converts."""
+    converted as :func:`timed` converts; `loop`: the copy loop's own cost
+    per copy and its 95% half-width, core cycles (``_copy_loop``; 0: not
+    measured)."""
     taken = take(method, runs, serialize=serialize, copies=k, diff=True, counter=counter, cpu=cpu,
                  timeout_s=timeout_s)
     took, got = taken.runs, taken.runs.measured
     return DiffResult.from_arrays(
         method=took.name, serialize=serialize, k=k, cpu=cpu, long=got.a, short=got.b, migrated=got.migrated,
         clock=took.clock, counter=took.counter, cycles_per_tick=taken.cycles_per_tick,
-        cycles_per_tick_ci95=taken.cycles_per_tick_ci95, caveats=taken.caveats, clock_motion=taken.motion)
+        cycles_per_tick_ci95=taken.cycles_per_tick_ci95, caveats=taken.caveats, clock_motion=taken.motion,
+        copy_loop_core_cycles=loop[0], copy_loop_ci95_core_cycles=loop[1])

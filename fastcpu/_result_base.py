@@ -229,6 +229,16 @@ class Estimated:
         return f"{stat.value(self, unit):.{digits}f} +- {stat.half_width(self, unit):.{digits}f}"
 
     @property
+    def below_resolution_words(self) -> str:
+        """Why a cost is shown as a bound (:attr:`resolved` false): what hides
+        a cost below it. For copies a run (``unroll`` > 1) with a resolution,
+        the copy loop's own cost per copy (``_copy_loop``); else the harness's
+        bias, zero and step."""
+        if self._copies > 1 and self.harness_resolution_core_cycles > 0:
+            return "within the copy loop's own cost per copy"
+        return "below what the harness resolves"
+
+    @property
     def _copies(self) -> int:
         """Copies of the sequence a run times: the finest a count can say per copy."""
         return int(getattr(self, "unroll", None) or getattr(self, "k", 1) or 1)

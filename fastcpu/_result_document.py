@@ -50,7 +50,7 @@ def same_bench_result(a: BenchResult, b: BenchResult) -> bool:
 def same_diff_result(a: DiffResult, b: DiffResult) -> bool:
     """Whether two DiffResults hold the same settings, clock and arrays."""
     settings = ("method", "runs", "serialize", "k", "cpu", "tsc_hz", "cycles_per_tick", "tsc_step_ticks",
-                "counter", "caveats")
+                "counter", "caveats", "copy_loop_core_cycles", "copy_loop_ci95_core_cycles")
     return all(_same(getattr(a, s), getattr(b, s)) for s in settings) and all(
         np.array_equal(getattr(a, x), getattr(b, x)) for x in ("long", "short", "migrated"))
 
@@ -286,7 +286,8 @@ def _bench_result_of(rd: Reader, entry: dict[str, Any], where: str, method: str,
 
 #: The fields of a back-to-back entry (a DiffResult).
 DIFF_FIELDS = ("method", "runs", "serialize", "k", "cpu", "counter", "cycles_per_tick", "cycles_per_tick_ci95",
-                "caveats", "clock_motion", "long", "short", "migrated")
+                "caveats", "clock_motion", "copy_loop_core_cycles", "copy_loop_ci95_core_cycles", "long", "short",
+                "migrated")
 
 
 def diff_entry(d: DiffResult) -> dict[str, Any]:
@@ -301,6 +302,8 @@ def diff_entry(d: DiffResult) -> dict[str, Any]:
         "cycles_per_tick_ci95": d.cycles_per_tick_ci95,
         **({"caveats": list(d.caveats)} if d.caveats else {}),
         **({"clock_motion": d.clock_motion.to_dict()} if d.clock_motion is not None else {}),
+        **({"copy_loop_core_cycles": d.copy_loop_core_cycles,
+            "copy_loop_ci95_core_cycles": d.copy_loop_ci95_core_cycles} if d.copy_loop_core_cycles else {}),
         "long": encode_ticks(d.long), "short": encode_ticks(d.short), "migrated": encode_bools(d.migrated),
     }
 
@@ -337,6 +340,11 @@ def _diff_of(rd: Reader, entry: dict[str, Any], where: str, method: str, k: int,
                                        where, "core cycles per TSC tick"),
         caveats=sentences_from(rd, entry, "caveats", where),
         clock_motion=_clock_motion(rd, entry, where),
+        # optional (fastcpu >= 0.8.7): older files show their figures as read
+        copy_loop_core_cycles=_optional(rd, entry, "copy_loop_core_cycles", 0, HARNESS_BIAS_MAX_CORE_CYCLES,
+                                        where, "core cycles"),
+        copy_loop_ci95_core_cycles=_optional(rd, entry, "copy_loop_ci95_core_cycles", 0,
+                                             HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
     )
 
 

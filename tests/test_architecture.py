@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("file codec", ["_atomicfile", "_json_format", "_json_checksum", "_json_write", "_json_read", "_json_document"]),
     ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_result_base", "_harness_correction", "_diff_result", "_bench_result", "_selftest_report", "_table",
                  "_answers", "_result_document", "_results_html", "_machine_results"]),
-    ("measuring", ["_measurement", "_selftest", "_bench", "_machine_run", "_instrument"]),
+    ("measuring", ["_measurement", "_selftest", "_copy_loop", "_bench", "_machine_run", "_instrument"]),
     ("analysis and plots", ["_compare_columns", "_compare_format", "_compare", "_ab", "_seed_table", "export", "noise",
                             "_plot_data", "_plot_text", "_plot_axes", "_plot_runs", "_plot_ecdf", "_plot_published",
                             "plot"]),
