@@ -129,10 +129,13 @@ def section(path: Path) -> str:
         f"`{path.as_posix()}`, {' / '.join(f'{n:,}' for n in runs)} runs per method, "
         f"serialize={res.serialize}. Its TSC runs at {clk.tsc_hz / 1e6:.2f} MHz and moves in "
         f"steps of {clk.tsc_step_ticks:.4g} ticks ({clk.tsc_step_ns:.1f} ns); {_core_clock(clk, _own_rulers(res))}. "
-        "One call timed alone, above the empty sequence:",
+        "One call timed alone, above the empty sequence" + (
+            ", and calls back to back (cost per call in a loop, `bench_diff`):" if res.back_to_back else ":"),
         "",
-        "| way | ESTIMATE, core cycles | +-95% | ns | BEST | MEDIAN | reports the CPU here |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| way | ESTIMATE, core cycles | +-95% | ns | BEST | MEDIAN |"
+        + (" back to back, core cycles | back to back, ns |" if res.back_to_back else "")
+        + " reports the CPU here |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if res.back_to_back else "") + " --- |",
     ]
     notes = []
     for name, label in WAYS.items():
@@ -143,10 +146,13 @@ def section(path: Path) -> str:
         if r.best > r.median:
             flag = " (a)"
             notes.append(name)
+        loop = res.back_to_back.get(name)
+        both = (f" {loop.cost_text(digits=2)} | {loop.cost_text('ns', digits=2)} |" if loop is not None
+                else " | |") if res.back_to_back else ""
         lines.append(
             f"| {label} (`{name}`) | {r.estimate_core_cycles:.1f} | {r.estimate_ci95_core_cycles:.1f} "
             f"| {r.estimate_ns:.1f} | {r.best_core_cycles:.1f}{flag} | {r.median_core_cycles:.1f}{flag} "
-            f"| {reports_cpu(res, name)} |"
+            f"|{both} {reports_cpu(res, name)} |"
         )
     lines.append("")
     lines.append(
@@ -167,8 +173,23 @@ def section(path: Path) -> str:
         lines.append("Where the file's agreement sweep could not run, \"reports the CPU here\" is "
                      "inferred from the catalog and the host's UMIP flag (the table's reasons say so).")
         lines.append("")
+    bounds = [d for d in res.back_to_back.values() if not d.resolved]
+    if bounds:
+        loops = {(d.copy_loop_core_cycles, d.copy_loop_ci95_core_cycles) for d in bounds if d.copy_loop_core_cycles}
+        at = (f" ({next(iter(loops))[0]:.2f} +- {next(iter(loops))[1]:.2f} core cycles per copy here, the empty "
+              "sequence timed the same way)" if len(loops) == 1 else "")
+        lines.append(f"A back-to-back figure `< X` does not stand out from the copy loop's own cost per copy{at}: "
+                     "a call that cheap hides in the loop, and costs under X.")
+        lines.append("")
     lines.append(f"The cheapest way that reports the CPU on this host (`Results.cheapest_way()`, by "
-                 f"ESTIMATE): {res.cheapest_way_words()}.")
+                 f"ESTIMATE), one call alone: {res.cheapest_way_words()}.")
+    if res.back_to_back:
+        lines.append("")
+        lines.append(f"Calls back to back (`Results.cheapest_way('back_to_back')`): "
+                     f"{res.cheapest_way_words('back_to_back')}.")
+        differ = res.answers_differ()
+        if differ:
+            lines += ["", differ[0].upper() + differ[1:] + "."]
     lines += ["", END]
     return "\n".join(lines)
 

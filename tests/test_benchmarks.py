@@ -202,3 +202,24 @@ def test_hop_placement_script_refuses_what_it_cannot_run():
         done = subprocess.run([sys.executable, str(BENCHMARKS / "hop_placement.py"), *args],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 2 and why in done.stderr, done.stderr
+
+
+def test_result_use_prints_every_variant_and_refuses_bad_arguments(tmp_path):
+    exe = tmp_path / "result_use"
+    subprocess.run([CC, "-O2", "-std=c11", "-o", str(exe), str(BENCHMARKS / "result_use.c")], check=True)
+    out = subprocess.run([str(exe), "2", "1000", "-1"], capture_output=True, text=True, check=True).stdout
+    rows = dict(line.rsplit(":", 1) for line in out.splitlines())
+    assert set(rows) == {"add chain", "add chain, result used by imul $1", "add chain, result moved", "imul chain",
+                         "imul chain, result used by imul $1", "imul chain, result moved", "imul $1 alone"}
+    assert all(float(v) > 0 for v in rows.values())  # TSC ticks per iteration: every loop takes time
+    bad = subprocess.run([str(exe), "0", "1000", "-1"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "positive" in bad.stderr
+
+
+def test_result_use_script_converts_by_the_add_chains_own_loop():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "result_use.py"), "--rounds", "2", "--iters", "2000"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Host: " in done.stdout and "core cycles by the add chain's own loop" in done.stdout
+    assert "| add chain | 1 | 1.00 |" in done.stdout  # its own line: 1 core cycle an iteration, by definition
+    assert "| imul chain, result used by imul $1 | 3 |" in done.stdout
