@@ -181,8 +181,8 @@ def section(path: Path) -> str:
         lines.append(f"A back-to-back figure `< X` does not stand out from the copy loop's own cost per copy{at}: "
                      "a call that cheap hides in the loop, and costs under X.")
         lines.append("")
-    lines.append(f"The cheapest way that reports the CPU on this host (`Results.cheapest_way()`, by "
-                 f"ESTIMATE), one call alone: {res.cheapest_way_words()}.")
+    lines.append(f"The cheapest way that reports the CPU on this host, one call alone (`Results.cheapest_way()`, "
+                 f"by ESTIMATE): {res.cheapest_way_words()}.")
     if res.back_to_back:
         lines.append("")
         lines.append(f"Calls back to back (`Results.cheapest_way('back_to_back')`): "

@@ -72,12 +72,15 @@ def bench(
             (``rdtscp; lfence`` at both ends).
         unroll: back-to-back copies per run, 1 to ``UNROLL_MAX``; ``best`` and
             ``median`` are then per copy (a throughput figure). The copies run
-            in a loop that the empty sequence pays too, so a body cheaper than
-            the loop's own pace reads about 0: the loop's cost per copy,
-            measured on first use (``_copy_loop``, a few ms, kept 30 s), is
-            then the smallest cost resolved
-            (:attr:`BenchResult.harness_resolution_core_cycles`), and a
-            figure within it is shown as a bound.
+            in a loop that the empty sequence pays too, and a body overlaps
+            anything from none to all of the loop's own pace: the estimate
+            reads the body less 0 to L, L the loop's cost per copy, measured
+            on first use (``_copy_loop``, a few ms, kept 30 s). So the
+            estimate adds back L/2 with L/2 in its interval
+            (:attr:`BenchResult.harness_bias_core_cycles` -L/2), and L is the
+            smallest cost resolved
+            (:attr:`BenchResult.harness_resolution_core_cycles`): a figure
+            within it is shown as a bound.
         cpu: pin this thread to that CPU for the call, restoring its affinity
             afterwards, even on error.
         counter: ``'tsc'`` (the default) or ``'pmu'``: read the PMU's core-cycle
@@ -206,12 +209,12 @@ def bench(
     if counter == "tsc" and unroll == 1:
         return timed_corrected(method, runs, serialize=serialize, cpu=cpu,
                                path="inline" if isinstance(method, str) else "user", timeout_s=timeout_s)
-    loop = 0.0
-    if unroll > 1:  # the loop hides what is cheaper than its own pace: the smallest cost these runs resolve
+    loop = (0.0, 0.0)
+    if unroll > 1:  # the body overlaps 0 to all of the loop's own pace, which the empty sequence pays
         floor = loop_floor(path_of(method), serialize, counter, floor_k(unroll), cpu)
-        loop = 0.0 if floor is None else floor.top_core_cycles
+        loop = (0.0, 0.0) if floor is None else (floor.core_cycles, floor.ci95_core_cycles)
     return timed(method, runs, serialize=serialize, unroll=unroll, cpu=cpu, counter=counter, timeout_s=timeout_s,
-                 loop_core_cycles=loop)
+                 loop=loop)
 
 
 def bench_diff(

@@ -52,10 +52,9 @@ class Measurement(NamedTuple):
     #: the harness bias as it stood when the runs were taken
     #: (``_selftest.known_bias``), or None: uncorrected
     bias: KnownBias | None
-    #: for copies a run (unroll > 1): the top of the copy loop's own cost per
-    #: copy's interval, core cycles (``_copy_loop``), the smallest cost per
-    #: copy such runs resolve; 0: not measured
-    loop_core_cycles: float = 0.0
+    #: for copies a run (unroll > 1): the copy loop's own cost per copy and
+    #: its 95% half-width, core cycles (``_copy_loop``); (0, 0): not measured
+    loop: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -476,8 +475,7 @@ def _measured_fields(measurement: Measurement) -> dict[str, Any]:
     if not (low <= cpt <= high or cpt != cpt):
         # the one figure of the core's that a file bounds (NaN: unknown): check_figure says why
         check_figure("cycles_per_tick", cpt, low, high, "core cycles per TSC tick", nan=True)
-    # unrolled: no bias to correct, but the loop hides what is cheaper than its own pace
-    bias, ci, resolution, caveats = (HarnessCorrection(0.0, 0.0, 0.0 if caveats else loop, caveats) if known is None
+    bias, ci, resolution, caveats = (loop_correction(loop, caveats) if known is None
                                      else correction_at(known, cpt, caveats))
     top = HARNESS_BIAS_MAX_CORE_CYCLES
     if not (abs(bias) <= top and 0 <= ci <= top and 0 <= resolution <= top and (cpt == cpt or not (bias or ci))):
@@ -496,6 +494,22 @@ def _measured_fields(measurement: Measurement) -> dict[str, Any]:
         clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
         harness_resolution_core_cycles=resolution,
         catalog_row=took.catalog_row)  # what its file will say of it (none for a user function)
+
+
+def loop_correction(loop: tuple[float, float], caveats: tuple[str, ...]) -> HarnessCorrection:
+    """The correction of runs of copies in a loop (unroll > 1) whose loop
+    costs `loop` (core cycles per copy and its 95% half-width; (0, 0): not
+    measured). The empty sequence pays the loop too, and the body overlaps
+    anything from none to all of it: the figure reads the body less 0 to L
+    (L the loop's cost; latency-bound chains read about L low on the
+    AuthenticAMD family 25 model 17 guest). So half of L is added back, the
+    interval carries the other half (with L's own half-width), and a figure
+    within L is not resolved: it may be the loop alone. Nothing while the
+    runs' rulers disagree (caveats: core cycles unknown)."""
+    cost, half = loop
+    if caveats or not cost > 0:
+        return HarnessCorrection(0.0, 0.0, 0.0, caveats)
+    return HarnessCorrection(-cost / 2, cost / 2 + half, cost + half, caveats)
 
 
 class _Measured(BenchResult):

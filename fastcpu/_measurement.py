@@ -68,7 +68,7 @@ def rulers_agree(took: Runs) -> bool:
 
 
 def bench_result(took: Runs, *, serialize: str, unroll: int, bias: KnownBias | None = None,
-                 loop_core_cycles: float = 0.0) -> BenchResult:
+                 loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
     """The BenchResult of `took` (runs of `unroll` copies against the empty
     sequence in `serialize` mode), with the harness `bias` as it stood when
     they were measured (``_selftest.known_bias``: what :func:`fastcpu.bench`
@@ -76,25 +76,26 @@ def bench_result(took: Runs, *, serialize: str, unroll: int, bias: KnownBias | N
     conversion at the runs' own clock and the correction among them, when it
     is first looked at (``BenchResult`` of a ``Measurement``): right after
     the runs, where every Python statement runs cold, bench() does no more
-    than hand them over. `loop_core_cycles`: for copies a run, the top of
-    the copy loop's own cost per copy (``_copy_loop``), the smallest cost
-    per copy they resolve (0: not measured)."""
-    return BenchResult._of(Measurement(took, serialize, unroll, bias, loop_core_cycles))
+    than hand them over. `loop`: for copies a run, the copy loop's own cost
+    per copy and its 95% half-width, core cycles (``_copy_loop``; (0, 0):
+    not measured), which the result corrects for
+    (``_bench_result.loop_correction``)."""
+    return BenchResult._of(Measurement(took, serialize, unroll, bias, loop))
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
-          counter: str, timeout_s: float = 0.0, loop_core_cycles: float = 0.0) -> BenchResult:
+          counter: str, timeout_s: float = 0.0, loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
     """`runs` runs of `method` (a name or a user function) against the empty
     sequence, converted with the core cycles per tick measured around them
     (TSC; a PMU counter counts core cycles itself); uncorrected: what
     :func:`fastcpu.bench` returns for copies or a PMU counter, and what the
     self-test calibrates on. While the clock's rulers disagree, core cycles
     are NaN and the result says why (its caveats). `timeout_s` bounds a user
-    function's measurement (0: no limit). `loop_core_cycles`: as for
+    function's measurement (0: no limit). `loop`: as for
     :func:`bench_result`."""
     took = raw_runs(method, runs=runs, serialize=serialize, copies=unroll, diff=False, counter=counter,
                     cpu=cpu, timeout_s=timeout_s)
-    return bench_result(took, serialize=serialize, unroll=unroll, loop_core_cycles=loop_core_cycles)
+    return bench_result(took, serialize=serialize, unroll=unroll, loop=loop)
 
 
 def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,

@@ -104,9 +104,11 @@ class Estimated:
     migrated: np.ndarray
     _recommended: _estimate.Estimate  # each result type says how it estimates
     # The harness's own systematic error and its 95% half-width, core cycles
-    # per copy, as the self-test measured it (fastcpu.selftest): subtracted
-    # from the estimate and added to its interval. 0 where none was applied
-    # (DiffResult, unrolled or PMU results, files written before 0.3.0).
+    # per copy, as the self-test measured it (fastcpu.selftest), or for
+    # copies a run (unroll > 1, since 0.8.7) half the copy loop's own cost
+    # (_bench_result.loop_correction): subtracted from the estimate and added
+    # to its interval. 0 where none was applied (DiffResult, PMU results,
+    # unrolled ones before 0.8.7, files written before 0.3.0).
     harness_bias_core_cycles: float = 0.0
     harness_bias_ci95_core_cycles: float = 0.0
     # The 95% half-width of cycles_per_tick (0: not known).

@@ -102,17 +102,19 @@ def format_back_to_back(results: Iterable[DiffResult]) -> str:
     """The second question's table: per way, the cost per call with calls
     back to back (``bench_diff``: runs of 2k copies against k, the
     difference over k), ESTIMATE in TSC ticks with its 95% half-width, ns
-    and core cycles; ``< X`` where it does not stand out from the copy
-    loop's own cost per copy (named in the heading where measured), or
-    from zero."""
+    and core cycles (less half the copy loop's own cost per copy, the other
+    half in the interval); ``< X`` where it does not stand out from the
+    loop's cost (named in the heading where measured), or from zero."""
     results = list(results)
     names = [printable(r.method) for r in results]
     w = max([14] + [len(n) for n in names])
     loops = sorted({(r.copy_loop_core_cycles, r.copy_loop_ci95_core_cycles) for r in results
                     if r.copy_loop_core_cycles})
-    loop = (f"; the copy loop itself {loops[0][0]:.2f} +- {loops[0][1]:.2f} core cycles per copy: "
-            "a call that does not stand out from it shows as < X" if len(loops) == 1 else
-            "; a call that does not stand out from the copy loop's own cost shows as < X" if loops else "")
+    loop = (f"; the copy loop itself {loops[0][0]:.2f} +- {loops[0][1]:.2f} core cycles per copy, which a call "
+            "overlaps wholly to not at all: half of it taken off, half in the interval, and a call that does "
+            "not stand out from it shows as < X" if len(loops) == 1 else
+            "; the copy loop's own cost, which a call overlaps wholly to not at all: half of it taken off, half "
+            "in the interval, and a call that does not stand out from it shows as < X" if loops else "")
     lines = [f"calls back to back (bench_diff: {'/'.join(sorted({str(2 * r.k) for r in results}))} against "
              f"{'/'.join(sorted({str(r.k) for r in results}))} copies a run; cost per call{loop})",
              f"{'METHOD':{w}} {'ticks':>9} {'+-95%':>6} {'ns':>8} {'cycles':>9} {'estimator':11} migrated"]

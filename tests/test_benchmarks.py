@@ -223,3 +223,16 @@ def test_result_use_script_converts_by_the_add_chains_own_loop():
     assert "Host: " in done.stdout and "core cycles by the add chain's own loop" in done.stdout
     assert "| add chain | 1 | 1.00 |" in done.stdout  # its own line: 1 core cycle an iteration, by definition
     assert "| imul chain, result used by imul $1 | 3 |" in done.stdout
+
+
+def test_copy_loop_script_prints_its_three_tables():
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "copy_loop.py"), "--rounds", "1", "--runs", "100",
+                           "--unroll", "4"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Host: " in out and "| 16 / 32 |" in out and "#### 4 copies a run" in out and "#### Back to back" in out
+    assert "| add_chain_4 | 4 |" in out and "| imul_chain_300 | 900 |" in out
+    assert "with the correction" in out and out.count("Held the truth:") == 2
+    bad = subprocess.run([sys.executable, str(BENCHMARKS / "copy_loop.py"), "--unroll", "1"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "--unroll" in bad.stderr

@@ -56,11 +56,32 @@ def test_a_figure_within_the_loop_is_a_bound_above_both(base):
     assert math.isnan(dataclasses.replace(d).upper_bound)  # resolved without the loop: no bound
 
 
-def test_a_figure_above_the_loop_stands_as_read(base):
+def test_a_figure_above_the_loop_loses_half_the_loop_and_carries_the_other_half(base):
+    # the body overlaps none to all of the loop: the reading is the body plus 0 to L
     d = loop_result("vdso", 3.0, base, jitter_ticks=0.5)
-    loop = with_loop(d, d.estimate_core_cycles / 3, 0.05)
-    assert loop.resolved and loop.estimate == d.estimate and loop.estimate_ci95 == d.estimate_ci95
-    assert math.isnan(loop.upper_bound)
+    L, half = d.estimate_core_cycles / 3, 0.05
+    loop = with_loop(d, L, half)
+    cpt = d.cycles_per_tick
+    assert loop.resolved and math.isnan(loop.upper_bound)
+    assert loop.harness_bias_core_cycles == pytest.approx(L / 2)
+    assert loop.estimate == pytest.approx(d.estimate - L / 2 / cpt)
+    assert loop.estimate_ci95 == pytest.approx(d.estimate_ci95 + (L / 2 + half) / cpt)
+    # the interval spans the body's whole range: the reading less L, to the reading
+    low = loop.estimate_core_cycles - loop.estimate_ci95_core_cycles
+    high = loop.estimate_core_cycles + loop.estimate_ci95_core_cycles
+    assert low <= d.estimate_core_cycles - L and high >= d.estimate_core_cycles
+    assert with_loop(d, 0.0, 0.0).harness_bias_ci95_core_cycles == 0 == with_loop(d, 0.0, 0.0).harness_bias_core_cycles
+
+
+def test_an_unrolled_runs_correction_adds_half_the_loop_back():
+    from fastcpu._bench_result import loop_correction
+    # the empty sequence pays the loop too: the reading is the body less 0 to L
+    c = loop_correction((1.2, 0.1), ())
+    assert (c.bias_core_cycles, c.ci95_core_cycles, c.resolution_core_cycles) == pytest.approx((-0.6, 0.7, 1.3))
+    assert c.caveats == ()
+    unknown = ("core cycles unknown: the rulers disagree",)
+    assert loop_correction((1.2, 0.1), unknown) == (0.0, 0.0, 0.0, unknown)  # nothing to correct in core cycles
+    assert loop_correction((0.0, 0.0), ()) == (0.0, 0.0, 0.0, ())  # not measured
 
 
 def test_the_line_is_the_top_of_the_loops_interval(base):

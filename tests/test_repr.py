@@ -194,7 +194,7 @@ def test_diff_result_repr_and_html(live):
                         (d.estimate_core_cycles, d.estimate_ci95_core_cycles)):
         assert pm(value, half) in text
         assert f"[{value - half:.2f}, {value + half:.2f}]" in text
-    assert "estimate (diff)" in text and "no harness-bias correction" in text
+    assert "estimate (diff)" in text and "the copy loop's own cost may add to the body" in text
     hostile = dataclasses.replace(d, method=HOSTILE, clock=None)
     assert html.escape(HOSTILE) in hostile._repr_html_()
     parse(hostile._repr_html_())
