@@ -216,13 +216,13 @@ def test_result_use_prints_every_variant_and_refuses_bad_arguments(tmp_path):
     assert bad.returncode == 2 and "positive" in bad.stderr
 
 
-def test_result_use_script_converts_by_the_add_chains_own_loop():
+def test_result_use_script_converts_by_the_imul_chains_own_loop():
     done = subprocess.run([sys.executable, str(BENCHMARKS / "result_use.py"), "--rounds", "2", "--iters", "2000"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "Host: " in done.stdout and "core cycles by the add chain's own loop" in done.stdout
-    assert "| add chain | 1 | 1.00 |" in done.stdout  # its own line: 1 core cycle an iteration, by definition
-    assert "| imul chain, result used by imul $1 | 3 |" in done.stdout
+    assert "Host: " in done.stdout and "core cycles by the imul chain's own loop" in done.stdout
+    assert "| imul chain | 3 | 3.00 |" in done.stdout  # its own line: 3 core cycles an iteration, by definition
+    assert "| imul chain, result used by imul $1 | 3 |" in done.stdout and "| add chain | 1 |" in done.stdout
 
 
 def test_copy_loop_script_prints_its_three_tables():
