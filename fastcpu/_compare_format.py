@@ -182,7 +182,8 @@ QUESTION_HEADINGS = {
 
 #: What a back-to-back ESTIMATE is (DiffResult.estimate).
 _BACK_TO_BACK_MEANING = ("the differencing estimate (DiffResult.estimate: the fenced mean of the paired "
-                         "differences of 2k and k copies, over k), which cancels what the harness adds once a run")
+                         "differences of 2k and k copies, over k), which cancels what the harness adds once a run, "
+                         "less half the copy loop's own cost per copy where measured (fastcpu 0.8.7 on)")
 #: What the terminal says where no file measured calls back to back.
 NONE_BACK_TO_BACK = (f"{QUESTION_WORDS[BACK_TO_BACK]}: {NOT_MEASURED} in any of these files (written before "
                      "fastcpu 0.7.0, or measured with --unroll): only one call alone is compared")
