@@ -22,7 +22,7 @@
  * between them.
  */
 #define _GNU_SOURCE
-#include <sched.h>
+#include "pin.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,13 +119,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "ROUNDS and RUNS must be >= 1, CPU >= 0\n");
         return 2;
     }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) {
-        perror("sched_setaffinity");
+    if (pin_to(cpu) != 0)
         return 1;
-    }
     /* the header: each variant's name and truth; then a line per round */
     for (size_t v = 0; v < N_VARIANTS; v++)
         printf("%s%s:%d", v ? "\t" : "", variants[v].name, variants[v].truth);

@@ -29,7 +29,7 @@
  * per round: each variant's mean TSC ticks over RUNS runs.
  */
 #define _GNU_SOURCE
-#include <sched.h>
+#include "pin.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,13 +98,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "ROUNDS and RUNS must be positive\n");
         return 2;
     }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(atoi(argv[3]), &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) {
-        perror("sched_setaffinity");
+    if (pin_to(atoi(argv[3])) != 0)
         return 1;
-    }
     for (size_t v = 0; v < N_VARIANTS; v++)
         printf("%s%s|%s:%d", v ? "\t" : "", variants[v].close, variants[v].body, variants[v].truth);
     printf("\n");

@@ -15,7 +15,7 @@
  * script converts with the add chain's own line: 1 core cycle an iteration).
  */
 #define _GNU_SOURCE
-#include <sched.h>
+#include "pin.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,15 +66,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "ROUNDS and ITERS must be positive\n");
         return 2;
     }
-    if (cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        if (sched_setaffinity(0, sizeof set, &set) != 0) {
-            perror("sched_setaffinity");
-            return 1;
-        }
-    }
+    if (cpu >= 0 && pin_to(cpu) != 0)
+        return 1;
     size_t n = sizeof VARIANTS / sizeof VARIANTS[0];
     uint64_t best[sizeof VARIANTS / sizeof VARIANTS[0]];
     for (size_t v = 0; v < n; v++)
