@@ -239,12 +239,15 @@ def bench_diff(
     copy is timed without a loop), so its set-up cancels too. For a
     throughput-bound sequence the copies overlap and the figure is a
     throughput; for a dependent chain (the known-cost chains continue from
-    copy to copy) it is the latency. The loop's own cost overlaps the body,
-    and a body faster than the loop reads as the loop: the loop's cost per
-    copy is measured on first use (the empty sequence, or a user function of
-    no cost, timed the same way: ``_copy_loop``, about 1 ms, kept 30 s), and a
-    figure whose interval reaches down to it is shown as a bound
-    (:attr:`DiffResult.copy_loop_core_cycles`, :attr:`DiffResult.resolved`).
+    copy to copy) it is the latency. The copy loop has a pace of its own, L
+    core cycles per copy, measured on first use (the empty sequence, or a
+    user function of no cost, timed the same way: ``_copy_loop``, a few ms,
+    kept 30 s). A body overlaps none to all of it and reads as the body plus
+    0 to L: the estimate loses L/2, with the other half in its interval
+    (:attr:`DiffResult.harness_bias_core_cycles`), and a body faster than the
+    loop reads as the loop, so a figure whose interval reaches down to L is
+    shown as a bound (:attr:`DiffResult.copy_loop_core_cycles`,
+    :attr:`DiffResult.resolved`).
     On the AuthenticAMD family 25 model 17 (Zen 4) guest the loop cost 1.0
     core cycles per copy inline at 16 copies, 3.1 through the user path.
 

@@ -1,5 +1,5 @@
-"""The copy loop's own cost per copy: the smallest cost per call that the
-back-to-back figures resolve.
+"""The copy loop's own cost per copy: what a figure timed in copies cannot
+tell from the body, and the smallest cost per call it resolves.
 
 :func:`fastcpu.bench_diff` and ``bench(m, unroll=k)`` time copies of a body
 in a loop (csrc/timing.h: an add and a fused compare-and-branch per copy;
@@ -12,13 +12,19 @@ own pace, and a body cheaper than that pace hides in it:
 - bench(unroll=64) reads about 0: the empty sequence pays the same loop.
   rseq read 0.1 core cycles per copy there, where calls back to back cost 1.0.
 
+A body dearer than the loop overlaps anything from none to all of it, by
+code alignment and loop shape: back to back it reads the body plus 0 to L (L
+the loop's cost per copy), unrolled the body less 0 to L.
+
 So the loop's own cost is measured on the host at hand. It is the empty
 sequence (or, through the user path, a user function of no cost) timed by
 bench_diff() with the same copies, mode, counter and CPU. It is kept
 ``CORRECTION_MAX_AGE_S``, like the harness bias, and in core cycles:
-the loop is work, not time. A back-to-back figure whose interval reaches down
-to it, or an unrolled one whose interval reaches down to it from 0, is
-shown as a bound ("< X core cycles"), never as the loop's cost.
+the loop is work, not time. A back-to-back figure loses L/2
+(``DiffResult.harness_bias_core_cycles``) and an unrolled one gains it
+(``_bench_result.loop_correction``), the other half in the interval; one
+whose interval reaches down to L (from 0 when unrolled) is shown as a bound
+("< X core cycles"), never as the loop's cost.
 """
 
 from __future__ import annotations
