@@ -17,7 +17,9 @@ host named:
    error against the truth and how often the printed interval or bound held
    it;
 3. the same chains back to back (bench_diff, k=16): median error and
-   coverage.
+   coverage, inline and through the user path (the chains compiled here as a
+   user's shared library, benchmarks/user_chains.c, where the loop holds a
+   call and a return).
 
     python benchmarks/copy_loop.py                  # about ten seconds
     python benchmarks/copy_loop.py --rounds 10 --cpu 1 --unroll 8 64
@@ -30,12 +32,14 @@ import math
 import os
 import statistics
 import sys
+import tempfile
 from collections.abc import Callable
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import fastcpu
 from fastcpu import _bench, _copy_loop
+from accuracy import build_user_chains, user_fn
 from host import host_line, load_line
 from printed import holds
 
@@ -98,14 +102,20 @@ def unrolled_table(unroll: int, rounds: int, runs: int, cpu: int | None) -> list
 
 
 def diff_table(rounds: int, runs: int, cpu: int | None) -> list[str]:
-    out = ["| chain | truth | bench_diff (k=16): median error, held |", "| --- | ---: | ---: |"]
-    total = 0
-    for c in chains(1024):
-        err, held = judge(lambda: fastcpu.bench_diff(c.name, runs, cpu=cpu), c.truth_core_cycles, rounds)
-        total += held
-        out.append(f"| {c.name} | {c.truth_core_cycles} | {'bound' if math.isnan(err) else f'{err:+.2f}'}, "
-                   f"{held}/{rounds} |")
-    return out + ["", f"Held the truth: {total} of {(len(out) - 2) * rounds}.", ""]
+    out = ["| chain | truth | inline, bench_diff (k=16): median error, held | user path: median error, held |",
+           "| --- | ---: | ---: | ---: |"]
+    totals = [0, 0]
+    with tempfile.TemporaryDirectory() as d:
+        lib = build_user_chains(d)
+        for c in chains(1024):
+            cells = []
+            for i, target in enumerate((c.name, user_fn(lib, c))):
+                err, held = judge(lambda: fastcpu.bench_diff(target, runs, cpu=cpu), c.truth_core_cycles, rounds)
+                totals[i] += held
+                cells.append(f"{'bound' if math.isnan(err) else f'{err:+.2f}'}, {held}/{rounds}")
+            out.append(f"| {c.name} | {c.truth_core_cycles} | {cells[0]} | {cells[1]} |")
+    n = (len(out) - 2) * rounds
+    return out + ["", f"Held the truth: {totals[0]} of {n} inline, {totals[1]} of {n} through the user path.", ""]
 
 
 def main() -> int:

@@ -233,6 +233,7 @@ def test_copy_loop_script_prints_its_three_tables():
     assert "Host: " in out and "| 16 / 32 |" in out and "#### 4 copies a run" in out and "#### Back to back" in out
     assert "| add_chain_4 | 4 |" in out and "| imul_chain_300 | 900 |" in out
     assert "with the correction" in out and out.count("Held the truth:") == 2
+    assert "through the user path." in out and "| user path: median error, held |" in out
     bad = subprocess.run([sys.executable, str(BENCHMARKS / "copy_loop.py"), "--unroll", "1"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "--unroll" in bad.stderr
