@@ -33,12 +33,22 @@ checksum)::
                                                   where the clock's core cycles are unknown)
         "catalog_row": {"kind": "method", "role": "cpu_source", "encoding": "cpunode",
                         "description": "LSL on ..."},   (version >= 4; absent for a user function)
+        "harness_resolution_core_cycles": 1.1,                       (optional)
+        "clock_motion": {... ClockMotion.to_dict() ...},             (optional, >= 0.7.0)
         "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
                      "crc32": 2871520013},
         "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
                      "crc32": 309187465},
         "migrated": {"dtype": "bool", "length": 1000, "encoding": "base64-packbits",
                      "data": "...", "crc32": 2768625435}},
+       ...],
+     "back_to_back": [                       (optional, >= 0.7.0: calls back to back, bench_diff)
+       {"method": "gdt", "runs": 1000, "serialize": "lfence", "k": 16, "cpu": null,
+        "counter": "tsc", "cycles_per_tick": 1.42, "cycles_per_tick_ci95": 0.01,
+        "caveats": ["..."], "clock_motion": {...},                  (optional)
+        "copy_loop_core_cycles": 1.01, "copy_loop_ci95_core_cycles": 0.07,
+                                     (optional, >= 0.8.7: the copy loop's own cost per copy)
+        "long": {...}, "short": {...}, "migrated": {...}},          (arrays as above)
        ...],
      "checksum": {"sha256": "<64 hex digits>",                   (version >= 3, required)
                   "field_crc32": {"format": <CRC-32>, ..., "clock": {"tsc_hz": <CRC-32>, ...},
