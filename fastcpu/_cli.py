@@ -137,9 +137,10 @@ def _table_run(args: argparse.Namespace) -> int:
     if any(not r.resolved for r in results):
         if args.unroll > 1:
             loop = max(r.harness_resolution_core_cycles for r in results)
-            print(f"< X: within the copy loop's own cost per copy here ({loop:.2f} core cycles, measured on "
-                  "the empty sequence: a body cheaper than the loop reads about 0), or its interval reaches "
-                  "0: the cost is under X, its bound")
+            print(f"< X: within the copy loop's own cost per copy here ({loop:.2f} core cycles at the top of its "
+                  "interval, measured on the empty sequence: a body cheaper than the loop reads about 0), or "
+                  "its interval reaches 0: the cost is under X, its bound. Every ESTIMATE here adds back half "
+                  "the loop's cost, which a body overlaps wholly to not at all, the other half in its interval")
         else:
             print("< X: below what the harness resolves here (its interval reaches the empty sequence's, or "
                   "below the smallest cost the self-test resolves): the cost is under X, its bound")
