@@ -12,14 +12,32 @@ from fastcpu._ab import _row
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 
-def simulated(true_ticks, seed, runs=4000):
-    model = noise.NoiseModel(step_ticks=24.5, overhead_ticks=60.0, jitter_ticks=2.0)
+#: Counter shapes of the hosts in ../shared/REFERENCE.md (TSC Hz, step in TSC ticks, core cycles
+#: per tick): made-up runs on each, since compare_ab's arithmetic must not depend on any.
+HOST_SHAPES = {
+    "AuthenticAMD family 25 model 1 (Zen 3)": (2445.43e6, 24.5, 1.27),
+    "AuthenticAMD family 25 model 17 (Zen 4)": (2596.15e6, 26.0, 1.42),
+    "AuthenticAMD family 26 model 2 (Zen 5)": (2596.15e6, 26.0, 1.62),
+    "GenuineIntel family 6 model 207": (2000e6, 2.0, 1.28),
+    "GenuineIntel family 6 model 167": (2600e6, 2.0, 1.57),
+}
+ZEN3 = HOST_SHAPES["AuthenticAMD family 25 model 1 (Zen 3)"]
+
+
+def simulated(true_ticks, seed, runs=4000, shape=ZEN3):
+    tsc_hz, step, cpt = shape
+    model = noise.NoiseModel(step_ticks=step, overhead_ticks=60.0, jitter_ticks=2.0)
     return model.simulate(true_ticks, runs, seed=seed,
-                          clock=fastcpu.Clock(tsc_hz=2.5e9, tsc_step_ticks=24.5, cycles_per_tick=1.4))
+                          clock=fastcpu.Clock(tsc_hz=tsc_hz, tsc_step_ticks=step, cycles_per_tick=cpt))
 
 
-def test_the_interval_arithmetic():
-    a, b = simulated(40.0, 1), simulated(60.0, 2)
+@pytest.fixture(params=list(HOST_SHAPES.values()), ids=list(HOST_SHAPES))
+def shape(request):
+    return request.param
+
+
+def test_the_interval_arithmetic(shape):
+    a, b = simulated(40.0, 1, shape=shape), simulated(60.0, 2, shape=shape)
     row = _row("m", a, b, "ns")
     assert row.difference == pytest.approx(b.estimate_ns - a.estimate_ns)
     assert row.difference_ci95 == pytest.approx(math.hypot(a.estimate_ci95_ns, b.estimate_ci95_ns))
@@ -28,16 +46,17 @@ def test_the_interval_arithmetic():
     assert row.ratio_ci95 == pytest.approx(row.ratio * rel)
 
 
-def test_a_real_difference_is_found_and_its_sign_named():
-    # 40 and 60 ticks of true cost, far below the 24.5-tick step's resolution
-    # per run, but 4000 runs each resolve them
-    a, b = simulated(40.0, 1), simulated(60.0, 2)
+def test_a_real_difference_is_found_and_its_sign_named(shape):
+    # 40 and 60 ticks of true cost, below a 24.5- or 26-tick step's
+    # resolution per run, but 4000 runs each resolve them
+    a, b = simulated(40.0, 1, shape=shape), simulated(60.0, 2, shape=shape)
     assert _row("m", a, b, "ns").verdict == "slower"
     assert _row("m", b, a, "ns").verdict == "faster"
 
 
-def test_the_same_cost_twice_is_usually_no_detectable_difference():
-    verdicts = [_row("m", simulated(30.0, s), simulated(30.0, 100 + s), "ns").verdict for s in range(40)]
+def test_the_same_cost_twice_is_usually_no_detectable_difference(shape):
+    verdicts = [_row("m", simulated(30.0, s, shape=shape), simulated(30.0, 100 + s, shape=shape), "ns").verdict
+                for s in range(40)]
     # a 95% interval: about 2 in 40 may exclude 0 by chance
     assert verdicts.count("no detectable difference") >= 34
 
