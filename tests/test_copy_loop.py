@@ -217,16 +217,18 @@ def test_an_unrolled_run_takes_the_loop_at_its_own_copies(unroll, k):
 
 
 def test_live_the_loop_costs_something_and_reaches_the_results():
+    # what each call used is what the cache holds right after it (nothing where the
+    # rulers disagreed while the loop was measured: a hopping clock, a busy sibling)
     floor = _copy_loop.loop_floor("inline", "lfence", "tsc", 16, None)
-    if floor is None:
-        pytest.skip("the core-cycle rulers disagreed while the loop was measured: no core cycles to test")
-    assert 0 < floor.core_cycles < 1e3 and 0 <= floor.ci95_core_cycles < 1e3
+    if floor is not None:
+        assert 0 < floor.core_cycles < 1e3 and 0 <= floor.ci95_core_cycles < 1e3
     d = fastcpu.bench_diff("rseq", 200)
-    kept = _copy_loop.loop_floor("inline", "lfence", "tsc", 16, None)
-    assert (d.copy_loop_core_cycles, d.copy_loop_ci95_core_cycles) == (kept.core_cycles, kept.ci95_core_cycles)
+    kept = _copy_loop._fresh(("inline", "lfence", "tsc", 16, None))
+    used = (0.0, 0.0) if kept is None else (kept.core_cycles, kept.ci95_core_cycles)
+    assert (d.copy_loop_core_cycles, d.copy_loop_ci95_core_cycles) == used
     if not d.resolved:  # a bound never under what was read
         assert d.upper_bound >= d.estimate
     r = fastcpu.bench("rseq", 200, unroll=8)
-    at8 = _copy_loop.loop_floor("inline", "lfence", "tsc", 4, None)
-    if at8 is not None and r.caveats == ():
-        assert r.harness_resolution_core_cycles == pytest.approx(at8.top_core_cycles)
+    at8 = _copy_loop._fresh(("inline", "lfence", "tsc", 4, None))
+    expected = 0.0 if at8 is None or r.caveats else at8.top_core_cycles
+    assert r.harness_resolution_core_cycles == pytest.approx(expected)
