@@ -5,7 +5,7 @@ Copies of a body run in a loop (csrc/timing.h) that the empty sequence pays
 too, and the body overlaps anything from none to all of the loop's own pace.
 Since fastcpu 0.8.7 the loop's cost per copy is measured on the host
 (fastcpu/_copy_loop.py). bench_diff() reads the body plus 0 to L (L the
-loop's cost) and takes half of L off; bench(unroll>1) reads the body less 0
+loop's cost, core cycles per copy) and takes half of L off; bench(unroll>1) reads the body less 0
 to L and adds half of L back; either way the other half is in the interval,
 and a figure within L is shown as a bound. This prints Markdown with the
 host named:

@@ -176,8 +176,9 @@ def section(path: Path) -> str:
     bounds = [d for d in res.back_to_back.values() if not d.resolved]
     if bounds:
         loops = {(d.copy_loop_core_cycles, d.copy_loop_ci95_core_cycles) for d in bounds if d.copy_loop_core_cycles}
-        at = (f" ({next(iter(loops))[0]:.2f} +- {next(iter(loops))[1]:.2f} core cycles per copy here, the empty "
-              "sequence timed the same way)" if len(loops) == 1 else "")
+        (loop, half), = loops if len(loops) == 1 else [(0.0, 0.0)]
+        at = (f" ({loop:.2f} +- {half:.2f} core cycles per copy here, the empty sequence timed the same way)"
+              if loop else "")
         lines.append(f"A back-to-back figure `< X` does not stand out from the copy loop's own cost per copy{at}: "
                      "a call that cheap hides in the loop, and costs under X.")
         lines.append("")

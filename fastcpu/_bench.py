@@ -74,7 +74,7 @@ def bench(
             ``median`` are then per copy (a throughput figure). The copies run
             in a loop that the empty sequence pays too, and a body overlaps
             anything from none to all of the loop's own pace: the estimate
-            reads the body less 0 to L, L the loop's cost per copy, measured
+            reads the body less 0 to L, L the loop's cost in core cycles per copy, measured
             on first use (``_copy_loop``, a few ms, kept 30 s). So the
             estimate adds back L/2 with L/2 in its interval
             (:attr:`BenchResult.harness_bias_core_cycles` -L/2), and L is the

@@ -501,8 +501,8 @@ def loop_correction(loop: tuple[float, float], caveats: tuple[str, ...]) -> Harn
     costs `loop` (core cycles per copy and its 95% half-width; (0, 0): not
     measured). The empty sequence pays the loop too, and the body overlaps
     anything from none to all of it: the figure reads the body less 0 to L
-    (L the loop's cost; latency-bound chains read about L low on the
-    AuthenticAMD family 25 model 17 guest). So half of L is added back, the
+    (L the loop's cost, core cycles per copy; latency-bound chains read
+    about L low on the AuthenticAMD family 25 model 17 guest). So half of L is added back, the
     interval carries the other half (with L's own half-width), and a figure
     within L is not resolved: it may be the loop alone. Nothing while the
     runs' rulers disagree (caveats: core cycles unknown)."""

@@ -8,13 +8,14 @@ own pace, and a body cheaper than that pace hides in it:
 
 - bench_diff() then reads the loop, not the body. On the AuthenticAMD family
   25 model 17 (Zen 4) guest the empty sequence read 1.0 core cycles per copy
-  at 16 copies, and rseq 1.03.
+  at 16 copies, and rseq 1.03 core cycles.
 - bench(unroll=64) reads about 0: the empty sequence pays the same loop.
-  rseq read 0.1 core cycles per copy there, where calls back to back cost 1.0.
+  rseq read 0.1 core cycles per copy there, where back to back it read 1.0
+  core cycles per call.
 
 A body dearer than the loop overlaps anything from none to all of it, by
 code alignment and loop shape: back to back it reads the body plus 0 to L (L
-the loop's cost per copy), unrolled the body less 0 to L.
+the loop's cost, core cycles per copy), unrolled the body less 0 to L.
 
 So the loop's own cost is measured on the host at hand. It is the empty
 sequence (or, through the user path, a user function of no cost) timed by
@@ -102,7 +103,7 @@ def loop_floor(path: str, serialize: str, counter: str, k: int, cpu: int | None)
             # warmed up, left out
             timed_diff(target, FLOOR_RUNS, serialize=serialize, k=k, cpu=cpu, counter=counter)
             # the median of three, so that one disturbed measurement (1.54 core cycles per
-            # copy once, among 0.99-1.01) does not set it
+            # copy once, among 0.99-1.01, AuthenticAMD family 25 model 17) does not set it
             taken = [timed_diff(target, FLOOR_RUNS, serialize=serialize, k=k, cpu=cpu, counter=counter)
                      for _ in range(FLOOR_MEASUREMENTS)]
             figures = sorted((d.estimate_core_cycles, d.estimate_ci95_core_cycles) for d in taken

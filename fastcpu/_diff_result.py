@@ -36,8 +36,8 @@ class DiffResult(Estimated):
     (``_copy_loop``). A body overlaps none to all of it: the figure reads
     the body plus 0 to L (on the AuthenticAMD family 25 model 17 guest the
     known-cost chains read up to about L over their truth, and a plain C
-    loop of the same shape 0 to 0.9 core cycles per iteration over it, by
-    code alignment and loop shape). So half of L is taken off the estimate
+    loop of one add ran at 1.00 core cycles an iteration in most processes,
+    1.65 in some: benchmarks/result_use.py). So half of L is taken off the estimate
     (:attr:`harness_bias_core_cycles`) and the other half is in its
     interval, and a body cheaper than the loop reads as the loop: a figure
     whose interval reaches down to L's is not resolved, and is shown as the
@@ -167,9 +167,8 @@ class DiffResult(Estimated):
         loop = self._loop_ticks
         if loop == 0:
             return super().resolved
-        rec = self._recommended
-        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
-        return rec.ticks - half > loop
+        ticks, half = self._reading
+        return ticks - half > loop
 
     @property
     def upper_bound(self) -> float:
@@ -181,9 +180,8 @@ class DiffResult(Estimated):
         loop = self._loop_ticks
         if loop == 0 or self.resolved:
             return super().upper_bound
-        rec = self._recommended
-        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
-        return max(rec.ticks + half, loop, 1.0 / self._copies)
+        ticks, half = self._reading
+        return max(ticks + half, loop, 1.0 / self._copies)
 
     @property
     def below_resolution_words(self) -> str:

@@ -168,9 +168,8 @@ class Estimated:
         resolves, and its cost is known only as a bound (:attr:`upper_bound`),
         never as a negative or zero cost, nor as an interval reaching below
         what the harness can see."""
-        rec = self._recommended
-        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
-        low = rec.ticks - half
+        ticks, half = self._reading
+        low = ticks - half
         return low > 0 and low - self.harness_bias_ticks - self._bias_ci95_ticks > self._resolution_ticks
 
     @property
@@ -186,11 +185,18 @@ class Estimated:
         copies of a run. NaN for a resolved cost."""
         if self.resolved:
             return math.nan
-        rec = self._recommended
-        half = rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
-        bound = max(rec.ticks + half, 0.0) + max(-rec.ticks, 0.0) + self._resolution_ticks
-        corrected_top = rec.ticks - self.harness_bias_ticks + half + self._bias_ci95_ticks
+        ticks, half = self._reading
+        bound = max(ticks + half, 0.0) + max(-ticks, 0.0) + self._resolution_ticks
+        corrected_top = ticks - self.harness_bias_ticks + half + self._bias_ci95_ticks
         return max(bound, corrected_top, 1.0 / self._copies)
+
+    @property
+    def _reading(self) -> tuple[float, float]:
+        """The recommended estimator's reading as it came, uncorrected, and
+        its random 95% half-width (0 where it has none), TSC ticks per copy:
+        what :attr:`resolved` and :attr:`upper_bound` judge."""
+        rec = self._recommended
+        return rec.ticks, rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
 
     @property
     def _resolution_ticks(self) -> float:
