@@ -5,10 +5,10 @@ Copies of a body run in a loop (csrc/timing.h) that the empty sequence pays
 too, and the body overlaps anything from none to all of the loop's own pace.
 Since fastcpu 0.8.7 the loop's cost per copy is measured on the host
 (fastcpu/_copy_loop.py). bench_diff() reads the body plus 0 to L (L the
-loop's cost, core cycles per copy) and takes half of L off; bench(unroll>1) reads the body less 0
-to L and adds half of L back; either way the other half is in the interval,
-and a figure within L is shown as a bound. This prints Markdown with the
-host named:
+loop's cost, core cycles per copy) and takes half of L off; bench(unroll>1)
+reads the body less 0 to L and adds half of L back; either way the other
+half is in the interval, and a figure within L is shown as a bound. This
+prints Markdown with the host named:
 
 1. the loop's own cost per copy, inline (the empty sequence) and through the
    user path (a user function of no cost), at each number of copies;
@@ -83,7 +83,7 @@ def unrolled_table(unroll: int, rounds: int, runs: int, cpu: int | None) -> list
            "| --- | ---: | ---: | ---: |"]
     measured = _bench.loop_floor
     totals = [0, 0]
-    # about 2,000 core cycles a copy at most, so that a run stays short
+    # about 20,000 core cycles a run at most (16 a copy at least), so that a run stays short
     for c in chains(max(16.0, 20_000 / unroll)):
         t = c.truth_core_cycles
         cells = []

@@ -110,11 +110,12 @@ def format_back_to_back(results: Iterable[DiffResult]) -> str:
     w = max([14] + [len(n) for n in names])
     loops = sorted({(r.copy_loop_core_cycles, r.copy_loop_ci95_core_cycles) for r in results
                     if r.copy_loop_core_cycles})
-    loop = (f"; the copy loop itself {loops[0][0]:.2f} +- {loops[0][1]:.2f} core cycles per copy, which a call "
-            "overlaps wholly to not at all: half of it taken off, half in the interval, and a call that does "
-            "not stand out from it shows as < X" if len(loops) == 1 else
-            "; the copy loop's own cost, which a call overlaps wholly to not at all: half of it taken off, half "
-            "in the interval, and a call that does not stand out from it shows as < X" if loops else "")
+    loop = ""
+    if loops:  # one figure where every result took the same loop
+        own = (f"the copy loop itself {loops[0][0]:.2f} +- {loops[0][1]:.2f} core cycles per copy" if len(loops) == 1
+               else "the copy loop's own cost")
+        loop = (f"; {own}, which a call overlaps wholly to not at all: half of it taken off, half in the interval, "
+                "and a call that does not stand out from it shows as < X")
     lines = [f"calls back to back (bench_diff: {'/'.join(sorted({str(2 * r.k) for r in results}))} against "
              f"{'/'.join(sorted({str(r.k) for r in results}))} copies a run; cost per call{loop})",
              f"{'METHOD':{w}} {'ticks':>9} {'+-95%':>6} {'ns':>8} {'cycles':>9} {'estimator':11} migrated"]
