@@ -41,7 +41,7 @@ import fastcpu
 from cbuild import compile_c
 from host import host_line, load_line
 from printed import holds
-from fastcpu._selftest_report import GOAL_COVERAGE, within_goal
+from fastcpu.results.selftest_report import GOAL_COVERAGE, within_goal
 
 STEADY_PERCENT = 0.5
 

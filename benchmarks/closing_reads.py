@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from cbuild import compile_c
 from host import host_line, load_line
 
-from fastcpu._selftest_report import goal_core_cycles, one_correction_fits
+from fastcpu.results.selftest_report import goal_core_cycles, one_correction_fits
 
 #: The rulers (closing_reads.c names them "ruler_..."): (long, short, core cycles between them).
 RULERS = {"add": ("ruler_add1024", "ruler_add512", 512), "imul": ("ruler_imul342", "ruler_imul171", 513)}

@@ -38,7 +38,8 @@ from collections.abc import Callable
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import fastcpu
-from fastcpu import _bench, _copy_loop
+from fastcpu.instrument import timing as _bench
+from fastcpu.instrument import timing as _copy_loop
 from accuracy import build_user_chains, user_fn
 from host import host_line, load_line
 from printed import holds

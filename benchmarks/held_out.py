@@ -31,7 +31,7 @@ from host import host_line, load_line
 from printed import holds
 
 import fastcpu
-from fastcpu._measurement import timed
+from fastcpu.instrument.harness import timed
 
 
 def held_out(rounds: int, runs: int, cpu: int | None) -> dict[str, tuple[int, float, float, float]]:

@@ -32,8 +32,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import fastcpu
-from fastcpu import _conversion, _core
-from fastcpu._estimate import paired_mean
+from fastcpu import _core
+from fastcpu.instrument import timebase as _conversion
+from fastcpu.results.estimate import paired_mean
 from host import host_line, load_line
 
 #: How a measurement's level changes were converted: its kind's label.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import platform
 
-from fastcpu._machine_info import machine_info
+from fastcpu.instrument.machine import machine_info
 
 
 def host_line() -> str:

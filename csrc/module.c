@@ -37,9 +37,9 @@ static int core_exec(PyObject *module)
     fc_atfork_init();
     fc_models_init();
     core_state *st = get_state(module);
-    /* fastcpu.Error and fastcpu.Unsupported are fastcpu/_errors.py's classes,
+    /* fastcpu.Error and fastcpu.Unsupported are fastcpu/_base.py's classes,
      * so that the analysis kit has them where no core is built. */
-    PyObject *errors = PyImport_ImportModule("fastcpu._errors");
+    PyObject *errors = PyImport_ImportModule("fastcpu._base");
     if (!errors)
         return -1;
     st->error = PyObject_GetAttrString(errors, "Error");

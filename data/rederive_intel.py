@@ -15,12 +15,12 @@ steps), and a harness correction calibrated on those folded chains. This
 script keeps the raw ticks and the machine's facts and replaces only what
 rested on the wrong rulers, saying so in the file's notes:
 
-* the clock's granularity: the lattice fit (``fastcpu._clock.fit_granularity``)
+* the clock's granularity: the lattice fit (``fastcpu.instrument.timebase.fit_granularity``)
   of that host's reads separated by varying work, and the spacing of its
   back-to-back reads beside it (both from the host's rulers file);
 * its rulers: that host's register-register add, imul and immediate-add
   chains (5,000 runs each, less the empty sequence), judged by
-  ``fastcpu._clock.judge_rulers``;
+  ``fastcpu.instrument.timebase.judge_rulers``;
 * every result's core cycles per tick: the midpoint of the held-out ruler
   measured on that host just before the run (1.275) and just after it
   (1.246), half their gap as its 95% half-width (the 0.4.0 brackets timed
@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 import fastcpu
-from fastcpu._clock import RulerTiming, fit_granularity, judge_rulers, read_spacing
+from fastcpu.instrument.timebase import RulerTiming, fit_granularity, judge_rulers, read_spacing
 
 NAME = "intel-xeon-family6-model207-kvm-guest.json"
 #: The held-out add ruler on that host just before and just after the run

@@ -18,29 +18,31 @@ nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
     >>> r.estimate, r.estimate_ci95, r.estimator   # the recommended figure
 """
 
+from typing import TYPE_CHECKING
+
+from ._base import __version__
+from ._base import Error, Unsupported
+from . import _deprecated
+from .instrument import CORE_MISSING, bench, bench_diff, chain_methods, clock, getcpu, getcpu_method, getcpu_node, methods, read, read_raw, selftest
+from .results.values import CalibrationWarning, Clock
+from . import limits
+from .results.bench_result import BenchResult, DiffResult, stability
+
+
 # The package's front door: it names every room's public names and adds
 # nothing; what bench() does not need loads on first use (_ON_FIRST_USE). Which
 # module may import which is docs/architecture.md (tested by
 # tests/test_architecture.py). Here: what users call and the types they
 # meet first; the other record types are in fastcpu.types, the argument
 # limits in fastcpu.limits.
-from typing import TYPE_CHECKING
 
-from ._version import __version__
-from ._errors import Error, Unsupported
-from . import _deprecated
 # The instrument: where the C core is not built (another platform than Linux
 # x86-64, or FASTCPU_NO_CORE=1), each of these raises Unsupported naming the
 # platform (_instrument), and the kit below works alone. First: the core's
 # import refuses a sub-interpreter before anything imports numpy there.
-from ._instrument import (CORE_MISSING, bench, bench_diff, chain_methods, clock, getcpu, getcpu_method,
-                          getcpu_node, methods, read, read_raw, selftest)
-from ._clock_values import CalibrationWarning, Clock
-from . import limits as limits  # the submodule fastcpu.limits
-from ._bench_result import BenchResult, DiffResult, stability
 
 if CORE_MISSING is None:
-    from ._methods import MethodInfo
+    from .instrument.catalog import MethodInfo
 
 #: What `import fastcpu` leaves to its first use (name -> the module that
 #: holds it; a module of its own where the name is the module's): the
@@ -50,21 +52,21 @@ if CORE_MISSING is None:
 #: GenuineIntel family 6 model 167 guest, fastcpu's import after numpy's
 #: took 52-68 ms (min-median of 20) against 0.6.0's 68-92.
 _ON_FIRST_USE = {
-    "Results": "._machine_results", "load": "._machine_results", "ResultFileError": "._json_document",
-    "compare": "._compare", "compare_ab": "._ab", "seed_table": "._seed_table",
-    "check": "._instrument", "measure": "._instrument", "method_code": "._instrument",
+    "Results": ".results.results", "load": ".results.results", "ResultFileError": ".files.write",
+    "compare": ".analysis.compare", "compare_ab": ".analysis.ab", "seed_table": ".analysis.seed_table",
+    "check": ".instrument", "measure": ".instrument", "method_code": ".instrument",
     "noise": ".noise", "types": ".types",
 }
 
 if TYPE_CHECKING:  # what a type checker sees of them: the names themselves
-    from ._ab import compare_ab
-    from ._compare import compare
-    from ._instrument import check, measure, method_code
-    from ._json_document import ResultFileError
-    from ._machine_results import Results, load
-    from ._seed_table import seed_table
-    from . import noise as noise
-    from . import types as types
+    from .analysis.ab import compare_ab
+    from .analysis.compare import compare
+    from .instrument import check, measure, method_code
+    from .files.write import ResultFileError
+    from .results.results import Results, load
+    from .analysis.seed_table import seed_table
+    from . import noise
+    from . import types
 
 __all__ = [
     "__version__",
@@ -122,7 +124,7 @@ def __getattr__(name: str) -> object:
         globals()[name] = value  # asked once
         return value
     if name == "MethodInfo":  # the instrument's: no core here (else imported above)
-        from ._instrument import missing_type
+        from .instrument import missing_type
 
         missing_type(__name__, name)
     # the names that lived here before 0.6.0 (_deprecated.DEPRECATED), or AttributeError

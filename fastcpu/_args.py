@@ -17,7 +17,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ._errors import Error
+from ._base import Error
+
 
 __all__ = [
     "RUNS_MAX",
@@ -330,7 +331,7 @@ def check_method_names(
     names: object, name: str = "methods", *, one_str: bool = False, allow_empty: bool = False
 ) -> list[str]:
     """A list of method names, each a str and named once (whether each names
-    a method is the catalog's to say: :func:`fastcpu._methods.methods_named`).
+    a method is the catalog's to say: :func:`fastcpu.instrument.catalog.methods_named`).
 
     Args:
         names: a list (any iterable) of str.

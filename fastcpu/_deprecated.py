@@ -21,6 +21,7 @@ import importlib
 import warnings
 from dataclasses import dataclass
 
+
 __all__ = ["Deprecated", "DEPRECATED", "REMOVED_IN", "CSV_COLUMNS", "COLUMN", "ESTIMATE", "REGIME", "attribute",
            "renamed_keys", "warn", "warn_key"]
 

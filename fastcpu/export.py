@@ -36,10 +36,11 @@ import os
 from collections.abc import Sequence
 from typing import IO, Any
 
-from ._bench_result import BenchResult, DiffResult
-from ._compare import CSV_COLUMNS, result_rows
-from ._machine_results import BACK_TO_BACK, ONE_CALL, QUESTION_WORDS, Results
-from ._statistics import shown_in, statistic
+from .results.bench_result import BenchResult, DiffResult
+from .analysis.compare import CSV_COLUMNS, result_rows
+from .results.results import BACK_TO_BACK, ONE_CALL, QUESTION_WORDS, Results
+from .results.statistics import shown_in, statistic
+
 
 __all__ = ["to_gbench", "write_csv", "CSV_COLUMNS"]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import _deprecated
 from ._args import COUNTERS, RUNS_MAX, SERIALIZE_MODES, TIMEOUT_MAX_S, UNROLL_MAX
 
+
 __all__ = ["COUNTERS", "RUNS_MAX", "SERIALIZE_MODES", "TIMEOUT_MAX_S", "UNROLL_MAX"]
 
 

@@ -65,9 +65,10 @@ import numpy as np
 
 from . import _deprecated
 from ._args import RUNS_MAX, UNROLL_MAX, check_int, plain_int, plain_number
-from ._clock_values import Clock
-from ._statistics import STATISTICS, statistic
-from ._bench_result import BenchResult
+from .results.values import Clock
+from .results.statistics import STATISTICS, statistic
+from .results.bench_result import BenchResult
+
 
 __all__ = [
     "NoiseModel",
@@ -440,7 +441,7 @@ REGIMES: dict[str, NoiseModel] = _Regimes({
 #: ``'median'`` of ``BenchResult.estimate``), the plain ``mean`` of the paired
 #: differences, the estimator ``'paired_mean'`` (the same fenced mean as
 #: ``BenchResult.estimate``; it was called ``clean_mean`` here) and
-#: ``unroll``, the difference of two unroll counts. ``fastcpu._estimate.ESTIMATORS``
+#: ``unroll``, the difference of two unroll counts. ``fastcpu.results.estimate.ESTIMATORS``
 #: lists what ``BenchResult.estimator`` can be.
 RECOVERY_ESTIMATORS = ("best", "median", "mean", "paired_mean", "unroll")
 
@@ -455,7 +456,7 @@ def paired_mean_ticks(result: BenchResult) -> float:
     """:func:`mean_ticks` over the runs no interrupt hit, TSC ticks per copy above the empty.
 
     The estimator ``'paired_mean'`` of ``BenchResult.estimate``
-    (:func:`fastcpu._estimate.paired_mean`): pairs whose difference lies
+    (:func:`fastcpu.results.estimate.paired_mean`): pairs whose difference lies
     outside a fence around the median difference (8 clock steps, 5 robust
     sigmas or 5% of the median, whichever is widest) are dropped, and so are
     pairs that migrated. The mean keeps its immunity to the step without
@@ -547,6 +548,6 @@ def recovery(
 
 def __getattr__(name: str) -> Any:
     # The old names, deprecated (_deprecated.DEPRECATED): the fenced paired
-    # mean is 'paired_mean' everywhere, and ESTIMATORS is fastcpu._estimate's
+    # mean is 'paired_mean' everywhere, and ESTIMATORS is fastcpu.results.estimate's
     # (what BenchResult.estimator can be).
     return _deprecated.attribute(__name__, name)

@@ -18,21 +18,22 @@ of these were there too before 0.6.0 and still answer there, deprecated
 
 from __future__ import annotations
 
-from ._ab import ABComparison, ABRow
-from ._clock_values import CounterUnits, Rulers
-from ._clock_motion import ClockMotion
-from ._compare import ComparisonTable
-from ._instrument import CORE_MISSING, missing_type
-from ._machine_results import CpuVerdict
-from ._seed_table import SeedRow, SeedTable
-from ._selftest_report import ChainCheck, PathCheck, SelfTest
-from ._stability import Stability
+from .analysis.ab import ABComparison, ABRow
+from .results.values import CounterUnits, Rulers
+from .results.motion import ClockMotion
+from .analysis.compare import ComparisonTable
+from .instrument import CORE_MISSING, missing_type
+from .results.results import CpuVerdict
+from .analysis.seed_table import SeedRow, SeedTable
+from .results.selftest_report import ChainCheck, PathCheck, SelfTest
+from .results.stability import Stability
+
 
 if CORE_MISSING is None:  # the instrument's record types
-    from ._chains import ChainInfo
-    from ._check import Agreement, AgreementTable, Reference
-    from ._read import CpuReading
-    from ._show import CodeBlock, MethodCode
+    from .instrument.catalog import ChainInfo
+    from .instrument.cpu import Agreement, AgreementTable, Reference
+    from .instrument.cpu import CpuReading
+    from .instrument.show import CodeBlock, MethodCode
 else:  # no C core here: asking for one says why
     def __getattr__(name: str) -> object:
         if name in __all__:

@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 
 import fastcpu  # noqa: E402
 
-from fastcpu._instrument import CORE_MISSING  # noqa: E402
+from fastcpu.instrument import CORE_MISSING  # noqa: E402
 
 # Where no C core is installed (FASTCPU_NO_CORE=1, CI's kit pass: tests/test_kit.py alone),
 # no method can run.
@@ -40,11 +40,11 @@ def _neutral_cwd(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def _no_failed_selftest_verdicts(monkeypatch):
     """A self-test that failed in one test withdraws bench()'s correction for
-    the rest of the process (fastcpu._selftest._failed): each test starts
+    the rest of the process (fastcpu.instrument.bias._failed): each test starts
     without another test's verdicts."""
     if CORE_MISSING is not None:  # no self-test without the core
         return
-    from fastcpu import _selftest
+    from fastcpu.instrument import bias as _selftest
 
     monkeypatch.setattr(_selftest, "_failed", {})
 

@@ -7,7 +7,7 @@ import pytest
 
 import fastcpu
 from fastcpu import noise
-from fastcpu._ab import _row
+from fastcpu.analysis.ab import _row
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

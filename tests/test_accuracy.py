@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 import fastcpu
-from fastcpu._cli import main
+from fastcpu.cli import main
 from hostnoise import on_some_try
 
 LENGTHS = [1, 2, 4, 8, 16, 32, 64, 100, 128, 256, 300, 512, 1024]

@@ -39,7 +39,7 @@ ENTRY_POINTS = {
     "getcpu_method(node=True)": ("fastcpu.getcpu_method(node=True)", "sweeps"),
     "check()": ("fastcpu.check()", "sweeps"),
     "check(names)": ("fastcpu.check(['syscall'])", "sweeps"),
-    "CLI check": ("from fastcpu._cli import main; main(['check'])", "sweeps"),
+    "CLI check": ("from fastcpu.cli import main; main(['check'])", "sweeps"),
     "bench()": ("fastcpu.bench('gdt', 20)", "may"),
     "bench(cpu=)": ("fastcpu.bench('gdt', 20, cpu=C)", "pins"),
     "bench_diff(cpu=)": ("fastcpu.bench_diff('gdt', 20, k=2, cpu=C)", "pins"),
@@ -50,10 +50,10 @@ ENTRY_POINTS = {
     "selftest(cpu=)": ("PROBLEM = fastcpu.selftest(runs=100, rounds=1, serialize='lfence', paths=('inline',), "
                        "cpu=C).problem", "pins"),
     "read()": ("fastcpu.read('syscall'); fastcpu.read_raw('gdt')", "may"),
-    "machine_info()": ("from fastcpu._machine_info import machine_info; machine_info()", "may"),
-    "CLI run": ("from fastcpu._cli import main; main(['run', '--runs', '20', '--methods', 'gdt', '--out', '-'])",
+    "machine_info()": ("from fastcpu.instrument.machine import machine_info; machine_info()", "may"),
+    "CLI run": ("from fastcpu.cli import main; main(['run', '--runs', '20', '--methods', 'gdt', '--out', '-'])",
                 "may"),
-    "CLI run --cpu": ("from fastcpu._cli import main; "
+    "CLI run --cpu": ("from fastcpu.cli import main; "
                       "main(['run', '--runs', '20', '--methods', 'gdt', '--cpu', str(C), '--out', '-'])", "pins"),
 }
 

@@ -11,7 +11,7 @@ import pytest
 
 import fastcpu
 from fastcpu import _core
-from fastcpu._cli import main
+from fastcpu.cli import main
 import core_probe
 from pinning import CPUS, libc_sched_getcpu, on_cpu, run_python, syscall_getcpu
 
@@ -204,13 +204,13 @@ def test_check_restores_the_mask_on_error():
 
 
 def test_a_disagreement_is_shown(monkeypatch):
-    real = fastcpu._check.read
+    real = fastcpu.instrument.cpu.read
 
     def lying_read(name):
         r = real(name)
         return fastcpu.types.CpuReading(r.method, r.cpu + 1, r.node, r.raw) if name == "gdt" else r
 
-    monkeypatch.setattr(fastcpu._check, "read", lying_read)
+    monkeypatch.setattr(fastcpu.instrument.cpu, "read", lying_read)
     table = fastcpu.check(["gdt", "syscall"])
     assert not table.all_agree
     assert [a.method for a in table.disagreements()] == ["gdt"] * len(CPUS)
@@ -225,13 +225,13 @@ def test_a_disagreement_is_shown(monkeypatch):
 def _check_with(monkeypatch, replies, names=("gdt", "syscall"), cpus=None):
     """check(names) with `replies[name](reading)` standing in for what each
     named method read: a reading, or an exception raised."""
-    real = fastcpu._check.read
+    real = fastcpu.instrument.cpu.read
 
     def read(name):
         r = real(name)
         return replies[name](r) if name in replies else r
 
-    monkeypatch.setattr(fastcpu._check, "read", read)
+    monkeypatch.setattr(fastcpu.instrument.cpu, "read", read)
     table = fastcpu.check(list(names), cpus)
     monkeypatch.undo()
     return table
@@ -315,8 +315,8 @@ def test_no_cpu_checked_is_an_error(monkeypatch):
     ({"gdt": _wrong_cpu, "syscall": _raise(fastcpu.Unsupported("syscall: denied"))}, 1),
 ], ids=["agree", "disagree", "error", "disagree-and-error"])
 def test_cli_check_exit_status_says_which_outcome(monkeypatch, capsys, replies, status):
-    real = fastcpu._check.read
-    monkeypatch.setattr(fastcpu._check, "read", lambda name: replies[name](real(name)) if name in replies else real(name))
+    real = fastcpu.instrument.cpu.read
+    monkeypatch.setattr(fastcpu.instrument.cpu, "read", lambda name: replies[name](real(name)) if name in replies else real(name))
     assert main(["check", "--methods", "gdt,syscall"]) == status
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith(("all agree", "DISAGREEMENT", "ERROR")[[0, 1, 3].index(status)])
@@ -325,7 +325,7 @@ def test_cli_check_exit_status_says_which_outcome(monkeypatch, capsys, replies, 
 GETCPU_DENIED = r"""
 import json, sys
 import fastcpu
-from fastcpu._cli import main
+from fastcpu.cli import main
 table = fastcpu.check(["gdt", "syscall"])
 print(json.dumps({"outcome": table.outcome, "summary": table.summary(),
                   "errors": [[a.method, a.error] for a in table.errors()],
@@ -408,7 +408,7 @@ def test_cli_check_fails_when_a_named_cpu_was_skipped(monkeypatch, capsys):
     # --cpus names the CPUs to check: one that refuses the thread is a failure
     if len(CPUS) < 2:
         pytest.skip("needs two CPUs: one to refuse the thread, one to check")
-    from fastcpu._cli import main
+    from fastcpu.cli import main
 
     gap = CPUS[-1]
     refuse_pinning_to(monkeypatch, gap)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import fastcpu
-from fastcpu._machine_results import CpuVerdict, infer_cpu_verdict
+from fastcpu.results.results import CpuVerdict, infer_cpu_verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = sorted((ROOT / "data").glob("*.json*"))
@@ -114,7 +114,7 @@ def test_the_cli_table_of_copies_says_its_cheapest_way_is_a_throughput():
     assert line.startswith("cheapest way that reports the CPU here, calls back to back (by ESTIMATE per copy, 4 "
                            "copies a run: a throughput, not the cost of one call alone): "), line
     # the README's recorded --unroll 64 table carries the label the CLI prints for it
-    from fastcpu._cli import cheapest_way_label
+    from fastcpu.cli import cheapest_way_label
 
     readme = (ROOT / "README.md").read_text()
     assert f"{cheapest_way_label(64)}: " in readme
@@ -125,7 +125,7 @@ def test_the_cli_table_of_copies_says_its_cheapest_way_is_a_throughput():
 @pytest.mark.parametrize("spelling", [["gdt,rdpid"], ["gdt", "rdpid"], ["gdt", "--methods", "rdpid"]],
                          ids=["commas", "spaces", "twice"])
 def test_methods_take_commas_or_spaces(spelling):
-    from fastcpu._cli import _parser
+    from fastcpu.cli import _parser
 
     # one grammar in every command, plot's (whose FILEs may follow) included
     needs = {"table": [], "check": [], "run": ["--out", "x.json"], "plot": ["x.json", "-o", "x.png"]}
@@ -140,14 +140,14 @@ def test_methods_take_commas_or_spaces(spelling):
      ["lfence", "cpuid"]),
 ])
 def test_every_list_option_has_the_one_grammar(command, option, spellings, want):
-    from fastcpu._cli import _parser
+    from fastcpu.cli import _parser
 
     for spelling in spellings:
         assert getattr(_parser(command).parse_args([option, *spelling]), option[2:]) == want, spelling
 
 
 def test_plot_methods_leave_the_files_alone():
-    from fastcpu._cli import _parser
+    from fastcpu.cli import _parser
 
     # a word no method name can be (a dot, a slash) or an existing file ends the list: it is a FILE
     for argv in (["--methods", "gdt,rdpid", "x.json", "--out", "x.png"],
@@ -188,7 +188,7 @@ def test_the_top_level_help_names_every_compare_view():
 
 
 def test_each_command_lists_its_own_exit_statuses():
-    from fastcpu._cli import COMMANDS
+    from fastcpu.cli import COMMANDS
 
     for command in COMMANDS:
         text = _help(*([] if command == "table" else [command]))
@@ -212,7 +212,7 @@ def test_a_way_whose_core_cycles_are_unknown_is_told_in_ns_and_a_bound_stays_a_b
     # a loaded host: the measurement's rulers disagreed, so core cycles are NaN and say why
     import numpy as np
 
-    from fastcpu._answers import way_words
+    from fastcpu.results.answers import way_words
 
     def result(above):
         empty = np.full(400, 30, np.uint64) + np.arange(400, dtype=np.uint64) % 3

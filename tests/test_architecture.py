@@ -24,58 +24,85 @@ PACKAGE = Path(fastcpu.__file__).resolve().parent
 #: installed package's parent is site-packages under a non-editable install).
 CHECKOUT = Path(__file__).resolve().parent.parent
 
-#: The rooms, bottom first; inside a room, modules bottom first. A module may
-#: import only the modules listed before it. ``_core`` (the C extension) is
-#: under everything. A new module takes its place here.
-LAYERS: list[tuple[str, list[str]]] = [
-    ("arguments and constants", ["_version", "_errors", "_args", "_locks", "_deprecated"]),
-    ("values", ["_clock_values", "_clock_motion", "_catalog_rows", "_machine"]),
-    ("core wrapper", ["_affinity", "_machine_info", "_chains", "_child_runner", "_methods", "_clock", "_conversion",
-                      "_harness", "_read", "_getcpu", "_elf", "_show", "_check"]),
-    ("file codec", ["_atomicfile", "_json_format", "_json_checksum", "_json_write", "_json_read", "_json_document"]),
-    ("results", ["_display", "_blocks", "_estimate", "_stability", "_statistics", "_result_base", "_harness_correction", "_diff_result", "_bench_result", "_selftest_report", "_table",
-                 "_answers", "_result_document", "_results_html", "_machine_results"]),
-    ("measuring", ["_measurement", "_selftest", "_copy_loop", "_bench", "_machine_run", "_instrument"]),
-    ("analysis and plots", ["_compare_columns", "_compare_format", "_compare", "_ab", "_seed_table", "export", "noise",
-                            "_plot_data", "_plot_text", "_plot_axes", "_plot_runs", "_plot_ecdf", "_plot_published",
-                            "plot"]),
-    ("CLI and front door", ["_progress", "_cli_args", "_cli_output", "_cli_files", "_cli", "__main__", "types", "limits",
-                            "__init__"]),
-]
-ORDER = [m for _, modules in LAYERS for m in modules]
+#: The rooms, bottom first: a module may import only from its own room and
+#: the rooms below it. A room is a folder of fastcpu/; the few top-level
+#: modules are placed here by name. ``_core`` (the C extension) is under
+#: everything, and only the instrument imports it.
+ROOMS = ["base", "files", "results", "instrument", "analysis", "plot", "cli", "front door"]
+TOP_LEVEL = {"_base": "base", "_args": "base", "_deprecated": "base", "export": "analysis", "noise": "analysis",
+             "types": "front door", "limits": "front door", "__init__": "front door", "__main__": "front door"}
+#: The rooms that never reach the C core: everything a result file needs.
+KIT = {"base", "files", "results", "analysis", "plot", "cli"}
 #: Under every module: the C extension.
 BOTTOM = {"_core"}
+#: The longest chain of imports from one module down (issue 37: at most 8).
+DEPTH_MAX = 8
 
 
-def _imports(path: Path) -> set[str]:
-    """The fastcpu modules `path` imports, anywhere in it."""
-    tree = ast.parse(path.read_text(), str(path))
+def module_name(path: Path) -> str:
+    """'results.values' for fastcpu/results/values.py, 'plot' for fastcpu/plot/__init__.py."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def room_of(module: str) -> str:
+    head = module.split(".")[0]
+    return TOP_LEVEL.get(module, head if (PACKAGE / head).is_dir() else "unplaced")
+
+
+def _resolve(importer: str, is_package: bool, level: int, module: str | None) -> str | None:
+    """The dotted fastcpu module an import names (before its names are
+    looked at), or None for another package."""
+    if level == 0:
+        if not module or module.split(".")[0] != "fastcpu":
+            return None
+        return module.partition(".")[2]
+    base = importer.split(".") if importer else []
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join(base + ([module] if module else []))
+
+
+def _known(name: str) -> bool:
+    path = PACKAGE.joinpath(*name.split(".")) if name else PACKAGE
+    return name in BOTTOM or path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def _imports(path: Path, text: str | None = None) -> set[str]:
+    """The fastcpu modules `path` imports, anywhere in it (imports inside
+    functions included), as dotted names ('' is fastcpu itself)."""
+    importer = module_name(path) if path.is_relative_to(PACKAGE) else path.stem
+    importer = "" if importer == "__init__" else importer
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text() if text is None else text, str(path))
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1:
-                base = node.module
-            elif node.level == 0 and node.module and node.module.split(".")[0] == "fastcpu":
-                base = node.module.partition(".")[2] or None
-            else:
-                continue  # another package (or a level no module here uses)
-            if base:
-                found.add(base.split(".")[0])
-            else:  # from . import x, y: each a submodule (or a name of __init__)
-                for alias in node.names:
-                    found.add(alias.name if (PACKAGE / f"{alias.name}.py").exists()
-                              or alias.name in BOTTOM else "__init__")
+            base = _resolve(importer, is_package, node.level, node.module)
+            if base is None:
+                continue
+            for alias in node.names:  # from . import x: a submodule, else a name of the package
+                sub = f"{base}.{alias.name}" if base else alias.name
+                found.add(sub if _known(sub) else base)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 parts = alias.name.split(".")
                 if parts[0] == "fastcpu":
-                    found.add(parts[1] if len(parts) > 1 else "__init__")
-    return found
+                    found.add(".".join(parts[1:]))
+    return {"__init__" if m == "" else m for m in found}
 
 
 def graph() -> dict[str, set[str]]:
     """module -> the fastcpu modules it imports (the C extension left out)."""
-    return {p.stem: _imports(p) - BOTTOM - {p.stem} for p in sorted(PACKAGE.glob("*.py"))}
+    edges = {}
+    for p in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(p)
+        name = "__init__" if name == "__init__" else name
+        edges[name] = _imports(p) - BOTTOM - {name}
+    return edges
 
 
 def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
@@ -105,13 +132,15 @@ def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_the_parser_sees_every_spelling(tmp_path):
-    src = tmp_path / "x.py"
-    src.write_text("from . import _core, noise\nfrom ._args import check_int\n"
-                   "def f():\n    from .plot import ecdf\n    import fastcpu._machine_results\n"
-                   "    from fastcpu._machine_run import measure\n    from fastcpu import __version__\n"
-                   "import numpy\nfrom collections import abc\n")
-    assert _imports(src) == {"_core", "noise", "_args", "plot", "_machine_results", "_machine_run", "__init__"}
+def test_the_parser_sees_every_spelling():
+    # the text is parsed as if it stood where results/values.py stands
+    text = ("from . import estimate\nfrom .. import _core, noise\nfrom .._args import check_int\n"
+            "def f():\n    from ..plot import axes\n    import fastcpu.results.results\n"
+            "    from fastcpu.instrument.machine import measure\n    from fastcpu import __version__\n"
+            "import numpy\nfrom collections import abc\n")
+    found = _imports(PACKAGE / "results" / "values.py", text)
+    assert found == {"results.estimate", "_core", "noise", "_args", "plot.axes", "results.results",
+                     "instrument.machine", "__init__"}
 
 
 def test_the_cycle_finder_finds_a_lazy_cycle():
@@ -123,28 +152,73 @@ def test_the_import_graph_has_no_cycle():
     assert _cycle(graph()) is None, f"import cycle: {' -> '.join(_cycle(graph()) or [])}"
 
 
-def test_every_module_has_a_place_in_the_layers():
-    modules = set(graph())
-    assert modules - set(ORDER) == set(), "give each new module its place in LAYERS"
-    assert set(ORDER) - modules == set(), "LAYERS names a module that is gone"
-    assert len(ORDER) == len(set(ORDER))
+def test_every_module_sits_in_a_room():
+    unplaced = sorted(m for m in graph() if room_of(m) == "unplaced")
+    assert unplaced == [], "put a new module in a room's folder (or name it in TOP_LEVEL)"
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert folders <= set(ROOMS), f"a folder that is no room: {sorted(folders - set(ROOMS))}"
 
 
-@pytest.mark.parametrize("module", ORDER)
-def test_a_module_imports_only_from_below(module):
-    rank = {m: i for i, m in enumerate(ORDER)}
-    above = sorted(m for m in graph()[module] if rank[m] >= rank[module])
-    assert not above, f"{module} imports {above}, which are not below it in LAYERS"
+@pytest.mark.parametrize("module", sorted(graph()))
+def test_a_module_imports_only_from_its_room_and_below(module):
+    # imports inside functions included: a lazy import reaches no higher
+    rank = {r: i for i, r in enumerate(ROOMS)}
+    mine = rank[room_of(module)]
+    above = sorted(m for m in graph()[module] if rank[room_of(m)] > mine)
+    assert not above, f"{module} ({room_of(module)}) imports {above} from rooms above it"
+
+
+def test_only_the_instrument_reaches_the_c_core():
+    reaching = sorted(m for m, p in ((module_name(p), p) for p in PACKAGE.rglob("*.py"))
+                      if "_core" in _imports(p) and room_of(m) in KIT)
+    assert reaching == []
+
+
+def _depth(edges: dict[str, set[str]]) -> dict[str, int]:
+    """module -> the number of modules on its longest import chain, itself included."""
+    memo: dict[str, int] = {}
+
+    def depth(m: str) -> int:
+        if m not in memo:
+            memo[m] = 1 + max((depth(n) for n in edges.get(m, ()) if n in edges), default=0)
+        return memo[m]
+
+    return {m: depth(m) for m in edges}
+
+
+def test_the_import_graph_is_at_most_eight_layers_deep():
+    assert _depth({"a": {"b"}, "b": {"c"}, "c": set()}) == {"a": 3, "b": 2, "c": 1}
+    deepest = max(_depth(graph()).items(), key=lambda kv: kv[1])
+    assert deepest[1] <= DEPTH_MAX, deepest
+
+
+def test_the_house_is_small_rooms():
+    # issue 37: at most 45 modules besides the packages' __init__.py, none over 600 lines
+    modules = [p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"]
+    assert len(modules) <= 45, len(modules)
+    long = {module_name(p): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
+    assert long == {}
+
+
+def test_results_are_plain_values():
+    # a result is what its type says from birth: nothing rewrites its class or makes attributes up
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        for word in ("__getattribute__", "__class__ ="):
+            if word in text:
+                offenders.append(f"{module_name(path)}: {word}")
+    assert offenders == []
 
 
 def test_no_module_takes_a_private_name_from_a_sibling():
-    """``from ._x import _name``: a sibling's internals (the tests may; modules may not)."""
+    """``from .x import _name``: a sibling's internals (the tests may; modules may not)."""
     offenders = []
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-                offenders += [f"{path.stem}: {node.module}.{a.name}" for a in node.names
-                              if a.name.startswith("_") and a.name != "__version__"]
+            if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module:
+                offenders += [f"{module_name(path)}: {node.module}.{a.name}" for a in node.names
+                              if a.name.startswith("_") and a.name not in ("__version__", "_core")]
     assert offenders == []
 
 
@@ -348,10 +422,10 @@ def test_import_fastcpu_leaves_the_kit_to_its_first_use():
     code = "import sys, fastcpu; print(' '.join(sorted(m for m in sys.modules if m.startswith('fastcpu'))))"
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
                  .stdout.split())
-    deferred = {"fastcpu._machine_results", "fastcpu._json_document", "fastcpu._compare", "fastcpu._ab",
-                "fastcpu._seed_table", "fastcpu.noise", "fastcpu.types", "fastcpu._machine_run", "fastcpu._show",
-                "fastcpu._check"}
-    assert "fastcpu._bench" in loaded or fastcpu.CORE_MISSING is not None
+    deferred = {"fastcpu.results.results", "fastcpu.files.write", "fastcpu.analysis.compare", "fastcpu.analysis.ab",
+                "fastcpu.analysis.seed_table", "fastcpu.noise", "fastcpu.types", "fastcpu.instrument.machine", "fastcpu.instrument.show",
+                "fastcpu.instrument.cpu"}
+    assert "fastcpu.instrument.timing" in loaded or fastcpu.CORE_MISSING is not None
     assert not loaded & deferred, f"imported by `import fastcpu` alone: {sorted(loaded & deferred)}"
     for name in fastcpu.__all__:
         assert name in dir(fastcpu), name

@@ -18,7 +18,7 @@ import pytest
 
 import fastcpu
 from fastcpu import export, noise
-from fastcpu._cli import main
+from fastcpu.cli import main
 from pinning import CPUS, on_cpu
 
 HUGE = 10**30
@@ -742,7 +742,7 @@ def test_every_public_function_has_rows():
 
 
 def test_every_cli_option_of_every_subcommand_has_rows():
-    from fastcpu import _cli
+    from fastcpu import cli as _cli
 
     for command in _cli.COMMANDS:
         rows = [p.values[0] for p in CLI]

@@ -1,4 +1,4 @@
-"""The estimates read the runs in blocks (fastcpu._blocks): they must give what
+"""The estimates read the runs in blocks (fastcpu.results.statistics): they must give what
 the straightforward whole-array numpy computation gives. Order statistics
 (medians, the fence, counts) exactly; means and intervals, whose summation
 order differs, within 1e-12 relative. Random runs, the data files, and the
@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _blocks, _estimate
-from fastcpu._estimate import FENCE_RELATIVE, FENCE_SIGMAS, FENCE_STEPS, MEDIAN_SPREAD_STEPS
+from fastcpu.results import statistics as _blocks
+from fastcpu.results import estimate as _estimate
+from fastcpu.results.estimate import FENCE_RELATIVE, FENCE_SIGMAS, FENCE_STEPS, MEDIAN_SPREAD_STEPS
 
 DATA = sorted((Path(__file__).resolve().parent.parent / "data").glob("*.json*"))
 REL = 1e-12

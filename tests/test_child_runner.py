@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _child_runner, _core
+from fastcpu import _core
+from fastcpu.instrument import child as _child_runner
 from pinning import CPUS, on_cpu, run_python, syscall_getcpu
 
 NAME = "sched_getcpu_norseq"
@@ -177,7 +178,7 @@ def test_a_child_that_does_not_answer_a_reading_in_time_is_unsupported(monkeypat
 KEPT = r"""
 import json, os, sys
 import fastcpu
-from fastcpu import _child_runner
+from fastcpu.instrument import child as _child_runner
 def idle():
     return [server.proc.pid for _, server in _child_runner._idle]
 fastcpu.read("sched_getcpu_norseq")
@@ -329,7 +330,7 @@ def test_measure_records_a_child_that_cannot_start(monkeypatch):
 def test_cli_run_completes_and_shows_the_reason():
     from seccomp_helper import run_denied
 
-    p = run_denied("import sys; from fastcpu._cli import main; "
+    p = run_denied("import sys; from fastcpu.cli import main; "
                    "sys.exit(main(['run', '--runs', '20', '--methods', 'gdt,sched_getcpu_norseq', '--out', '-']))",
                    ["pipe", "pipe2"])
     assert p.returncode == 0, p.stderr
@@ -370,7 +371,7 @@ def children(pid):
 def loaded(pid):  # the child interpreter (not a fork of the parent) with fastcpu._core loaded
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if b"fastcpu._child_runner" not in f.read():
+            if b"fastcpu.instrument.child" not in f.read():
                 return False
         with open(f"/proc/{pid}/maps") as f:
             return "fastcpu/_core" in f.read()

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import fastcpu
-from fastcpu._cli import main
+from fastcpu.cli import main
 
 
 def run_cli(*args):
@@ -74,7 +74,7 @@ def test_a_label_the_terminal_cannot_encode_is_escaped_not_fatal(tmp_path):
 
 
 def test_running_out_of_memory_is_one_line_exit_1(monkeypatch, capsys):
-    from fastcpu import _cli
+    from fastcpu import cli as _cli
 
     def exhausted(args):
         raise MemoryError

@@ -13,9 +13,10 @@ import sys
 import pytest
 
 import fastcpu
-from fastcpu import _display, _json_document
-from fastcpu._compare import format_comparison
-from fastcpu._table import format_warnings
+from fastcpu import _base as _display
+from fastcpu.files import write as _json_document
+from fastcpu.analysis.compare import format_comparison
+from fastcpu.results.display import format_warnings
 from fastcpu.noise import NoiseModel
 
 #: What a hostile label holds: retitle the terminal (OSC 0 ... BEL), clear it
@@ -72,7 +73,7 @@ def save_with_surrogate_method(res, path):
     """`res` saved with its method "m_surrogate" named "m\\udcfe" in the
     file: a lone surrogate, which the constructors refuse (issue 28, item
     4) but a file written by another tool or an older fastcpu may hold."""
-    from fastcpu import _json_document
+    from fastcpu.files import write as _json_document
 
     doc = res.to_document()
     for entry in doc["results"]:
@@ -143,7 +144,7 @@ def test_every_terminal_format_of_the_library_shows_file_text_escaped(tmp_path):
 
 
 def test_a_self_test_from_a_file_is_escaped():
-    from fastcpu._selftest_report import PathCheck, SelfTest
+    from fastcpu.results.selftest_report import PathCheck, SelfTest
 
     check = PathCheck("user" + HOSTILE, "lfence", 0.0, 0.1, {"add" + HOSTILE: 0.0})
     lines = SelfTest((check,)).lines() + SelfTest((), problem=HOSTILE + ": x").lines()
@@ -209,7 +210,7 @@ def test_messages_quoting_a_hostile_path_or_argument_are_escaped(tmp_path):
 
 
 def test_the_progress_line_escapes_a_hostile_path():
-    from fastcpu._progress import ProgressLine
+    from fastcpu.cli.output import ProgressLine
 
     out = io.StringIO()
     line = ProgressLine("reading", out, enabled=True)
@@ -357,8 +358,8 @@ def test_a_full_disk_under_stdout_is_one_line(files):
 #: about half of quiet runs under -W error.
 WARNING_RUN = """
 import sys, warnings
-from fastcpu import _cli
-from fastcpu._clock import CalibrationWarning
+from fastcpu import cli as _cli
+from fastcpu.instrument.timebase import CalibrationWarning
 measure = _cli.measure
 def warning_measure(*args, **kw):
     warnings.warn("cycles_per_tick could not be calibrated cleanly \x1b[2J", CalibrationWarning)
@@ -412,7 +413,7 @@ def name_of(tmp_path, size, char="a", suffix=".json"):
 
 @pytest.mark.parametrize("char", ["a", "é", "日"])
 def test_a_name_of_name_max_bytes_is_saved_through_a_temporary_name_that_fits(tmp_path, char):
-    from fastcpu._atomicfile import tmp_prefix
+    from fastcpu.files.paths import tmp_prefix
 
     most = os.pathconf(tmp_path, "PC_NAME_MAX")
     res = simulated("plain")
@@ -432,7 +433,7 @@ def test_a_name_of_name_max_bytes_is_saved_through_a_temporary_name_that_fits(tm
 
 
 def test_a_cut_temporary_name_is_still_found_as_a_leftover(tmp_path):
-    from fastcpu._atomicfile import tmp_prefix
+    from fastcpu.files.paths import tmp_prefix
 
     path = tmp_path / name_of(tmp_path, os.pathconf(tmp_path, "PC_NAME_MAX"))
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
@@ -447,7 +448,7 @@ def test_a_cut_temporary_name_is_still_found_as_a_leftover(tmp_path):
 def test_a_failed_write_names_the_target_not_the_temporary_file(tmp_path, monkeypatch, where):
     import errno
 
-    from fastcpu import _atomicfile
+    from fastcpu.files import paths as _atomicfile
 
     def full(*args):
         raise OSError(errno.ENOSPC, "No space left on device", str(args[0]))

@@ -72,7 +72,7 @@ def test_step_divides_timed_runs():
 def test_step_is_found_to_a_small_fraction_of_a_tick():
     # Two independent fits of the lattice agree closely: a step found only to
     # the nearest tick would put values a whole tick off within a few steps.
-    from fastcpu._clock import fit_granularity
+    from fastcpu.instrument.timebase import fit_granularity
 
     a = fit_granularity(_core.tsc_reads(4096, True))
     b = fit_granularity(_core.tsc_reads(4096, True))
@@ -129,7 +129,7 @@ def test_refresh_measures_again_and_is_kept():
 # -- disturbed calibration samples (issue 10, item 4) -----------------------------------
 
 def test_disturbed_and_migrated_samples_are_left_out():
-    from fastcpu._clock import clean_samples
+    from fastcpu.instrument.timebase import clean_samples
 
     pairs = [(1000, 2000, False), (1004, 2003, False), (1300, 2001, False),  # interrupted in t(N)
              (1001, 2600, False), (900, 1500, True), (1002, 2002, False)]   # in t(2N); migrated
@@ -140,7 +140,7 @@ def test_disturbed_and_migrated_samples_are_left_out():
 def test_a_calibration_with_too_few_clean_samples_warns(monkeypatch):
     import itertools
 
-    from fastcpu import _clock
+    from fastcpu.instrument import timebase as _clock
 
     # all but one pair in eight migrated: five rounds of four, three clean
     counter = itertools.count()
@@ -154,7 +154,7 @@ def test_a_calibration_with_too_few_clean_samples_warns(monkeypatch):
 def test_a_clean_calibration_does_not_warn(monkeypatch):
     import warnings
 
-    from fastcpu import _clock
+    from fastcpu.instrument import timebase as _clock
 
     monkeypatch.setattr(_clock, "_chain_pair", lambda ruler, blocks: (1000, 2000, False))
     with warnings.catch_warnings():
@@ -203,7 +203,7 @@ def test_a_signal_storm_during_calibration_is_rejected_or_warned():
 def test_a_calibration_takes_another_round_rather_than_warn_of_too_few(monkeypatch):
     import warnings
 
-    from fastcpu import _clock
+    from fastcpu.instrument import timebase as _clock
 
     # three of each seven pairs disturbed: one round leaves 4 clean, fewer
     # than the warning's minimum; a second round makes 8
@@ -237,7 +237,7 @@ def _turns(levels, seed=3, scatter=0.0):
 
 
 def test_a_clock_that_moves_is_told_from_a_disturbance():
-    from fastcpu._clock import clean_samples, clock_moved
+    from fastcpu.instrument.timebase import clean_samples, clock_moved
 
     # five levels, each held for 20-40 turns (a GenuineIntel family 6 model
     # 167 guest's hops): few samples lie near the fastest, yet the clock moved
@@ -254,7 +254,7 @@ def test_a_clock_that_moves_is_told_from_a_disturbance():
 def _hopping_pairs(monkeypatch, held):
     """Replace the calibration's chain pairs by those of a clock that holds each of `held`'s
     (level, turns) in turn: made-up levels in core cycles per tick, no host's."""
-    from fastcpu import _clock
+    from fastcpu.instrument import timebase as _clock
 
     levels = iter([lv for lv, n in held for _ in range(n)] * 10)
     turn = {}
@@ -272,7 +272,7 @@ def _hopping_pairs(monkeypatch, held):
 def test_a_calibration_on_a_clock_that_moves_does_not_warn(monkeypatch):
     import warnings
 
-    from fastcpu import _clock
+    from fastcpu.instrument import timebase as _clock
 
     _hopping_pairs(monkeypatch, ((1.458, 30), (1.381, 25), (1.573, 20), (1.420, 40)))
     with warnings.catch_warnings():
@@ -285,7 +285,7 @@ def test_a_moving_clock_gives_both_rulers_the_same_turns(monkeypatch):
     # the add ruler's samples mostly near its fastest, the imul ruler's not (a disturbance on
     # one kind of chain): both rulers must still be read from the same turns, or they would
     # disagree by the spread of the clock's levels and core cycles would go unknown
-    from fastcpu import _clock
+    from fastcpu.instrument import timebase as _clock
 
     _hopping_pairs(monkeypatch, ((1.458, 30), (1.381, 25), (1.573, 20)))
     rulers = _clock.measure_rulers(2.0)

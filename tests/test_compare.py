@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu._estimate import FENCE_RELATIVE, FENCE_SIGMAS, FENCE_STEPS, t95
-from fastcpu._cli import main
-from fastcpu._compare import CSV_COLUMNS, COLUMNS, format_comparison
+from fastcpu.results.estimate import FENCE_RELATIVE, FENCE_SIGMAS, FENCE_STEPS, t95
+from fastcpu.cli import main
+from fastcpu.analysis.compare import CSV_COLUMNS, COLUMNS, format_comparison
 from fastcpu.noise import NoiseModel
 
 
@@ -348,7 +348,7 @@ def test_to_json_writes_null_for_nan(measured):
 def test_compare_csv_and_run_csv_are_one_schema(tmp_path):
     # one name per figure in both CSVs; the names 0.6 gave some of them, after the others, for one release
     from fastcpu import export
-    from fastcpu._compare import DEPRECATED_CSV_COLUMNS
+    from fastcpu.analysis.compare import DEPRECATED_CSV_COLUMNS
 
     res = fastcpu.load(DATA[0])
     out = io.StringIO()

@@ -1,4 +1,4 @@
-"""Core cycles per tick inside each measurement (fastcpu._conversion,
+"""Core cycles per tick inside each measurement (fastcpu.instrument.timebase,
 csrc/conversion.c): ruler points between stretches of runs, each stretch
 converted with the points around it.
 
@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _conversion, _core
-from fastcpu._clock_motion import ClockMotion, merge_motion, runs_clock
+from fastcpu import _core
+from fastcpu.instrument import timebase as _conversion
+from fastcpu.results.motion import ClockMotion, merge_motion, runs_clock
 
 DATA = Path(__file__).resolve().parent / "data"
 RES = 0.002  # a ruler reading's resolution here: one step over 500 of the counter

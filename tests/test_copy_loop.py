@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _copy_loop, _json_document
-from fastcpu._answers import cheapest_words, ties
-from fastcpu._table import format_back_to_back
+from fastcpu.instrument import timing as _copy_loop
+from fastcpu.files import write as _json_document
+from fastcpu.results.answers import cheapest_words, ties
+from fastcpu.results.display import format_back_to_back
 from loops import loop_result, with_loops
 
 #: a recorded reading: its clock (TSC rate, step, core cycles per tick) is the synthetic results'
@@ -74,7 +75,7 @@ def test_a_figure_above_the_loop_loses_half_the_loop_and_carries_the_other_half(
 
 
 def test_an_unrolled_runs_correction_adds_half_the_loop_back():
-    from fastcpu._bench_result import loop_correction
+    from fastcpu.results.bench_result import loop_correction
     # the empty sequence pays the loop too: the reading is the body less 0 to L
     c = loop_correction((1.2, 0.1), ())
     assert (c.bias_core_cycles, c.ci95_core_cycles, c.resolution_core_cycles) == pytest.approx((-0.6, 0.7, 1.3))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu._cli import main
+from fastcpu.cli import main
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 NOTEBOOK = DATA.parent / "notebooks" / "across_machines.ipynb"

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _deprecated, noise
+from fastcpu import noise
+from fastcpu import _deprecated
 from fastcpu._deprecated import DEPRECATED
-from fastcpu._version import __version__
+from fastcpu._base import __version__
 
 CLOCK = fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=26, cycles_per_tick=1.5)
 
@@ -103,8 +104,8 @@ def test_each_old_name_still_answers_with_a_warning_naming_its_removal(old):
     trigger = _triggers()[old]
     if trigger is None:
         pytest.skip(f"{old} is not answered through Python's warnings: tested on its own")
-    if "clock=)" in old and old.startswith("bench") and fastcpu._instrument.CORE_MISSING is not None:
-        pytest.skip(f"no C core here ({fastcpu._instrument.CORE_MISSING}): {old} measures")
+    if "clock=)" in old and old.startswith("bench") and fastcpu.instrument.CORE_MISSING is not None:
+        pytest.skip(f"no C core here ({fastcpu.instrument.CORE_MISSING}): {old} measures")
     use, today = trigger
     with pytest.warns(DeprecationWarning) as caught:
         value = use()
@@ -137,7 +138,7 @@ def test_every_removal_is_still_to_come_and_named_consistently():
 
 
 def test_the_old_csv_columns_are_written_until_their_removal():
-    from fastcpu._compare import CSV_COLUMNS, DEPRECATED_CSV_COLUMNS
+    from fastcpu.analysis.compare import CSV_COLUMNS, DEPRECATED_CSV_COLUMNS
 
     assert DEPRECATED_CSV_COLUMNS == tuple(old for old, _ in _deprecated.CSV_COLUMNS)
     assert CSV_COLUMNS[-len(DEPRECATED_CSV_COLUMNS):] == DEPRECATED_CSV_COLUMNS
@@ -150,7 +151,7 @@ def test_the_old_csv_columns_are_written_until_their_removal():
 
 
 def test_the_cli_says_clock_is_deprecated(capsys):
-    from fastcpu._cli import check_counter_options
+    from fastcpu.cli import check_counter_options
 
     assert check_counter_options(argparse.Namespace(old_clock="pmu", counter="tsc", serialize="lfence")) == "pmu"
     assert capsys.readouterr().err == f"fastcpu: {DEPRECATED['--clock'].message}\n"

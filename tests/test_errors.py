@@ -130,7 +130,7 @@ def test_denied_affinity_calls_raise_fastcpu_error_with_the_reason():
 AFFINITY_UNREADABLE = r"""
 import contextlib, io, json
 import fastcpu
-from fastcpu._cli import main
+from fastcpu.cli import main
 cpu = %d
 out = {}
 for name, call in [("bench", lambda: fastcpu.bench("gdt", 10, cpu=cpu)),

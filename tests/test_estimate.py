@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 
 import core_probe
 import fastcpu
-from fastcpu import _conversion, _core, _estimate, _harness
+from fastcpu import _core
+from fastcpu.instrument import timebase as _conversion
+from fastcpu.results import estimate as _estimate
+from fastcpu.instrument import harness as _harness
 
 STEP = 26
 
@@ -361,7 +364,7 @@ def test_bench_diff_on_a_calibration_chain():
 def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
     figures = []
 
-    from fastcpu import _measurement
+    from fastcpu.instrument import harness as _measurement
 
     def raw_runs(*args, **kwargs):
         took = _harness.raw_runs(*args, **kwargs)
@@ -391,7 +394,7 @@ def test_a_measurement_with_no_undisturbed_ruler_point_converts_within_its_ruler
     # every point disturbed (a loaded host): the conversion says NaN, and the
     # result converts in the middle of what could be true (the points' add and
     # imul readings, the clock's first-use figure), its interval reaching each
-    from fastcpu import _measurement
+    from fastcpu.instrument import harness as _measurement
 
     def raw_runs(*args, **kwargs):
         took = _harness.raw_runs(*args, **kwargs)
@@ -455,7 +458,8 @@ def test_the_robust_sigma_of_counts_is_exact_up_to_2_64(base, n):
     """Counts near 2**64 (a result built from any uint64 arrays: from_arrays
     takes them) have the median absolute deviation of their offsets: twice
     a count does not fit in 64 bits, and str() once raised OverflowError there."""
-    from fastcpu import _blocks, _estimate
+    from fastcpu.results import statistics as _blocks
+    from fastcpu.results import estimate as _estimate
 
     offsets = np.random.default_rng(n).integers(0, 1000, n)
     counts = np.uint64(base) + offsets.astype(np.uint64)

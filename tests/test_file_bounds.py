@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _json_document, _json_format
+from fastcpu.files import write as _json_document
+from fastcpu.files import format as _json_format
 
 CLOCK = fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=2.0, cycles_per_tick=1.4)
 

@@ -108,7 +108,7 @@ else:
 FORK_DURING_FIRST_CLOCK = r"""
 import os, sys, threading, time
 import fastcpu
-from fastcpu import _clock
+from fastcpu.instrument import timebase as _clock
 inside, release = threading.Event(), threading.Event()
 real = _clock._measure_tsc_hz
 def slow():  # holds clock()'s lock until the fork is done
@@ -187,7 +187,8 @@ if pid == 0:
     # the first uses each lock guards: the clock, the ruler timers' cost,
     # the harness-bias measurement (bench's correction)
     fastcpu.clock(refresh=True)
-    from fastcpu import _conversion, _selftest
+    from fastcpu.instrument import timebase as _conversion
+    from fastcpu.instrument import bias as _selftest
     _conversion._fixed.clear()
     _conversion.fixed_cost_core_cycles("add", 2)
     _selftest._corrections.clear()
@@ -210,7 +211,7 @@ def test_a_lock_held_by_another_thread_across_a_fork_is_fresh_in_the_child(modul
 
 
 def test_a_lock_the_forking_thread_holds_stays_its_own_in_the_child():
-    from fastcpu._locks import ForkSafeLock
+    from fastcpu._base import ForkSafeLock
 
     lock = ForkSafeLock()
     with lock:
@@ -227,7 +228,7 @@ def test_every_lock_of_the_package_is_fork_safe():
     import pkgutil
     import threading
 
-    from fastcpu._locks import ForkSafeLock
+    from fastcpu._base import ForkSafeLock
 
     plain = (type(threading.Lock()), type(threading.RLock()))
     found, safe = [], []
@@ -254,7 +255,7 @@ FORK_DURING_A_CACHED_PROPERTY = r"""
 import os, sys, threading, time
 import numpy as np
 import fastcpu
-from fastcpu import _bench_result
+from fastcpu.results import bench_result as _bench_result
 inside, release = threading.Event(), threading.Event()
 real = _bench_result._estimate.recommend
 def slow(*args):  # inside the first estimate until the fork is done
@@ -326,7 +327,7 @@ def test_no_cached_property_or_stdlib_lock_of_the_package_can_be_held_across_a_f
     import functools
     import threading
 
-    from fastcpu._locks import cached_property
+    from fastcpu._base import cached_property
 
     plain = (type(threading.Lock()), type(threading.RLock()), threading.Condition, threading.Semaphore)
     locked, lock_free = [], []
@@ -342,7 +343,7 @@ def test_no_cached_property_or_stdlib_lock_of_the_package_can_be_held_across_a_f
 
 
 def test_the_lock_free_cached_property_computes_once_per_instance_and_stores_it():
-    from fastcpu._locks import cached_property
+    from fastcpu._base import cached_property
 
     calls = []
 

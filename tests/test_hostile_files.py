@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _json_document
+from fastcpu.files import write as _json_document
 
 SANITIZED = bool(os.environ.get("FASTCPU_SANITIZED")) or fastcpu._core.SANITIZED
 MiB = 1 << 20
@@ -422,7 +422,7 @@ def test_every_statistic_reads_the_largest_counts_alike(tmp_path, raw, empty):
     expected = per_copy - r.harness_bias_ticks if r.resolved else max(per_copy, 0.0)
     assert r.estimate == pytest.approx(expected, rel=1e-9) and (r.resolved or r.estimate >= 0)
     _consume(res)
-    from fastcpu._cli import main
+    from fastcpu.cli import main
 
     assert main(["compare", str(path)]) == 0
 
@@ -513,8 +513,8 @@ def test_any_field_of_any_value_loads_whole_or_is_refused_by_name(tmp_path):
 
 
 def test_every_fact_machine_info_records_has_a_kind_and_fits_it():
-    from fastcpu._machine import FACT_KINDS, fact_problem
-    from fastcpu._machine_info import machine_info
+    from fastcpu.results.stability import FACT_KINDS, fact_problem
+    from fastcpu.instrument.machine import machine_info
 
     facts = json.loads(json.dumps(machine_info()))
     assert set(facts) == set(FACT_KINDS)

@@ -31,9 +31,9 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _catalog_rows
-from fastcpu._catalog_rows import CatalogRow, recorded_row, recorded_versions
-from fastcpu._instrument import CORE_MISSING
+from fastcpu.results import values as _catalog_rows
+from fastcpu.results.values import CatalogRow, recorded_row, recorded_versions
+from fastcpu.instrument import CORE_MISSING
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -414,7 +414,7 @@ def test_the_recorded_catalog_is_the_cores():
 
 @needs_core
 def test_bench_results_carry_the_catalogs_row_into_their_file(tmp_path):
-    from fastcpu._methods import method_info
+    from fastcpu.instrument.catalog import method_info
 
     res = fastcpu.measure(50, ["gdt", "null_syscall"])
     assert all(r.catalog_row == method_info(name).catalog_row for name, r in res.items())
@@ -427,7 +427,8 @@ def test_bench_results_carry_the_catalogs_row_into_their_file(tmp_path):
 
 @needs_core
 def test_the_kits_limits_are_the_cores():
-    from fastcpu import _args, _core
+    from fastcpu import _core
+    from fastcpu import _args
 
     assert (_args.RUNS_MAX, _args.UNROLL_MAX, _args.SERIALIZE_MODES) == (
         _core.RUNS_MAX, _core.UNROLL_MAX, _core.SERIALIZE_MODES)

@@ -145,7 +145,7 @@ CHILD = textwrap.dedent(r'''
     matplotlib.use("Agg")
     import fastcpu
     from fastcpu import noise, plot
-    from fastcpu._show import CodeBlock
+    from fastcpu.instrument.show import CodeBlock
 
     class Yes(int):
         """An int whose every comparison says yes."""

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 import fastcpu
-from fastcpu import _blocks, _core
+from fastcpu import _core
+from fastcpu.results import statistics as _blocks
 
 # AddressSanitizer holds freed memory in quarantine, so RSS grows under it by
 # design; the CI sanitizer pass sets this and checks object counts only.
@@ -120,7 +121,7 @@ SYNTHETIC = """
 import resource, sys
 import numpy as np
 import fastcpu
-from fastcpu._table import format_table, format_warnings
+from fastcpu.results.display import format_table, format_warnings
 n = int(sys.argv[1])
 rng = np.random.default_rng(1)
 raw, empty, migrated = np.empty(n, np.uint64), np.empty(n, np.uint64), np.zeros(n, bool)

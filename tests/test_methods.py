@@ -3,7 +3,7 @@
 import json
 
 import fastcpu
-from fastcpu._methods import method_info
+from fastcpu.instrument.catalog import method_info
 from fastcpu import _core
 from pinning import run_python
 import core_probe
@@ -95,7 +95,7 @@ def test_the_catalog_reaches_python_whole():
                 r["available"], r["reason"], r["reports_cpu"], r["cpu_reason"])
         else:  # this process cannot time it (rseq registered); whether its child can start decides
             assert not r["available"] and "child interpreter" in r["reason"]
-            assert info.reason == fastcpu._child_runner.available_reason()
+            assert info.reason == fastcpu.instrument.child.available_reason()
     assert [(c.name, c.op, c.length, c.latency_cycles) for c in fastcpu.chain_methods()] == [
         (r["name"], r["chain"]["op"], r["chain"]["length"], r["chain"]["latency_cycles"]) for r in chains]
     assert all(method_info(r["name"]).role == "chain" for r in chains)

@@ -10,7 +10,7 @@ import pytest
 
 import fastcpu
 from fastcpu import noise
-from fastcpu._compare import COLUMNS
+from fastcpu.analysis.compare import COLUMNS
 from fastcpu._deprecated import DEPRECATED
 
 CLOCK = fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=26, cycles_per_tick=1.5)
@@ -36,7 +36,7 @@ def test_a_pmu_result_keeps_the_tsc_facts_and_converts_with_the_core_clock():
     assert r.best_ns == pytest.approx(r.best * 1e9 / (2.6e9 * 1.5))
     assert r.best_core_cycles == r.best  # a count is a core cycle
     # the estimate works at the counter's step (1), not the TSC's (26)
-    assert r.estimate == pytest.approx(fastcpu._estimate.recommend(r.raw, r.empty, 1).ticks)
+    assert r.estimate == pytest.approx(fastcpu.results.estimate.recommend(r.raw, r.empty, 1).ticks)
 
 
 def test_a_pmu_result_built_the_old_way_converts_as_before():
@@ -110,7 +110,7 @@ def test_the_paired_mean_has_one_name():
     r = noise.REGIMES["fine counter"].simulate(5.0, 300, seed=1)
     assert r.estimator == "paired_mean"
     assert noise.paired_mean_ticks(r) == r.estimate
-    assert "paired_mean" in noise.RECOVERY_ESTIMATORS and "paired_mean" in fastcpu._estimate.ESTIMATORS
+    assert "paired_mean" in noise.RECOVERY_ESTIMATORS and "paired_mean" in fastcpu.results.estimate.ESTIMATORS
     table = fastcpu.compare(fastcpu.Results({"m": r.__class__(**{**_fields(r), "method": "m"})}, {},
                                             fastcpu.Clock(1e9, r.tsc_step_ticks, 1.0), "model", ""),
                             dataframe=False)
@@ -135,7 +135,7 @@ def test_the_old_names_of_the_paired_mean_still_answer():
 
 
 def test_the_codec_knows_nothing_of_results(tmp_path):
-    from fastcpu import _json_document
+    from fastcpu.files import write as _json_document
 
     doc = {"format": _json_document.FORMAT_NAME, "version": _json_document.FORMAT_VERSION, "anything": [1, 2]}
     _json_document.write_document(doc, tmp_path / "d.json.gz")
@@ -143,7 +143,7 @@ def test_the_codec_knows_nothing_of_results(tmp_path):
 
 
 def test_version_has_one_home():
-    from fastcpu._version import __version__
+    from fastcpu._base import __version__
 
     assert fastcpu.__version__ == __version__
 

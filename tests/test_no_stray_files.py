@@ -11,7 +11,7 @@ import json, os
 import matplotlib.pyplot as plt
 import fastcpu
 from fastcpu import plot
-from fastcpu._cli import main
+from fastcpu.cli import main
 
 fastcpu.bench("gdt", 50)
 fastcpu.bench_diff("gdt", 20, k=2)

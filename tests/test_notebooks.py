@@ -689,7 +689,7 @@ def test_table_rows_reads_a_bound_from_the_estimate_alone():
     # (the this_machine check once counted such a 64-copy row as one, and failed a true sentence)
     import numpy as np
 
-    from fastcpu._table import format_table
+    from fastcpu.results.display import format_table
 
     def result(method, raw_above, spread):
         empty = np.full(400, 40, np.uint64) + (np.arange(400, dtype=np.uint64) % 3)

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu._cli import main
+from fastcpu.cli import main
 from fastcpu.noise import NoiseModel
 
 plot = pytest.importorskip("fastcpu.plot")
-from fastcpu import _plot_published  # noqa: E402
+from fastcpu.plot import reference as _plot_published  # noqa: E402
 
 #: fastcpu.plot and the modules that draw for it.
 PLOT_SOURCES = [Path(plot.__file__), *Path(plot.__file__).parent.glob("_plot_*.py")]
@@ -279,7 +279,7 @@ def test_method_group_is_the_result_rows_role(every_method):
     # that this catalog disagrees with, lands by the result's own row, with no name in plot.py
     import dataclasses
 
-    from fastcpu._catalog_rows import CatalogRow
+    from fastcpu.results.values import CatalogRow
 
     r = next(iter(every_method.values()))
     roles = {"serialize": "entry_cost", "gdt": "model", "vgetcpu26_lsl": "cpu_source", "rdpid": "library_call",

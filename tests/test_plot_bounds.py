@@ -30,7 +30,7 @@ PRELUDE = textwrap.dedent("""
     import matplotlib.pyplot as plt
     import fastcpu
     from fastcpu import plot
-    from fastcpu._cli import main
+    from fastcpu.cli import main
 
     def peak_mib():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -184,7 +184,7 @@ def test_every_figure_draws_at_most_its_panels_and_curves_and_says_how_many_it_l
 
 
 def test_runs_of_more_distinct_values_than_counted_exactly_are_binned_and_said():
-    from fastcpu import _plot_data
+    from fastcpu.plot import axes as _plot_data
 
     runs = _plot_data.DISTINCT_MAX + 5000
     clock = fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=1, cycles_per_tick=1.26)
@@ -210,7 +210,7 @@ def test_runs_of_more_distinct_values_than_counted_exactly_are_binned_and_said()
 
 
 def test_ecdf_and_counts_agree_with_every_run_where_values_are_few():
-    from fastcpu import _plot_data
+    from fastcpu.plot import axes as _plot_data
 
     rng = np.random.default_rng(3)
     a = (rng.integers(0, 300, 700_000) * 3 + 11).astype(np.uint64)  # three blocks, 300 values

@@ -12,7 +12,7 @@ import pytest
 from matplotlib.text import Text
 
 import fastcpu
-from fastcpu._cli import main
+from fastcpu.cli import main
 
 plot = pytest.importorskip("fastcpu.plot")
 plt = matplotlib.pyplot
@@ -128,7 +128,7 @@ def test_a_million_character_name_is_cut_for_drawing(tmp_path):
 
 
 def test_control_characters_show_escaped_and_short_names_whole():
-    from fastcpu._plot_text import NAME_MAX, name
+    from fastcpu.plot.axes import NAME_MAX, name
 
     assert name("gdt") == "gdt" and name("x" * NAME_MAX) == "x" * NAME_MAX
     assert name("x" * (NAME_MAX + 1)) == "x" * (NAME_MAX - 1) + "\u2026"
@@ -184,7 +184,7 @@ def test_every_panel_says_ESTIMATE_to_the_precision_its_interval_allows(unit, at
     (0.094, "0.22 \u00b1 0.09"), (1.1, "0.2 \u00b1 1.1"), (0.35, "0.22 \u00b1 0.35"),
     (0.355, "0.2 \u00b1 0.4"), (0.0996, "0.22 \u00b1 0.10"), (12.1, "0 \u00b1 12"), (0.96, "0.2 \u00b1 1.0")])
 def test_the_precision_rule(half, written):
-    from fastcpu._plot_text import with_interval
+    from fastcpu.plot.axes import with_interval
 
     assert with_interval(0.219, half) == written
 

@@ -82,7 +82,7 @@ def test_pmu_times_user_functions_and_other_threads():
 
 @pytest.mark.skipif(REASON is None, reason="this machine has a usable PMU")
 def test_the_cli_says_why_before_measuring(capsys):
-    from fastcpu._cli import main
+    from fastcpu.cli import main
 
     assert main(["--counter", "pmu", "--methods", "gdt"]) == 1
     out = capsys.readouterr()

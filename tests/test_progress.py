@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fastcpu._progress import ProgressLine, format_time_left, seconds_left
+from fastcpu.cli.output import ProgressLine, format_time_left, seconds_left
 from hostnoise import on_some_try
 
 DATA = sorted(str(p) for p in (Path(__file__).resolve().parent.parent / "data").glob("*.json*"))

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import fastcpu
-from fastcpu import _json_document
+from fastcpu.files import write as _json_document
 
 DOCUMENTED = (TypeError, ValueError, fastcpu.Unsupported)
 NAMES = [m.name for m in fastcpu.methods()]

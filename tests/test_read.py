@@ -132,7 +132,7 @@ def test_raw_of_rdfsbase_is_the_thread_pointer():
 def test_a_failed_reading_is_named_from_its_catalog_row():
     import errno
 
-    from fastcpu._read import failure_reason
+    from fastcpu.instrument.cpu import failure_reason
 
     rows = {r["name"]: r for r in _core.catalog()}
     for m in METHODS:
@@ -152,7 +152,7 @@ def test_a_failed_reading_is_named_from_its_catalog_row():
 
 
 def test_the_row_read_in_a_child_fails_in_its_own_words_not_lsls():
-    from fastcpu._read import failure_reason
+    from fastcpu.instrument.cpu import failure_reason
 
     why = failure_reason("sched_getcpu_norseq", 1)
     assert "LSL" not in why
@@ -163,7 +163,7 @@ def test_the_row_read_in_a_child_fails_in_its_own_words_not_lsls():
 def test_a_failed_reading_in_the_child_raises_its_reason(monkeypatch):
     # the reading comes back from the child runner marked failed: read() and
     # read_raw() name glibc's sched_getcpu() and its errno
-    from fastcpu import _child_runner
+    from fastcpu.instrument import child as _child_runner
 
     if not by_name("sched_getcpu_norseq").available:
         pytest.skip(f"sched_getcpu_norseq cannot run here: {by_name('sched_getcpu_norseq').reason}")

@@ -146,7 +146,7 @@ def _readme_words() -> str:
 
 
 def test_the_readmes_fence_is_the_estimators():
-    from fastcpu import _estimate
+    from fastcpu.results import estimate as _estimate
 
     m = re.search(r"an outlier fence around their median \((\d+) clock steps plus (\d+) ticks, (\d+) robust sigmas "
                   r"or (\d+)% of the median, whichever is widest", _readme_words())

@@ -16,7 +16,7 @@ import pytest
 
 import fastcpu
 from fastcpu import _core
-from fastcpu._compare import format_comparison
+from fastcpu.analysis.compare import format_comparison
 from conftest import AVAILABLE
 
 DATA = Path(__file__).resolve().parent.parent / "data"

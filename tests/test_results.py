@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _machine_run, _json_document
+from fastcpu.instrument import machine as _machine_run
+from fastcpu.files import write as _json_document
 from fastcpu import BenchResult
-from fastcpu._methods import MethodInfo
+from fastcpu.instrument.catalog import MethodInfo
 
 
 @pytest.fixture(scope="module")
@@ -332,7 +333,7 @@ def test_cli_run_then_load_round_trips(tmp_path):
 
 
 def test_cli_run_refuses_to_overwrite_before_measuring(tmp_path, capsys):
-    from fastcpu._cli import main
+    from fastcpu.cli import main
 
     out = tmp_path / "keep.json"
     out.write_text("precious")
@@ -354,7 +355,7 @@ def test_cli_run_refuses_to_overwrite_before_measuring(tmp_path, capsys):
     ],
 )
 def test_cli_run_bad_options_exit_2(args, capsys, tmp_path, monkeypatch):
-    from fastcpu._cli import main
+    from fastcpu.cli import main
 
     monkeypatch.chdir(tmp_path)
     assert main(args) == 2
@@ -583,7 +584,7 @@ def test_save_never_replaces_what_is_not_a_regular_file(tmp_path, kind, overwrit
 
 
 def test_cli_run_refuses_a_fifo_before_measuring(tmp_path, capsys):
-    from fastcpu._cli import main
+    from fastcpu.cli import main
 
     fifo = tmp_path / "out.json"
     os.mkfifo(fifo)
@@ -610,7 +611,7 @@ def _limited(code, *args, memory_bytes=2 << 30):
 
 LOAD_AND_COMPARE = r"""
 import sys, fastcpu
-from fastcpu._cli import main
+from fastcpu.cli import main
 try:
     fastcpu.load(sys.argv[1])
     print("loaded")
@@ -685,7 +686,7 @@ def test_gzip_limit_admits_real_result_files(small, tmp_path):
      "not a fastcpu result file \\(a JSON number too long to read: "),
 ], ids=["nested", "nested inside ours", "5000 digits"])
 def test_deep_nesting_and_huge_numbers_are_result_file_errors(tmp_path, capsys, text, match):
-    from fastcpu._cli import main
+    from fastcpu.cli import main
 
     path = tmp_path / "r.json"
     path.write_text(text)
@@ -794,7 +795,7 @@ def test_a_save_killed_midway_leaves_a_named_file_that_the_next_save_removes(sma
 def test_the_machine_flags_are_every_fact_the_core_decides_from():
     # no hand-written list: each yes-or-no feature of the C core is recorded
     from fastcpu import _core
-    from fastcpu._machine_info import machine_info
+    from fastcpu.instrument.machine import machine_info
 
     flags = machine_info()["flags"]
     facts = {k for k, v in _core.features().items() if type(v) is bool} - {"test_hooks"}

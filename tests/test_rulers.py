@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _clock, _conversion
-from fastcpu._clock import Clock, Rulers, RulerTiming, fit_granularity, judge_rulers, read_spacing
+from fastcpu.instrument import timebase as _clock
+from fastcpu.instrument import timebase as _conversion
+from fastcpu.instrument.timebase import Clock, Rulers, RulerTiming, fit_granularity, judge_rulers, read_spacing
 
 INTEL = Path(__file__).parent / "data" / "intel-xeon-family6-model207-rulers.npz"
 
@@ -244,7 +245,7 @@ def test_a_result_file_keeps_unknown_core_cycles_unknown(disagreeing, tmp_path):
 
 
 def test_the_cli_header_names_the_rulers_and_the_granularity():
-    from fastcpu._table import format_clock
+    from fastcpu.results.display import format_clock
 
     clk = Clock(2.3e9, 2.0, 1.28, 22.0, Rulers(1.28, 1.279, 0.01, 4.8))
     line = format_clock(clk)
@@ -255,7 +256,7 @@ def test_the_cli_header_names_the_rulers_and_the_granularity():
 
 
 def test_the_cli_says_once_that_core_cycles_are_unknown(disagreeing, capsys):
-    from fastcpu._cli import main
+    from fastcpu.cli import main
 
     assert main(["--methods", "gdt,rdpid", "--runs", "50"]) == 0
     out = capsys.readouterr().out
@@ -271,8 +272,8 @@ def test_a_clock_whose_rulers_disagree_has_no_figure_whoever_builds_it(tmp_path)
     assert math.isnan(bad.cycles_per_tick) and bad.core_cycles_problem
     doc = {"tsc_hz": 2.6e9, "tsc_step_ticks": 26.0, "cycles_per_tick": None, "core_cycles_problem": "x",
            "rulers": Rulers(1.4, 1.4, 0.03, 1.0).to_dict()}
-    from fastcpu._machine_results import _clock_from
-    from fastcpu._json_document import Reader, ResultFileError
+    from fastcpu.results.results import _clock_from
+    from fastcpu.files.write import Reader, ResultFileError
 
     with pytest.raises(ResultFileError, match="clock.rulers agree"):
         _clock_from(Reader(tmp_path / "f.json"), doc)

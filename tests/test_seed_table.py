@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import fastcpu
-from fastcpu._seed_table import SEED_COLUMNS, published_cheapest
+from fastcpu.analysis.seed_table import SEED_COLUMNS, published_cheapest
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 #: the model 167 host's re-derived 0.6.0 file, one question (tests/data: a recorded reading)

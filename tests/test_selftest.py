@@ -15,9 +15,16 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _cli, _core, _harness, _harness_correction, _measurement, _methods, _selftest, _selftest_report
-from fastcpu._harness_correction import KnownBias
-from fastcpu._selftest_report import ChainCheck, PathCheck, SelfTest
+from fastcpu import _core
+from fastcpu import cli as _cli
+from fastcpu.instrument import harness as _harness
+from fastcpu.results import correction as _harness_correction
+from fastcpu.instrument import harness as _measurement
+from fastcpu.instrument import catalog as _methods
+from fastcpu.instrument import bias as _selftest
+from fastcpu.results import selftest_report as _selftest_report
+from fastcpu.results.correction import KnownBias
+from fastcpu.results.selftest_report import ChainCheck, PathCheck, SelfTest
 from hostnoise import on_some_try
 
 REPO = Path(__file__).resolve().parent.parent
@@ -393,7 +400,7 @@ def test_bench_applies_the_selftest_correction():
         inline.bias_ci95_core_cycles / _selftest._corrections[("inline", "rdtscp")].cycles_per_tick)
     # unrolled runs and bench_diff are not single copies: not the self-test's correction,
     # but half the copy loop's own cost where it was measured (tests/test_copy_loop.py)
-    from fastcpu import _copy_loop
+    from fastcpu.instrument import timing as _copy_loop
     unrolled = fastcpu.bench("add_chain_32", 50, serialize="rdtscp", unroll=2)
     loop = _copy_loop._fresh(("inline", "rdtscp", "tsc", 2, None))  # what bench() used: none where unknown
     assert unrolled.harness_bias_core_cycles == (0.0 if loop is None or unrolled.caveats else -loop.core_cycles / 2)
@@ -632,7 +639,7 @@ def test_a_stored_report_no_selftest_could_write_is_refused(tmp_path, field, val
     import copy
     import json
 
-    from fastcpu import _json_document
+    from fastcpu.files import write as _json_document
 
     res = fastcpu.measure(10, ["gdt"])
     st = fastcpu.selftest(serialize="lfence", paths=("inline",), runs=10, rounds=1)
@@ -659,7 +666,7 @@ def test_a_selftest_of_nothing_is_refused():
 
 
 def test_a_fail_says_which_part_failed():
-    from fastcpu._selftest_report import CONVERSION_GOAL_PERCENT
+    from fastcpu.results.selftest_report import CONVERSION_GOAL_PERCENT
 
     good = (ChainCheck("add_chain_16", 16.0, 0.3, 4, True, 4),)
     # the rulers apart by more than twice the goal: the conversion fails, whatever the chains read
@@ -766,7 +773,7 @@ def test_a_harness_fail_says_whether_the_body_or_scatter_put_each_chain_off():
 
 
 def test_one_correction_fits_where_the_windows_share_a_point():
-    from fastcpu._selftest_report import one_correction_fits
+    from fastcpu.results.selftest_report import one_correction_fits
 
     assert one_correction_fits([(0.0, 1.5), (-3.0, 1.5)])  # -1.5 reaches both, just
     assert not one_correction_fits([(0.0, 1.5), (-3.01, 1.5)])

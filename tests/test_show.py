@@ -7,8 +7,10 @@ import subprocess
 import pytest
 
 import fastcpu
-from fastcpu import _core, _elf, _show
-from fastcpu._cli import main
+from fastcpu import _core
+from fastcpu.instrument import show as _elf
+from fastcpu.instrument import show as _show
+from fastcpu.cli import main
 
 NAMES = [m.name for m in fastcpu.methods()]
 LFENCE, RDTSC, RDTSCP = bytes.fromhex("0faee8"), bytes.fromhex("0f31"), bytes.fromhex("0f01f9")
@@ -21,7 +23,7 @@ def test_every_method_shows_its_lfence_timer(name):
     assert code.method == name and code.library == LIBRARY
     timer = code.blocks[0]
     # sched_getcpu_norseq times sched_getcpu's code in a child without rseq
-    info = fastcpu._methods.method_info(name)
+    info = fastcpu.instrument.catalog.method_info(name)
     assert timer.symbol == f"time_{info.code_of}_lfence"
     assert info.code_of == (name if not info.in_child else "sched_getcpu")
     # the harness: lfence; rdtsc; (join the halves;) lfence opens,

@@ -5,8 +5,8 @@ import pytest
 
 import fastcpu
 from fastcpu import _core
-from fastcpu._cli import main
-from fastcpu._stability import machine_warnings
+from fastcpu.cli import main
+from fastcpu.results.stability import machine_warnings
 
 QUIET = {"governors": {}, "boost": None, "hypervisor": None, "isolated_cpus": [0]}
 

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 import fastcpu
-from fastcpu import _statistics, export
+from fastcpu import export
+from fastcpu.results import statistics as _statistics
 from fastcpu._args import UNITS
-from fastcpu._compare import COLUMNS
-from fastcpu._table import format_table
+from fastcpu.analysis.compare import COLUMNS
+from fastcpu.results.display import format_table
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
@@ -117,8 +118,8 @@ import io, json, sys
 import fastcpu
 assert fastcpu.__file__.startswith({str(tmp_path)!r}), fastcpu.__file__
 from fastcpu import export
-from fastcpu._compare import COLUMNS
-from fastcpu._table import format_table
+from fastcpu.analysis.compare import COLUMNS
+from fastcpu.results.display import format_table
 res = fastcpu.load({str(DATA / "amd-epyc-family25-model1-kvm-guest.json")!r})
 r = res["gdt"]
 mean = float((r.raw.astype("f8") - r.empty.astype("f8")).mean()) / r.unroll

@@ -1,0 +1,1 @@
+"""Analyses of results: compare, A/B, the seed table."""

@@ -1,0 +1,1 @@
+"""The result-file codec: format, checksum, reading and writing (knows no result type)."""

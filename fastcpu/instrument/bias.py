@@ -1,0 +1,407 @@
+"""fastcpu.selftest(): the harness checked against ground truth on this host.
+
+A single-copy estimate (``bench(m)``, the default) is the method's runs
+minus the empty sequence's. What the harness itself adds or hides there
+depends on the core: on an AMD Zen 5 guest every known-cost chain read
+about +3 core cycles high with fastcpu 0.2.0, on Zen 4 imul chains read
+about 2 short, on Zen 3 (AuthenticAMD family 25 model 1) add chains read about +2 and imul chains about 0
+(docs/accuracy.md). No constant holds everywhere, so the bias is measured
+here, on the host at hand:
+
+1. The bias. Each known-cost chain (add 16, 32, 128; imul 8, 16, 64:
+   16 to 192 core cycles) is timed through the path being tested, inline
+   (``bench('add_chain_8')``) or as a user function (the same chains
+   compiled as out-of-line functions inside the extension, called through
+   ``bench(address)`` exactly as a user's function is). Per instruction, a
+   line through (truth, estimate) over the lengths gives the estimate of a
+   zero-cost body: the bias, in ticks, converted to core cycles. The
+   correction is the midpoint of the per-instruction biases, and its
+   95% half-width covers half their spread (or the chains' own, where
+   wider) plus the scatter of the correction itself: what a body of
+   unknown make-up may see; and what one measurement strays from the
+   next beyond its own runs' interval (:func:`excess_scatter`).
+2. Verification, on measurements the correction was not made from: each
+   chain is timed again `rounds` times at `runs` runs, corrected, and
+   checked against the goals: the median error over the rounds within +-1.5 core cycles (1%
+   from 100 core cycles on; for the user path +-2 core cycles, 2% from 100)
+   and the printed 95% interval (random, conversion and correction)
+   covering the truth in at least 90% of the measurements; and the two
+   rulers within 0.5% of each other. A failure says which failed: the
+   conversion (the rulers disagree, or a chain's error lies within what the
+   conversion's uncertainty explains) or the harness.
+
+Every figure here is in core cycles per copy unless its name says ticks.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .. import _core
+from .._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
+from .timebase import clock
+from .._base import ForkSafeLock
+from ..results.bench_result import BenchResult
+from .harness import Method, raw_runs
+from ..results.correction import NO_BIAS, Correction, KnownBias
+from .harness import bench_result, rulers_agree, timed
+from ..results.selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goal
+
+
+__all__ = [
+    "selftest",
+    "known_bias",
+    "timed_corrected",
+    "residual_bias",
+    "fresh_correction",
+    "failed_verdict",
+    "excess_scatter",
+]
+
+#: Runs per bias measurement, and passes over the chains. Each pass
+#: gives a bias per instruction; the correction takes their median over the
+#: passes, so one pass that an interrupt storm, a cold start or a move of
+#: the core clock threw off (a first pass in a fresh process read add
+#: chains +4 to +9 where later ones read +2 on the AuthenticAMD family 25 model 1 (Zen 3) host) does not
+#: decide it.
+BIAS_RUNS = 2000
+BIAS_PASSES = 5
+
+
+def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
+    """(name, op, truth core cycles, what bench takes) of each self-test chain."""
+    return [
+        (name, op, float(length * latency), name if path == "inline" else address)
+        for name, op, length, latency, address in _core.user_chains()
+    ]
+
+
+def _chain_ticks(target: str | int, runs: int, serialize: str, cpu: int | None) -> tuple[float, float, float]:
+    """(estimate, random 95% half-width) in TSC ticks, uncorrected, and the
+    core cycles per TSC tick of the runs, converted inside the measurement."""
+    r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
+    return r.estimate, r.estimate_ci95, r.cycles_per_tick
+
+
+def residual_bias(points: list[tuple[float, float, float, float]]) -> tuple[float, float]:
+    """(bias, its standard error) in TSC ticks from (truth core cycles,
+    estimate ticks, random 95% half-width ticks, core cycles per tick of that
+    measurement) of chains of one instruction: the weighted mean of each
+    chain's residual, estimate - truth / cycles per tick. Each chain is
+    converted with the clock of its own measurement, so a clock that moved
+    between two chains (a GenuineIntel family 6 model 167 guest hops among
+    five levels every 20-200 ms) costs nothing: one line fitted through
+    (truth, ticks) read such moves as a slope and threw its intercept, the
+    bias, off by up to 1.5 core cycles there. A chain whose clock is unknown
+    (no undisturbed ruler point in a process whose first-use calibration
+    failed) is left out; with none left, both are NaN."""
+    known = [p for p in points if math.isfinite(p[1]) and math.isfinite(p[3]) and p[3] > 0]
+    if not known:
+        return math.nan, math.nan
+    r = np.array([est - truth / cpt for truth, est, _, cpt in known], dtype=np.float64)
+    var = np.array([max((ci / 1.96) ** 2, 1e-6) if math.isfinite(ci) else 1.0 for _, _, ci, _ in known],
+                   dtype=np.float64)
+    w = 1.0 / var
+    return float((w * r).sum() / w.sum()), float(math.sqrt(1.0 / w.sum()))
+
+
+def excess_scatter(residuals: Mapping[str, list[float]], cis: Mapping[str, list[float]]) -> float:
+    """How far one measurement of a chain strays from the next beyond what
+    its own runs' interval says, as a standard deviation (the unit of the
+    inputs): per chain, the robust spread of its residuals over the passes
+    (1.4826 x their MAD) less, in quadrature, the standard error its
+    measurements claimed (median 95% half-width / 1.96); the median over
+    the chains with at least three passes, 0 where none has. What a
+    bench() result's random interval misses from one process or minute to
+    the next (a busy neighbour, the clock) and its correction's interval
+    must carry: on a GenuineIntel family 6 model 167 guest, with the other
+    CPU busy, a chain's intervals held the truth in 13 of 20 fresh
+    processes without it."""
+    excess = []
+    for name, values in residuals.items():
+        if len(values) < 3:
+            continue
+        sd = _robust_sd(values)
+        within = statistics.median(cis[name]) / 1.96 if cis.get(name) else 0.0
+        excess.append(math.sqrt(max(0.0, sd * sd - within * within)))
+    return statistics.median(excess) if excess else 0.0
+
+
+def correction(op_bias: Mapping[str, tuple[float, float]],
+               chain_bias: Mapping[str, float] | None = None, scatter: float = 0.0) -> tuple[float, float]:
+    """(bias, 95% half-width) from each op's (bias, standard error) and,
+    optionally, each chain's own bias and how far one measurement strays
+    from the next beyond its own interval (:func:`excess_scatter`, a
+    standard deviation; one unit throughout).
+
+    The bias is the midpoint of the per-op biases; the half-width is half
+    the spread of the per-op biases or of the chains' own, whichever is
+    wider (where in it a body falls depends on its make-up, which the
+    harness cannot know: on a GenuineIntel family 6 model 167 guest a short
+    add chain hid 1.4 core cycles and a long one none), plus 1.96 standard
+    errors of the midpoint, plus 1.96 times the scatter.
+    """
+    values = [b for b, _ in op_bias.values()]
+    lo, hi = min(values), max(values)
+    spread = (hi - lo) / 2
+    if chain_bias:
+        spread = max(spread, (max(chain_bias.values()) - min(chain_bias.values())) / 2)
+    se = math.sqrt(sum(e**2 for _, e in op_bias.values())) / len(op_bias)
+    return (lo + hi) / 2, spread + 1.96 * se + 1.96 * scatter
+
+
+def _robust_sd(values: list[float]) -> float:
+    """The scatter of `values` as a standard deviation, robust to an
+    outlier: 1.4826 times their median absolute deviation."""
+    mid = statistics.median(values)
+    return 1.4826 * statistics.median(abs(v - mid) for v in values)
+
+
+def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, float]:
+    """The median of `values` and its standard error from their scatter
+    (1.253 robust sigmas / sqrt(n), the median's efficiency for a normal
+    sample); `fallback_se` where one value cannot show a scatter."""
+    mid = statistics.median(values)
+    if len(values) < 3:
+        return mid, fallback_se
+    return mid, max(1.253 * _robust_sd(values) / math.sqrt(len(values)), fallback_se / math.sqrt(len(values)))
+
+
+def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int | None) -> Correction:
+    """Time each chain of `path` `repeats` times and derive the correction:
+    per pass and instruction the weighted mean of the chains' residuals in
+    ticks, each converted with its own measurement's clock
+    (:func:`residual_bias`); per instruction the median over the passes; the
+    correction is the midpoint of the instructions' biases."""
+    passes: dict[str, list[float]] = {}
+    fit_se: dict[str, list[float]] = {}
+    per_chain: dict[str, list[float]] = {}
+    per_chain_ci: dict[str, list[float]] = {}
+    cpts, zeros, zero_cis = [], [], []
+    for _ in range(repeats):
+        zero, zero_ci = _zero_ticks(path, serialize, runs, cpu)
+        zeros.append(zero)
+        zero_cis.append(zero_ci)
+        points: dict[str, list[tuple[float, float, float, float]]] = {}
+        for name, op, truth, target in _chains(path):
+            est, ci, cpt = _chain_ticks(target, runs, serialize, cpu)
+            points.setdefault(op, []).append((truth, est, ci, cpt))
+            if math.isfinite(est) and math.isfinite(cpt) and cpt > 0:
+                per_chain.setdefault(name, []).append(est - truth / cpt)
+                if math.isfinite(ci):
+                    per_chain_ci.setdefault(name, []).append(ci)
+                cpts.append(cpt)
+        for op, pts in points.items():
+            b, se = residual_bias(pts)
+            if math.isfinite(b):
+                passes.setdefault(op, []).append(b)
+                fit_se.setdefault(op, []).append(se)
+    zero, zero_se = _median_and_se(zeros, statistics.median(zero_cis) / 1.96)
+    if not passes:  # no chain's clock known: no bias to subtract, and bias_at says so
+        return Correction(math.nan, math.nan, {}, math.nan, time.monotonic(), zero, 1.96 * zero_se)
+    op_bias = {op: _median_and_se(values, statistics.median(fit_se[op])) for op, values in passes.items()}
+    chain_bias = {name: _median_and_se(v, statistics.median(per_chain_ci.get(name) or [math.nan]) / 1.96)
+                  for name, v in per_chain.items()}
+    bias, ci = correction(op_bias, {name: b for name, (b, _) in chain_bias.items()},
+                          excess_scatter(per_chain, per_chain_ci))
+    return Correction(bias, ci, {op: b for op, (b, _) in op_bias.items()}, statistics.median(cpts),
+                      time.monotonic(), zero, 1.96 * zero_se,
+                      {name: b for name, (b, _) in chain_bias.items()},
+                      {name: 1.96 * se for name, (_, se) in chain_bias.items()})
+
+
+def _zero_ticks(path: str, serialize: str, runs: int, cpu: int | None) -> tuple[float, float]:
+    """(zero, random 95% half-width) in TSC ticks: the empty sequence timed
+    as `path` times a body (the empty row inline; a user function of no cost
+    through the user path) against the empty baseline, uncorrected."""
+    target: str | int = "empty" if path == "inline" else _core.user_empty()
+    r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
+    ci = r.estimate_random_ci95
+    return r.estimate, ci if math.isfinite(ci) else 0.0
+
+
+_lock = ForkSafeLock()
+_corrections: dict[tuple[str, str], Correction] = {}
+#: (path, mode) -> why bench() applies no correction there: the last
+#: selftest() of this process failed that path and mode's goals. Cleared
+#: when a later one passes them.
+_failed: dict[tuple[str, str], str] = {}
+
+
+def known_bias(path: str, serialize: str, cpu: int | None = None) -> KnownBias:
+    """The harness bias of the single-copy harness for `path` (``'inline'``
+    or ``'user'``) in `serialize` mode, as figures (converted by the result:
+    ``_harness_correction.bias_at``): the last :func:`selftest` or bias
+    measurement of this process while that is at most
+    ``CORRECTION_MAX_AGE_S`` old, or measured now, pinned to `cpu` (five
+    bias passes: about 30 ms on ``'lfence'``); and why it is not subtracted
+    ('' when it is): after a :func:`selftest` that failed this path and
+    mode, the last self-test's bias, not measured again."""
+    why_not = failed_verdict(path, serialize)
+    if why_not:  # the last self-test's correction, not subtracted: none measured now
+        return KnownBias(_corrections.get((path, serialize)), why_not)
+    known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
+    if known is None:
+        with _lock:
+            known = fresh_correction(path, serialize)
+            if known is None:
+                known = _corrections[(path, serialize)] = _measure_bias(path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
+    return KnownBias(known, "")
+
+
+def timed_corrected(method: Method, runs: int, *, serialize: str, cpu: int | None, path: str,
+                    timeout_s: float = 0.0) -> BenchResult:
+    """`runs` single copies of `method` on the TSC and the harness bias of
+    `path` as it stands now (:func:`known_bias`: measured on first use),
+    which the result converts at the runs' own clock when it is first
+    looked at (``BenchResult`` of a ``Measurement``): what
+    :func:`fastcpu.bench` returns, and what the self-test verifies. While
+    the runs' rulers disagree no bias is asked for (nor measured): the
+    result says that nothing was corrected. `timeout_s` bounds a user
+    function's measurement (0: no limit)."""
+    took = raw_runs(method, runs=runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu,
+                    timeout_s=timeout_s)
+    bias = known_bias(path, serialize, cpu) if rulers_agree(took) else NO_BIAS
+    return bench_result(took, serialize=serialize, unroll=1, bias=bias)
+
+
+def fresh_correction(path: str, serialize: str) -> Correction | None:
+    """The correction for `path` in `serialize` mode while it holds (see
+    :func:`known_bias`), else None: not measured yet, or too old."""
+    known = _corrections.get((path, serialize))
+    return known if known is not None and known.holds_at(time.monotonic()) else None
+
+
+def failed_verdict(path: str, serialize: str) -> str:
+    """Why bench() applies no harness correction to `path` in `serialize`
+    mode: the last self-test failed there ('' when none did)."""
+    return _failed.get((path, serialize), "")
+
+
+def selftest(
+    *,
+    runs: int = 1000,
+    rounds: int = 6,
+    serialize: tuple[str, ...] | str | None = None,
+    paths: tuple[str, ...] = PATHS,
+    cpu: int | None = None,
+    progress: Callable[[int, int, str | None], None] | None = None,
+) -> SelfTest:
+    """Measure the harness's bias on this host and check the accuracy goals.
+
+    Args:
+        runs: runs per verification measurement (``bench()``'s default, 1000).
+        rounds: verification measurements per chain.
+        serialize: the modes to test and judge (default: ``'lfence'``,
+            bench()'s default, a fraction of a second on a quiet host; pass
+            ``fastcpu.limits.SERIALIZE_MODES`` for every mode: ``'cpuid'`` is
+            a VM exit before every read on a guest, seconds of them, 7-10 s
+            on a KVM guest; see :attr:`SelfTest.judged`).
+        paths: ``'inline'``, ``'user'`` or both.
+        cpu: pin to this CPU while measuring.
+        progress: ``progress(done, total, step)``, as :func:`fastcpu.measure`
+            calls it: before each step (a path's bias measurement in one mode, or
+            the rounds of one chain; ``done`` steps finished out of
+            ``total``) and once at the end with ``step`` ``None``.
+
+    Returns:
+        A :class:`SelfTest`; its ``passed`` says whether every goal held. The
+        corrections it measured are used by :func:`fastcpu.bench` from then
+        on in this process, except on a path and mode whose goals failed:
+        there bench() applies none until a later self-test passes, and each
+        result says so (``BenchResult.caveats``). While the clock's rulers
+        disagree (``fastcpu.clock().core_cycles_problem``) nothing is
+        measured: there is no truth in core cycles to check against, and
+        the report says why (``SelfTest.problem``).
+    """
+    runs = check_int("runs", runs, 10, 10**6)
+    rounds = check_int("rounds", rounds, 1, 1000)
+    judged: tuple[str, ...]
+    modes: tuple[str, ...]
+    if serialize is None:  # not cpuid: a VM exit per read on a guest takes seconds (7-10 s on KVM)
+        modes = judged = ("lfence",)
+    elif isinstance(serialize, str):
+        modes = judged = (check_serialize(serialize),)
+    elif isinstance(serialize, (tuple, list)):
+        modes = judged = tuple(check_serialize(m) for m in serialize)
+    else:
+        raise TypeError(f"serialize must be a str, a tuple of them or None, not {type(serialize).__name__}")
+    if not modes:
+        raise ValueError("serialize must name at least one mode (or be None: 'lfence')")
+    if not isinstance(paths, (tuple, list)):
+        raise TypeError(f"paths must be a tuple of 'inline' and/or 'user', not {type(paths).__name__}")
+    if not paths:
+        raise ValueError("paths must hold 'inline', 'user' or both: a self-test of nothing passes nothing")
+    for p in paths:
+        if p not in PATHS:
+            raise ValueError(f"unknown path {p!r}: use 'inline' or 'user'")
+    if cpu is not None:
+        check_cpu(cpu)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable or None, not {type(progress).__name__}")
+    total = sum(1 + len(_chains(path)) for _ in modes for path in paths)
+    done = 0
+
+    def step(name: str | None) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done, total, name)
+        done += 1
+
+    t0 = time.monotonic()
+    problem = clock().core_cycles_problem
+    if problem:  # no truth in core cycles to check against
+        step(None)
+        return SelfTest((), runs, rounds, time.monotonic() - t0, judged=judged, problem=problem)
+    checks = []
+    for mode in modes:
+        for path in paths:
+            step(f"{mode} {path} bias")
+            known = _measure_bias(path, mode, BIAS_RUNS, BIAS_PASSES, cpu)
+            with _lock:
+                _corrections[(path, mode)] = known
+            bias, bias_ci = known.core_cycles()
+            op_bias = {op: b * known.cycles_per_tick for op, b in known.op_bias_ticks.items()}
+            zero, zero_ci = known.zero_ticks * known.cycles_per_tick, known.zero_ci95_ticks * known.cycles_per_tick
+            rows, apart, hops, placed, slowdowns = [], [], 0, 0, 0
+            for name, _op, truth, target in _chains(path):
+                step(f"{mode} {path} {name}")
+                errors, conversion, covered = [], [], 0
+                for _ in range(rounds):
+                    # what bench() prints: corrected as it corrects (the
+                    # correction above or, past its age, measured again, at
+                    # this measurement's clock), with its interval (random,
+                    # conversion and correction)
+                    r = timed_corrected(target, runs, serialize=mode, cpu=cpu, path=path)
+                    err = r.estimate_core_cycles - truth
+                    errors.append(err)
+                    conversion.append(truth * r.cycles_per_tick_ci95 / r.cycles_per_tick)
+                    covered += abs(err) <= r.estimate_ci95_core_cycles
+                    if r.clock_motion is not None:
+                        apart.append(r.clock_motion.rulers_disagree_percent)
+                        hops += r.clock_motion.hops
+                        placed += r.clock_motion.hops_located
+                        slowdowns += r.clock_motion.slowdowns
+                mid = statistics.median(errors)
+                rows.append(ChainCheck(name, truth, mid, rounds, within_goal(mid, truth, path), covered,
+                                       statistics.median(conversion),
+                                       known.chain_bias_ticks.get(name, math.nan) * known.cycles_per_tick,
+                                       known.chain_bias_ci95_ticks.get(name, math.nan) * known.cycles_per_tick,
+                                       path))
+            check = PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows), zero, zero_ci,
+                              statistics.median(apart) if apart else 0.0, hops, placed, slowdowns)
+            checks.append(check)
+            with _lock:
+                if check.passed:
+                    _failed.pop((path, mode), None)
+                else:
+                    _failed[(path, mode)] = (
+                        f"no harness correction applied: the self-test failed the {path} path's goals "
+                        f"with serialize={mode!r} ({'; '.join(check.failures())})")
+    step(None)
+    return SelfTest(tuple(checks), runs, rounds, time.monotonic() - t0, judged=judged)

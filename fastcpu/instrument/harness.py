@@ -1,0 +1,331 @@
+"""Pinning the calling thread to one CPU for the length of a measurement."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Iterator
+import ctypes
+import operator
+from typing import NamedTuple, Union
+from typing import NamedTuple
+
+from .._args import affinity_mask, check_cpu, denied
+from .._core import Error
+from . import child as _child_runner
+from . import timebase as _conversion
+from .. import _core
+from .._args import check_cpu
+from ..results.values import CatalogRow
+from .timebase import Clock
+from .timebase import clock as clock_facts
+from .catalog import method_info
+from ..results.bench_result import BenchResult, DiffResult, Measurement
+from ..results.motion import ClockMotion, runs_clock
+from ..results.correction import KnownBias
+
+__all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'Runs', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'Taken', 'take', 'rulers_agree', 'bench_result', 'timed', 'timed_diff']
+
+
+def pinned(cpu: int | None) -> contextlib.AbstractContextManager[None]:
+    """Run the body on `cpu` only (this thread), then restore the old mask.
+
+    On Linux, sched_setaffinity(0, ...) applies to the calling thread alone,
+    so other Python threads are unaffected. ``None`` leaves the mask alone
+    (a shared do-nothing context: bench() enters one on every call).
+    """
+    return _UNPINNED if cpu is None else _pinned_to(cpu)
+
+
+_UNPINNED = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _pinned_to(cpu: int) -> Iterator[None]:
+    check_cpu(cpu)
+    before = affinity_mask(f"pin this thread to CPU {cpu} (its mask is restored afterwards)",
+                           "pass cpu=None to stay unpinned")
+    set_affinity({cpu}, f"pin this thread to CPU {cpu}")
+    try:
+        yield
+    finally:
+        set_affinity(before, "restore this thread's affinity mask")
+
+
+def set_affinity(cpus: set[int], doing: str) -> None:
+    """``os.sched_setaffinity(0, cpus)``, a refusal raised as
+    :class:`fastcpu.Error` saying what was being done and why it failed: the
+    call denied (EPERM: a seccomp filter, a container or a security module),
+    or the CPUs refused (EINVAL: offline, or outside this process's cpuset).
+
+    Raises:
+        fastcpu.Error: the call was denied, or the kernel refused the CPUs.
+    """
+    try:
+        os.sched_setaffinity(0, cpus)
+    except PermissionError as exc:
+        raise Error(f"cannot {doing}: {denied('sched_setaffinity', exc)}: pass cpu=None to stay unpinned") from exc
+    except (OSError, ValueError, OverflowError) as exc:
+        raise Error(f"cannot {doing}: {refused('sched_setaffinity', sorted(cpus), exc)}: pass a CPU of "
+                    "os.sched_getaffinity(0), or cpu=None to stay unpinned") from exc
+
+
+def refused(call: str, cpus: int | list[int], exc: Exception) -> str:
+    """Why the kernel refused to pin to `cpus`: ``'the kernel refused CPU 3
+    (sched_setaffinity: Invalid argument; offline, or outside ...)'``."""
+    which = f"CPU {cpus}" if isinstance(cpus, int) else f"CPU(s) {cpus}"
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    hint = ("; offline, or outside the CPUs this process's cpuset allows"
+            if isinstance(exc, OSError) and exc.errno == errno.EINVAL else "")
+    return f"the kernel refused {which} ({call}: {why}{hint})"
+
+
+#: A method name, a ctypes function pointer or the integer address of a C
+#: function ``unsigned fn(void)``.
+Method = Union[str, "ctypes._CFuncPtr", int]
+
+
+def _check_signature(fn: object) -> None:
+    """Refuse ctypes prototypes that cannot be ``unsigned fn(void)``.
+
+    Calling a function that takes arguments without them, or one that returns
+    a structure (through a hidden pointer argument), would read or write
+    through garbage: refuse them rather than crash.
+    """
+    argtypes = getattr(fn, "argtypes", None)
+    if argtypes:
+        raise TypeError(
+            f"a user function must take no arguments (unsigned fn(void)); this one "
+            f"declares argtypes {argtypes!r}"
+        )
+    restype = getattr(fn, "restype", None)
+    if isinstance(restype, type) and issubclass(restype, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+        raise TypeError(
+            f"a user function must return an integer (unsigned fn(void)), not {restype.__name__}"
+        )
+
+
+def _user_address(fn: object) -> tuple[int, str]:
+    """The address and display name of a user function."""
+    if isinstance(fn, ctypes._CFuncPtr):  # type: ignore[attr-defined]
+        _check_signature(fn)
+        address = ctypes.cast(fn, ctypes.c_void_p).value or 0
+        name = getattr(fn, "__name__", None) or f"0x{address:x}"
+    else:
+        address = operator.index(fn)  # type: ignore[call-overload]  # the plain int: a subclass's comparisons may lie
+        if not 0 < address < 1 << 64:
+            raise ValueError(f"a function address must be in 1..2**64-1, not {address}")
+        name = f"0x{address:x}"
+    if address == 0:
+        raise ValueError("the ctypes function pointer is NULL")
+    return address, f"user:{name}"
+
+
+class Target(NamedTuple):
+    """What :func:`resolve` makes of a method."""
+
+    #: the result's name: the method's, or ``'user:NAME'`` for a user function
+    name: str
+    #: what ``_core.measure`` takes: a method's name or a function's address
+    core: str | int
+    #: its catalog row says it runs in a child interpreter (``MethodInfo.in_child``)
+    in_child: bool = False
+    #: the row's words a result carries into its file (None: a user function)
+    catalog_row: CatalogRow | None = None
+
+
+def resolve(method: object) -> Target:
+    """What `method` (a name, a ctypes function pointer or an address) is to
+    the harness, and where it runs (from its catalog row).
+
+    Raises:
+        TypeError, ValueError: `method` names no method or is no function.
+        fastcpu.Unsupported: its catalog row cannot run here (the reason).
+    """
+    if isinstance(method, str):
+        known = _resolved.get(method)
+        if known is None:  # a method's availability is fixed for the process
+            info = method_info(method)
+            if not info.available:
+                raise _core.Unsupported(f"{info.name}: {info.reason}")
+            known = _resolved[method] = Target(info.name, info.name, info.in_child, info.catalog_row)
+        return known
+    if isinstance(method, (int, ctypes._CFuncPtr)) and not isinstance(method, bool):  # type: ignore[attr-defined]
+        address, name = _user_address(method)
+        return Target(name, address)
+    raise TypeError(
+        "method must be a method name (str), a ctypes function pointer or an "
+        f"int address, not {type(method).__name__}"
+    )
+
+
+#: Names bench() was given -> what resolve() made of them (bench() resolves
+#: on every call).
+_resolved: dict[str, Target] = {}
+
+
+class Runs(NamedTuple):
+    """What :func:`raw_runs` took: the raw record and what it was taken with."""
+
+    #: the result's name (``'user:NAME'`` for a user function)
+    name: str
+    #: the runs (``_core.Measured``): per-run counts, best and median, and on
+    #: the TSC in this process the ruler points and what they say
+    measured: _core.Measured
+    #: the process's clock (what a TSC tick is worth; its first-use figures)
+    clock: Clock
+    #: the counter that counted: ``'tsc'``, ``'pmu'`` or, user-mode cycles
+    #: only, ``'pmu_user'``
+    counter: str
+    #: the CPU the thread was pinned to for the runs (a plain int), or None
+    cpu: int | None
+    #: the method's catalog row (None: a user function)
+    catalog_row: CatalogRow | None
+
+
+def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
+             cpu: int | None, timeout_s: float = 0.0) -> Runs:
+    """The runs of `method` (a name or a user function): `runs` runs of
+    `copies` copies against the empty sequence, or (`diff`) `runs` pairs of
+    2k against k copies (k = `copies`), counted by `counter` (``'tsc'`` or
+    ``'pmu'``), pinned to `cpu` for the call (restored afterwards; None: not
+    pinned). Where the method's catalog row says (:func:`resolve`): in this
+    process, one ``_core.measure`` call with ruler points between stretches
+    of the runs on the TSC (``_conversion.rulers()``); or in its child
+    interpreter (``_child_runner``), which runs on this thread's CPUs and
+    returns runs without ruler points (another process's clock: converted
+    by nothing there). `timeout_s` bounds a user function's measurement in
+    seconds (0: none; TimeoutError). Arguments are checked by the caller
+    (bench()), but `cpu`, which is checked here.
+    """
+    if cpu is not None:
+        cpu = check_cpu(cpu)
+    target = resolve(method)
+    clk = clock_facts()
+    if cpu is None:  # bench()'s common case: no context to enter (2.4 us on the AuthenticAMD family 25 model 1 guest)
+        measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s)
+    else:
+        with pinned(cpu):
+            measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s)
+    return Runs(target.name, measured, clk, counted, cpu, target.catalog_row)
+
+
+def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, counter: str,
+          timeout_s: float) -> tuple[_core.Measured, str]:
+    """(the runs, the counter that counted), on the thread as it is pinned:
+    the PMU counter opened first when `counter` is ``'pmu'``."""
+    counted = counter
+    if counter == "pmu":
+        counted = "pmu" if _core.pmu_open() == "all" else "pmu_user"
+    if target.in_child:
+        return _child_runner.raw_runs(str(target.core), runs=runs, serialize=serialize, copies=copies,
+                                     diff=diff, counter=counter), counted
+    return _core.measure(target.core, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
+                         rulers=_conversion.rulers() if counter == "tsc" else None,
+                         timeout=timeout_s), counted
+
+
+def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
+    """One reading of the method `name` where its catalog row says it runs
+    (:func:`resolve`: Unsupported where it cannot run): (cpu, node or None, raw value,
+    valid), as ``_core.read_cpu`` returns them."""
+    if resolve(name).in_child:
+        return _child_runner.read_cpu(name)
+    return _core.read_cpu(name)
+
+
+def read_raw(name: str) -> tuple[int, bool]:
+    """One execution of the method `name` where its catalog row says it runs
+    (:func:`resolve`: Unsupported where it cannot run): (raw value, valid), as
+    ``_core.read`` returns them."""
+    if resolve(name).in_child:
+        _, _, raw, valid = _child_runner.read_cpu(name)
+        return raw, valid
+    return _core.read(name)
+
+
+class Taken(NamedTuple):
+    """Runs and what their ruler points say of the core clock: what a
+    result is built from (:func:`take`)."""
+
+    #: the raw runs and what they were taken with
+    runs: Runs
+    #: core cycles per TSC tick the runs convert with (the points', or the
+    #: clock's first-use figure; NaN: unknown while the rulers disagree) and
+    #: its 95% half-width
+    cycles_per_tick: float
+    cycles_per_tick_ci95: float
+    #: how the clock moved during the runs (None: no ruler points)
+    motion: ClockMotion | None
+    #: why core cycles cannot be trusted (the rulers disagree), or ()
+    caveats: tuple[str, ...]
+
+
+def take(method: Method, runs: int, *, serialize: str, copies: int, diff: bool, counter: str,
+         cpu: int | None, timeout_s: float = 0.0) -> Taken:
+    """The runs of `method` (as ``_harness.raw_runs`` takes them) and how
+    they convert to core cycles (``_clock_motion.runs_clock``): on the TSC,
+    their ruler points, converted stretch by stretch; none for a PMU counter
+    (it counts core cycles itself); a child's runs come back without any and
+    are converted with the clock's first-use figure. `timeout_s` bounds a
+    user function's measurement (0: no limit)."""
+    took = raw_runs(method, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
+                    cpu=cpu, timeout_s=timeout_s)
+    conversion = took.measured.conversion
+    cpt, ci, caveats = runs_clock(conversion, took.clock, took.counter)
+    motion = None if conversion is None else ClockMotion.from_conversion(conversion, took.clock.tsc_hz)
+    return Taken(took, cpt, ci, motion, caveats)
+
+
+def rulers_agree(took: Runs) -> bool:
+    """Whether the core cycles of `took` can be trusted: their ruler points'
+    add and imul rulers agreed, or else the clock's (``runs_clock``)."""
+    return not runs_clock(took.measured.conversion, took.clock, took.counter)[2]
+
+
+def bench_result(took: Runs, *, serialize: str, unroll: int, bias: KnownBias | None = None,
+                 loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
+    """The BenchResult of `took` (runs of `unroll` copies against the empty
+    sequence in `serialize` mode), with the harness `bias` as it stood when
+    they were measured (``_selftest.known_bias``: what :func:`fastcpu.bench`
+    applies), or uncorrected (None). The result works out its fields, the
+    conversion at the runs' own clock and the correction among them, when it
+    is first looked at (``BenchResult`` of a ``Measurement``): right after
+    the runs, where every Python statement runs cold, bench() does no more
+    than hand them over. `loop`: for copies a run, the copy loop's own cost
+    per copy and its 95% half-width, core cycles (``_copy_loop``; (0, 0):
+    not measured), which the result corrects for
+    (``_bench_result.loop_correction``)."""
+    return BenchResult._of(Measurement(took, serialize, unroll, bias, loop))
+
+
+def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
+          counter: str, timeout_s: float = 0.0, loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
+    """`runs` runs of `method` (a name or a user function) against the empty
+    sequence, converted with the core cycles per tick measured around them
+    (TSC; a PMU counter counts core cycles itself); uncorrected: what
+    :func:`fastcpu.bench` returns for copies or a PMU counter, and what the
+    self-test calibrates on. While the clock's rulers disagree, core cycles
+    are NaN and the result says why (its caveats). `timeout_s` bounds a user
+    function's measurement (0: no limit). `loop`: as for
+    :func:`bench_result`."""
+    took = raw_runs(method, runs=runs, serialize=serialize, copies=unroll, diff=False, counter=counter,
+                    cpu=cpu, timeout_s=timeout_s)
+    return bench_result(took, serialize=serialize, unroll=unroll, loop=loop)
+
+
+def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,
+               counter: str, timeout_s: float = 0.0, loop: tuple[float, float] = (0.0, 0.0)) -> DiffResult:
+    """`runs` interleaved pairs of runs of `method` at 2k and k copies,
+    converted as :func:`timed` converts; `loop`: the copy loop's own cost
+    per copy and its 95% half-width, core cycles (``_copy_loop``; 0: not
+    measured)."""
+    taken = take(method, runs, serialize=serialize, copies=k, diff=True, counter=counter, cpu=cpu,
+                 timeout_s=timeout_s)
+    took, got = taken.runs, taken.runs.measured
+    return DiffResult.from_arrays(
+        method=took.name, serialize=serialize, k=k, cpu=cpu, long=got.a, short=got.b, migrated=got.migrated,
+        clock=took.clock, counter=took.counter, cycles_per_tick=taken.cycles_per_tick,
+        cycles_per_tick_ci95=taken.cycles_per_tick_ci95, caveats=taken.caveats, clock_motion=taken.motion,
+        copy_loop_core_cycles=loop[0], copy_loop_ci95_core_cycles=loop[1])

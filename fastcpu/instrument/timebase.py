@@ -1,0 +1,515 @@
+"""What a TSC tick is worth on this machine: frequency, granularity and core
+cycles, each checked by a second ruler of another kind.
+
+The TSC of a modern x86 CPU counts at a constant rate (the "invariant TSC"),
+whatever the core clock does. A TSC tick is therefore *not* a core cycle:
+on the KVM guests fastcpu has run on, the core ran at 1.2-1.7 core cycles
+per tick, moving by percents within minutes. And the counter need not move
+by one tick at a time: an AMD EPYC guest's TSC moves every 10 ns (steps of
+26 ticks, or 24.5: not always a whole number), an Intel Xeon family 6 model
+207 guest's in 2-tick steps although two back-to-back reads land 20-24 ticks
+apart. So nothing here is assumed of a host:
+
+* the granularity is fitted to the lattice that reads separated by varying
+  amounts of work fall on (:func:`fit_granularity`), and the spacing of
+  back-to-back reads is reported beside it, as a different fact;
+* core cycles per tick come from dependent chains of register-register adds
+  (1 core cycle each), checked against chains of 64-bit imuls (3 each)
+  timed alongside (:class:`Rulers`); while the two disagree, core-cycle
+  figures are NaN with the reason. A chain of ``add $1, reg`` is no ruler:
+  Intel cores since Golden Cove fold such chains at rename, several adds a
+  cycle. How many it runs per core cycle is measured and reported as a fact
+  about the core.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .. import _core
+from ..results.values import CalibrationWarning, Clock, CounterUnits, FOLDED_ABOVE, RULER_TOLERANCE_MIN, RULER_TOLERANCE_SIGMAS, Rulers, RulerTiming, judge_rulers, nan_equal
+from .._base import ForkSafeLock
+
+__all__ = ['Clock', 'CounterUnits', 'Rulers', 'RulerTiming', 'clock', 'CalibrationWarning', 'fit_granularity', 'read_spacing', 'judge_rulers', 'RULER_STEPS', 'SPACING_S', 'fixed_cost_core_cycles', 'rulers', 'ruler_blocks', 'convert']
+
+
+# the values (a Clock, its Rulers) live in _clock_values, which needs no C core; named here too
+
+
+# Calibration sizes: about 80 ms in all, once per process.
+_FREQ_INTERVAL_S = 0.05
+_STEP_READS = 4096
+#: Each ruler's chain at N, in blocks of ``_core.RULER_BLOCK`` (1,000)
+#: instructions: about 200,000 core cycles each (some 60 us; an imul takes
+#: 3, the others 1 or less).
+_RULER_BLOCKS = {"add": 200, "imul": 67, "immediate_add": 200}
+_CHAIN_REPEATS = 21
+
+
+def _measure_tsc_hz() -> float:
+    ns0, tsc0 = _core.tsc_ns_pair()
+    time.sleep(_FREQ_INTERVAL_S)
+    ns1, tsc1 = _core.tsc_ns_pair()
+    return (tsc1 - tsc0) * 1e9 / (ns1 - ns0)
+
+
+#: A chain timing this much above the fastest of its size was disturbed (an
+#: interrupt, a signal, a preemption): the work is fixed, only time was added.
+_DISTURBED_ABOVE_FASTEST = 0.015
+#: A turn's add and imul rulers agree within this fraction: a move of the
+#: core clock between 100 MHz steps is 2.5% or more, and moves both; an
+#: interrupt slows one chain by far more.
+_TURN_AGREE = 0.03
+#: Neighbouring turns of a clock that moves read the same level to within
+#: this fraction, most of them (the median step): a level lasts 20 ms or
+#: more, a turn about a millisecond. On the GenuineIntel family 6 model 167
+#: guest the median step read 0.14-0.57% (a quarter to half of its turns'
+#: rulers agreeing, the rest slowed on one ruler by the host's other work);
+#: under a 5 kHz signal storm, several percent.
+_STEADY_NEIGHBOURS = 0.01
+#: Rounds of `repeats` pairs at most, stopping once half a round is clean.
+_CHAIN_ROUNDS = 5
+#: Fewer clean pairs than this: the figure is kept, with a warning.
+_CHAIN_CLEAN_MIN = 5
+
+
+def _chain_pair(ruler: str, blocks: int) -> tuple[int, int, bool]:
+    """(ticks of N blocks, ticks of 2N blocks, migrated in between) of `ruler`."""
+    before = _core.current_cpu()
+    single = _core.ruler_ticks(ruler, blocks)
+    double = _core.ruler_ticks(ruler, 2 * blocks)
+    return single, double, _core.current_cpu() != before
+
+
+def turns_agreeing(add: Sequence[tuple[int, int, bool]], imul: Sequence[tuple[int, int, bool]],
+                   add_blocks: int, imul_blocks: int) -> list[bool]:
+    """Per turn of :func:`_interleaved_pairs`, whether its add pair and its
+    imul pair (timed back to back) read the same core clock within
+    ``_TURN_AGREE`` and neither migrated. A core clock that moves between
+    turns (a GenuineIntel family 6 model 167 guest hops among five levels
+    every 20-200 ms) moves both rulers alike, and such turns stay; an
+    interrupt or a preemption slows one chain, not both, and its turn goes."""
+    out = []
+    for (a1, a2, am), (m1, m2, mm) in zip(add, imul):
+        if am or mm or a2 <= a1 or m2 <= m1:
+            out.append(False)
+            continue
+        add_rate = _core.RULER_BLOCK * add_blocks / (a2 - a1)
+        imul_rate = 3 * _core.RULER_BLOCK * imul_blocks / (m2 - m1)
+        out.append(abs(add_rate - imul_rate) <= _TURN_AGREE * max(add_rate, imul_rate))
+    return out
+
+
+def clean_samples(pairs: list[tuple[int, int, bool]]) -> tuple[list[int], list[int]]:
+    """(t(N), t(2N)) timings of the pairs that did not migrate, each within
+    ``_DISTURBED_ABOVE_FASTEST`` of the fastest of its size: the undisturbed
+    ones. Each size is kept on its own: a periodic disturbance (a timer
+    signal) can land in every pair, in one half or the other. A core clock
+    that moved during the calibration leaves few of them too
+    (:func:`clock_moved` tells the two apart)."""
+    settled = [(s, d) for s, d, migrated in pairs if not migrated]
+    if not settled:
+        return [], []
+    fastest_single = min(s for s, _ in settled)
+    fastest_double = min(d for _, d in settled)
+    return ([s for s, _ in settled if s <= fastest_single * (1 + _DISTURBED_ABOVE_FASTEST)],
+            [d for _, d in settled if d <= fastest_double * (1 + _DISTURBED_ABOVE_FASTEST)])
+
+
+def clock_moved(add: Sequence[tuple[int, int, bool]], imul: Sequence[tuple[int, int, bool]],
+                add_blocks: int, imul_blocks: int) -> list[bool] | None:
+    """Whether the pairs say the core clock moved during the calibration,
+    rather than that they were disturbed: then the turns whose add and imul
+    rulers agreed (:func:`turns_agreeing`), else None. A clock that moves
+    holds each level for many turns and moves both rulers alike (a
+    GenuineIntel family 6 model 167 guest hops among five levels every
+    20-200 ms): most neighbouring turns read the same level to within
+    ``_STEADY_NEIGHBOURS``. Disturbances (a 5 kHz signal storm slowed both
+    rulers of a turn alike, by 3-10%) scatter each turn's level anew."""
+    agreeing = turns_agreeing(add, imul, add_blocks, imul_blocks)
+    levels = [_core.RULER_BLOCK * add_blocks / (a2 - a1) for (a1, a2, _), ok in zip(add, agreeing) if ok]
+    if len(levels) < max(_CHAIN_CLEAN_MIN, len(add) // 4):
+        return None
+    steps = sorted(abs(b - a) / max(a, b) for a, b in zip(levels, levels[1:]))
+    return agreeing if steps[len(steps) // 2] <= _STEADY_NEIGHBOURS else None
+
+
+def _median_se(values: Sequence[float], step_ticks: float) -> float:
+    """The standard error of the median of `values` (TSC ticks): 1.253 robust
+    sigmas over sqrt(n), and at least what a counter of `step_ticks`
+    granularity leaves in it (step / sqrt(12 n))."""
+    n = len(values)
+    mid = statistics.median(values)
+    mad = statistics.median(abs(v - mid) for v in values)
+    return math.hypot(1.253 * 1.4826 * mad, step_ticks / math.sqrt(12)) / math.sqrt(n)
+
+
+def _enough(pairs: list[tuple[int, int, bool]], repeats: int) -> bool:
+    """More than half a round, and at least _CHAIN_CLEAN_MIN, of each size
+    clean: enough for a figure without a warning (7 repeats stopped at 4
+    clean and then warned that 4 were too few)."""
+    singles, doubles = clean_samples(pairs)
+    return min(len(singles), len(doubles)) >= max(repeats // 2 + 1, _CHAIN_CLEAN_MIN)
+
+
+def _moved(pairs: Mapping[str, list[tuple[int, int, bool]]], blocks: Mapping[str, int]) -> list[bool] | None:
+    """:func:`clock_moved` where both rulers were timed (None otherwise)."""
+    if "add" not in pairs or "imul" not in pairs:
+        return None
+    return clock_moved(pairs["add"], pairs["imul"], blocks["add"], blocks["imul"])
+
+
+def _interleaved_pairs(blocks: Mapping[str, int], repeats: int) -> dict[str, list[tuple[int, int, bool]]]:
+    """Pairs (t(N), t(2N), migrated) of each ruler in `blocks` (ruler ->
+    blocks at N), the rulers taking turns pair by pair so that a move of the
+    core clock falls on all of them alike: `repeats` turns a round, and
+    more rounds (up to ``_CHAIN_ROUNDS``) until every ruler has enough clean
+    pairs (:func:`_enough`)."""
+    pairs: dict[str, list[tuple[int, int, bool]]] = {r: [] for r in blocks}
+    for _ in range(_CHAIN_ROUNDS):
+        for _ in range(repeats):
+            for ruler, n in blocks.items():
+                pairs[ruler].append(_chain_pair(ruler, n))
+        if all(_enough(p, repeats) for p in pairs.values()) or _moved(pairs, blocks) is not None:
+            break
+    return pairs
+
+
+def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step_ticks: float,
+               moved: Sequence[bool] | None = None) -> RulerTiming:
+    """`ruler`'s timing from its pairs: median t(2N) - median t(N) over the
+    clean ones (:func:`clean_samples`; all of them when every pair
+    migrated), warning with :class:`CalibrationWarning` when fewer than
+    ``_CHAIN_CLEAN_MIN`` of either size are clean (a signal storm, a busy
+    host). Where the core clock moved instead (`moved`: the turns whose
+    rulers agreed, :func:`clock_moved`, given for every ruler alike), those
+    turns at whatever level, with no warning: that is the clock, not a
+    disturbance, and every measurement converts with ruler points of its own
+    (``fastcpu.instrument.timebase``)."""
+    singles, doubles = clean_samples(pairs)
+    clean = min(len(singles), len(doubles))
+    if moved is not None:  # every ruler from the same turns, or the two would read different levels
+        singles = [s for (s, _, _), ok in zip(pairs, moved) if ok]
+        doubles = [d for (_, d, _), ok in zip(pairs, moved) if ok]
+        clean = len(singles)
+    if not clean:  # every pair migrated: use them all, and say so
+        singles, doubles = [s for s, _, _ in pairs], [d for _, d, _ in pairs]
+    ticks = statistics.median(doubles) - statistics.median(singles)
+    se = math.hypot(_median_se(singles, step_ticks), _median_se(doubles, step_ticks))
+    timing = RulerTiming(ruler, _core.RULER_BLOCK * blocks, float(ticks), se, clean, len(pairs))
+    if clean < _CHAIN_CLEAN_MIN and ruler != "immediate_add":  # a fact about the core, no ruler
+        warnings.warn(
+            f"cycles_per_tick could not be calibrated cleanly: {clean} of {len(pairs)} "
+            f"{ruler}-chain samples were undisturbed (the rest interrupted, preempted or migrated: "
+            f"their levels scattered from turn to turn, as a core clock that moves does not); "
+            f"that ruler reads {timing.ticks_per_instruction:.4f} TSC ticks per instruction and may be "
+            "off. Calibrate again on a quieter machine with fastcpu.clock(refresh=True)",
+            CalibrationWarning, stacklevel=4)
+    return timing
+
+
+def ruler_timing(ruler: str, blocks: int, repeats: int, step_ticks: float = 1.0) -> RulerTiming:
+    """`ruler`'s chain timed alone at N = RULER_BLOCK x `blocks` instructions and at
+    2N (:func:`_interleaved_pairs` with one ruler, :func:`_timing_of`)."""
+    return _timing_of(ruler, blocks, _interleaved_pairs({ruler: blocks}, repeats)[ruler], step_ticks)
+
+
+def measure_rulers(step_ticks: float = 1.0) -> Rulers:
+    """Both rulers and the immediate-add chain, timed here taking turns pair
+    by pair after a warm-up chain, judged by :func:`judge_rulers`. Timed one
+    after the other instead, a move of a guest's core clock between them
+    read as a disagreement about once in 150 calibrations on a loaded
+    AuthenticAMD family 25 model 17 (Zen 4) guest."""
+    _core.ruler_ticks("add", _RULER_BLOCKS["add"])  # warm up the core clock and caches
+    pairs = _interleaved_pairs(_RULER_BLOCKS, _CHAIN_REPEATS)
+    # where a ruler has too few samples near its fastest and the clock moved, every ruler takes the
+    # turns whose rulers agreed: one ruler's fastest samples against the other's turns at every
+    # level would read the spread of the levels as a disagreement
+    short = any(min(map(len, clean_samples(pairs[r]))) < _CHAIN_CLEAN_MIN for r in ("add", "imul"))
+    moved = _moved(pairs, _RULER_BLOCKS) if short else None
+    timings = {r: _timing_of(r, _RULER_BLOCKS[r], p, step_ticks, moved) for r, p in pairs.items()}
+    return judge_rulers(timings["add"], timings["imul"], timings["immediate_add"])
+
+
+#: A spaced delta must lie this close to a whole number of steps (TSC ticks):
+#: the rounding of both reads, and a tick of jitter.
+_ROUNDING_TICKS = 1.5
+#: Below this a +-1.5-tick tolerance fits any delta: smaller granularities
+#: are found only as exact divisors.
+_ROUNDED_MIN_TICKS = 5.0
+_STEP_MAX_TICKS = 1024
+#: Deltas of more steps than this (a preemption) say nothing of the step.
+_STEP_K_MAX = 64
+#: Shares of the deltas that must fit: every one but the odd jittered or
+#: preempted read on an exact lattice, 95% within the rounding otherwise.
+_EXACT_SHARE = 0.99
+_ROUNDED_SHARE = 0.95
+
+
+def _share_on_steps(d: np.ndarray, step: float) -> float:
+    """The share of the deltas (of up to _STEP_K_MAX steps) within
+    _ROUNDING_TICKS of a whole number of steps; 0 when fewer than half qualify."""
+    k = np.rint(d / step)
+    near = k <= _STEP_K_MAX
+    if near.sum() < len(d) / 2:
+        return 0.0
+    return float(np.mean(np.abs(d[near] - k[near] * step) <= _ROUNDING_TICKS))
+
+
+def _refit(d: np.ndarray, step: float, k_max: float) -> float:
+    """Least squares of delta = k x step over the deltas of 1 to k_max steps."""
+    k = np.rint(d / step)
+    use = (k >= 1) & (k <= k_max)
+    return float((k[use] * d[use]).sum() / (k[use] ** 2).sum()) if use.any() else step
+
+
+def _rounded_lattice(d: np.ndarray) -> float:
+    """The largest step of at least _ROUNDED_MIN_TICKS that _ROUNDED_SHARE of
+    the deltas lie on to within the rounding (a 24.5-tick lattice reads 24
+    or 25 a step); 0 when none. The first guess is the mean of the smallest
+    cluster of deltas, then its halves, thirds ...: back-to-back reads may
+    be several steps apart."""
+    big = d[d >= _ROUNDED_MIN_TICKS - 1]
+    if len(big) == 0:
+        return 0.0
+    lo = float(big.min())
+    guess = float(big[big < 1.5 * lo].mean())
+    for divisor in range(1, 9):
+        step = guess / divisor
+        if step < _ROUNDED_MIN_TICKS:
+            break
+        # k is certain while the step's error times k_max stays under half a
+        # step: refit with ever longer deltas
+        for k_max in (4, 16, _STEP_K_MAX):
+            step = _refit(d, step, k_max)
+        if _ROUNDED_MIN_TICKS <= step < _STEP_MAX_TICKS and _share_on_steps(d, step) >= _ROUNDED_SHARE:
+            return step
+    return 0.0
+
+
+def _exact_lattice(d: np.ndarray) -> int:
+    """The largest whole number of ticks (2 to _STEP_MAX_TICKS) that divides
+    _EXACT_SHARE of the deltas; 1 when none does."""
+    top = int(min(_STEP_MAX_TICKS, d.max()))
+    for g in range(top, 1, -1):
+        if np.mean(d % g == 0) >= _EXACT_SHARE:
+            return g
+    return 1
+
+
+def fit_granularity(reads: Sequence[int] | np.ndarray) -> float:
+    """The counter's granularity in TSC ticks (a float) from reads separated
+    by varying amounts of work: the largest step whose lattice the deltas
+    fall on, exactly (every delta a multiple: 2 ticks on an Intel Xeon
+    family 6 model 207 guest, 26 on AMD Zen 4 and 5 guests) or to within
+    the rounding of both reads (24.5 on an AMD Zen 3 guest); 1 when every
+    tick is read. Never the spacing of back-to-back reads, which can be ten
+    steps (:func:`read_spacing`). NaN with fewer than 32 rising deltas."""
+    values = np.asarray(reads, dtype=np.uint64)
+    d = np.diff(values)
+    d = d[(d > 0) & (d < 1 << 53)].astype(np.float64)  # equal reads fit every step
+    if len(d) < 32:
+        return math.nan
+    return float(max(_exact_lattice(d), _rounded_lattice(d)))
+
+
+def read_spacing(reads: Sequence[int] | np.ndarray) -> float:
+    """The median spacing of back-to-back reads in TSC ticks (deltas of 0
+    included: a counter that did not move between two reads)."""
+    d = np.diff(np.asarray(reads, dtype=np.uint64))
+    d = d[d < 1 << 53]  # a read that went backwards (another CPU's TSC) is no spacing
+    return float(np.median(d)) if len(d) else math.nan
+
+
+_lock = ForkSafeLock()  # fresh in a fork's child: it measures again if nothing was cached
+_cached: Clock | None = None
+
+
+def clock(*, refresh: bool = False) -> Clock:
+    """Measure this machine's clock once per process (about 80 ms) and return it.
+
+    Args:
+        refresh: measure again, and use the new figures from now on (results
+            already returned keep theirs). A guest's core clock follows the
+            host's load: on the machine fastcpu was written on,
+            ``cycles_per_tick`` wanders by 2-3% over seconds, which moves
+            every core-cycle conversion with it (docs/accuracy.md).
+
+    Returns:
+        A :class:`Clock`. Its ``cycles_per_tick`` is NaN, and
+        ``core_cycles_problem`` says why, while the imul ruler disagrees
+        with the add ruler: every core-cycle figure converted with it is
+        NaN then, and bench() applies no harness correction.
+
+    Warns:
+        CalibrationWarning: most samples of the core-cycle calibration were
+            disturbed (interrupted, preempted or migrated), so
+            ``cycles_per_tick`` may be off; disturbed samples are never used
+            while clean ones exist.
+
+    Raises:
+        TypeError: `refresh` is not a bool.
+        fastcpu.Unsupported: the TSC cannot be read here.
+    """
+    global _cached
+    if not isinstance(refresh, bool):
+        raise TypeError(f"refresh must be a bool, not {type(refresh).__name__}")
+    known = _cached
+    if known is not None and not refresh:  # every bench() asks: no lock once measured
+        return known
+    with _lock:
+        if _cached is None or refresh:
+            _cached = _measure_clock()
+        return _cached
+
+
+def _measure_clock() -> Clock:
+    """TSC Hz, the granularity fit and the back-to-back spacing, both rulers."""
+    hz = _measure_tsc_hz()
+    step = fit_granularity(_core.tsc_reads(_STEP_READS, True))
+    if not step >= 1:
+        step = 1.0
+    rulers = measure_rulers(step)
+    return Clock(
+        tsc_hz=hz,
+        tsc_step_ticks=step,
+        cycles_per_tick=rulers.add_cycles_per_tick if rulers.agree else math.nan,
+        tsc_read_spacing_ticks=read_spacing(_core.tsc_reads(_STEP_READS, False)),
+        rulers=rulers,
+    )
+
+
+#: Each ruler chain spans at least this many steps of the counter: one step is
+#: then at most 1% of a reading.
+RULER_STEPS = 100
+#: Runs between two ruler points, seconds of TSC time: on a host whose clock
+#: hops every 20 ms at the soonest, a hop falls into one stretch of twenty,
+#: whose runs are converted at the midpoint of the two levels, within half
+#: their gap (6.5% at most where levels span 1.381-1.573 core cycles per
+#: tick: 0.3% of the figure, and the interval widens by it). A point (a
+#: 2,000-add and a 1,000-imul chain, fenced) cost about 3 us on the
+#: GenuineIntel family 6 model 167 guest: 0.3% of the time between points.
+#: Every measurement opens and closes with one; at 200 us apart, bench(m,
+#: 1000) (230 us of runs) took a third, 1.5% of its time.
+SPACING_S = 1e-3
+#: The fixed cost's pairs of chains: _FIXED_GROUPS groups of _FIXED_REPEATS
+#: (about 3 ms per ruler, once per process); within a group the mean of the
+#: middle half, then the median of the groups, so that a stretch the clock
+#: hopped in or an interrupt disturbed does not decide it.
+_FIXED_GROUPS = 7
+_FIXED_REPEATS = 41
+#: The add chain's blocks at least: its timer's fixed cost (about 100 core
+#: cycles of fences and reads in a KVM guest) is measured once per process
+#: and its error (0.7% of a one-block chain on the GenuineIntel family 6
+#: model 167 guest, add reading that much below imul) shrinks with the chain.
+_ADD_BLOCKS_MIN = 2
+#: Core cycles per instruction of each ruler.
+_LATENCY = {"add": 1.0, "imul": 3.0}
+
+_conversion_lock = ForkSafeLock()
+_fixed: dict[tuple[str, int], float] = {}
+
+
+def ruler_blocks(clk: Clock) -> tuple[int, int]:
+    """(add blocks, imul blocks) of RULER_BLOCK instructions per ruler chain:
+    each chain at least RULER_STEPS steps of the counter long at the clock's
+    add ruler (or its own figure while the imul ruler disagrees)."""
+    cpt = _chain_cycles_per_tick(clk)
+    step = clk.tsc_step_ticks if math.isfinite(clk.tsc_step_ticks) and clk.tsc_step_ticks > 0 else 1.0
+    cycles = RULER_STEPS * step * (cpt if math.isfinite(cpt) and cpt > 0 else 1.0)
+    add = min(max(math.ceil(cycles / _core.RULER_BLOCK), _ADD_BLOCKS_MIN), 16)
+    imul = min(max(math.ceil(cycles / (_LATENCY["imul"] * _core.RULER_BLOCK)), 1), 16)
+    return add, imul
+
+
+def fixed_cost_core_cycles(ruler: str, blocks: int) -> float:
+    """The `ruler` chain timer's own cost in core cycles (fences, reads) for
+    chains of `blocks` blocks, measured once per process: from pairs of
+    chains of N and 2N instructions, N (2 t(N) - t(2N)) / (t(2N) - t(N)), so
+    each pair's own clock level cancels. Within a group a mean, not a
+    median: the tick counts are multiples of the counter's step apart, and
+    only a mean over random phases lands between them."""
+    key = (ruler, blocks)
+    known = _fixed.get(key)
+    if known is not None:  # bench() asks on every call: no lock once known
+        return known
+    with _conversion_lock:
+        if key not in _fixed:
+            cycles = _LATENCY[ruler] * _core.RULER_BLOCK * blocks
+            _core.ruler_ticks(ruler, blocks)  # warm up
+            groups = []
+            for _ in range(_FIXED_GROUPS):
+                est = []
+                for _ in range(_FIXED_REPEATS):
+                    single = _core.ruler_ticks(ruler, blocks)
+                    double = _core.ruler_ticks(ruler, 2 * blocks)
+                    if double > single:
+                        est.append(cycles * (2 * single - double) / (double - single))
+                est.sort()
+                middle = est[len(est) // 4: len(est) - len(est) // 4] or est
+                if middle:
+                    groups.append(statistics.fmean(middle))
+            _fixed[key] = max(statistics.median(groups), 0.0) if groups else 0.0
+        return _fixed[key]
+
+
+#: (the clock, rulers() for it): they depend on the clock alone, and every
+#: bench() asks.
+_rulers_of: tuple[Clock, tuple[int, int, float, float, int, float, float]] | None = None
+
+
+def rulers() -> tuple[int, int, float, float, int, float, float]:
+    """What the C core's measure takes as its `rulers` on this host: (add blocks,
+    imul blocks, each timer's fixed cost in core cycles, the spacing of the
+    points in TSC ticks, the tolerance within which two points' levels
+    agree, a reading's resolution), from :func:`fastcpu.clock`. A point's
+    two rulers must agree within 3 resolutions, at least
+    ``_core.RULERS_AGREE`` (3%): an interrupt slows a chain many times
+    over, and the rulers' systematic difference stays well inside it."""
+    global _rulers_of
+    clk, known = clock(), _rulers_of
+    if known is None or known[0] is not clk:
+        add, imul = ruler_blocks(clk)
+        res = resolution(clk, add, imul)
+        # TSC ticks between points; 1 ms at 2.5 GHz where the TSC's rate is unknown
+        spacing = max(int(SPACING_S * clk.tsc_hz), 1) if math.isfinite(clk.tsc_hz) else int(SPACING_S * 2.5e9)
+        known = _rulers_of = (clk, (add, imul, fixed_cost_core_cycles("add", add),
+                                    fixed_cost_core_cycles("imul", imul), spacing,
+                                    _core.ruler_tolerance(res), res))
+    return known[1]
+
+
+def resolution(clk: Clock, add_blocks: int, imul_blocks: int) -> float:
+    """One counter step over the TSC ticks of the shorter ruler chain (a
+    fraction): how far apart two readings of one level can lie."""
+    step = clk.tsc_step_ticks if math.isfinite(clk.tsc_step_ticks) else 1.0
+    return _core.ruler_resolution(step, _chain_cycles_per_tick(clk), add_blocks, imul_blocks)
+
+
+def _chain_cycles_per_tick(clk: Clock) -> float:
+    """The add ruler's core cycles per tick, to size a chain in ticks: the
+    clock's figure, or, while the imul ruler disagrees with it and the
+    clock's is NaN, the add ruler's own."""
+    cpt = clk.rulers.add_cycles_per_tick if clk.rulers is not None else clk.cycles_per_tick
+    return cpt if math.isfinite(cpt) and cpt > 0 else 1.0
+
+
+def convert(points: np.ndarray, tolerance: float, resolution: float,
+            runs: tuple[np.ndarray, np.ndarray] | None = None) -> _core.Conversion:
+    """What ruler points say (the C core's arithmetic, which measure() applies
+    to its own): `points` an (n, 4) array of (runs before the point, TSC
+    ticks since the start, add ruler, imul ruler in core cycles per tick);
+    `runs` both sides' TSC ticks of each run (uint64), whose difference
+    shows where in its stretch a hop fell, or that the clock did not move
+    (None: the points alone, each such stretch converted at the midpoint of
+    its two levels and counted a hop where both rulers moved alike)."""
+    p = np.asarray(points, dtype=np.float64)
+    if runs is None:
+        return _core.convert(p, tolerance, resolution)
+    return _core.convert(p, tolerance, resolution, *runs)

@@ -1,0 +1,572 @@
+"""BenchResult: the raw per-run counts of one measurement against the empty
+sequence and their statistics, and :func:`stability`, the report on one
+result. (DiffResult, bench_diff's, lives in ``_diff_result`` and is
+importable from here too.)
+
+:meth:`BenchResult.from_arrays` is the one way to build a BenchResult from
+arrays someone hands over: a result file and the noise model go through
+it. :func:`fastcpu.bench` hands its result what the C core returned and
+the harness bias as it stood (a :class:`Measurement`), and the result
+works out the same fields from it when it is first looked at, the
+conversion at the runs' own clock and the harness correction
+(``_harness_correction``) among them, with nothing to check again but the
+figures a file bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import InitVar, dataclass, field
+from types import EllipsisType
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import _base as _display
+from . import estimate as _estimate
+from .._args import CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, check_figure, check_sentences
+from .values import CatalogRow, recorded_row
+from .values import Clock
+from .motion import ClockMotion, runs_clock
+from .correction import HarnessCorrection, KnownBias, correction_at
+from .._base import cached_property
+from .stability import Stability, assess
+from .diff_result import DiffResult
+from .estimated import COUNTERS, checked_bias, checked_fields, checked_motion, clock_alias, Estimated, per_run_arrays, take_old_clock
+
+
+__all__ = ["BenchResult", "DiffResult", "Measurement", "stability", "COUNTERS"]
+
+
+class Measurement(NamedTuple):
+    """What :func:`fastcpu.bench` measured, handed to its result
+    (``_measurement.bench_result``), which works out its fields from it when
+    it is first looked at."""
+
+    #: the raw runs and what they were taken with (``_harness.Runs``: the
+    #: C core's record with its ruler points' conversion, the clock, the
+    #: counter, the CPU, the catalog row)
+    runs: Any
+    serialize: str
+    unroll: int
+    #: the harness bias as it stood when the runs were taken
+    #: (``_selftest.known_bias``), or None: uncorrected
+    bias: KnownBias | None
+    #: for copies a run (unroll > 1): the copy loop's own cost per copy and
+    #: its 95% half-width, core cycles (``_copy_loop``); (0, 0): not measured
+    loop: tuple[float, float] = (0.0, 0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class BenchResult(Estimated):
+    """One call of :func:`fastcpu.bench`.
+
+    The seed's statistics, in TSC ticks per copy of the sequence, with the
+    empty sequence (the harness alone, timed the same way and interleaved
+    with the method's runs) subtracted: ``best = (min(raw) - min(empty)) /
+    unroll`` and ``median = (median(raw) - median(empty)) / unroll``. "best
+    20" means "20 ticks more than the empty sequence".
+
+    Attributes:
+        method: the method's name (``'user:NAME'`` for a user function).
+        runs: number of timed runs.
+        serialize: the serialization mode (``'lfence'``, ``'cpuid'``,
+            ``'rdtscp'``).
+        unroll: back-to-back copies of the sequence per run.
+        cpu: the CPU the thread was pinned to, or ``None``.
+        raw: uint64 TSC ticks of each run of the method, harness included.
+        empty: uint64 TSC ticks of each run of the empty sequence.
+        migrated: bool per run: the CPU changed across the pair (read
+            before its first timed run and after its second). The
+            recommended estimate leaves such pairs out; best and median
+            keep them.
+        best: min(raw) - min(empty), per copy, in TSC ticks (core cycles
+            when ``counter`` is a PMU counter, as for every "ticks" figure).
+        median: median(raw) - median(empty), per copy, in TSC ticks (core
+            cycles with a PMU counter).
+        tsc_hz: TSC ticks per second of the clock it was measured with
+            (:class:`fastcpu.Clock`), whatever the counter.
+        cycles_per_tick: core cycles per TSC tick: for :func:`fastcpu.bench`,
+            measured inside the measurement by ruler points (an add chain
+            and an imul chain) between stretches of the runs, each stretch
+            converted with the points around it (``fastcpu.instrument.timebase``),
+            not at first use; NaN while the clock's two rulers disagree (see
+            :attr:`caveats`).
+        tsc_step_ticks: the TSC's granularity, in TSC ticks.
+        counter: the counter the runs were timed with: ``'tsc'`` (the
+            default), or with ``counter='pmu'`` the PMU's core-cycle counter,
+            ``'pmu'`` (user and kernel cycles) or ``'pmu_user'`` (user-mode
+            cycles only, as perf_event_paranoid allowed). With a PMU counter
+            every count is one core cycle: :attr:`units` says what a count
+            is worth, and the conversions use it. Its old name ``clock``
+            still works, deprecated.
+        harness_bias_core_cycles: what the harness itself adds to a
+            single-copy estimate on this host, in core cycles, as measured by
+            :func:`fastcpu.selftest` on the known-cost chains; subtracted
+            from :attr:`estimate` (0: none applied).
+        harness_bias_ci95_core_cycles: the 95% half-width of that correction
+            in core cycles (its spread over chains and its own scatter);
+            added to :attr:`estimate_ci95`.
+        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick`` (how
+            far the clock moved inside each stretch, the counter's step in the
+            ruler points and half the two rulers' disagreement; 0 when not
+            known); widens :attr:`estimate_ci95_core_cycles`.
+        clock_motion: how the core clock moved during the runs (levels,
+            hops, disturbed ruler points: :class:`fastcpu.types.ClockMotion`);
+            None without ruler points (a PMU counter, a file before 0.7).
+        harness_resolution_core_cycles: the smallest cost the harness
+            resolves on this host, core cycles per copy (what it hides of a
+            body and how far its zero strays, with their intervals, as
+            :func:`fastcpu.selftest` measured them; 0: not measured): an
+            ESTIMATE that does not stand out from it is shown as a bound
+            (:attr:`upper_bound`).
+        caveats: what the figures cannot be trusted for here, one sentence
+            each: core cycles unknown because the clock's rulers disagree,
+            no harness correction because the self-test failed. Shown first
+            among :attr:`warnings`.
+        catalog_row: its method's catalog row as the fastcpu that measured
+            it had it (:class:`~fastcpu.results.values.CatalogRow`: kind,
+            role, encoding, description), saved with it: what every reader
+            of its file goes by, never the reading machine's catalog (a
+            file of format version 1 to 3 gets its writer's, as recorded in
+            the package; one built by hand, by :meth:`from_arrays`, the
+            package's newest recorded row of its name). None for a user
+            function: then it is no way to learn the CPU, and plots show it
+            with the user functions.
+
+    Besides best and median, every result carries the estimate fastcpu
+    recommends for it (:attr:`estimate`, :attr:`estimate_ci95`,
+    :attr:`estimator`; see :mod:`fastcpu.results.estimate`), whether best and median
+    are too close to the clock's step to be trusted alone
+    (:attr:`resolution_limited`), and a stability report (:attr:`warnings`).
+    These are computed from the arrays on first access, so a result rebuilt
+    from saved constructor fields has them too. ``repr()`` is one line with
+    the estimate; in Jupyter the result shows as an HTML table.
+    """
+
+    method: str
+    runs: int
+    serialize: str
+    unroll: int
+    cpu: int | None
+    raw: np.ndarray = field(repr=False)
+    empty: np.ndarray = field(repr=False)
+    migrated: np.ndarray = field(repr=False)
+    best: float
+    median: float
+    tsc_hz: float
+    cycles_per_tick: float
+    tsc_step_ticks: float
+    counter: str = "tsc"
+    harness_bias_core_cycles: float = 0.0
+    harness_bias_ci95_core_cycles: float = 0.0
+    cycles_per_tick_ci95: float = 0.0
+    caveats: tuple[str, ...] = ()
+    clock_motion: ClockMotion | None = None
+    harness_resolution_core_cycles: float = 0.0
+    catalog_row: CatalogRow | None = None
+    clock: InitVar[str | None] = None  # deprecated: the old name of counter
+
+    def __post_init__(self, clock: str | None) -> None:
+        take_old_clock(self, clock)
+        # the constructor checks what from_arrays() checks, and that the
+        # figures it is given are those of its arrays (as load() does)
+        raw, empty, migrated = per_run_arrays(self.raw, self.empty, self.migrated, ("raw", "empty", "run"))
+        fields = checked_fields(self.method, self.serialize, self.unroll, self.cpu, self.counter,
+                                 self.cycles_per_tick, self.cycles_per_tick_ci95, self.harness_bias_core_cycles,
+                                 self.harness_bias_ci95_core_cycles, self.caveats)
+        Clock(self.tsc_hz, self.tsc_step_ticks, self.cycles_per_tick)  # the clock's ranges
+        if self.runs != raw.size:
+            raise ValueError(f"runs is {self.runs!r}, but the arrays hold {raw.size} runs")
+        for name, given, computed in (("best", self.best, _estimate.best_ticks(raw, empty, fields["unroll"])),
+                                      ("median", self.median, _estimate.median_ticks(raw, empty, fields["unroll"]))):
+            if not isinstance(given, (int, float)) or not math.isclose(float(given), computed, rel_tol=1e-9,
+                                                                        abs_tol=1e-9):
+                raise ValueError(f"{name} is {given!r}, but its arrays give {computed!r}: leave it to "
+                                 "BenchResult.from_arrays()")
+        self.__dict__.update(fields, raw=raw, empty=empty, migrated=migrated, runs=int(raw.size),
+                             best=float(self.best), median=float(self.median),
+                             tsc_hz=float(self.tsc_hz), tsc_step_ticks=float(self.tsc_step_ticks))
+
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        method: str,
+        serialize: str,
+        unroll: int,
+        cpu: int | None,
+        raw: np.ndarray,
+        empty: np.ndarray,
+        migrated: np.ndarray,
+        clock: Clock,
+        counter: str = "tsc",
+        best: float | None = None,
+        median: float | None = None,
+        cycles_per_tick: float | None = None,
+        cycles_per_tick_ci95: float = 0.0,
+        harness_bias_core_cycles: float = 0.0,
+        harness_bias_ci95_core_cycles: float = 0.0,
+        caveats: tuple[str, ...] = (),
+        clock_motion: ClockMotion | None = None,
+        harness_resolution_core_cycles: float = 0.0,
+        catalog_row: CatalogRow | None | EllipsisType = ...,
+    ) -> BenchResult:
+        """The one way to build a BenchResult from per-run arrays.
+
+        ``runs`` is their length; ``best`` and ``median`` are computed from
+        them by the C core's formulas unless given (:func:`fastcpu.bench`
+        passes the C core's own, computed without a copy of the arrays).
+
+        Args:
+            raw, empty: counts of `counter` per run (TSC ticks for the
+                TSC): whole numbers from 0 to 2**64-1 of any numeric dtype,
+                converted to uint64; migrated: one bool per run. All three
+                of the same length, at least 1.
+            clock: the :class:`fastcpu.Clock` of the measurement.
+            counter: ``'tsc'``, ``'pmu'`` or ``'pmu_user'``.
+            cycles_per_tick: core cycles per TSC tick, overriding the
+                clock's, for a result converted with the figure measured
+                around it (with its 95% half-width, `cycles_per_tick_ci95`).
+            harness_bias_core_cycles, harness_bias_ci95_core_cycles: the
+                harness bias applied (core cycles; 0: none).
+            caveats: what the figures cannot be trusted for, and why.
+            clock_motion: how the core clock moved during the runs, as
+                their ruler points saw it (None: no ruler points).
+            harness_resolution_core_cycles: the smallest cost the harness
+                resolves (core cycles; 0: not measured).
+            catalog_row: its method's catalog row (:func:`fastcpu.bench`
+                gives the catalog's; None: none, as for a user function).
+                Not given: the row of `method` in the newest catalog
+                recorded in the package (``_catalog_rows``), or None for a
+                name it lacks.
+
+        Raises:
+            TypeError: a field of the wrong type, the counts not numbers,
+                `clock` not a Clock, or `catalog_row` not a CatalogRow or None.
+            ValueError: the arrays are empty, not one-dimensional, of
+                different lengths or longer than ``RUNS_MAX``; a count is NaN,
+                infinite, negative, fractional or 2**64 or more (the message
+                names the array and the run); a setting or figure outside
+                what a result file holds (the message names it: unroll
+                1..UNROLL_MAX, a cpu 0 or more, a counter of ``'tsc'``,
+                ``'pmu'``, ``'pmu_user'``, core cycles per tick from 1e-3 to
+                1e3 or NaN, a harness bias or resolution within +-1e6 core
+                cycles and none where core cycles are unknown, at most 100
+                caveats of 2,000 characters, a clock_motion that is no
+                ClockMotion). Counts of 2**53 or more are refused by
+                :meth:`Results.save`, naming the run.
+        """
+        if catalog_row is not None and catalog_row is not ... and not isinstance(catalog_row, CatalogRow):
+            raise TypeError(f"catalog_row must be a CatalogRow or None, not {type(catalog_row).__name__}")
+        if catalog_row is ...:
+            catalog_row = recorded_row(method, "")
+        raw, empty, migrated = per_run_arrays(raw, empty, migrated, ("raw", "empty", "run"))
+        if raw.size > RUNS_MAX:
+            raise ValueError(f"the arrays hold {raw.size} runs, more than the {RUNS_MAX} (RUNS_MAX) "
+                             "one measurement may")
+        if not isinstance(clock, Clock):
+            raise TypeError(f"clock must be a fastcpu.Clock, not {type(clock).__name__}")
+        fields = checked_fields(method, serialize, unroll, cpu, counter,
+                                 clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
+                                 cycles_per_tick_ci95, harness_bias_core_cycles, harness_bias_ci95_core_cycles,
+                                 caveats)
+        unroll = fields["unroll"]
+        return cls._assembled(
+            method=method, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
+            best=_estimate.best_ticks(raw, empty, unroll) if best is None else best,
+            median=_estimate.median_ticks(raw, empty, unroll) if median is None else median,
+            clock=clock, counter=counter, fields=fields, clock_motion=checked_motion(clock_motion),
+            harness_resolution_core_cycles=check_figure(
+                "harness_resolution_core_cycles", harness_resolution_core_cycles, 0,
+                HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles"),
+            catalog_row=catalog_row)
+
+    @classmethod
+    def _of(cls, measurement: Measurement) -> BenchResult:
+        """The result of `measurement`, its fields worked out when it is
+        first looked at (:func:`_measured_fields`), and from then on a plain
+        BenchResult. bench() returns it right after its runs, where every
+        Python statement runs cold: worked out there, the fields took 15-28
+        us of bench(m, 1000)'s 210-265 us on the GenuineIntel family 6 model
+        167 guest (7-10% of it; 4 us timed in a warm loop)."""
+        result = object.__new__(_Measured)
+        result.__dict__["_measurement"] = measurement
+        return result
+
+    @classmethod
+    def _assembled(cls, *, method: str, serialize: str, raw: np.ndarray, empty: np.ndarray,
+                   migrated: np.ndarray, best: float, median: float, clock: Clock, counter: str,
+                   fields: dict[str, Any], clock_motion: ClockMotion | None,
+                   harness_resolution_core_cycles: float, catalog_row: CatalogRow | None) -> BenchResult:
+        """A result of checked fields. Every field at once, not through the
+        dataclass's generated __init__: a frozen class sets each of its 19
+        fields with object.__setattr__, about 6 us a result on the Zen 3
+        guest (AuthenticAMD family 25 model 1). __post_init__ checks what
+        the callers check, and the arrays' best and median."""
+        result = object.__new__(cls)
+        result.__dict__.update(
+            method=method, runs=int(raw.size), serialize=serialize, raw=raw, empty=empty, migrated=migrated,
+            best=best, median=median, tsc_hz=clock.tsc_hz, tsc_step_ticks=clock.tsc_step_ticks,
+            counter=counter, **fields, clock_motion=clock_motion,
+            harness_resolution_core_cycles=harness_resolution_core_cycles, catalog_row=catalog_row)
+        return result
+
+    def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
+        """This result with the harness bias (core cycles per copy, and its
+        95% half-width) applied to its estimate, its resolution and caveats
+        as they are (:meth:`with_harness_correction` sets those too).
+
+        Raises:
+            TypeError: a figure is not a number.
+            ValueError: a figure outside what a result file holds (the bias
+                within +-1e6 core cycles, its half-width 0 to 1e6), or a
+                bias where core cycles per tick are unknown.
+        """
+        return self.with_harness_correction(bias_core_cycles, ci95_core_cycles,
+                                            self.harness_resolution_core_cycles, self.caveats)
+
+    def with_harness_correction(self, bias_core_cycles: float, ci95_core_cycles: float,
+                                resolution_core_cycles: float, caveats: tuple[str, ...]) -> BenchResult:
+        """This result corrected: the harness bias (core cycles per copy) and
+        its 95% half-width applied to its estimate, the smallest cost the
+        harness resolves (core cycles; 0: not measured) and its `caveats` in
+        place of its own; every figure that follows from them (the estimate,
+        its interval, :attr:`resolved`, :attr:`upper_bound`, the warnings)
+        derived afresh, as :meth:`from_arrays` would with these fields:
+        :func:`fastcpu.bench`'s correction (:class:`HarnessCorrection`,
+        which bench() builds its result with), applied to a result someone
+        already holds.
+
+        Raises:
+            TypeError: a figure is not a number, or caveats not a tuple of str.
+            ValueError: a figure outside what a result file holds (the bias
+                and resolution within +-1e6 core cycles, the half-width 0 to
+                1e6), a bias where core cycles per tick are unknown, or more
+                caveats, or longer, than a file holds.
+        """
+        bias = checked_bias(bias_core_cycles, ci95_core_cycles, self.cycles_per_tick)
+        # every other field as it is (checked when this one was built), none
+        # of the figures cached from the old ones
+        state = {k: v for k, v in self.__dict__.items() if k not in _CACHED}
+        state.update(harness_bias_core_cycles=bias["harness_bias_core_cycles"],
+                     harness_bias_ci95_core_cycles=bias["harness_bias_ci95_core_cycles"],
+                     harness_resolution_core_cycles=check_figure(
+                         "harness_resolution_core_cycles", resolution_core_cycles, 0,
+                         HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles"),
+                     caveats=check_sentences("caveats", caveats))
+        result = object.__new__(type(self))
+        result.__dict__.update(state)
+        return result
+
+    # ---- the recommended estimate (computed on first access) ----
+
+    @cached_property
+    def _recommended(self) -> _estimate.Estimate:
+        return _estimate.recommend(self.raw, self.empty, self.step, self.unroll, self.migrated)
+
+    @cached_property
+    def _paired_mean(self) -> _estimate.Estimate:
+        if self._recommended.estimator == "paired_mean":
+            return self._recommended
+        return _estimate.paired_mean(self.raw, self.empty, self.step, self.unroll, self.migrated)
+
+    @property
+    def paired_mean(self) -> float:
+        """The fenced mean of the paired differences raw[i] - empty[i] per copy,
+        in TSC ticks (core cycles with a PMU counter), uncorrected: the estimator
+        ``'paired_mean'``, whichever :attr:`estimator` is recommended."""
+        return self._paired_mean.ticks
+
+    @property
+    def paired_mean_ci95(self) -> float:
+        """The 95% half-width of :attr:`paired_mean`, TSC ticks per copy."""
+        return self._paired_mean.ci95_ticks
+
+    @property
+    def resolution_limited(self) -> bool:
+        """True when best or median is within a few clock steps (fewer than
+        ``RESOLUTION_STEPS`` = 10 per run): a one-step error is then 10% or
+        more, so trust :attr:`estimate` and its interval rather than them."""
+        return _estimate.resolution_limited(self.best, self.median, self.step, self.unroll)
+
+    # ---- the stability report ----
+
+    @cached_property
+    def stability(self) -> Stability:
+        """Spread, outliers, migrations and this machine's settings, with
+        warnings (see :func:`fastcpu.stability`). The machine checks read
+        the machine the result is looked at on."""
+        return stability(self)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Why this result may be less trustworthy than it looks (never raises)."""
+        return self.stability.warnings
+
+    def __repr__(self) -> str:
+        """One line: the method, its estimate in core cycles (and TSC ticks,
+        ns) with the 95% half-width, the runs and the settings."""
+        settings = f"serialize={self.serialize!r}"
+        if self.unroll != 1:
+            settings += f", unroll={self.unroll}"
+        if self.counter != "tsc":
+            settings += f", counter={self.counter!r}"
+        return (f"<fastcpu.BenchResult {_display.one_line(self.method)}: {self._estimate_words()}, "
+                f"{self.runs} runs, {settings}{self._caveat_words()}>")
+
+    def _repr_html_(self) -> str:
+        """The result as an HTML table, for Jupyter: the estimate with its
+        95% interval, best and median, in TSC ticks, ns and core cycles; the
+        harness-bias correction; the warnings."""
+        d = _display
+        rows = self._statistic_rows()
+        where = f"pinned to CPU {self.cpu}" if self.cpu is not None else "not pinned"
+        facts = (f"{self.runs} runs ({self.runs_used} used by the estimate, {self.migrations} "
+                 f"migrated), serialize={self.serialize!r}, unroll={self.unroll}, {where}")
+        notes = [d.paragraph(facts), d.paragraph(self._correction_words()), d.paragraph(self._clock_words())]
+        if self.resolution_limited:
+            notes.append(d.paragraph("best and median sit within a few clock steps (resolution "
+                                     "limited): trust the estimate and its interval rather than them"))
+        return d.block(
+            d.table(["", *self._units_columns()], rows,
+                    caption=f"fastcpu.BenchResult {self.method}: cost per copy above the empty sequence"),
+            *notes,
+            d.bullets(self.warnings, "warnings (the figures stand; these say what may skew them)"),
+        )
+
+    def __str__(self) -> str:
+        unit = "ticks" if self.counter == "tsc" else "PMU cycles"
+        return (
+            f"{self.method}: best {self.best:.1f} {unit} ({self.best_ns:.2f} ns, "
+            f"{self.best_core_cycles:.1f} core cycles), median {self.median:.1f} {unit} "
+            f"({self.median_ns:.2f} ns, {self.median_core_cycles:.1f} core cycles) "
+            f"over {self.runs} runs, serialize={self.serialize}, unroll={self.unroll}; "
+            f"estimate {self.estimate:.2f} +- {self.estimate_ci95:.2f} {unit} "
+            f"({self.estimate_core_cycles:.1f} core cycles, {self.estimator})"
+        )
+
+
+#: What a BenchResult computes from its fields on first access and keeps in
+#: its ``__dict__`` (every cached_property of the class and its bases): what
+#: with_harness_correction() leaves out of its copy.
+_CACHED = tuple(name for klass in BenchResult.__mro__ for name, value in vars(klass).items()
+                if isinstance(value, cached_property))
+
+# The old name of `counter`, read-only, deprecated. Set after the class is
+# made: the dataclass takes `clock` as a constructor keyword (an InitVar).
+BenchResult.clock = property(clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]
+
+
+def _measured_fields(measurement: Measurement) -> dict[str, Any]:
+    """The fields of the result of `measurement`: what :meth:`from_arrays`
+    would give for its runs, converted at their own clock
+    (``_clock_motion.runs_clock``) and corrected by the harness bias it
+    carries (``_harness_correction.correction_at``). Only the figures a file
+    bounds that the core or the self-test computed are checked, and only
+    against their ranges (ValueError): from_arrays' checks of the rest were
+    a quarter of bench(m, 1000)'s Python on the GenuineIntel family 6 model
+    167 guest."""
+    took, serialize, unroll, known, loop = measurement
+    got, clk = took.measured, took.clock
+    conversion = got.conversion
+    cpt, cpt_ci, caveats = runs_clock(conversion, clk, took.counter)
+    low, high = CYCLES_PER_TICK_RANGE
+    if not (low <= cpt <= high or cpt != cpt):
+        # the one figure of the core's that a file bounds (NaN: unknown): check_figure says why
+        check_figure("cycles_per_tick", cpt, low, high, "core cycles per TSC tick", nan=True)
+    bias, ci, resolution, caveats = (loop_correction(loop, caveats) if known is None
+                                     else correction_at(known, cpt, caveats))
+    top = HARNESS_BIAS_MAX_CORE_CYCLES
+    if not (abs(bias) <= top and 0 <= ci <= top and 0 <= resolution <= top and (cpt == cpt or not (bias or ci))):
+        # the rare case (NaN compares false above): checked as a file checks it, which says why
+        checked = checked_bias(bias, ci, cpt)
+        bias, ci = checked["harness_bias_core_cycles"], checked["harness_bias_ci95_core_cycles"]
+        resolution = check_figure("harness_resolution_core_cycles", resolution, 0, HARNESS_BIAS_MAX_CORE_CYCLES,
+                                  "core cycles")
+    raw = got.a
+    return dict(
+        method=took.name, runs=raw.size, serialize=serialize, raw=raw, empty=got.b, migrated=got.migrated,
+        best=got.best, median=got.median,  # the C core's, computed without copying the arrays
+        tsc_hz=clk.tsc_hz, tsc_step_ticks=clk.tsc_step_ticks, counter=took.counter, unroll=unroll, cpu=took.cpu,
+        cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, caveats=caveats, harness_bias_core_cycles=bias,
+        harness_bias_ci95_core_cycles=ci,
+        clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
+        harness_resolution_core_cycles=resolution,
+        catalog_row=took.catalog_row)  # what its file will say of it (none for a user function)
+
+
+def loop_correction(loop: tuple[float, float], caveats: tuple[str, ...]) -> HarnessCorrection:
+    """The correction of runs of copies in a loop (unroll > 1) whose loop
+    costs `loop` (core cycles per copy and its 95% half-width; (0, 0): not
+    measured). The empty sequence pays the loop too, and the body overlaps
+    anything from none to all of it: the figure reads the body less 0 to L
+    (L the loop's cost, core cycles per copy; latency-bound chains read
+    about L low on the AuthenticAMD family 25 model 17 guest). So half of L is added back, the
+    interval carries the other half (with L's own half-width), and a figure
+    within L is not resolved: it may be the loop alone. Nothing while the
+    runs' rulers disagree (caveats: core cycles unknown)."""
+    cost, half = loop
+    if caveats or not cost > 0:
+        return HarnessCorrection(0.0, 0.0, 0.0, caveats)
+    return HarnessCorrection(-cost / 2, cost / 2 + half, cost + half, caveats)
+
+
+class _Measured(BenchResult):
+    """A BenchResult as :func:`fastcpu.bench` returns it (:meth:`BenchResult._of`):
+    on its first attribute lookup, whatever the name, it works out its fields
+    and becomes a plain BenchResult. Every lookup goes through here until
+    then, none after: the class defaults of the fields (``caveats = ()``)
+    would otherwise answer before any ``__getattr__`` did. Two threads that
+    look first at once both work out the same fields."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        own = object.__getattribute__(self, "__dict__")
+        measurement = own.get("_measurement")
+        if measurement is not None:
+            own.update(_measured_fields(measurement))
+            object.__setattr__(self, "__class__", BenchResult)
+            own.pop("_measurement", None)
+        return object.__getattribute__(self, name)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # copy and pickle ask the class, not the instance: finished first, it pickles as a BenchResult
+        self.method  # noqa: B018  (a lookup: it finishes the result)
+        return object.__reduce_ex__(self, protocol)
+
+
+def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> Stability:
+    """The stability report of one result. Never raises for a bad measurement:
+    it only says what to distrust.
+
+    Args:
+        result: a :class:`fastcpu.BenchResult`.
+        machine: the machine's settings as a ``machine_info()``-style dict,
+            for a result measured elsewhere; ``None`` reads this machine.
+
+    Raises:
+        TypeError: `result` is not a BenchResult, or `machine` not a dict of
+            facts of the types machine_info() gives.
+    """
+    if not isinstance(result, BenchResult):
+        raise TypeError(f"stability() reports on one fastcpu.BenchResult, not {type(result).__name__}"
+                        + (": pick one, e.g. results['gdt']" if isinstance(result, Mapping) else ""))
+    extra = list(result.caveats)
+    # A user function's call and return cost the empty baseline about
+    # -harness_bias core cycles that a longer body hides: a body shorter than
+    # that reads as the overhead, whatever it is (docs/accuracy.md).
+    overhead = -result.harness_bias_core_cycles
+    if result.method.startswith("user:") and overhead > 0 and (
+        result.estimate_core_cycles - result.estimate_ci95_core_cycles < overhead
+    ):
+        extra.append(
+            f"the function may be shorter than its call's own cost (about {overhead:.0f} core "
+            "cycles here), which a body that short does not hide: it then reads as that cost; "
+            "bench_diff() cancels the call's latency, though not the pace of calls back to back "
+            "(a few core cycles)"
+        )
+    return assess(result.raw, result.empty, result.migrated, result.step, result.cpu,
+                  result.counter, machine, extra)

@@ -1,0 +1,238 @@
+"""DiffResult: the differencing estimate of :func:`fastcpu.bench_diff`, one
+interleaved measurement at 2k and k copies per run. ``DiffResult.from_arrays``
+is the one way to build one."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import InitVar, dataclass, field
+
+import numpy as np
+
+from .. import _base as _display
+from . import estimate as _estimate
+from .values import Clock
+from .motion import ClockMotion
+from .._base import cached_property
+from .estimated import Estimated, clock_alias, per_run_arrays, take_old_clock
+
+
+__all__ = ["DiffResult"]
+
+
+@dataclass(frozen=True, eq=False)
+class DiffResult(Estimated):
+    """The differencing estimate of :func:`fastcpu.bench_diff`.
+
+    One interleaved measurement of the same sequence at 2k and at k
+    back-to-back copies per run (alternating which comes first, like
+    :func:`fastcpu.bench`'s method and empty runs), both through the same
+    copy loop. The cost per copy is the mean of the paired differences
+    ``(long[i] - short[i]) / k`` inside an outlier fence, migrated pairs
+    left out, which cancels whatever the harness adds or hides once per run
+    (nanoBench's and uarch-bench's method). For a throughput-bound sequence
+    it is a throughput figure; for a dependent chain, its latency. The copy
+    loop itself (an add and a fused cmp/jne per copy; through the user path
+    the call and return too) has a pace of its own, L core cycles per copy,
+    which :func:`fastcpu.bench_diff` measures on the host at hand
+    (``_copy_loop``). A body overlaps none to all of it: the figure reads
+    the body plus 0 to L (on the AuthenticAMD family 25 model 17 guest the
+    known-cost chains read up to about L over their truth, and a plain C
+    loop of one add ran at 1.00 core cycles an iteration in most processes,
+    1.65 in some: benchmarks/result_use.py). So half of L is taken off the estimate
+    (:attr:`harness_bias_core_cycles`) and the other half is in its
+    interval, and a body cheaper than the loop reads as the loop: a figure
+    whose interval reaches down to L's is not resolved, and is shown as the
+    bound :attr:`upper_bound`.
+
+    Attributes:
+        method: the method's name (``'user:NAME'`` for a user function).
+        runs: number of timed pairs.
+        serialize: the serialization mode.
+        k: copies per run of the short side (the long side has 2k).
+        cpu: the CPU the thread was pinned to, or ``None``.
+        long: uint64 TSC ticks of each run at 2k copies, harness included.
+        short: uint64 TSC ticks of each run at k copies, harness included.
+        migrated: bool per pair: the CPU changed across it.
+        tsc_hz, cycles_per_tick, tsc_step_ticks, counter: as for
+            :class:`BenchResult` (``clock``, the old name of ``counter``,
+            still works, deprecated); on the TSC, ``cycles_per_tick`` is
+            measured around the runs, as bench() brackets its own.
+        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
+            (0: not known, e.g. the first-use figure).
+        caveats, clock_motion: as for :class:`BenchResult`.
+        copy_loop_core_cycles: the copy loop's own cost per copy, core
+            cycles (the empty sequence, or a user function of no cost,
+            timed the same way on the same host); 0 where not measured
+            (files before fastcpu 0.8.7, a DiffResult built by hand).
+        copy_loop_ci95_core_cycles: its 95% half-width, core cycles.
+    """
+
+    method: str
+    runs: int
+    serialize: str
+    k: int
+    cpu: int | None
+    long: np.ndarray = field(repr=False)
+    short: np.ndarray = field(repr=False)
+    migrated: np.ndarray = field(repr=False)
+    tsc_hz: float
+    cycles_per_tick: float
+    tsc_step_ticks: float
+    counter: str = "tsc"
+    clock: InitVar[str | None] = None  # deprecated: the old name of counter
+    cycles_per_tick_ci95: float = 0.0
+    caveats: tuple[str, ...] = ()
+    clock_motion: ClockMotion | None = None
+    copy_loop_core_cycles: float = 0.0
+    copy_loop_ci95_core_cycles: float = 0.0
+
+    def __post_init__(self, clock: str | None) -> None:
+        take_old_clock(self, clock)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        method: str,
+        serialize: str,
+        k: int,
+        cpu: int | None,
+        long: np.ndarray,
+        short: np.ndarray,
+        migrated: np.ndarray,
+        clock: Clock,
+        counter: str = "tsc",
+        cycles_per_tick: float | None = None,
+        cycles_per_tick_ci95: float = 0.0,
+        caveats: tuple[str, ...] = (),
+        clock_motion: ClockMotion | None = None,
+        copy_loop_core_cycles: float = 0.0,
+        copy_loop_ci95_core_cycles: float = 0.0,
+    ) -> DiffResult:
+        """The one way to build a DiffResult from per-pair arrays, as
+        :meth:`BenchResult.from_arrays` builds a BenchResult: ``runs`` is
+        their length, `cycles_per_tick` overrides the clock's (None: the
+        clock's).
+
+        Raises:
+            TypeError: the counts are not numbers.
+            ValueError: the arrays are empty, not one-dimensional or of
+                different lengths, or a count is NaN, infinite, negative,
+                fractional or 2**64 or more (the message names the array
+                and the run).
+        """
+        long, short, migrated = per_run_arrays(long, short, migrated, ("long", "short", "pair"))
+        return cls(
+            method=method, runs=int(long.size), serialize=serialize, k=k, cpu=cpu, long=long,
+            short=short, migrated=migrated, tsc_hz=clock.tsc_hz,
+            cycles_per_tick=clock.cycles_per_tick if cycles_per_tick is None else cycles_per_tick,
+            tsc_step_ticks=clock.tsc_step_ticks, counter=counter,
+            cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion,
+            copy_loop_core_cycles=float(copy_loop_core_cycles),
+            copy_loop_ci95_core_cycles=float(copy_loop_ci95_core_cycles))
+
+    @cached_property
+    def _recommended(self) -> _estimate.Estimate:
+        return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)
+
+    @property
+    def _loop_ticks(self) -> float:
+        """The top of the copy loop's interval in counts of the counter (0:
+        not measured, or core cycles unknown)."""
+        top = self.copy_loop_core_cycles + self.copy_loop_ci95_core_cycles
+        per = self.units.cycles_per_count
+        return top / per if top > 0 and math.isfinite(per) and per > 0 else 0.0
+
+    @property
+    def harness_bias_core_cycles(self) -> float:  # type: ignore[override]
+        """What the copy loop adds to the figure, core cycles per copy: half
+        its own cost (the body overlaps none to all of it; 0 where the loop
+        was not measured, or where core cycles are unknown). Subtracted
+        from :attr:`estimate`."""
+        return self.copy_loop_core_cycles / 2 if self._loop_ticks else 0.0
+
+    @property
+    def harness_bias_ci95_core_cycles(self) -> float:  # type: ignore[override]
+        """The 95% half-width of :attr:`harness_bias_core_cycles`: the other
+        half of the loop's cost, plus the loop's own half-width (core cycles)."""
+        if not self._loop_ticks:
+            return 0.0
+        return self.copy_loop_core_cycles / 2 + self.copy_loop_ci95_core_cycles
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the cost per copy stands out from the copy loop's own: the
+        95% interval lies above the top of the loop's (:attr:`copy_loop_core_cycles`
+        with its half-width), and above 0. A body the loop hides reads as
+        the loop, and is known only as a bound (:attr:`upper_bound`)."""
+        loop = self._loop_ticks
+        if loop == 0:
+            return super().resolved
+        ticks, half = self._reading
+        return ticks - half > loop
+
+    @property
+    def upper_bound(self) -> float:
+        """For a cost that is not :attr:`resolved`, what it is below, in TSC
+        ticks per copy (core cycles with a PMU counter): the top of the
+        reading's interval, or of the copy loop's where that is higher (the
+        reading is the loop's pace or the body's, whichever is slower). NaN
+        for a resolved cost."""
+        loop = self._loop_ticks
+        if loop == 0 or self.resolved:
+            return super().upper_bound
+        ticks, half = self._reading
+        return max(ticks + half, loop, 1.0 / self._copies)
+
+    @property
+    def below_resolution_words(self) -> str:
+        """Why a bound is shown: what hides a cost below it."""
+        if self._loop_ticks:
+            return "within the copy loop's own cost per copy"
+        return super().below_resolution_words
+
+    def __repr__(self) -> str:
+        """One line: the method, its estimate per copy in core cycles (and TSC
+        ticks, ns) with the 95% half-width, k and the pairs of runs."""
+        counter = f", counter={self.counter!r}" if self.counter != "tsc" else ""
+        return (f"<fastcpu.DiffResult {_display.one_line(self.method)}: {self._estimate_words()} "
+                f"per copy by differencing {self.k} and {2 * self.k} copies, {self.runs} pairs, "
+                f"serialize={self.serialize!r}{counter}{self._caveat_words()}>")
+
+    def _repr_html_(self) -> str:
+        """The result as an HTML table, for Jupyter: the differencing estimate
+        with its 95% interval in TSC ticks, ns and core cycles."""
+        d = _display
+        where = f"pinned to CPU {self.cpu}" if self.cpu is not None else "not pinned"
+        facts = (f"{self.runs} interleaved pairs of runs at {self.k} and {2 * self.k} copies "
+                 f"({self.runs_used} used, {self.migrations} migrated), "
+                 f"serialize={self.serialize!r}, {where}")
+        return d.block(
+            d.table(["", *self._units_columns()], self._statistic_rows(),
+                    caption=f"fastcpu.DiffResult {self.method}: cost per copy by differencing"),
+            d.paragraph(facts),
+            d.paragraph("differencing cancels what the harness adds once per run; the copy loop's own "
+                        "cost may add to the body wholly, partly or not at all, and a body faster than "
+                        "the loop reads as the loop"
+                        + (f" (the loop: {_display.figure(self.copy_loop_core_cycles, self.copy_loop_ci95_core_cycles)} "
+                           "core cycles per copy here; half of it taken off, the other half in the interval)"
+                           if self.copy_loop_core_cycles else "")),
+            d.paragraph(self._clock_words()),
+            d.bullets(self.caveats, "caveats"),
+        )
+
+    def __str__(self) -> str:
+        if self.resolved:
+            cost = (f"{self.estimate:.2f} +- {self.estimate_ci95:.2f} ticks per copy "
+                    f"({self.estimate_core_cycles:.2f} core cycles)")
+        else:
+            cost = (f"< {self.upper_bound:.2f} ticks per copy (< {self.upper_bound_core_cycles:.2f} core cycles: "
+                    f"{self.below_resolution_words})")
+        return (f"{self.method}: {cost} by differencing "
+                f"{self.k} and {2 * self.k} copies over {self.runs} interleaved pairs of runs")
+
+
+# The old name of `counter`, read-only, deprecated. Set after the class is
+# made: the dataclass takes `clock` as a constructor keyword (an InitVar).
+DiffResult.clock = property(clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]

@@ -1,0 +1,356 @@
+"""Estimates below the clock's step: which statistic to trust, and how far.
+
+A TSC that advances in steps of 26 ticks (10 ns on the guest fastcpu was
+written on) gives a single timed run of a 5-cycle sequence as 0 or 26 ticks
+more than the empty sequence, so ``best`` and ``median`` are multiples of the
+step. When the start phase of each run is random with respect to the step,
+the *mean* of many runs is unbiased: a run of true length ``26 n + r`` reads
+``26 (n + 1)`` with probability ``r / 26`` and ``26 n`` otherwise. fastcpu
+therefore recommends, per result:
+
+``'median'``
+    median(raw) - median(empty), the seed's statistic, when the runs spread
+    over several clock steps (robust sigma of the raw runs >= 2 steps): the
+    step is then fine against the spread, and the median shrugs off the
+    heavy tail of interrupts and traps.
+
+``'paired_mean'``
+    the mean of the paired differences raw[i] - empty[i] (each method run
+    with its interleaved empty run) within a fence around their median, when
+    quantization dominates. The fence, the widest of 8 clock steps (+2 ticks
+    of wobble), 5 robust sigmas and 5% of the median, keeps every outcome
+    that rounding alone can produce (2 steps) and the method's own slower
+    runs, so it drops interrupts and preemptions (microseconds) without
+    biasing the mean the way a percentage trim of asymmetric, quantized data
+    would.
+
+``'diff'``
+    the mean of the paired differences long[i] - short[i], divided by k, of
+    interleaved runs of the same sequence at 2k and at k copies (fenced and
+    with migrated pairs left out the same way), from
+    :func:`fastcpu.bench_diff`: nanoBench's and uarch-bench's differencing,
+    which cancels whatever the harness adds or hides once per run. The
+    empty sequence is not involved: both sides run the same copy loop, whose
+    own cost (about a core cycle per copy, which a latency-bound body hides)
+    therefore remains in the figure where the body is faster than the loop.
+
+The recommended estimate (``'median'`` or ``'paired_mean'``) and ``'diff'``
+leave out the pairs during which the thread migrated (unless every pair
+did); ``best`` and ``median`` keep the seed's definitions: every run counts,
+migrated or not.
+
+Every figure here is in TSC ticks (or in the counter's own units for
+``counter='pmu'``), per copy of the sequence, and every interval is the
+half-width of a 95% interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import statistics as _blocks
+
+
+__all__ = [
+    "Estimate",
+    "ESTIMATORS",
+    "FENCE_STEPS",
+    "FENCE_SIGMAS",
+    "FENCE_RELATIVE",
+    "MEDIAN_SPREAD_STEPS",
+    "RESOLUTION_STEPS",
+    "best_ticks",
+    "median_ticks",
+    "median_per_run",
+    "robust_sigma",
+    "fence",
+    "paired_mean",
+    "paired_difference",
+    "median_difference",
+    "recommend",
+    "resolution_limited",
+    "mdape_percent",
+    "outlier_fraction",
+    "t95",
+]
+
+ESTIMATORS = ("median", "paired_mean", "diff")
+
+#: The median is recommended once the raw runs' robust sigma spans this many
+#: clock steps; below that, quantization dominates and the paired mean is.
+MEDIAN_SPREAD_STEPS = 2.0
+#: Paired differences further from their median than the widest of
+#: FENCE_STEPS steps + 2 ticks, FENCE_SIGMAS robust sigmas and
+#: FENCE_RELATIVE x |median| are outliers. Rounding alone moves a difference
+#: by up to 2 steps; an interrupt or a preempted vCPU costs microseconds,
+#: hundreds of 10 ns steps. 8 steps keep a second mode or a cache miss of
+#: the method itself even when over half the runs read the same value
+#: (robust sigma 0); 5% of the median lets long (unrolled) runs vary with
+#: their length.
+FENCE_STEPS = 8
+FENCE_SIGMAS = 5.0
+FENCE_RELATIVE = 0.05
+#: best or median (per run) below this many clock steps: a one-step error
+#: would be 10% or more, so they should not be trusted alone.
+RESOLUTION_STEPS = 10
+
+# Student's t, 97.5th percentile, for 1..30 degrees of freedom.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+_Z975 = 1.959964
+# Robust sigma from the median absolute deviation (normal consistency).
+_MAD_SIGMA = 1.4826
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A cost estimate.
+
+    Attributes:
+        ticks: the cost per copy, in TSC ticks above the empty sequence.
+        ci95_ticks: half-width of its 95% interval, TSC ticks per copy
+            (``inf`` when one run cannot give an interval).
+        estimator: ``'median'``, ``'paired_mean'`` or ``'diff'``.
+        runs_used: runs the figure rests on (after the outlier fence).
+    """
+
+    ticks: float
+    ci95_ticks: float
+    estimator: str
+    runs_used: int
+
+
+def t95(df: int) -> float:
+    """Two-sided 95% quantile of Student's t with `df` degrees of freedom."""
+    if df < 1:
+        return math.inf
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = _Z975
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def best_ticks(raw: np.ndarray, empty: np.ndarray, unroll: int) -> float:
+    """``(min(raw) - min(empty)) / unroll``: the seed's BEST, TSC ticks per copy above the empty sequence."""
+    return (float(raw.min()) - float(empty.min())) / unroll
+
+
+def median_per_run(values: np.ndarray) -> float:
+    """numpy's median of `values` (TSC ticks or counts per run); integer
+    counts are read in blocks, not copied."""
+    if values.dtype.kind in "iu":
+        return _blocks.median(_blocks.counts(values))
+    return float(np.median(values))
+
+
+def median_ticks(raw: np.ndarray, empty: np.ndarray, unroll: int) -> float:
+    """``(median(raw) - median(empty)) / unroll``: the seed's MEDIAN, TSC ticks per copy above the empty sequence."""
+    return (median_per_run(raw) - median_per_run(empty)) / unroll
+
+
+def _median_inplace(x: np.ndarray) -> float:
+    """numpy's median of `x`, reordering `x` (which the caller owns) instead of copying it."""
+    n = x.size
+    k = n // 2
+    if n % 2:
+        x.partition(k)
+        return float(x[k])
+    x.partition((k - 1, k))
+    return (float(x[k - 1]) + float(x[k])) / 2
+
+
+def _center_and_sigma(x: np.ndarray) -> tuple[float, float]:
+    """(median, robust sigma) of `x`, a float64 array the caller owns: it is
+    reordered and overwritten (only the multiset matters)."""
+    if x.size == 0:
+        return 0.0, 0.0
+    center = _median_inplace(x)
+    np.subtract(x, center, out=x)
+    np.abs(x, out=x)
+    return center, _MAD_SIGMA * _median_inplace(x)
+
+
+def _counts_center_and_sigma(v: _blocks.Counts) -> tuple[float, float]:
+    """(median, robust sigma) of integer counts, read in blocks."""
+    middle = _blocks.kth(v, _blocks.middle_ranks)
+    if not middle:  # no values
+        return 0.0, 0.0
+    center = float(middle[0]) if len(middle) == 1 else (float(middle[0]) + float(middle[1])) / 2  # _blocks.median
+    # twice the median, exact (a float loses counts above 2**53): deviations stay exact
+    twice = 2 * middle[0] if len(middle) == 1 else middle[0] + middle[1]
+    c0, half = divmod(twice, 2)  # the median is c0 or c0 + 1/2
+
+    def deviations(x: np.ndarray) -> np.ndarray:
+        """|2x - twice| as uint64, exact for counts up to 2**64 - 1 while they lie
+        within 2**62 of the median (2x itself would not fit in 64 bits)."""
+        d = (x.view(np.uint64) - np.uint64(c0 % (1 << 64))).view(np.int64)  # x - c0: a fresh array
+        y = np.abs(d).view(np.uint64)
+        np.multiply(y, np.uint64(2), out=y)
+        if half:  # |2(x - c0) - 1|: one less above c0, one more at or below it
+            y += np.where(d > 0, np.uint64(2**64 - 1), np.uint64(1))
+        return y
+
+    return center, _MAD_SIGMA * _blocks.median(v.map(deviations)) / 2
+
+
+def _center_and_sigma_of(values: np.ndarray) -> tuple[float, float]:
+    if values.dtype.kind in "iu":
+        return _counts_center_and_sigma(_blocks.counts(values))
+    return _center_and_sigma(values.astype(np.float64))
+
+
+def robust_sigma(values: np.ndarray) -> float:
+    """1.4826 x the median absolute deviation: the standard deviation a normal
+    sample with the same MAD would have, in the units of `values`."""
+    return _center_and_sigma_of(values)[1]
+
+
+def _half_width(center: float, sigma: float, step: float) -> float:
+    return max(FENCE_STEPS * step + 2.0, FENCE_SIGMAS * sigma, FENCE_RELATIVE * abs(center))
+
+
+def _counts_fence(v: _blocks.Counts, step: float) -> tuple[float, float]:
+    center, sigma = _counts_center_and_sigma(v)
+    return center, _half_width(center, sigma, step)
+
+
+def fence(d: np.ndarray, step: float) -> tuple[float, float]:
+    """(center, half-width) of the outlier fence for paired differences `d`, in ticks per run."""
+    center, sigma = _center_and_sigma_of(d)
+    return center, _half_width(center, sigma, step)
+
+
+def _counts_fenced_summary(v: _blocks.Counts, center: float, half: float) -> tuple[float, float, int]:
+    """(mean, half-width of its 95% t interval, count) of the values within
+    the fence, in blocks: numpy's mean and std(ddof=1) within rounding."""
+    n, total, squares = _blocks.fenced_sums(v, center - half, center + half)
+    mean = total / n if n else math.nan
+    if n < 2:
+        return mean, math.inf, n
+    sd = math.sqrt(squares(mean) / (n - 1))
+    return mean, t95(n - 1) * sd / math.sqrt(n), n
+
+
+def _dropped(migrated: np.ndarray | None) -> np.ndarray | None:
+    """The pairs to leave out: those that migrated, or ``None`` for none of
+    them (none migrated, or every one did and there is nothing else)."""
+    if migrated is None:
+        return None
+    moved = np.asarray(migrated, dtype=bool)
+    if not moved.any() or moved.all():
+        return None
+    return moved
+
+
+def _paired(raw: np.ndarray, empty: np.ndarray, step: float, per: int, estimator: str,
+            migrated: np.ndarray | None) -> Estimate:
+    # the differences are read in blocks, twice for the fence's median and
+    # MAD and twice for the mean and its interval, and never held whole
+    d = _blocks.counts(raw, empty, _dropped(migrated))
+    center, half = _counts_fence(d, step)
+    mean, ci, n = _counts_fenced_summary(d, center, half)
+    return Estimate(mean / per, ci / per, estimator, n)
+
+
+def paired_mean(raw: np.ndarray, empty: np.ndarray, step: float, unroll: int = 1,
+                migrated: np.ndarray | None = None) -> Estimate:
+    """Mean of the paired differences inside the outlier fence, per copy, with
+    a t interval; pairs flagged in `migrated` are left out (unless all are)."""
+    return _paired(raw, empty, step, unroll, "paired_mean", migrated)
+
+
+def paired_difference(long: np.ndarray, short: np.ndarray, step: float, k: int,
+                      migrated: np.ndarray | None = None) -> Estimate:
+    """The differencing estimate: the mean of long[i] - short[i] inside the
+    outlier fence, divided by k, with a t interval, for interleaved runs of
+    the same sequence at 2k (`long`) and k (`short`) copies; TSC ticks per
+    copy. Pairs flagged in `migrated` are left out (unless all are)."""
+    return _paired(long, short, step, k, "diff", migrated)
+
+
+def _median_ranks(n: int) -> tuple[int, int]:
+    """The order statistics bounding the distribution-free 95% interval of the median of n values."""
+    half_rank = _Z975 * math.sqrt(n) / 2
+    return max(math.floor(n / 2 - half_rank), 0), min(math.ceil(n / 2 + half_rank), n - 1)
+
+
+def _counts_median_ci(v: _blocks.Counts) -> float:
+    lo, hi = _blocks.kth(v, _median_ranks)
+    return (float(hi) - float(lo)) / 2
+
+
+def _median_ci(values: np.ndarray) -> float:
+    """Half-width of the distribution-free 95% interval of the median (order statistics)."""
+    if values.dtype.kind in "iu":
+        return _counts_median_ci(_blocks.counts(values))
+    lo, hi = _median_ranks(values.size)
+    part = np.partition(values, (lo, hi))
+    return (float(part[hi]) - float(part[lo])) / 2
+
+
+def _counts_median_difference(raw: _blocks.Counts, empty: _blocks.Counts, step: float, unroll: int) -> Estimate:
+    value = (_blocks.median(raw) - _blocks.median(empty)) / unroll
+    rounding = _Z975 * step / math.sqrt(6)  # sum of two uniform(+-step/2) errors
+    ci = math.sqrt(_counts_median_ci(raw) ** 2 + _counts_median_ci(empty) ** 2 + rounding**2)
+    return Estimate(value, ci / unroll, "median", _blocks.size(raw))
+
+
+def median_difference(raw: np.ndarray, empty: np.ndarray, step: float, unroll: int = 1) -> Estimate:
+    """median(raw) - median(empty), per copy (the seed's statistic), with its interval.
+
+    The interval combines each median's order-statistic interval with its
+    rounding to the clock's grid (up to half a step each, taken as uniform).
+    """
+    return _counts_median_difference(_blocks.counts(raw), _blocks.counts(empty), step, unroll)
+
+
+def recommend(raw: np.ndarray, empty: np.ndarray, step: float, unroll: int = 1,
+              migrated: np.ndarray | None = None) -> Estimate:
+    """The estimate fastcpu recommends for one result: the median when the raw
+    runs spread over several clock steps, else the paired mean; either from
+    the pairs not flagged in `migrated` (all of them when every one is)."""
+    drop = _dropped(migrated)
+    kept_raw = _blocks.counts(raw, drop=drop)
+    if _counts_center_and_sigma(kept_raw)[1] >= MEDIAN_SPREAD_STEPS * step:
+        return _counts_median_difference(kept_raw, _blocks.counts(empty, drop=drop), step, unroll)
+    return _paired(raw, empty, step, unroll, "paired_mean", migrated)
+
+
+def resolution_limited(best: float, median: float, step: float, unroll: int = 1) -> bool:
+    """Whether best or median (per copy) sits within RESOLUTION_STEPS clock steps per run."""
+    return min(abs(best), abs(median)) * unroll < RESOLUTION_STEPS * step
+
+
+def mdape_percent(raw: np.ndarray) -> float:
+    """nanobench's err%: the median of |raw - median(raw)| / raw, in percent."""
+    v = _blocks.counts(raw) if raw.dtype.kind in "iu" else _blocks.Counts(
+        lambda s: raw[s].astype(np.float64), int(raw.size))
+    center = median_per_run(raw)
+
+    def errors(x: np.ndarray) -> np.ndarray:
+        y = x.astype(np.float64)  # a copy: `x` may be the caller's array
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(center, y, out=y)  # |x - c| / x = |1 - c / x|
+        np.subtract(1.0, y, out=y)
+        np.abs(y, out=y)
+        y[~np.isfinite(y)] = 0.0
+        # non-negative floats order as their bit patterns read as int64
+        return y.view(np.int64)
+
+    middle = _blocks.kth(v.map(errors), _blocks.middle_ranks)
+    as_float = [float(np.int64(m).view(np.float64)) for m in middle]
+    return 100.0 * (as_float[0] if len(as_float) == 1 else (as_float[0] + as_float[1]) / 2)
+
+
+def outlier_fraction(raw: np.ndarray, empty: np.ndarray, step: float) -> float:
+    """Share of runs whose paired difference falls outside the outlier fence."""
+    d = _blocks.counts(raw, empty)
+    center, half = _counts_fence(d, step)
+    inside, _, _ = _blocks.fenced_sums(d, center - half, center + half)
+    return float(raw.size - inside) / raw.size

@@ -1,0 +1,281 @@
+"""How the core clock moved while something was measured: a fact about the
+machine, kept with each result and in its file (``ClockMotion``). The
+ruler points between a measurement's stretches of runs (``_conversion``)
+find it; this module only holds, merges and shows it, so the results room
+knows nothing of measuring.
+
+A *hop* is two neighbouring ruler points that each agree within themselves
+(add and imul rulers) but not with each other: the clock moved between them.
+A *disturbed* point is one whose two rulers disagree: an interrupt or the
+host's other work slowed one chain. The first is the clock; only the second
+is an interruption.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+__all__ = ["ClockMotion", "merge_motion", "runs_clock"]
+
+#: Levels a merged record keeps at most; readings within LEVEL_TOLERANCE of a
+#: kept level join it.
+LEVELS_MAX = 8
+LEVEL_TOLERANCE = 0.01
+
+
+@dataclass(frozen=True)
+class ClockMotion:
+    """The core clock during one or more measurements, as their ruler points saw it.
+
+    Attributes:
+        points: ruler points timed.
+        disturbed: points whose add and imul rulers disagreed (left out).
+        hops: stretches between two undisturbed points at different levels
+            whose two rulers moved alike (the clock hopped).
+        hop_runs: runs in those stretches: each side of the hop at its own
+            level where the body's ticks show its place
+            (:attr:`hops_located`), the interval widened by what that place
+            may be off by; else at the midpoint of the two levels, the
+            interval widened by half their gap.
+        seconds: TSC time from the first point to the last, seconds.
+        levels_core_cycles_per_tick: the levels seen, core cycles per TSC
+            tick, lowest first (each the mean of the points that agree with it).
+        level_points: how many undisturbed points read each level.
+        add_core_cycles_per_tick: the add ruler's mean over the undisturbed points.
+        imul_core_cycles_per_tick: the imul ruler's (3 core cycles per imul);
+            the two differ by what the rulers disagree, which widens every
+            interval converted with them.
+        hops_located: of the hops, those whose place in their stretch the
+            body's ticks showed (0 in files before fastcpu 0.8.6, which
+            converted every such stretch at the midpoint).
+        slowdowns: stretches between two undisturbed points at different
+            levels whose two rulers moved apart, or across which the body's
+            ticks held: other work slowing a ruler point (a busy sibling
+            thread slows register-register adds more than imuls), not the
+            clock alone; converted at the midpoint, half the gap in the
+            interval. Not hops (0 in files before fastcpu 0.8.6, which
+            counted them as hops).
+    """
+
+    points: int
+    disturbed: int
+    hops: int
+    hop_runs: int
+    seconds: float
+    levels_core_cycles_per_tick: tuple[float, ...]
+    level_points: tuple[int, ...]
+    add_core_cycles_per_tick: float
+    imul_core_cycles_per_tick: float
+    hops_located: int = 0
+    slowdowns: int = 0
+
+    def __post_init__(self) -> None:
+        order = sorted(range(len(self.levels_core_cycles_per_tick)),
+                       key=lambda i: self.levels_core_cycles_per_tick[i])
+        object.__setattr__(self, "levels_core_cycles_per_tick",
+                           tuple(self.levels_core_cycles_per_tick[i] for i in order))
+        object.__setattr__(self, "level_points", tuple(self.level_points[i] for i in order))
+
+    @classmethod
+    def from_conversion(cls, conversion: Any, tsc_hz: float) -> ClockMotion:
+        """The record of what one measurement's ruler points said: the C
+        core's ``Conversion`` record (its levels lowest first, its figures of
+        the types kept), its span converted at `tsc_hz` (TSC ticks per
+        second). Built without the dataclass's __init__ and without a
+        conversion of its own: bench() makes one per call, right after its
+        runs, where every Python statement runs cold (9 us of a 250 us
+        bench(m, 1000) through __init__ on the GenuineIntel family 6 model
+        167 guest)."""
+        motion = object.__new__(cls)
+        motion.__dict__.update(
+            points=conversion.points, disturbed=conversion.disturbed, hops=conversion.hops,
+            hop_runs=conversion.hop_runs, seconds=conversion.span_ticks / tsc_hz if tsc_hz > 0 else 0.0,
+            levels_core_cycles_per_tick=conversion.levels, level_points=conversion.level_points,
+            add_core_cycles_per_tick=conversion.add_mean, imul_core_cycles_per_tick=conversion.imul_mean,
+            hops_located=conversion.hops_located, slowdowns=conversion.slowdowns,
+        )
+        return motion
+
+    @property
+    def hops_per_second(self) -> float:
+        """Hops per second of TSC time measured (NaN: no time measured)."""
+        return self.hops / self.seconds if self.seconds > 0 else math.nan
+
+    @property
+    def rulers_disagree_percent(self) -> float:
+        """How far the add and imul rulers read apart, percent of their mean."""
+        a, m = self.add_core_cycles_per_tick, self.imul_core_cycles_per_tick
+        return 200 * abs(a - m) / (a + m) if a + m > 0 else math.nan
+
+    def describe(self, tsc_hz: float = math.nan) -> str:
+        """One line for a header: the levels seen (and the core clock they
+        are, given the TSC's Hz), the hops and the disturbed points."""
+        lv = self.levels_core_cycles_per_tick
+        if not lv:
+            return f"core clock: no undisturbed ruler point of {self.points}"
+        if len(lv) == 1:
+            where = f"held at {lv[0]:.3f} core cycles per tick"
+        else:
+            where = f"{len(lv)} levels, {lv[0]:.3f} to {lv[-1]:.3f} core cycles per tick"
+        if math.isfinite(tsc_hz) and tsc_hz > 0:
+            ghz = [v * tsc_hz / 1e9 for v in lv]
+            where += f" ({ghz[0]:.2f} GHz)" if len(lv) == 1 else f" ({ghz[0]:.2f}-{ghz[-1]:.2f} GHz)"
+        span = f"{self.seconds:.2f} s" if self.seconds >= 1 else f"{self.seconds * 1e3:.1f} ms"
+        moved = f"{self.hops} hop{'s' if self.hops != 1 else ''} in {span} of runs"
+        if self.hops:
+            moved += f" ({self.hops_located} placed by the runs themselves)"
+        if self.slowdowns:
+            moved += (f", {self.slowdowns} slowdown{'s' if self.slowdowns != 1 else ''} (the rulers moved apart "
+                      "or the body held: other work, not the clock alone)")
+        return (f"core clock: {where}; {moved}, each stretch of runs converted with the ruler "
+                f"points around it; {self.disturbed} of {self.points} points disturbed "
+                f"(add and imul rulers disagreed: left out); rulers {self.rulers_disagree_percent:.2f}% apart")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "points": self.points,
+            "disturbed": self.disturbed,
+            "hops": self.hops,
+            "hop_runs": self.hop_runs,
+            "seconds": self.seconds,
+            "levels_core_cycles_per_tick": list(self.levels_core_cycles_per_tick),
+            "level_points": list(self.level_points),
+            "add_core_cycles_per_tick": self.add_core_cycles_per_tick,
+            "imul_core_cycles_per_tick": self.imul_core_cycles_per_tick,
+            "hops_located": self.hops_located,
+            "slowdowns": self.slowdowns,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "") -> ClockMotion:
+        """Raises ValueError or TypeError naming the field for a record no
+        measurement could have made."""
+        if not isinstance(d, Mapping):
+            raise TypeError(f"{where} must be an object, not {type(d).__name__}")
+        fields = ("points", "disturbed", "hops", "hop_runs", "seconds", "levels_core_cycles_per_tick",
+                  "level_points", "add_core_cycles_per_tick", "imul_core_cycles_per_tick")
+        unknown = set(d) - set(fields) - {"hops_located", "slowdowns"}  # those since 0.8.6
+        if unknown:
+            raise ValueError(f"{where} has unknown fields {sorted(unknown)}")
+        missing = [f for f in fields if f not in d]
+        if missing:
+            raise ValueError(f"{where} lacks {missing}")
+
+        def count(name: str) -> int:
+            v = d[name]
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**53:
+                raise ValueError(f"{where}.{name} must be a count from 0 to 2**53, not {v!r}")
+            return v
+
+        def rate(v: Any, name: str, low: float = 0.0) -> float:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v < 1e6:
+                raise ValueError(f"{where}.{name} must be a number from {low:g} to 1e6, not {v!r}")
+            return float(v)
+
+        levels, counts = d["levels_core_cycles_per_tick"], d["level_points"]
+        if not isinstance(levels, list) or not isinstance(counts, list) or len(levels) != len(counts) \
+                or len(levels) > LEVELS_MAX:
+            raise ValueError(f"{where}: levels_core_cycles_per_tick and level_points must be lists of "
+                             f"one length, at most {LEVELS_MAX}")
+        motion = cls(
+            points=count("points"), disturbed=count("disturbed"), hops=count("hops"),
+            hop_runs=count("hop_runs"), seconds=rate(d["seconds"], "seconds"),
+            levels_core_cycles_per_tick=tuple(rate(v, "levels_core_cycles_per_tick", 1e-6) for v in levels),
+            level_points=tuple(count_of(v, f"{where}.level_points", 1) for v in counts),
+            add_core_cycles_per_tick=rate(d["add_core_cycles_per_tick"], "add_core_cycles_per_tick"),
+            imul_core_cycles_per_tick=rate(d["imul_core_cycles_per_tick"], "imul_core_cycles_per_tick"),
+            hops_located=count("hops_located") if "hops_located" in d else 0,
+            slowdowns=count("slowdowns") if "slowdowns" in d else 0,
+        )
+        if motion.disturbed > motion.points:
+            raise ValueError(f"{where}.disturbed ({motion.disturbed}) exceeds {where}.points ({motion.points})")
+        if motion.hops_located > motion.hops:
+            raise ValueError(f"{where}.hops_located ({motion.hops_located}) exceeds {where}.hops ({motion.hops})")
+        return motion
+
+
+def count_of(v: Any, where: str, low: int = 0) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not low <= v < 2**53:
+        raise ValueError(f"{where} must hold counts from {low} to 2**53, not {v!r}")
+    return v
+
+
+def merge_motion(motions: Iterable[ClockMotion | None]) -> ClockMotion | None:
+    """One record for many measurements (a machine's results): points,
+    hops and time added up, levels joined where they agree within
+    LEVEL_TOLERANCE, the rulers' means weighted by undisturbed points.
+    None when none of them had rulers."""
+    kept = [m for m in motions if m is not None]
+    if not kept:
+        return None
+    sums: list[list[float]] = []  # [level x points, points]
+    for m in kept:
+        for v, n in zip(m.levels_core_cycles_per_tick, m.level_points):
+            if not n:  # a level no point saw (built by hand: a file's are refused at load)
+                continue
+            for s in sums:
+                if abs(s[0] / s[1] - v) <= LEVEL_TOLERANCE * max(v, s[0] / s[1]):
+                    s[0] += v * n
+                    s[1] += n
+                    break
+            else:
+                if len(sums) < LEVELS_MAX:
+                    sums.append([v * n, float(n)])
+    weights = [m.points - m.disturbed for m in kept]
+    if not any(weights):  # every point disturbed: their rulers' plain means
+        weights = [1] * len(kept)
+    total = sum(weights)
+
+    def mean(attr: str) -> float:
+        return sum(getattr(m, attr) * w for m, w in zip(kept, weights) if w) / total
+
+    return ClockMotion(
+        points=sum(m.points for m in kept), disturbed=sum(m.disturbed for m in kept),
+        hops=sum(m.hops for m in kept), hop_runs=sum(m.hop_runs for m in kept),
+        seconds=sum(m.seconds for m in kept),
+        levels_core_cycles_per_tick=tuple(s[0] / s[1] for s in sums if s[1]),
+        level_points=tuple(int(s[1]) for s in sums if s[1]),
+        add_core_cycles_per_tick=mean("add_core_cycles_per_tick"),
+        imul_core_cycles_per_tick=mean("imul_core_cycles_per_tick"),
+        hops_located=sum(m.hops_located for m in kept), slowdowns=sum(m.slowdowns for m in kept),
+    )
+
+
+def runs_clock(conversion: Any, clock: Any, counter: str) -> tuple[float, float, tuple[str, ...]]:
+    """(core cycles per TSC tick that runs convert with, its 95% half-width,
+    why core cycles cannot be trusted or ()) from what their ruler points
+    said (the C core's ``Conversion`` record; None: no points, as for a PMU
+    counter or a child's runs) and the process's `clock`
+    (:class:`fastcpu.Clock`) counted on `counter`:
+
+    - the points' figure where their add and imul rulers agreed inside the
+      measurement (a first-use calibration that could not tell the two
+      apart, in a process started on a loaded host, is not this
+      measurement's);
+    - where every point was disturbed, the middle of what could be true:
+      the rulers' readings at the points (an interrupt slows a chain, so they
+      read low) and the clock's first-use figure (which the core clock may
+      have left), the interval reaching both ends. On the GenuineIntel family
+      6 model 167 guest one measurement of 18 saw its two points disturbed
+      (add 1.068, imul 1.140) while the clock, calibrated at 1.197, ran at
+      about 1.135: the first-use figure alone, with no interval, read
+      add_chain_1024 as 1082 +- 0;
+    - with no points, the clock's figure, its interval unknown (0);
+    - NaN and the clock's caveat while its rulers disagree and no point
+      agreed."""
+    if conversion is not None:
+        cpt = conversion.cycles_per_tick
+        if math.isfinite(cpt):
+            return cpt, conversion.ci95, ()
+    caveats = clock.caveats(counter)
+    if caveats:  # core cycles unknown: ticks and ns stand
+        return math.nan, 0.0, caveats
+    if conversion is None or not conversion.points:
+        return clock.cycles_per_tick, 0.0, ()
+    seen = [v for v in (conversion.add_mean, conversion.imul_mean, clock.cycles_per_tick) if 0 < v < math.inf]
+    low, high = min(seen), max(seen)
+    return (low + high) / 2, (high - low) / 2, ()
