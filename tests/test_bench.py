@@ -139,3 +139,64 @@ def test_bench_builds_the_result_from_arrays_would(cpu):
             assert type(mine) is type(checked) and (mine == checked or mine != mine and checked != checked), f.name
     dataclasses.replace(r)  # the generated constructor and __post_init__ accept every field as it is
     assert r.estimate == again.estimate and r.estimate_ci95 == again.estimate_ci95
+
+
+# ---- results plain from birth (issue 37 item 2; issue 40 item 6) ----
+
+def test_bench_returns_a_finished_bench_result():
+    # 'empty' runs wherever the harness does: no skip
+    r = fastcpu.bench("empty", 1000)
+    assert type(r) is fastcpu.BenchResult
+    assert "_recommended" in vars(r)  # the estimate was computed when the result was made
+    d = fastcpu.bench_diff("empty", 200, k=2)
+    assert type(d) is fastcpu.DiffResult and "_recommended" in vars(d)
+    assert type(fastcpu.bench("empty", 200, unroll=4)) is fastcpu.BenchResult
+
+
+def test_bench_of_rdpid_is_a_bench_result():
+    if not any(m.name == "rdpid" and m.available for m in fastcpu.methods()):
+        pytest.skip("RDPID is missing on this CPU (CPUID.7.0:ECX bit 22)")
+    assert type(fastcpu.bench("rdpid", 1000)) is fastcpu.BenchResult
+
+
+def test_a_results_arrays_are_read_only_and_its_figures_stay_consistent():
+    r = fastcpu.bench("empty", 300)
+    before = (r.best, r.median, r.estimate, r.raw.copy(), r.empty.copy(), r.migrated.copy())
+    for name in ("raw", "empty", "migrated"):
+        a = getattr(r, name)
+        assert not a.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            a[0] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        r.raw *= 3
+    assert (r.best, r.median, r.estimate) == before[:3]
+    assert all(np.array_equal(a, b) for a, b in zip((r.raw, r.empty, r.migrated), before[3:]))
+    # the figures are still those of the arrays
+    again = fastcpu.BenchResult.from_arrays(method=r.method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu,
+                                            raw=r.raw, empty=r.empty, migrated=r.migrated, clock=fastcpu.clock())
+    assert (again.best, again.median) == pytest.approx((r.best, r.median))
+    d = fastcpu.bench_diff("empty", 100, k=2)
+    with pytest.raises(ValueError, match="read-only"):
+        d.long += 1
+    # the caller's own arrays stay writable: a result holds read-only views of them
+    raw = np.arange(10, 20, dtype=np.uint64)
+    mine = fastcpu.BenchResult.from_arrays(method="m", serialize="lfence", unroll=1, cpu=None, raw=raw,
+                                           empty=raw - 5, migrated=np.zeros(10, bool), clock=fastcpu.clock())
+    raw[0] = 99
+    assert not mine.raw.flags.writeable and raw.flags.writeable
+
+
+def test_every_statistic_in_every_unit_is_an_attribute_of_its_class():
+    from fastcpu.results import statistics as _statistics
+    from fastcpu.results.estimated import Figure
+    r = fastcpu.bench("empty", 200)
+    for s in _statistics.STATISTICS:
+        for unit in ("ns", "core_cycles"):
+            names = [f"{s.name}_{unit}"] + ([f"{s.name}_ci95_{unit}"] if s.has_interval else [])
+            for name in names:
+                assert isinstance(vars(fastcpu.BenchResult).get(name) or vars(type(r).__mro__[1]).get(name),
+                                  Figure), name
+                assert getattr(r, name) == getattr(r, name)
+    assert r.estimate_ns == pytest.approx(r.estimate * 1e9 / r.tsc_hz)
+    with pytest.raises(AttributeError):
+        r.nonsense_ns  # noqa: B018  (no attribute is made up)

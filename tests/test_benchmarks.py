@@ -170,12 +170,12 @@ def test_performance_script_prints_its_tables():
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith(("| gdt |", "| rdpid |", "| empty |"))]
     assert len(rows) == 3, done.stdout
-    for row in rows:  # the C loop in this process and as a program, bench, the bare core, the ratio,
-        # the result's first lookup, the ratio with it
+    for row in rows:  # the C loop in this process and as a program, bench (a finished result), the bare
+        # core, the ratio: one column, nothing deferred to a first lookup
         cells = [c.strip() for c in row.strip("|").split("|")]
-        assert len(cells) == 8, row
-        assert all(c.endswith(" us") and float(c[:-3]) > 0 for c in cells[1:5] + cells[6:7]), row
-        assert float(cells[7]) >= float(cells[5].split()[0]) > 0, row
+        assert len(cells) == 6, row
+        assert all(c.endswith(" us") and float(c[:-3]) > 0 for c in cells[1:5]), row
+        assert float(cells[5].split()[0]) > 0, row
     assert "| import fastcpu |" in done.stdout and "| python -m fastcpu, the whole default run |" in done.stdout
 
 

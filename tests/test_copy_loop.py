@@ -75,14 +75,14 @@ def test_a_figure_above_the_loop_loses_half_the_loop_and_carries_the_other_half(
 
 
 def test_an_unrolled_runs_correction_adds_half_the_loop_back():
-    from fastcpu.results.bench_result import loop_correction
+    from fastcpu.results.correction import applied
     # the empty sequence pays the loop too: the reading is the body less 0 to L
-    c = loop_correction((1.2, 0.1), ())
-    assert (c.bias_core_cycles, c.ci95_core_cycles, c.resolution_core_cycles) == pytest.approx((-0.6, 0.7, 1.3))
-    assert c.caveats == ()
+    bias, ci, resolution, caveats = applied(None, (1.2, 0.1), False, 1.3, ())
+    assert (bias, ci, resolution) == pytest.approx((-0.6, 0.7, 1.3))
+    assert caveats == ()
     unknown = ("core cycles unknown: the rulers disagree",)
-    assert loop_correction((1.2, 0.1), unknown) == (0.0, 0.0, 0.0, unknown)  # nothing to correct in core cycles
-    assert loop_correction((0.0, 0.0), ()) == (0.0, 0.0, 0.0, ())  # not measured
+    assert applied(None, (1.2, 0.1), False, math.nan, unknown) == (0.0, 0.0, 0.0, unknown)  # nothing in core cycles
+    assert applied(None, (0.0, 0.0), False, 1.3, ()) == (0.0, 0.0, 0.0, ())  # not measured
 
 
 def test_the_line_is_the_top_of_the_loops_interval(base):

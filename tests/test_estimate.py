@@ -364,14 +364,14 @@ def test_bench_diff_on_a_calibration_chain():
 def test_bench_diff_converts_with_the_core_clock_around_it(monkeypatch):
     figures = []
 
-    from fastcpu.instrument import harness as _measurement
+    real = _harness.raw_runs
 
     def raw_runs(*args, **kwargs):
-        took = _harness.raw_runs(*args, **kwargs)
+        took = real(*args, **kwargs)
         figures.append(took.measured.conversion)
         return took
 
-    monkeypatch.setattr(_measurement, "raw_runs", raw_runs)
+    monkeypatch.setattr(_harness, "raw_runs", raw_runs)
     d = fastcpu.bench_diff("imul_chain_16", 300, k=4)
     [conversion] = figures
     if math.isfinite(conversion.cycles_per_tick):
@@ -394,15 +394,15 @@ def test_a_measurement_with_no_undisturbed_ruler_point_converts_within_its_ruler
     # every point disturbed (a loaded host): the conversion says NaN, and the
     # result converts in the middle of what could be true (the points' add and
     # imul readings, the clock's first-use figure), its interval reaching each
-    from fastcpu.instrument import harness as _measurement
+    real = _harness.raw_runs
 
     def raw_runs(*args, **kwargs):
-        took = _harness.raw_runs(*args, **kwargs)
+        took = real(*args, **kwargs)
         got = took.measured
         nan_figure = type(got.conversion)((math.nan, *got.conversion[1:]))  # the record, its figure NaN
-        return took._replace(measured=type(got)((*got[:6], nan_figure)))
+        return dataclasses.replace(took, measured=type(got)((*got[:6], nan_figure)))
 
-    monkeypatch.setattr(_measurement, "raw_runs", raw_runs)
+    monkeypatch.setattr(_harness, "raw_runs", raw_runs)
     for r in (fastcpu.bench_diff("imul_chain_16", 100, k=4), fastcpu.bench("imul_chain_16", 100, unroll=2)):
         clk = fastcpu.clock()
         if clk.core_cycles_problem:  # nor could the process's calibration: core cycles unknown, said why
@@ -470,3 +470,25 @@ def test_the_robust_sigma_of_counts_is_exact_up_to_2_64(base, n):
                                         empty=np.full(n, 100, np.uint64), migrated=np.zeros(n, bool),
                                         clock=fastcpu.Clock(2e9, 1.0, 1.0))
     assert str(r) and r.estimate == pytest.approx(float(base) + np.median(offsets) - 100, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_whole_array_path_gives_the_block_paths_figures(seed, monkeypatch):
+    # bench(m, 1000)'s estimate is computed whole-array when the result is made
+    # (issue 37): the same figures, to the bit, as the block-wise path
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    spread = int(rng.choice([1, 3, 40, 2000]))
+    empty = rng.integers(30, 30 + spread, n).astype(np.uint64)
+    raw = empty + rng.integers(0, 2 * spread + 5, n).astype(np.uint64)
+    if seed % 3 == 0:
+        raw[rng.integers(0, n, max(1, n // 50))] += np.uint64(10**6)  # outliers
+    migrated = rng.random(n) < (0.05 if seed % 2 else 0.0)
+    for step, unroll in ((1.0, 1), (24.5, 1), (1.0, 8)):
+        whole = _estimate.recommend(raw, empty, step, unroll, migrated)
+        monkeypatch.setattr(_estimate, "_SMALL", 0)
+        blocks = _estimate.recommend(raw, empty, step, unroll, migrated)
+        monkeypatch.undo()
+        assert whole == blocks or (whole.estimator == blocks.estimator and whole.runs_used == blocks.runs_used
+                                   and all(a == b or (a != a and b != b) for a, b in
+                                           ((whole.ticks, blocks.ticks), (whole.ci95_ticks, blocks.ci95_ticks))))

@@ -308,7 +308,7 @@ def test_arrays_with_large_values_survive(small, tmp_path):
     assert doc_of(tmp_path / "big.json")["results"][0]["raw"]["dtype"] == "<u8"
     # a counter read backwards wraps to near 2**64: no figure holds, and no file is written
     raw[0] = 2**64 - 5
-    wrapped = dataclasses.replace(big, raw=raw, clock=None)
+    wrapped = dataclasses.replace(big, raw=raw)
     res = fastcpu.Results({"gdt": wrapped}, small.machine, small.clock, "lfence", small.date)
     with pytest.raises(ValueError, match=r"gdt: raw holds 18446744073709551611 at run 0: counts must be below 2\*\*53"):
         res.save(tmp_path / "wrapped.json")
@@ -801,3 +801,15 @@ def test_the_machine_flags_are_every_fact_the_core_decides_from():
     facts = {k for k, v in _core.features().items() if type(v) is bool} - {"test_hooks"}
     assert facts <= set(flags) and {"constant_tsc", "nonstop_tsc"} <= set(flags)
     assert all(type(v) is bool for v in flags.values())
+
+
+def test_read_only_arrays_save_and_load_back(small, saved):
+    # a result's arrays are read-only (issue 40 item 6); a file round-trips them and every figure
+    back = fastcpu.load(saved)
+    assert back == small
+    for name, r in small.items():
+        got = back[name]
+        assert type(got) is BenchResult and not got.raw.flags.writeable and not r.raw.flags.writeable
+        assert np.array_equal(got.raw, r.raw) and np.array_equal(got.empty, r.empty)
+        assert (got.best, got.median, got.estimate, got.estimate_ci95) == (r.best, r.median, r.estimate,
+                                                                             r.estimate_ci95)

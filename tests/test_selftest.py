@@ -19,11 +19,10 @@ from fastcpu import _core
 from fastcpu import cli as _cli
 from fastcpu.instrument import harness as _harness
 from fastcpu.results import correction as _harness_correction
-from fastcpu.instrument import harness as _measurement
 from fastcpu.instrument import catalog as _methods
 from fastcpu.instrument import bias as _selftest
 from fastcpu.results import selftest_report as _selftest_report
-from fastcpu.results.correction import KnownBias
+from fastcpu.results.correction import HarnessBias
 from fastcpu.results.selftest_report import ChainCheck, PathCheck, SelfTest
 from hostnoise import on_some_try
 
@@ -52,12 +51,12 @@ def test_residual_bias_leaves_out_chains_whose_clock_is_unknown():
     assert all(math.isnan(v) for v in _selftest.residual_bias([(16, 9.0, 0.5, math.nan)]))
 
 
-# ---- the correction: figures the result is given (issue 27, item 3) ----
-# bench() hands its result the runs and the harness bias as it stood, as
-# figures (no function handed down, no second result made); the result
-# converts the bias at its runs' own clock when first looked at. The public
-# with_harness_correction() applies the same figures to a result someone
-# already holds, and must agree with it.
+# ---- the correction: figures the result is built with (issue 27, item 3; issue 37) ----
+# bench() builds its result from the raw runs and the harness bias as it
+# stood (one HarnessBias, converted at the runs' own clock in one place,
+# results.correction.applied): a finished BenchResult, nothing deferred. The
+# public with_harness_correction() applies the same figures to a result
+# someone already holds, and must agree with it.
 
 def _conversion(cycles_per_tick):
     """A C core Conversion record whose ruler points read `cycles_per_tick`
@@ -79,12 +78,12 @@ def _made_up_runs(cycles_per_tick=1.4, caveat="", seed=1):
     clock = fastcpu.Clock(2.0e9, 1.0, math.nan if caveat else 1.4)
     if caveat:
         assert clock.caveats("tsc") and clock.caveats("tsc")[0].startswith("core cycles per TSC tick unknown")
-    return _harness.Runs("gdt", measured, clock, "tsc", None, _methods.method_info("gdt").catalog_row)
+    return _harness.RawRuns("gdt", measured, clock, "tsc", None, _methods.method_info("gdt").catalog_row)
 
 
 def _made_up(cycles_per_tick=1.4, caveat="", seed=1):
     """An uncorrected single-copy result on the TSC, as timed() returns one."""
-    return _measurement.bench_result(_made_up_runs(cycles_per_tick, caveat, seed), serialize="lfence", unroll=1)
+    return _harness.bench_result(_made_up_runs(cycles_per_tick, caveat, seed), serialize="lfence", unroll=1)
 
 
 FIGURES = ("estimate", "estimate_ci95", "estimate_systematic_ci95", "resolved", "upper_bound", "caveats",
@@ -103,13 +102,13 @@ def _figures(r):
 def harness_bias(path, serialize, cpu=None, cycles_per_tick=math.nan):
     """The bias bench() would apply to `path` in `serialize` mode, converted at
     `cycles_per_tick`: what the self-test knows (measured now if not), as the result converts it."""
-    return _harness_correction.bias_at(_selftest.known_bias(path, serialize, cpu), cycles_per_tick)
+    known = _selftest.harness_bias(path, serialize, cpu)
+    return (0.0, 0.0, 0.0, "") if known is None else known.at(cycles_per_tick)
 
 
 def _known(bias_ticks, ci95_ticks, zero_ticks=0.0, why_not=""):
-    """A KnownBias of made-up figures, in TSC ticks, measured at 1.3 core cycles per tick."""
-    return KnownBias(_selftest.Correction(bias_ticks, ci95_ticks, {"add": bias_ticks}, 1.3, 0.0, zero_ticks, 0.0),
-                     why_not)
+    """A HarnessBias of made-up figures, in TSC ticks, measured at 1.3 core cycles per tick."""
+    return HarnessBias(bias_ticks, ci95_ticks, {"add": bias_ticks}, 1.3, 0.0, zero_ticks, 0.0, why_not=why_not)
 
 
 @pytest.mark.parametrize("known, bias, ci, resolution, why_not", [
@@ -121,15 +120,16 @@ def _known(bias_ticks, ci95_ticks, zero_ticks=0.0, why_not=""):
     (_known(2.5, 0.5, why_not="no harness correction applied: the self-test failed"), 0.0, 4.2, 0.7,
      "no harness correction applied: the self-test failed"),
     (_known(math.nan, math.nan), 0.0, 0.0, 0.0, _harness_correction.UNMEASURED),
-    (_harness_correction.NO_BIAS, 0.0, 0.0, 0.0, ""),  # none measured
+    (None, 0.0, 0.0, 0.0, ""),  # none measured
 ])
 def test_the_result_converts_the_bias_at_its_own_clock(known, bias, ci, resolution, why_not):
-    *figures, caveats = _harness_correction.correction_at(known, 1.4, ())
+    *figures, caveats = _harness_correction.applied(known, (0.0, 0.0), True, 1.4, ())
     assert figures == pytest.approx([bias, ci, resolution]) and caveats == ((why_not,) if why_not else ())
     for seed in (1, 2):  # a resolved cost and, with the bound, maybe not: the same either way
         took = _made_up_runs(seed=seed)
-        got = _measurement.bench_result(took, serialize="lfence", unroll=1, bias=known)
-        r = _measurement.bench_result(took, serialize="lfence", unroll=1)
+        got = _harness.bench_result(took, serialize="lfence", unroll=1, bias=known, corrected=True)
+        assert type(got) is fastcpu.BenchResult
+        r = _harness.bench_result(took, serialize="lfence", unroll=1)
         built = fastcpu.BenchResult.from_arrays(
             method=r.method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu, raw=r.raw, empty=r.empty,
             migrated=r.migrated, clock=fastcpu.Clock(r.tsc_hz, r.tsc_step_ticks, 1.4),
@@ -157,19 +157,19 @@ def test_bench_asks_for_the_bias_as_it_stands_and_hands_it_over(monkeypatch):
     asked = []
     known = _known(2.5, 0.5)
     monkeypatch.setattr(_selftest, "raw_runs", lambda *a, **k: _made_up_runs())
-    monkeypatch.setattr(_selftest, "known_bias", lambda *a: asked.append(a) or known)
+    monkeypatch.setattr(_selftest, "harness_bias", lambda *a: asked.append(a) or known)
     r = _selftest.timed_corrected("gdt", 400, serialize="lfence", cpu=3, path="inline")
     assert asked == [("inline", "lfence", 3)]
     assert r.harness_bias_core_cycles == pytest.approx(3.5) and type(r) is fastcpu.BenchResult
 
 
 def test_no_correction_while_the_rulers_disagree(monkeypatch):
-    monkeypatch.setattr(_selftest, "known_bias", lambda *a: pytest.fail("no bias is asked for"))
+    monkeypatch.setattr(_selftest, "harness_bias", lambda *a: pytest.fail("no bias is asked for"))
     caveat = "core cycles per TSC tick unknown: no ruler measured them"
     took = _made_up_runs(cycles_per_tick=math.nan, caveat=caveat)
     monkeypatch.setattr(_selftest, "raw_runs", lambda *a, **k: took)
     got = _selftest.timed_corrected("gdt", 400, serialize="lfence", cpu=None, path="user")
-    r = _measurement.bench_result(took, serialize="lfence", unroll=1)
+    r = _harness.bench_result(took, serialize="lfence", unroll=1)
     assert got.caveats == (caveat + "; no harness correction applied",)
     assert r.caveats == (caveat,)
     assert (got.harness_bias_core_cycles, got.harness_bias_ci95_core_cycles,
@@ -185,43 +185,37 @@ def test_no_correction_while_the_rulers_disagree(monkeypatch):
     (_known(1.0, 0.5, zero_ticks=math.inf), "harness_resolution_core_cycles"),
 ])
 def test_a_correction_the_result_is_given_is_held_to_a_files_ranges(known, match):
-    # figures no self-test makes, and no file could hold: refused when the result works its fields out
-    r = _measurement.bench_result(_made_up_runs(), serialize="lfence", unroll=1, bias=known)
-    for _ in range(2):  # and again: a result whose fields cannot be worked out never passes for one
+    # figures no self-test makes, and no file could hold: refused when the result is made
+    for _ in range(2):  # and again: a result whose fields cannot be checked is never made
         with pytest.raises(ValueError, match=match):
-            r.estimate
+            _harness.bench_result(_made_up_runs(), serialize="lfence", unroll=1, bias=known, corrected=True)
 
 
-def test_a_result_works_out_its_fields_once_and_is_then_a_plain_one():
+def test_a_result_is_finished_when_made():
     import copy
     import pickle
     import threading
 
     def fresh():
-        return _measurement.bench_result(_made_up_runs(), serialize="lfence", unroll=1, bias=_known(2.5, 0.5))
+        return _harness.bench_result(_made_up_runs(), serialize="lfence", unroll=1, bias=_known(2.5, 0.5),
+                                     corrected=True)
 
     plain = fastcpu.BenchResult.from_arrays(**{**_fields_of(fresh()), "clock": fastcpu.Clock(2.0e9, 1.0, 1.4)})
-    # a field with a class default (caveats: ()) is the result's, not the class's, from the first lookup
-    for first in ("caveats", "clock_motion", "harness_bias_core_cycles", "estimate", "__dict__", "__class__"):
-        r = fresh()
-        assert isinstance(r, fastcpu.BenchResult)
-        getattr(r, first)
-        assert type(r) is fastcpu.BenchResult and "_measurement" not in vars(r), first
-        assert r.harness_bias_core_cycles == pytest.approx(3.5) and r.clock_motion.points == 2
-        assert _figures(r) == _figures(plain)
-    # copied or pickled before any lookup: a plain BenchResult with the same figures
+    r = fresh()
+    assert type(r) is fastcpu.BenchResult and "_recommended" in vars(r)  # the estimate computed already
+    assert r.harness_bias_core_cycles == pytest.approx(3.5) and r.clock_motion.points == 2
+    assert _figures(r) == _figures(plain)
     for clone in (copy.copy, copy.deepcopy, lambda r: pickle.loads(pickle.dumps(r))):
-        r = fresh()
-        c = clone(r)
+        c = clone(fresh())
         assert type(c) is fastcpu.BenchResult and _figures(c) == _figures(fresh())
-    # many threads looking first at once: one answer
+    # many threads reading at once: one answer
     r, seen = fresh(), []
     threads = [threading.Thread(target=lambda: seen.append(_figures(r))) for _ in range(8)]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
-    assert len(seen) == 8 and all(s == seen[0] for s in seen) and type(r) is fastcpu.BenchResult
+    assert len(seen) == 8 and all(s == seen[0] for s in seen)
 
 
 def _fields_of(r):
@@ -260,7 +254,7 @@ def test_a_bias_no_chain_converted_is_no_correction_and_bench_says_why(monkeypat
     monkeypatch.setattr(_selftest, "_chain_ticks", lambda *a: (20.0, 0.5, math.nan))
     monkeypatch.setattr(_selftest, "_corrections", {})
     monkeypatch.setattr(_selftest, "_failed", {})
-    known = _selftest._measure_bias("inline", "lfence", 50, 2, None)
+    known = _selftest._take_bias("inline", "lfence", 50, 2, None)
     assert math.isnan(known.bias_ticks) and known.op_bias_ticks == {}
     assert harness_bias("inline", "lfence", None, 1.4) == (0.0, 0.0, 0.0, _harness_correction.UNMEASURED)
     r = fastcpu.bench("empty", 50)
@@ -349,7 +343,7 @@ def test_the_modes_judged_decide_pass_and_the_others_are_reported():
 
 
 def test_selftest_judges_what_it_was_asked_for(monkeypatch):
-    monkeypatch.setattr(_selftest, "_measure_bias", lambda *a: _selftest.Correction(0.0, 0.5, {"add": 0.0}, 1.3, 0.0))
+    monkeypatch.setattr(_selftest, "_take_bias", lambda *a: HarnessBias(0.0, 0.5, {"add": 0.0}, 1.3, 0.0))
     monkeypatch.setattr(_selftest, "_chains", lambda path: [])
     assert fastcpu.selftest(serialize="rdtscp").judged == ("rdtscp",)
     assert fastcpu.selftest(serialize=("cpuid", "lfence")).judged == ("cpuid", "lfence")
@@ -430,7 +424,7 @@ def test_a_selftest_records_its_verdict_per_path_and_mode(monkeypatch):
         return _selftest_report.PathCheck(path, mode, 0.5, 0.3, {"add": 0.4, "imul": 0.6}, chains)
 
     # the self-test's measuring replaced by scripted verdicts: inline fails, user passes
-    monkeypatch.setattr(_selftest, "_measure_bias", lambda *a: _correction(0.5))
+    monkeypatch.setattr(_selftest, "_take_bias", lambda *a: _correction(0.5))
     monkeypatch.setattr(_selftest, "_chains", lambda path: [])
     made = iter([check("inline", "lfence", 3.0), check("user", "lfence", 0.2)])
     monkeypatch.setattr(_selftest, "PathCheck", lambda *a: next(made))
@@ -443,7 +437,7 @@ def test_a_selftest_records_its_verdict_per_path_and_mode(monkeypatch):
 
 
 def _correction(bias_ticks, cpt=1.3, at=100.0):
-    return _selftest.Correction(bias_ticks, 1.0, {"add": bias_ticks + 1, "imul": bias_ticks - 1}, cpt, at)
+    return HarnessBias(bias_ticks, 1.0, {"add": bias_ticks + 1, "imul": bias_ticks - 1}, cpt, at)
 
 
 def test_a_correction_is_kept_in_ticks_and_converted_at_the_clock_of_each_measurement():
@@ -468,7 +462,7 @@ def test_harness_bias_measures_again_when_old(monkeypatch):
         made.append((path, serialize, repeats))
         return _correction(float(len(made)), at=now[0])
 
-    monkeypatch.setattr(_selftest, "_measure_bias", calibrate)
+    monkeypatch.setattr(_selftest, "_take_bias", calibrate)
     monkeypatch.setattr(_selftest, "_corrections", {})
     monkeypatch.setattr(_selftest.time, "monotonic", lambda: now[0])
     assert harness_bias("inline", "lfence", None, 1.5)[:2] == pytest.approx((1.5, 1.5))

@@ -35,6 +35,7 @@ Every figure here is in core cycles per copy unless its name says ticks.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 import time
@@ -48,17 +49,16 @@ from .timebase import clock
 from .._base import ForkSafeLock
 from ..results.bench_result import BenchResult
 from .harness import Method, raw_runs
-from ..results.correction import NO_BIAS, Correction, KnownBias
+from ..results.correction import HarnessBias
 from .harness import bench_result, rulers_agree, timed
 from ..results.selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goal
 
 
 __all__ = [
     "selftest",
-    "known_bias",
+    "harness_bias",
     "timed_corrected",
     "residual_bias",
-    "fresh_correction",
     "failed_verdict",
     "excess_scatter",
 ]
@@ -172,7 +172,7 @@ def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, floa
     return mid, max(1.253 * _robust_sd(values) / math.sqrt(len(values)), fallback_se / math.sqrt(len(values)))
 
 
-def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int | None) -> Correction:
+def _take_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int | None) -> HarnessBias:
     """Time each chain of `path` `repeats` times and derive the correction:
     per pass and instruction the weighted mean of the chains' residuals in
     ticks, each converted with its own measurement's clock
@@ -202,14 +202,14 @@ def _measure_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int |
                 passes.setdefault(op, []).append(b)
                 fit_se.setdefault(op, []).append(se)
     zero, zero_se = _median_and_se(zeros, statistics.median(zero_cis) / 1.96)
-    if not passes:  # no chain's clock known: no bias to subtract, and bias_at says so
-        return Correction(math.nan, math.nan, {}, math.nan, time.monotonic(), zero, 1.96 * zero_se)
+    if not passes:  # no chain's clock known: no bias to subtract, and HarnessBias.at says so
+        return HarnessBias(math.nan, math.nan, {}, math.nan, time.monotonic(), zero, 1.96 * zero_se)
     op_bias = {op: _median_and_se(values, statistics.median(fit_se[op])) for op, values in passes.items()}
     chain_bias = {name: _median_and_se(v, statistics.median(per_chain_ci.get(name) or [math.nan]) / 1.96)
                   for name, v in per_chain.items()}
     bias, ci = correction(op_bias, {name: b for name, (b, _) in chain_bias.items()},
                           excess_scatter(per_chain, per_chain_ci))
-    return Correction(bias, ci, {op: b for op, (b, _) in op_bias.items()}, statistics.median(cpts),
+    return HarnessBias(bias, ci, {op: b for op, (b, _) in op_bias.items()}, statistics.median(cpts),
                       time.monotonic(), zero, 1.96 * zero_se,
                       {name: b for name, (b, _) in chain_bias.items()},
                       {name: 1.96 * se for name, (_, se) in chain_bias.items()})
@@ -226,53 +226,56 @@ def _zero_ticks(path: str, serialize: str, runs: int, cpu: int | None) -> tuple[
 
 
 _lock = ForkSafeLock()
-_corrections: dict[tuple[str, str], Correction] = {}
+_corrections: dict[tuple[str, str], HarnessBias] = {}
 #: (path, mode) -> why bench() applies no correction there: the last
 #: selftest() of this process failed that path and mode's goals. Cleared
 #: when a later one passes them.
 _failed: dict[tuple[str, str], str] = {}
 
 
-def known_bias(path: str, serialize: str, cpu: int | None = None) -> KnownBias:
+def harness_bias(path: str, serialize: str, cpu: int | None = None) -> HarnessBias | None:
     """The harness bias of the single-copy harness for `path` (``'inline'``
-    or ``'user'``) in `serialize` mode, as figures (converted by the result:
-    ``_harness_correction.bias_at``): the last :func:`selftest` or bias
-    measurement of this process while that is at most
-    ``CORRECTION_MAX_AGE_S`` old, or measured now, pinned to `cpu` (five
-    bias passes: about 30 ms on ``'lfence'``); and why it is not subtracted
-    ('' when it is): after a :func:`selftest` that failed this path and
-    mode, the last self-test's bias, not measured again."""
+    or ``'user'``) in `serialize` mode: the one way to get one. The last
+    :func:`selftest` or bias measurement of this process while that is at
+    most ``CORRECTION_MAX_AGE_S`` old, or measured now, pinned to `cpu`
+    (five bias passes: about 30 ms on ``'lfence'``). After a
+    :func:`selftest` that failed this path and mode: the last self-test's
+    bias, not measured again, with its ``why_not`` saying why bench() does
+    not subtract it (figures NaN where there is none); the result converts
+    it at its own clock (``HarnessBias.at``)."""
     why_not = failed_verdict(path, serialize)
-    if why_not:  # the last self-test's correction, not subtracted: none measured now
-        return KnownBias(_corrections.get((path, serialize)), why_not)
-    known = fresh_correction(path, serialize)  # bench() asks on every call: no lock while it holds
+    if why_not:  # the last self-test's bias, not subtracted: none measured now
+        last = _corrections.get((path, serialize))
+        if last is None:
+            return HarnessBias(math.nan, math.nan, {}, math.nan, math.nan, why_not=why_not)
+        return dataclasses.replace(last, why_not=why_not)
+    known = _fresh(path, serialize)  # bench() asks on every call: no lock while it holds
     if known is None:
         with _lock:
-            known = fresh_correction(path, serialize)
+            known = _fresh(path, serialize)
             if known is None:
-                known = _corrections[(path, serialize)] = _measure_bias(path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
-    return KnownBias(known, "")
+                known = _corrections[(path, serialize)] = _take_bias(path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
+    return known
 
 
 def timed_corrected(method: Method, runs: int, *, serialize: str, cpu: int | None, path: str,
                     timeout_s: float = 0.0) -> BenchResult:
-    """`runs` single copies of `method` on the TSC and the harness bias of
-    `path` as it stands now (:func:`known_bias`: measured on first use),
-    which the result converts at the runs' own clock when it is first
-    looked at (``BenchResult`` of a ``Measurement``): what
-    :func:`fastcpu.bench` returns, and what the self-test verifies. While
-    the runs' rulers disagree no bias is asked for (nor measured): the
-    result says that nothing was corrected. `timeout_s` bounds a user
-    function's measurement (0: no limit)."""
-    took = raw_runs(method, runs=runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu,
-                    timeout_s=timeout_s)
-    bias = known_bias(path, serialize, cpu) if rulers_agree(took) else NO_BIAS
-    return bench_result(took, serialize=serialize, unroll=1, bias=bias)
+    """`runs` single copies of `method` on the TSC, corrected by the harness
+    bias of `path` as it stands now (:func:`harness_bias`: measured on first
+    use), converted at the runs' own clock: what :func:`fastcpu.bench`
+    returns, and what the self-test verifies. While the runs' rulers
+    disagree no bias is asked for (nor measured): the result says that
+    nothing was corrected. `timeout_s` bounds a user function's
+    measurement (0: no limit)."""
+    raw = raw_runs(method, runs=runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu,
+                   timeout_s=timeout_s)
+    bias = harness_bias(path, serialize, cpu) if rulers_agree(raw) else None
+    return bench_result(raw, serialize=serialize, unroll=1, bias=bias, corrected=True)
 
 
-def fresh_correction(path: str, serialize: str) -> Correction | None:
-    """The correction for `path` in `serialize` mode while it holds (see
-    :func:`known_bias`), else None: not measured yet, or too old."""
+def _fresh(path: str, serialize: str) -> HarnessBias | None:
+    """The bias for `path` in `serialize` mode while it holds (see
+    :func:`harness_bias`), else None: not measured yet, or too old."""
     known = _corrections.get((path, serialize))
     return known if known is not None and known.holds_at(time.monotonic()) else None
 
@@ -362,7 +365,7 @@ def selftest(
     for mode in modes:
         for path in paths:
             step(f"{mode} {path} bias")
-            known = _measure_bias(path, mode, BIAS_RUNS, BIAS_PASSES, cpu)
+            known = _take_bias(path, mode, BIAS_RUNS, BIAS_PASSES, cpu)
             with _lock:
                 _corrections[(path, mode)] = known
             bias, bias_ci = known.core_cycles()

@@ -8,8 +8,8 @@ import os
 from collections.abc import Iterator
 import ctypes
 import operator
+from dataclasses import dataclass
 from typing import NamedTuple, Union
-from typing import NamedTuple
 
 from .._args import affinity_mask, check_cpu, denied
 from .._core import Error
@@ -21,11 +21,11 @@ from ..results.values import CatalogRow
 from .timebase import Clock
 from .timebase import clock as clock_facts
 from .catalog import method_info
-from ..results.bench_result import BenchResult, DiffResult, Measurement
+from ..results.bench_result import BenchResult, DiffResult
 from ..results.motion import ClockMotion, runs_clock
-from ..results.correction import KnownBias
+from ..results.correction import HarnessBias, applied
 
-__all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'Runs', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'Taken', 'take', 'rulers_agree', 'bench_result', 'timed', 'timed_diff']
+__all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'rulers_agree', 'bench_result', 'timed', 'timed_diff']
 
 
 def pinned(cpu: int | None) -> contextlib.AbstractContextManager[None]:
@@ -165,8 +165,11 @@ def resolve(method: object) -> Target:
 _resolved: dict[str, Target] = {}
 
 
-class Runs(NamedTuple):
-    """What :func:`raw_runs` took: the raw record and what it was taken with."""
+@dataclass(frozen=True, slots=True)
+class RawRuns:
+    """What :func:`raw_runs` took: the C core's record of the runs and what
+    they were taken with. The one hand-off from measuring to a result
+    (:func:`bench_result`)."""
 
     #: the result's name (``'user:NAME'`` for a user function)
     name: str
@@ -185,7 +188,7 @@ class Runs(NamedTuple):
 
 
 def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-             cpu: int | None, timeout_s: float = 0.0) -> Runs:
+             cpu: int | None, timeout_s: float = 0.0) -> RawRuns:
     """The runs of `method` (a name or a user function): `runs` runs of
     `copies` copies against the empty sequence, or (`diff`) `runs` pairs of
     2k against k copies (k = `copies`), counted by `counter` (``'tsc'`` or
@@ -208,7 +211,7 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
     else:
         with pinned(cpu):
             measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s)
-    return Runs(target.name, measured, clk, counted, cpu, target.catalog_row)
+    return RawRuns(target.name, measured, clk, counted, cpu, target.catalog_row)
 
 
 def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, counter: str,
@@ -245,59 +248,33 @@ def read_raw(name: str) -> tuple[int, bool]:
     return _core.read(name)
 
 
-class Taken(NamedTuple):
-    """Runs and what their ruler points say of the core clock: what a
-    result is built from (:func:`take`)."""
-
-    #: the raw runs and what they were taken with
-    runs: Runs
-    #: core cycles per TSC tick the runs convert with (the points', or the
-    #: clock's first-use figure; NaN: unknown while the rulers disagree) and
-    #: its 95% half-width
-    cycles_per_tick: float
-    cycles_per_tick_ci95: float
-    #: how the clock moved during the runs (None: no ruler points)
-    motion: ClockMotion | None
-    #: why core cycles cannot be trusted (the rulers disagree), or ()
-    caveats: tuple[str, ...]
-
-
-def take(method: Method, runs: int, *, serialize: str, copies: int, diff: bool, counter: str,
-         cpu: int | None, timeout_s: float = 0.0) -> Taken:
-    """The runs of `method` (as ``_harness.raw_runs`` takes them) and how
-    they convert to core cycles (``_clock_motion.runs_clock``): on the TSC,
-    their ruler points, converted stretch by stretch; none for a PMU counter
-    (it counts core cycles itself); a child's runs come back without any and
-    are converted with the clock's first-use figure. `timeout_s` bounds a
-    user function's measurement (0: no limit)."""
-    took = raw_runs(method, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
-                    cpu=cpu, timeout_s=timeout_s)
-    conversion = took.measured.conversion
-    cpt, ci, caveats = runs_clock(conversion, took.clock, took.counter)
-    motion = None if conversion is None else ClockMotion.from_conversion(conversion, took.clock.tsc_hz)
-    return Taken(took, cpt, ci, motion, caveats)
-
-
-def rulers_agree(took: Runs) -> bool:
-    """Whether the core cycles of `took` can be trusted: their ruler points'
+def rulers_agree(raw: RawRuns) -> bool:
+    """Whether the core cycles of `raw` can be trusted: their ruler points'
     add and imul rulers agreed, or else the clock's (``runs_clock``)."""
-    return not runs_clock(took.measured.conversion, took.clock, took.counter)[2]
+    return not runs_clock(raw.measured.conversion, raw.clock, raw.counter)[2]
 
 
-def bench_result(took: Runs, *, serialize: str, unroll: int, bias: KnownBias | None = None,
-                 loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
-    """The BenchResult of `took` (runs of `unroll` copies against the empty
-    sequence in `serialize` mode), with the harness `bias` as it stood when
-    they were measured (``_selftest.known_bias``: what :func:`fastcpu.bench`
-    applies), or uncorrected (None). The result works out its fields, the
-    conversion at the runs' own clock and the correction among them, when it
-    is first looked at (``BenchResult`` of a ``Measurement``): right after
-    the runs, where every Python statement runs cold, bench() does no more
-    than hand them over. `loop`: for copies a run, the copy loop's own cost
-    per copy and its 95% half-width, core cycles (``_copy_loop``; (0, 0):
-    not measured), which the result corrects for
-    (``_bench_result.loop_correction``)."""
-    return BenchResult._of(Measurement(took, serialize, unroll, bias, loop))
+def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias | None = None,
+                 corrected: bool = False, loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
+    """The BenchResult of `raw` (runs of `unroll` copies against the empty
+    sequence in `serialize` mode), finished: converted at the runs' own
+    clock (``runs_clock``: their ruler points) and corrected in one place
+    (``results.correction.applied``): `corrected`, by the harness `bias` as
+    it stood when they were measured (what :func:`fastcpu.bench` applies to
+    single copies on the TSC; None: none known), else by half the copy
+    loop's own cost `loop` (core cycles per copy and its 95% half-width,
+    ``timing.loop_floor``; (0, 0): not measured, uncorrected)."""
+    got, clk = raw.measured, raw.clock
+    conversion = got.conversion
+    cpt, cpt_ci, caveats = runs_clock(conversion, clk, raw.counter)
+    bias_cc, bias_ci, resolution, caveats = applied(bias, loop, corrected, cpt, caveats)
+    return BenchResult._of_runs(
+        method=raw.name, serialize=serialize, unroll=unroll, cpu=raw.cpu, raw=got.a, empty=got.b,
+        migrated=got.migrated, best=got.best, median=got.median, clock=clk, counter=raw.counter,
+        cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, harness_bias_core_cycles=bias_cc,
+        harness_bias_ci95_core_cycles=bias_ci, harness_resolution_core_cycles=resolution, caveats=caveats,
+        clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
+        catalog_row=raw.catalog_row)
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
@@ -310,9 +287,9 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
     are NaN and the result says why (its caveats). `timeout_s` bounds a user
     function's measurement (0: no limit). `loop`: as for
     :func:`bench_result`."""
-    took = raw_runs(method, runs=runs, serialize=serialize, copies=unroll, diff=False, counter=counter,
-                    cpu=cpu, timeout_s=timeout_s)
-    return bench_result(took, serialize=serialize, unroll=unroll, loop=loop)
+    raw = raw_runs(method, runs=runs, serialize=serialize, copies=unroll, diff=False, counter=counter,
+                   cpu=cpu, timeout_s=timeout_s)
+    return bench_result(raw, serialize=serialize, unroll=unroll, loop=loop)
 
 
 def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,
@@ -321,11 +298,13 @@ def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | 
     converted as :func:`timed` converts; `loop`: the copy loop's own cost
     per copy and its 95% half-width, core cycles (``_copy_loop``; 0: not
     measured)."""
-    taken = take(method, runs, serialize=serialize, copies=k, diff=True, counter=counter, cpu=cpu,
-                 timeout_s=timeout_s)
-    took, got = taken.runs, taken.runs.measured
+    raw = raw_runs(method, runs=runs, serialize=serialize, copies=k, diff=True, counter=counter, cpu=cpu,
+                   timeout_s=timeout_s)
+    got, clk = raw.measured, raw.clock
+    conversion = got.conversion
+    cpt, cpt_ci, caveats = runs_clock(conversion, clk, raw.counter)
     return DiffResult.from_arrays(
-        method=took.name, serialize=serialize, k=k, cpu=cpu, long=got.a, short=got.b, migrated=got.migrated,
-        clock=took.clock, counter=took.counter, cycles_per_tick=taken.cycles_per_tick,
-        cycles_per_tick_ci95=taken.cycles_per_tick_ci95, caveats=taken.caveats, clock_motion=taken.motion,
+        method=raw.name, serialize=serialize, k=k, cpu=cpu, long=got.a, short=got.b, migrated=got.migrated,
+        clock=clk, counter=raw.counter, cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, caveats=caveats,
+        clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
         copy_loop_core_cycles=loop[0], copy_loop_ci95_core_cycles=loop[1])

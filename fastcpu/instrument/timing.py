@@ -23,7 +23,7 @@ bench_diff() with the same copies, mode, counter and CPU. It is kept
 ``CORRECTION_MAX_AGE_S``, like the harness bias, and in core cycles:
 the loop is work, not time. A back-to-back figure loses L/2
 (``DiffResult.harness_bias_core_cycles``) and an unrolled one gains it
-(``_bench_result.loop_correction``), the other half in the interval; one
+(``results.correction.applied``), the other half in the interval; one
 whose interval reaches down to L (from 0 when unrolled) is shown as a bound
 ("< X core cycles"), never as the loop's cost.
 """
@@ -33,14 +33,12 @@ from __future__ import annotations
 import math
 import time
 from typing import NamedTuple
-from typing import Any
 
 from .. import _core
 from .harness import Method
 from ..results.correction import CORRECTION_MAX_AGE_S
 from .._base import ForkSafeLock
 from .harness import timed_diff
-from .. import _deprecated
 from .._args import check_timeout, COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, check_counter, check_int, check_serialize
 from ..results.bench_result import BenchResult, DiffResult
 from .bias import timed_corrected
@@ -127,26 +125,6 @@ def _fresh(key: tuple[str, str, str, int, int | None]) -> LoopFloor | None:
     return known if known is not None and time.monotonic() - known.measured_at <= CORRECTION_MAX_AGE_S else None
 
 
-class _NotGiven:
-    """The default of the deprecated keyword ``clock``: not given."""
-
-    def __repr__(self) -> str:
-        return "<deprecated: use counter>"
-
-
-_NOT_GIVEN: Any = _NotGiven()
-
-
-def _counter_argument(counter: str, clock: object, serialize: str, call: str = "bench") -> str:
-    """`counter`, or its deprecated old name `clock` when that was given, checked."""
-    if clock is _NOT_GIVEN:
-        return check_counter(counter, serialize)
-    _deprecated.warn(f"{call}(clock=)", stacklevel=3)
-    if counter != "tsc":
-        raise TypeError("give counter= or its old name clock=, not both")
-    return check_counter(clock, serialize, name="clock")
-
-
 def bench(
     method: Method,
     runs: int = 1000,
@@ -155,7 +133,6 @@ def bench(
     unroll: int = 1,
     cpu: int | None = None,
     counter: str = "tsc",
-    clock: str = _NOT_GIVEN,
     timeout: float | None = None,
 ) -> BenchResult:
     """Time `runs` single executions of `method`, each against the empty sequence.
@@ -190,7 +167,6 @@ def bench(
             start ``cpuid; rdpmc``, end ``lfence; rdpmc; cpuid``). Needs
             perf_event_open with user-space rdpmc; every figure of the result
             is then in core cycles (see :attr:`BenchResult.counter`).
-        clock: the old name of `counter` (deprecated).
         timeout: for a user function, the most seconds the measurement may
             take (None, the default: no limit; at most ``fastcpu.limits.TIMEOUT_MAX_S``):
             past it, TimeoutError. Runs stop between chunks of about 13 ms;
@@ -280,11 +256,10 @@ def bench(
         A :class:`BenchResult` with raw per-run TSC ticks, best and median,
         the recommended :attr:`~BenchResult.estimate` with its 95% interval,
         and a stability report (:attr:`~BenchResult.warnings`), all in TSC
-        ticks with ns and core-cycle conversions. bench() hands it the C
-        core's record and the harness bias as they stood, and it works out
-        its fields (the conversion, the correction) on its first attribute
-        lookup, after which it is a plain BenchResult: before that,
-        ``isinstance(r, BenchResult)`` holds but ``type(r)`` is a subclass.
+        ticks with ns and core-cycle conversions: finished and immutable
+        (``type(r) is BenchResult``, its arrays read-only), converted at the
+        runs' own clock and corrected in one place
+        (``instrument.harness.bench_result``).
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -303,7 +278,7 @@ def bench(
     runs = check_int("runs", runs, 1, RUNS_MAX)
     unroll = check_int("unroll", unroll, 1, UNROLL_MAX)
     serialize = check_serialize(serialize)
-    counter = _counter_argument(counter, clock, serialize)
+    counter = check_counter(counter, serialize)
 
     # the self-test measures single copies on the TSC: its correction is for
     # those, kept in ticks and converted at the clock around these runs
@@ -326,7 +301,6 @@ def bench_diff(
     serialize: str = "lfence",
     cpu: int | None = None,
     counter: str = "tsc",
-    clock: str = _NOT_GIVEN,
     timeout: float | None = None,
 ) -> DiffResult:
     """The differencing estimate: runs of `2k` and of `k` copies of the same
@@ -353,7 +327,7 @@ def bench_diff(
     core cycles per copy inline at 16 copies, 3.1 through the user path.
 
     Args:
-        method, serialize, cpu, counter, clock, timeout: as for :func:`bench`
+        method, serialize, cpu, counter, timeout: as for :func:`bench`
             (user functions included, checked as there).
         runs: timed pairs of runs (one at 2k copies, one at k).
         k: copies per run of the short side, 2 to ``UNROLL_MAX // 2``.
@@ -371,7 +345,7 @@ def bench_diff(
     runs = check_int("runs", runs, 1, RUNS_MAX)
     k = check_int("k", k, 2, UNROLL_MAX // 2)
     serialize = check_serialize(serialize)
-    counter = _counter_argument(counter, clock, serialize, "bench_diff")
+    counter = check_counter(counter, serialize)
     floor = loop_floor(path_of(method), serialize, counter, k, cpu)
     return timed_diff(method, runs, serialize=serialize, k=k, cpu=cpu, counter=counter, timeout_s=timeout_s,
                       loop=(0.0, 0.0) if floor is None else (floor.core_cycles, floor.ci95_core_cycles))

@@ -1,25 +1,24 @@
 """BenchResult: the raw per-run counts of one measurement against the empty
 sequence and their statistics, and :func:`stability`, the report on one
-result. (DiffResult, bench_diff's, lives in ``_diff_result`` and is
+result. (DiffResult, bench_diff's, lives in ``diff_result`` and is
 importable from here too.)
 
 :meth:`BenchResult.from_arrays` is the one way to build a BenchResult from
 arrays someone hands over: a result file and the noise model go through
-it. :func:`fastcpu.bench` hands its result what the C core returned and
-the harness bias as it stood (a :class:`Measurement`), and the result
-works out the same fields from it when it is first looked at, the
-conversion at the runs' own clock and the harness correction
-(``_harness_correction``) among them, with nothing to check again but the
-figures a file bounds.
+it. :func:`fastcpu.bench` builds its result with ``BenchResult._of_runs``
+from what the C core returned, converted and corrected
+(``instrument.harness.bench_result``), with nothing to check again but the
+figures a file bounds. Either way a result is finished when it is made:
+its estimate computed, its arrays read-only.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from types import EllipsisType
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -28,34 +27,14 @@ from . import estimate as _estimate
 from .._args import CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, check_figure, check_sentences
 from .values import CatalogRow, recorded_row
 from .values import Clock
-from .motion import ClockMotion, runs_clock
-from .correction import HarnessCorrection, KnownBias, correction_at
+from .motion import ClockMotion
 from .._base import cached_property
 from .stability import Stability, assess
 from .diff_result import DiffResult
-from .estimated import COUNTERS, checked_bias, checked_fields, checked_motion, clock_alias, Estimated, per_run_arrays, take_old_clock
+from .estimated import COUNTERS, checked_bias, checked_fields, checked_motion, Estimated, Figure, per_run_arrays, read_only
 
 
-__all__ = ["BenchResult", "DiffResult", "Measurement", "stability", "COUNTERS"]
-
-
-class Measurement(NamedTuple):
-    """What :func:`fastcpu.bench` measured, handed to its result
-    (``_measurement.bench_result``), which works out its fields from it when
-    it is first looked at."""
-
-    #: the raw runs and what they were taken with (``_harness.Runs``: the
-    #: C core's record with its ruler points' conversion, the clock, the
-    #: counter, the CPU, the catalog row)
-    runs: Any
-    serialize: str
-    unroll: int
-    #: the harness bias as it stood when the runs were taken
-    #: (``_selftest.known_bias``), or None: uncorrected
-    bias: KnownBias | None
-    #: for copies a run (unroll > 1): the copy loop's own cost per copy and
-    #: its 95% half-width, core cycles (``_copy_loop``); (0, 0): not measured
-    loop: tuple[float, float] = (0.0, 0.0)
+__all__ = ["BenchResult", "DiffResult", "stability", "COUNTERS"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,8 +78,7 @@ class BenchResult(Estimated):
             ``'pmu'`` (user and kernel cycles) or ``'pmu_user'`` (user-mode
             cycles only, as perf_event_paranoid allowed). With a PMU counter
             every count is one core cycle: :attr:`units` says what a count
-            is worth, and the conversions use it. Its old name ``clock``
-            still works, deprecated.
+            is worth, and the conversions use it.
         harness_bias_core_cycles: what the harness itself adds to a
             single-copy estimate on this host, in core cycles, as measured by
             :func:`fastcpu.selftest` on the known-cost chains; subtracted
@@ -140,8 +118,11 @@ class BenchResult(Estimated):
     :attr:`estimator`; see :mod:`fastcpu.results.estimate`), whether best and median
     are too close to the clock's step to be trusted alone
     (:attr:`resolution_limited`), and a stability report (:attr:`warnings`).
-    These are computed from the arrays on first access, so a result rebuilt
-    from saved constructor fields has them too. ``repr()`` is one line with
+    The estimate is computed from the arrays when the result is made (by any
+    constructor, so a result rebuilt from saved fields has it too), and the
+    arrays are read-only (``r.raw *= 3`` raises ValueError); the stability
+    report reads the machine the result is looked at on, when first asked
+    for. ``repr()`` is one line with
     the estimate; in Jupyter the result shows as an HTML table.
     """
 
@@ -166,10 +147,8 @@ class BenchResult(Estimated):
     clock_motion: ClockMotion | None = None
     harness_resolution_core_cycles: float = 0.0
     catalog_row: CatalogRow | None = None
-    clock: InitVar[str | None] = None  # deprecated: the old name of counter
 
-    def __post_init__(self, clock: str | None) -> None:
-        take_old_clock(self, clock)
+    def __post_init__(self) -> None:
         # the constructor checks what from_arrays() checks, and that the
         # figures it is given are those of its arrays (as load() does)
         raw, empty, migrated = per_run_arrays(self.raw, self.empty, self.migrated, ("raw", "empty", "run"))
@@ -185,9 +164,10 @@ class BenchResult(Estimated):
                                                                         abs_tol=1e-9):
                 raise ValueError(f"{name} is {given!r}, but its arrays give {computed!r}: leave it to "
                                  "BenchResult.from_arrays()")
-        self.__dict__.update(fields, raw=raw, empty=empty, migrated=migrated, runs=int(raw.size),
-                             best=float(self.best), median=float(self.median),
+        self.__dict__.update(fields, raw=read_only(raw), empty=read_only(empty), migrated=read_only(migrated),
+                             runs=int(raw.size), best=float(self.best), median=float(self.median),
                              tsc_hz=float(self.tsc_hz), tsc_step_ticks=float(self.tsc_step_ticks))
+        self.__dict__["_recommended"] = self._estimated()
 
     @classmethod
     def from_arrays(
@@ -284,16 +264,39 @@ class BenchResult(Estimated):
             catalog_row=catalog_row)
 
     @classmethod
-    def _of(cls, measurement: Measurement) -> BenchResult:
-        """The result of `measurement`, its fields worked out when it is
-        first looked at (:func:`_measured_fields`), and from then on a plain
-        BenchResult. bench() returns it right after its runs, where every
-        Python statement runs cold: worked out there, the fields took 15-28
-        us of bench(m, 1000)'s 210-265 us on the GenuineIntel family 6 model
-        167 guest (7-10% of it; 4 us timed in a warm loop)."""
-        result = object.__new__(_Measured)
-        result.__dict__["_measurement"] = measurement
-        return result
+    def _of_runs(cls, *, method: str, serialize: str, unroll: int, cpu: int | None, raw: np.ndarray,
+                empty: np.ndarray, migrated: np.ndarray, best: float, median: float, clock: Clock, counter: str,
+                cycles_per_tick: float, cycles_per_tick_ci95: float, harness_bias_core_cycles: float,
+                harness_bias_ci95_core_cycles: float, harness_resolution_core_cycles: float,
+                caveats: tuple[str, ...], clock_motion: ClockMotion | None,
+                catalog_row: CatalogRow | None) -> BenchResult:
+        """The result of runs the C core took (``instrument.harness.bench_result``):
+        its arrays as the core made them (uint64 counts, bool migrations, of
+        one length), best and median as the core computed them without
+        copying the arrays, the settings as bench() checked them. Only the
+        figures a file bounds that the core or the self-test computed are
+        checked, and only against their ranges (ValueError, as a file's
+        reader says it): from_arrays' checks of the rest were a quarter of
+        bench(m, 1000)'s Python on the GenuineIntel family 6 model 167 guest."""
+        cpt = cycles_per_tick
+        low, high = CYCLES_PER_TICK_RANGE
+        if not (low <= cpt <= high or cpt != cpt):
+            # the one figure of the core's that a file bounds (NaN: unknown): check_figure says why
+            check_figure("cycles_per_tick", cpt, low, high, "core cycles per TSC tick", nan=True)
+        bias, ci, resolution = harness_bias_core_cycles, harness_bias_ci95_core_cycles, harness_resolution_core_cycles
+        top = HARNESS_BIAS_MAX_CORE_CYCLES
+        if not (abs(bias) <= top and 0 <= ci <= top and 0 <= resolution <= top and (cpt == cpt or not (bias or ci))):
+            # the rare case (NaN compares false above): checked as a file checks it, which says why
+            checked = checked_bias(bias, ci, cpt)
+            bias, ci = checked["harness_bias_core_cycles"], checked["harness_bias_ci95_core_cycles"]
+            resolution = check_figure("harness_resolution_core_cycles", resolution, 0,
+                                      HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")
+        fields = dict(unroll=unroll, cpu=cpu, cycles_per_tick=cpt, cycles_per_tick_ci95=cycles_per_tick_ci95,
+                      caveats=caveats, harness_bias_core_cycles=bias, harness_bias_ci95_core_cycles=ci)
+        return cls._assembled(method=method, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
+                              best=best, median=median, clock=clock, counter=counter, fields=fields,
+                              clock_motion=clock_motion, harness_resolution_core_cycles=resolution,
+                              catalog_row=catalog_row)
 
     @classmethod
     def _assembled(cls, *, method: str, serialize: str, raw: np.ndarray, empty: np.ndarray,
@@ -307,10 +310,11 @@ class BenchResult(Estimated):
         the callers check, and the arrays' best and median."""
         result = object.__new__(cls)
         result.__dict__.update(
-            method=method, runs=int(raw.size), serialize=serialize, raw=raw, empty=empty, migrated=migrated,
-            best=best, median=median, tsc_hz=clock.tsc_hz, tsc_step_ticks=clock.tsc_step_ticks,
-            counter=counter, **fields, clock_motion=clock_motion,
+            method=method, runs=int(raw.size), serialize=serialize, raw=read_only(raw), empty=read_only(empty),
+            migrated=read_only(migrated), best=best, median=median, tsc_hz=clock.tsc_hz,
+            tsc_step_ticks=clock.tsc_step_ticks, counter=counter, **fields, clock_motion=clock_motion,
             harness_resolution_core_cycles=harness_resolution_core_cycles, catalog_row=catalog_row)
+        result.__dict__["_recommended"] = result._estimated()  # finished when made: nothing deferred
         return result
 
     def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
@@ -335,7 +339,7 @@ class BenchResult(Estimated):
         place of its own; every figure that follows from them (the estimate,
         its interval, :attr:`resolved`, :attr:`upper_bound`, the warnings)
         derived afresh, as :meth:`from_arrays` would with these fields:
-        :func:`fastcpu.bench`'s correction (:class:`HarnessCorrection`,
+        :func:`fastcpu.bench`'s correction (``results.correction.applied``,
         which bench() builds its result with), applied to a result someone
         already holds.
 
@@ -360,10 +364,12 @@ class BenchResult(Estimated):
         result.__dict__.update(state)
         return result
 
-    # ---- the recommended estimate (computed on first access) ----
+    # ---- the recommended estimate (computed when the result is made) ----
 
-    @cached_property
-    def _recommended(self) -> _estimate.Estimate:
+    # _recommended (Estimated's): the recommended estimator's reading, set
+    # by every constructor from the arrays, the step and the copies
+
+    def _estimated(self) -> _estimate.Estimate:
         return _estimate.recommend(self.raw, self.empty, self.step, self.unroll, self.migrated)
 
     @cached_property
@@ -371,6 +377,15 @@ class BenchResult(Estimated):
         if self._recommended.estimator == "paired_mean":
             return self._recommended
         return _estimate.paired_mean(self.raw, self.empty, self.step, self.unroll, self.migrated)
+
+    best_ns = Figure("best", "ns")
+    best_core_cycles = Figure("best", "core_cycles")
+    median_ns = Figure("median", "ns")
+    median_core_cycles = Figure("median", "core_cycles")
+    paired_mean_ns = Figure("paired_mean", "ns")
+    paired_mean_core_cycles = Figure("paired_mean", "core_cycles")
+    paired_mean_ci95_ns = Figure("paired_mean", "ns", ci95=True)
+    paired_mean_ci95_core_cycles = Figure("paired_mean", "core_cycles", ci95=True)
 
     @property
     def paired_mean(self) -> float:
@@ -453,89 +468,6 @@ class BenchResult(Estimated):
 #: with_harness_correction() leaves out of its copy.
 _CACHED = tuple(name for klass in BenchResult.__mro__ for name, value in vars(klass).items()
                 if isinstance(value, cached_property))
-
-# The old name of `counter`, read-only, deprecated. Set after the class is
-# made: the dataclass takes `clock` as a constructor keyword (an InitVar).
-BenchResult.clock = property(clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]
-
-
-def _measured_fields(measurement: Measurement) -> dict[str, Any]:
-    """The fields of the result of `measurement`: what :meth:`from_arrays`
-    would give for its runs, converted at their own clock
-    (``_clock_motion.runs_clock``) and corrected by the harness bias it
-    carries (``_harness_correction.correction_at``). Only the figures a file
-    bounds that the core or the self-test computed are checked, and only
-    against their ranges (ValueError): from_arrays' checks of the rest were
-    a quarter of bench(m, 1000)'s Python on the GenuineIntel family 6 model
-    167 guest."""
-    took, serialize, unroll, known, loop = measurement
-    got, clk = took.measured, took.clock
-    conversion = got.conversion
-    cpt, cpt_ci, caveats = runs_clock(conversion, clk, took.counter)
-    low, high = CYCLES_PER_TICK_RANGE
-    if not (low <= cpt <= high or cpt != cpt):
-        # the one figure of the core's that a file bounds (NaN: unknown): check_figure says why
-        check_figure("cycles_per_tick", cpt, low, high, "core cycles per TSC tick", nan=True)
-    bias, ci, resolution, caveats = (loop_correction(loop, caveats) if known is None
-                                     else correction_at(known, cpt, caveats))
-    top = HARNESS_BIAS_MAX_CORE_CYCLES
-    if not (abs(bias) <= top and 0 <= ci <= top and 0 <= resolution <= top and (cpt == cpt or not (bias or ci))):
-        # the rare case (NaN compares false above): checked as a file checks it, which says why
-        checked = checked_bias(bias, ci, cpt)
-        bias, ci = checked["harness_bias_core_cycles"], checked["harness_bias_ci95_core_cycles"]
-        resolution = check_figure("harness_resolution_core_cycles", resolution, 0, HARNESS_BIAS_MAX_CORE_CYCLES,
-                                  "core cycles")
-    raw = got.a
-    return dict(
-        method=took.name, runs=raw.size, serialize=serialize, raw=raw, empty=got.b, migrated=got.migrated,
-        best=got.best, median=got.median,  # the C core's, computed without copying the arrays
-        tsc_hz=clk.tsc_hz, tsc_step_ticks=clk.tsc_step_ticks, counter=took.counter, unroll=unroll, cpu=took.cpu,
-        cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, caveats=caveats, harness_bias_core_cycles=bias,
-        harness_bias_ci95_core_cycles=ci,
-        clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
-        harness_resolution_core_cycles=resolution,
-        catalog_row=took.catalog_row)  # what its file will say of it (none for a user function)
-
-
-def loop_correction(loop: tuple[float, float], caveats: tuple[str, ...]) -> HarnessCorrection:
-    """The correction of runs of copies in a loop (unroll > 1) whose loop
-    costs `loop` (core cycles per copy and its 95% half-width; (0, 0): not
-    measured). The empty sequence pays the loop too, and the body overlaps
-    anything from none to all of it: the figure reads the body less 0 to L
-    (L the loop's cost, core cycles per copy; latency-bound chains read
-    about L low on the AuthenticAMD family 25 model 17 guest). So half of L is added back, the
-    interval carries the other half (with L's own half-width), and a figure
-    within L is not resolved: it may be the loop alone. Nothing while the
-    runs' rulers disagree (caveats: core cycles unknown)."""
-    cost, half = loop
-    if caveats or not cost > 0:
-        return HarnessCorrection(0.0, 0.0, 0.0, caveats)
-    return HarnessCorrection(-cost / 2, cost / 2 + half, cost + half, caveats)
-
-
-class _Measured(BenchResult):
-    """A BenchResult as :func:`fastcpu.bench` returns it (:meth:`BenchResult._of`):
-    on its first attribute lookup, whatever the name, it works out its fields
-    and becomes a plain BenchResult. Every lookup goes through here until
-    then, none after: the class defaults of the fields (``caveats = ()``)
-    would otherwise answer before any ``__getattr__`` did. Two threads that
-    look first at once both work out the same fields."""
-
-    __slots__ = ()
-
-    def __getattribute__(self, name: str) -> Any:
-        own = object.__getattribute__(self, "__dict__")
-        measurement = own.get("_measurement")
-        if measurement is not None:
-            own.update(_measured_fields(measurement))
-            object.__setattr__(self, "__class__", BenchResult)
-            own.pop("_measurement", None)
-        return object.__getattribute__(self, name)
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        # copy and pickle ask the class, not the instance: finished first, it pickles as a BenchResult
-        self.method  # noqa: B018  (a lookup: it finishes the result)
-        return object.__reduce_ex__(self, protocol)
 
 
 def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> Stability:

@@ -5,7 +5,7 @@ is the one way to build one."""
 from __future__ import annotations
 
 import math
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -13,8 +13,7 @@ from .. import _base as _display
 from . import estimate as _estimate
 from .values import Clock
 from .motion import ClockMotion
-from .._base import cached_property
-from .estimated import Estimated, clock_alias, per_run_arrays, take_old_clock
+from .estimated import Estimated, per_run_arrays, read_only
 
 
 __all__ = ["DiffResult"]
@@ -55,8 +54,7 @@ class DiffResult(Estimated):
         short: uint64 TSC ticks of each run at k copies, harness included.
         migrated: bool per pair: the CPU changed across it.
         tsc_hz, cycles_per_tick, tsc_step_ticks, counter: as for
-            :class:`BenchResult` (``clock``, the old name of ``counter``,
-            still works, deprecated); on the TSC, ``cycles_per_tick`` is
+            :class:`BenchResult`; on the TSC, ``cycles_per_tick`` is
             measured around the runs, as bench() brackets its own.
         cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
             (0: not known, e.g. the first-use figure).
@@ -80,15 +78,18 @@ class DiffResult(Estimated):
     cycles_per_tick: float
     tsc_step_ticks: float
     counter: str = "tsc"
-    clock: InitVar[str | None] = None  # deprecated: the old name of counter
     cycles_per_tick_ci95: float = 0.0
     caveats: tuple[str, ...] = ()
     clock_motion: ClockMotion | None = None
     copy_loop_core_cycles: float = 0.0
     copy_loop_ci95_core_cycles: float = 0.0
 
-    def __post_init__(self, clock: str | None) -> None:
-        take_old_clock(self, clock)
+    def __post_init__(self) -> None:
+        # finished when made: the arrays read-only views, the estimate computed
+        self.__dict__.update(long=read_only(self.long), short=read_only(self.short),
+                             migrated=read_only(self.migrated))
+        self.__dict__["_recommended"] = _estimate.paired_difference(self.long, self.short, self.step, self.k,
+                                                                    self.migrated)
 
     @classmethod
     def from_arrays(
@@ -131,10 +132,6 @@ class DiffResult(Estimated):
             cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion,
             copy_loop_core_cycles=float(copy_loop_core_cycles),
             copy_loop_ci95_core_cycles=float(copy_loop_ci95_core_cycles))
-
-    @cached_property
-    def _recommended(self) -> _estimate.Estimate:
-        return _estimate.paired_difference(self.long, self.short, self.step, self.k, self.migrated)
 
     @property
     def _loop_ticks(self) -> float:
@@ -232,7 +229,3 @@ class DiffResult(Estimated):
         return (f"{self.method}: {cost} by differencing "
                 f"{self.k} and {2 * self.k} copies over {self.runs} interleaved pairs of runs")
 
-
-# The old name of `counter`, read-only, deprecated. Set after the class is
-# made: the dataclass takes `clock` as a constructor keyword (an InitVar).
-DiffResult.clock = property(clock_alias, doc="Deprecated: the old name of :attr:`counter`.")  # type: ignore[assignment,method-assign]

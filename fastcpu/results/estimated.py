@@ -1,19 +1,15 @@
 """What BenchResult and DiffResult share: the checks of their fields, the
-arrays of per-run counts they are built from, the deprecated ``clock``
-keyword, and ``Estimated`` (unit conversions with the result's clock and
-counter, the recommended estimate with its interval, in TSC ticks, ns and
+arrays of per-run counts they are built from, and ``Estimated`` (unit
+conversions with the result's clock and counter, the recommended estimate with its interval, in TSC ticks, ns and
 core cycles)."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import sys
 from typing import Any
 
 import numpy as np
 
-from .. import _deprecated
 from .. import _base as _display
 from . import estimate as _estimate
 from . import statistics as _statistics
@@ -23,8 +19,8 @@ from .values import Clock, CounterUnits
 from .motion import ClockMotion
 
 
-__all__ = ["COUNTERS", "Estimated", "checked_fields", "checked_motion", "checked_bias", "take_old_clock",
-           "per_run_arrays", "counts", "clock_alias"]
+__all__ = ["COUNTERS", "Estimated", "Figure", "checked_fields", "checked_motion", "checked_bias", "per_run_arrays",
+           "counts", "read_only"]
 
 
 #: What a result may have counted (BenchResult.counter).
@@ -80,18 +76,36 @@ def checked_bias(bias: object, bias_ci95: object, cycles_per_tick: float) -> dic
     return out
 
 
-def deprecated_clock(cls_name: str) -> None:
-    _deprecated.warn(f"{cls_name}.clock", stacklevel=3)
+class Figure:
+    """One statistic of ``statistics.STATISTICS`` in one unit, as an
+    attribute of a result, declared in its class: ``best_ns = Figure("best",
+    "ns")``; with `ci95`, its 95% half-width (``estimate_ci95_core_cycles``),
+    in core cycles widened by what :attr:`cycles_per_tick_ci95` does to the
+    value. Converted with the result's own clock on each read (a result's
+    fields never change)."""
 
+    def __init__(self, statistic: str, unit: str, *, ci95: bool = False) -> None:
+        self.statistic = _statistics.statistic(statistic)
+        if unit not in UNITS or unit == "ticks":
+            raise ValueError(f"no unit {unit!r} to convert to: one of {', '.join(u for u in UNITS if u != 'ticks')}")
+        if ci95 and not self.statistic.has_interval:
+            raise ValueError(f"{statistic} has no interval")
+        self.unit = unit
+        self.ci95 = ci95
+        words = "the 95% half-width of " if ci95 else ""
+        self.__doc__ = f"{words}:attr:`{statistic}` in {UNITS[unit].words}"
 
-def take_old_clock(result: Any, clock: str | None) -> None:
-    """The deprecated constructor keyword ``clock=``: the counter's old name."""
-    if clock is None:
-        return
-    _deprecated.warn(f"{type(result).__name__}(clock=)", stacklevel=4)
-    if result.counter != "tsc" and result.counter != clock:
-        raise TypeError("give counter= or its old name clock=, not both")
-    object.__setattr__(result, "counter", clock)
+    def __set_name__(self, owner: type, name: str) -> None:
+        expected = f"{self.statistic.name}{'_ci95' if self.ci95 else ''}_{self.unit}"
+        if name != expected:
+            raise TypeError(f"the Figure of {expected} is named {name}")
+
+    def __get__(self, result: Any, owner: type | None = None) -> Any:
+        if result is None:
+            return self
+        if self.ci95:
+            return self.statistic.half_width(result, self.unit)
+        return self.statistic.value(result, self.unit)
 
 
 class Estimated:
@@ -109,7 +123,7 @@ class Estimated:
     # The harness's own systematic error and its 95% half-width, core cycles
     # per copy, as the self-test measured it (fastcpu.selftest), or for
     # copies a run (unroll > 1, since 0.8.7) half the copy loop's own cost
-    # (_bench_result.loop_correction): subtracted from the estimate and added
+    # (results.correction.applied): subtracted from the estimate and added
     # to its interval. 0 where none was applied (DiffResult, PMU results,
     # unrolled ones before 0.8.7, files written before 0.3.0).
     harness_bias_core_cycles: float = 0.0
@@ -305,15 +319,10 @@ class Estimated:
         """How many runs (pairs) migrated to another CPU."""
         return int(np.count_nonzero(self.migrated))
 
-    def __getattr__(self, name: str) -> float:
-        """``NAME_ns``, ``NAME_core_cycles``, ``NAME_ci95_ns`` and
-        ``NAME_ci95_core_cycles`` of every statistic of ``_statistics.STATISTICS``
-        (``best_ns``, ``estimate_ci95_core_cycles``): the statistic in that unit,
-        converted with this result's clock; a half-width in core cycles is
-        widened by what :attr:`cycles_per_tick_ci95` does to the value."""
-        if name.startswith("__"):  # copy, pickle and friends probe for dunders
-            raise AttributeError(name)
-        return _statistics.attribute(self, name)
+    estimate_ns = Figure("estimate", "ns")
+    estimate_core_cycles = Figure("estimate", "core_cycles")
+    estimate_ci95_ns = Figure("estimate", "ns", ci95=True)
+    estimate_ci95_core_cycles = Figure("estimate", "core_cycles", ci95=True)
 
     # ---- how a result shows itself (repr, and HTML in a notebook) ----
 
@@ -385,6 +394,16 @@ class Estimated:
                 f"{self.cycles_per_tick:.3f} core cycles per TSC tick; counter={self.counter!r}")
 
 
+def read_only(a: Any) -> np.ndarray:
+    """A read-only view of `a` (an array, or what numpy makes one of): what a
+    result holds, so that ``r.raw *= 3`` raises ValueError instead of
+    leaving best, median and the estimate describing other counts. A view,
+    so the caller's own array stays writable."""
+    view = np.asarray(a).view()
+    view.flags.writeable = False
+    return view
+
+
 def per_run_arrays(a: Any, b: Any, migrated: Any, names: tuple[str, str, str]
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Two arrays of counts (uint64) and one of migrations (bool), one value
@@ -438,9 +457,3 @@ def counts(a: np.ndarray, name: str, unit: str) -> np.ndarray:
             "(or measure again), and pass counts as integers, e.g. the uint64 arrays bench() gives")
     return np.ascontiguousarray(a, dtype=np.uint64)
 
-
-def clock_alias(self: Any) -> str | None:
-    if sys._getframe(1).f_code.co_filename == dataclasses.__file__:
-        return None  # dataclasses.replace() reads each InitVar to pass it on: no old name was used
-    deprecated_clock(type(self).__name__)
-    return self.counter

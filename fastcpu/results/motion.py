@@ -16,10 +16,47 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .values import Clock
 
 
-__all__ = ["ClockMotion", "merge_motion", "runs_clock"]
+__all__ = ["ClockMotion", "Conversion", "merge_motion", "runs_clock"]
+
+
+class Conversion(Protocol):
+    """What one measurement's ruler points said, as the C core hands it over
+    (``_core.Conversion``, a struct sequence; fastcpu/_core.pyi): the
+    fields this room reads of it, so that it types the hand-off without
+    importing the instrument."""
+
+    @property
+    def cycles_per_tick(self) -> float: ...  # converting the runs stretch by stretch; NaN: no point agreed
+    @property
+    def ci95(self) -> float: ...
+    @property
+    def points(self) -> int: ...
+    @property
+    def disturbed(self) -> int: ...
+    @property
+    def hops(self) -> int: ...
+    @property
+    def hop_runs(self) -> int: ...
+    @property
+    def add_mean(self) -> float: ...
+    @property
+    def imul_mean(self) -> float: ...
+    @property
+    def levels(self) -> tuple[float, ...]: ...
+    @property
+    def level_points(self) -> tuple[int, ...]: ...
+    @property
+    def span_ticks(self) -> float: ...
+    @property
+    def hops_located(self) -> int: ...
+    @property
+    def slowdowns(self) -> int: ...
 
 #: Levels a merged record keeps at most; readings within LEVEL_TOLERANCE of a
 #: kept level join it.
@@ -81,7 +118,7 @@ class ClockMotion:
         object.__setattr__(self, "level_points", tuple(self.level_points[i] for i in order))
 
     @classmethod
-    def from_conversion(cls, conversion: Any, tsc_hz: float) -> ClockMotion:
+    def from_conversion(cls, conversion: Conversion, tsc_hz: float) -> ClockMotion:
         """The record of what one measurement's ruler points said: the C
         core's ``Conversion`` record (its levels lowest first, its figures of
         the types kept), its span converted at `tsc_hz` (TSC ticks per
@@ -245,7 +282,7 @@ def merge_motion(motions: Iterable[ClockMotion | None]) -> ClockMotion | None:
     )
 
 
-def runs_clock(conversion: Any, clock: Any, counter: str) -> tuple[float, float, tuple[str, ...]]:
+def runs_clock(conversion: Conversion | None, clock: Clock, counter: str) -> tuple[float, float, tuple[str, ...]]:
     """(core cycles per TSC tick that runs convert with, its 95% half-width,
     why core cycles cannot be trusted or ()) from what their ruler points
     said (the C core's ``Conversion`` record; None: no points, as for a PMU
