@@ -306,7 +306,7 @@ FC_ASM_MODEL long model_getcpu_sidt_norz_nofp(FC_UNUSED unsigned *cpu, FC_UNUSED
 
 /* No red zone and a frame pointer, the kernel's own flags (-mno-red-zone
  * -fno-omit-frame-pointer): a frame, and %rsp moved to make room for
- * SIDT's store. Was getcpu_sidt_fp, a name still accepted. */
+ * SIDT's store. Was getcpu_sidt_fp, a name old result files still carry. */
 FC_ASM_MODEL long model_getcpu_sidt_norz_fp(FC_UNUSED unsigned *cpu, FC_UNUSED unsigned *node,
                                             FC_UNUSED struct fc_getcpu_cache *unused)
 {

@@ -81,8 +81,7 @@ def rederive(hosts: Path) -> fastcpu.Results:
     results = {
         name: dataclasses.replace(r, tsc_step_ticks=step, cycles_per_tick=cpt,
                                   cycles_per_tick_ci95=cpt_ci95, harness_bias_core_cycles=0.0,
-                                  harness_bias_ci95_core_cycles=0.0, caveats=(caveat,),
-                                  clock=None)  # not the deprecated alias of counter
+                                  harness_bias_ci95_core_cycles=0.0, caveats=(caveat,))
         for name, r in old.results.items()
     }
     notes = (
@@ -154,11 +153,10 @@ def rederive_167(hosts: Path) -> fastcpu.Results:
         caveats = tuple(r.caveats)
         if r.cycles_per_tick == first_use and r.cycles_per_tick_ci95 == 0:
             unbracketed.append(name)
-            r = dataclasses.replace(r, cycles_per_tick=(low + high) / 2, cycles_per_tick_ci95=(high - low) / 2,
-                                    clock=None)
+            r = dataclasses.replace(r, cycles_per_tick=(low + high) / 2, cycles_per_tick_ci95=(high - low) / 2)
             caveats += (f"core cycles known only within the core clock's levels: measured in a child process "
                         f"whose brackets the file does not hold, and {hops}",)
-        results[name] = dataclasses.replace(r, caveats=caveats, clock=None)
+        results[name] = dataclasses.replace(r, caveats=caveats)
     own = [r.cycles_per_tick for n, r in results.items() if n not in unbracketed]
     notes = (
         f"Re-derived by data/rederive_intel.py from the file fastcpu {old.fastcpu_version} wrote on this host at "

@@ -10,7 +10,7 @@ Each row's words (kind, role, encoding, description) are the C core's
 csrc/sequences.c: every row of 0.6.0's catalog, the known-cost chains
 included (the same names since 0.1.0's calibration chains), was in the
 catalog of every version from 0.2.0 on, where ``getcpu_sidt_fp`` was the name
-of ``getcpu_sidt_norz_fp`` (an alias, ``_catalog_rows.ALIASES``) and
+of ``getcpu_sidt_norz_fp`` (the name old result files carry, ``results.values.OLD_FILE_NAMES``) and
 ``sched_getcpu_norseq`` a method of the Python package (a catalog row since
 0.6.0). A later version that changes or removes a row records its own
 catalog here only if its files lack the rows (they carry them from format

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 from ._base import __version__
 from ._base import Error, Unsupported
-from . import _deprecated
 from .instrument import CORE_MISSING, bench, bench_diff, chain_methods, clock, getcpu, getcpu_method, getcpu_node, methods, read, read_raw, selftest
 from .results.values import CalibrationWarning, Clock
 from . import limits
@@ -127,8 +126,7 @@ def __getattr__(name: str) -> object:
         from .instrument import missing_type
 
         missing_type(__name__, name)
-    # the names that lived here before 0.6.0 (_deprecated.DEPRECATED), or AttributeError
-    return _deprecated.attribute(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

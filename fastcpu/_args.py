@@ -250,7 +250,7 @@ def check_serialize(serialize: object) -> str:
 def check_counter(counter: object, serialize: str, name: str = "counter") -> str:
     """`counter` if it names one of ``COUNTERS`` and can be read with
     `serialize` (``'rdtscp'`` fences read the TSC itself). `name` is the
-    argument's name in messages (``'clock'`` for the old keyword)."""
+    argument's name in messages."""
     if not isinstance(counter, str):
         raise TypeError(f"{name} must be a str, not {type(counter).__name__}")
     if counter not in COUNTERS:

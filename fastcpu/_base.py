@@ -13,7 +13,7 @@ import html
 import math
 from collections.abc import Iterable, Sequence
 
-__all__ = ['Error', 'Unsupported', 'no_core', 'ForkSafeLock', 'cached_property', 'escape', 'printable', 'one_line', 'figure', 'plus_minus', 'interval', 'table', 'paragraph', 'bullets', 'details', 'block', 'DASH']
+__all__ = ['Error', 'Unsupported', 'no_core', 'deprecated', 'ForkSafeLock', 'cached_property', 'escape', 'printable', 'one_line', 'figure', 'plus_minus', 'interval', 'table', 'paragraph', 'bullets', 'details', 'block', 'DASH']
 
 
 __version__ = "0.8.7"
@@ -28,6 +28,23 @@ class Unsupported(Error):
 
 
 Error.__module__ = Unsupported.__module__ = "fastcpu"
+
+
+def deprecated(old: str, new: str, since: str, removed_in: str, stacklevel: int = 2) -> None:
+    """The one way a name is deprecated: a DeprecationWarning that `old`
+    (spelled as the user writes it) is deprecated since fastcpu `since` and
+    goes in fastcpu `removed_in`, naming `new`, at the line that used it
+    (`stacklevel` as for ``warnings.warn``, counted from the caller of this
+    function: 2, the default, points at the caller's caller). A name a file
+    format keeps reading is no deprecation (files written by an old fastcpu
+    load for good, without a warning)."""
+    import warnings
+
+    for release in (since, removed_in):
+        if not isinstance(release, str) or release.count(".") != 2:
+            raise ValueError(f"deprecated(): a release is written X.Y.Z, not {release!r}")
+    warnings.warn(f"{old} is deprecated since fastcpu {since} and goes in fastcpu {removed_in}: use {new}",
+                  DeprecationWarning, stacklevel=stacklevel + 1)
 
 
 def no_core(what: str, why: str) -> Unsupported:

@@ -18,14 +18,11 @@ cost per call in a loop by differencing 2k and k copies, named
 
 ``write_csv(results, out)`` writes one row per machine and method with every
 unit spelled out in its column name: the one CSV schema, ``compare --csv``'s
-(``_compare.CSV_COLUMNS``), so that both commands name each figure alike.
+(``analysis.compare.CSV_COLUMNS``), so that both commands name each figure alike.
 A row answers both questions: one call alone in the statistics' columns,
 calls back to back in ``back_to_back_*`` (``back_to_back`` says ``'not
 measured'`` for a file before 0.7.0), and the machine's cheapest way for
 each in ``cheapest_one_call`` and ``cheapest_back_to_back``.
-Until 0.6 this CSV had columns of its own; ``migrated_runs`` and the 95%
-half-widths ``NAME_ci95_UNIT`` are still written, after the others, until
-0.9.0 (``_compare.DEPRECATED_CSV_COLUMNS``, ``_deprecated.REMOVED_IN``).
 """
 
 from __future__ import annotations
@@ -79,9 +76,6 @@ def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
         # fastcpu's figures (every statistic of _statistics.shown_in('export')),
         # each unit in its name
         **{k: v for s in shown_in("export") for k, v in s.figures(r).items()},
-        # the names 0.5 wrote for the ESTIMATE's half-width, kept until 0.9.0 (_deprecated.REMOVED_IN)
-        **{f"ci95_{u}": v for u, v in (("ns", r.estimate_ci95_ns), ("ticks", r.estimate_ci95),
-                                        ("core_cycles", r.estimate_ci95_core_cycles))},
         "runs": r.runs,
         "migrated_runs": r.migrations,
     })

@@ -63,7 +63,6 @@ from typing import Any
 
 import numpy as np
 
-from . import _deprecated
 from ._args import RUNS_MAX, UNROLL_MAX, check_int, plain_int, plain_number
 from .results.values import Clock
 from .results.statistics import STATISTICS, statistic
@@ -94,26 +93,6 @@ def _check_result(name: str, value: object) -> BenchResult:
     if not isinstance(value, BenchResult):
         raise TypeError(f"{name} must be a fastcpu.BenchResult, not {type(value).__name__}")
     return value
-
-
-class _OldKeys(dict):  # type: ignore[type-arg]
-    """A dict that still answers to the old names of its keys (``_old_keys``:
-    old -> new), with a DeprecationWarning naming the new one."""
-
-    _what = ""  # which of _deprecated's key families
-    _old_keys: dict[str, str] = {}
-
-    def __missing__(self, key: str) -> Any:
-        if key in self._old_keys:
-            return self[_deprecated.warn_key(self._what, key)]
-        raise KeyError(key)
-
-    def get(self, key: Any, default: Any = None) -> Any:  # old names too, as [] answers them
-        return self[key] if key in self else default
-
-    def __contains__(self, key: object) -> bool:
-        return dict.__contains__(self, key) or (key in self._old_keys and dict.__contains__(
-            self, self._old_keys[key]))  # type: ignore[index]
 
 
 def _rng(seed: object) -> np.random.Generator:
@@ -410,15 +389,6 @@ def p4_held_out(
     return rows
 
 
-class _Regimes(_OldKeys):
-    """Regime name -> NoiseModel; still answers to ``'10 ns steps (this
-    guest)'``, the old name of the Zen 4 guest's regime (deprecated: read on
-    any other host, "this guest" named the wrong machine)."""
-
-    _what = _deprecated.REGIME
-    _old_keys = _deprecated.renamed_keys(_what)
-
-
 #: Illustrative regimes (TSC ticks). "10 ns steps (Zen 4 guest)" is
 #: NoiseModel.fit() of the 270,000 empty-sequence runs in
 #: data/amd-epyc-kvm-guest.json (AMD EPYC family 25 model 17, Zen 4, KVM
@@ -426,7 +396,7 @@ class _Regimes(_OldKeys):
 #: timer" is fit_p4_regime(), its shadow fitted to published P4 figures (see
 #: the module docstring); the other two are round numbers chosen to isolate
 #: one effect each, not measurements of any machine.
-REGIMES: dict[str, NoiseModel] = _Regimes({
+REGIMES: dict[str, NoiseModel] = {
     "fine counter": NoiseModel(step_ticks=1, overhead_ticks=40.0, jitter_ticks=1.5,
                                interrupt_rate=0.001, interrupt_ticks=3000.0),
     "10 ns steps (Zen 4 guest)": NoiseModel(step_ticks=26, overhead_ticks=59.1, jitter_ticks=0.0,
@@ -434,7 +404,7 @@ REGIMES: dict[str, NoiseModel] = _Regimes({
     "P4-like slow timer": fit_p4_regime(),
     "interrupt-heavy": NoiseModel(step_ticks=1, overhead_ticks=40.0, jitter_ticks=1.5,
                                   interrupt_rate=0.05, interrupt_ticks=3000.0),
-})
+}
 
 #: The estimators :func:`recovery` compares, in TSC ticks per copy: the
 #: seed's ``best`` and ``median`` (``median`` is also the estimator
@@ -466,21 +436,13 @@ def paired_mean_ticks(result: BenchResult) -> float:
     return statistic("paired_mean").counts(result)
 
 
-class _Estimates(_OldKeys):
-    """Estimator -> TSC ticks per copy; still answers to ``'clean_mean'``, the
-    old name of ``'paired_mean'`` (deprecated)."""
-
-    _what = _deprecated.ESTIMATE
-    _old_keys = _deprecated.renamed_keys(_what)
-
-
 def estimates(result: BenchResult) -> dict[str, float]:
     """best, median, mean and paired_mean of one result, TSC ticks per copy above the empty."""
     _check_result("result", result)
     # the declared statistics it compares (_statistics), and the plain mean, which is none
     declared = {s.name: s.counts(result) for s in STATISTICS if s.name in RECOVERY_ESTIMATORS}
-    return _Estimates({name: declared[name] if name in declared else mean_ticks(result)
-                       for name in ("best", "median", "mean", "paired_mean")})
+    return {name: declared[name] if name in declared else mean_ticks(result)
+            for name in ("best", "median", "mean", "paired_mean")}
 
 
 _STATISTICS: dict[str, Callable[[np.ndarray], Any]] = {
@@ -542,12 +504,5 @@ def recovery(
         single = model.simulate(c, runs, seed=rng)
         k1 = model.simulate(c, runs, unroll=unroll, seed=rng)
         k2 = model.simulate(c, runs, unroll=2 * unroll, seed=rng)
-        rows.append(_Estimates(true=float(c), **estimates(single), unroll=unroll_difference(k1, k2)))
+        rows.append(dict(true=float(c), **estimates(single), unroll=unroll_difference(k1, k2)))
     return rows
-
-
-def __getattr__(name: str) -> Any:
-    # The old names, deprecated (_deprecated.DEPRECATED): the fenced paired
-    # mean is 'paired_mean' everywhere, and ESTIMATORS is fastcpu.results.estimate's
-    # (what BenchResult.estimator can be).
-    return _deprecated.attribute(__name__, name)

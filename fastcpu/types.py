@@ -11,8 +11,8 @@ says why.
 
 The types users construct or meet first (``BenchResult``, ``DiffResult``,
 ``Results``, ``Clock``, ``MethodInfo``) stay at the top, ``fastcpu.X``. Most
-of these were there too before 0.6.0 and still answer there, deprecated
-(``ChainInfo`` as its old name ``CalibrationInfo``); ``ChainCheck`` and
+of these were there too before 0.6.0 (``ChainInfo`` as ``CalibrationInfo``),
+and answered there, deprecated, until 0.9.0; ``ChainCheck`` and
 ``CpuVerdict`` are new here, ``ClockMotion`` since 0.7.0.
 """
 

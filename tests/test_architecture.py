@@ -29,7 +29,7 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 #: modules are placed here by name. ``_core`` (the C extension) is under
 #: everything, and only the instrument imports it.
 ROOMS = ["base", "files", "results", "instrument", "analysis", "plot", "cli", "front door"]
-TOP_LEVEL = {"_base": "base", "_args": "base", "_deprecated": "base", "export": "analysis", "noise": "analysis",
+TOP_LEVEL = {"_base": "base", "_args": "base", "export": "analysis", "noise": "analysis",
              "types": "front door", "limits": "front door", "__init__": "front door", "__main__": "front door"}
 #: The rooms that never reach the C core: everything a result file needs.
 KIT = {"base", "files", "results", "analysis", "plot", "cli"}

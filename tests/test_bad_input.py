@@ -79,13 +79,15 @@ BENCH = [
     *(row(lambda c, x=x: fastcpu.bench("gdt", 10, cpu=x), ValueError,
           r"not in this thread's affinity mask \[.*\]: pass one of those, or None", f"cpu={x}")
       for x in [-1, 100_000, HUGE]),
-    *(row(lambda c, x=x: fastcpu.bench("gdt", 10, clock=x), TypeError, "clock must be a str", f"clock={x!r}")
+    *(row(lambda c, x=x: fastcpu.bench("gdt", 10, counter=x), TypeError, "counter must be a str", f"counter={x!r}")
       for x in [None, 0]),
-    *(row(lambda c, x=x: fastcpu.bench("gdt", 10, clock=x), ValueError, "unknown clock .*: use 'tsc' or 'pmu'",
-          f"clock={x!r}")
+    *(row(lambda c, x=x: fastcpu.bench("gdt", 10, counter=x), ValueError, "unknown counter .*: use 'tsc' or 'pmu'",
+          f"counter={x!r}")
       for x in ["", "hpet"]),
-    row(lambda c: fastcpu.bench("gdt", 10, clock="pmu", serialize="rdtscp"), ValueError,
-        "with clock='pmu' use 'lfence' or 'cpuid'", "pmu+rdtscp"),
+    row(lambda c: fastcpu.bench("gdt", 10, counter="pmu", serialize="rdtscp"), ValueError,
+        "with counter='pmu' use 'lfence' or 'cpuid'", "pmu+rdtscp"),
+    row(lambda c: fastcpu.bench("gdt", 10, clock="tsc"), TypeError, "unexpected keyword argument 'clock'",
+        "clock= (removed in 0.9.0)"),
     row(lambda c: fastcpu.bench_diff("rdpidd"), ValueError, DID_YOU_MEAN, "diff method"),
     row(lambda c: fastcpu.bench_diff("gdt", 0), ValueError, "runs must be between", "diff runs=0"),
     *(row(lambda c, k=k: fastcpu.bench_diff("gdt", 10, k=k), TypeError, "k must be an int", f"diff k={k!r}")
@@ -508,7 +510,7 @@ def test_a_real_cpu_outside_the_threads_mask():
 
 def test_an_unavailable_clock_is_unsupported_with_the_reason():
     try:
-        fastcpu.bench("gdt", 10, clock="pmu")
+        fastcpu.bench("gdt", 10, counter="pmu")
     except fastcpu.Unsupported as exc:
         assert str(exc).startswith("counter='pmu': ")
     else:
@@ -551,9 +553,7 @@ CLI = [
     pytest.param(["--counter", "hpet"], "argument --counter: invalid choice: 'hpet'", id="table --counter hpet"),
     pytest.param(["--counter", "pmu", "--serialize", "rdtscp"], "with counter='pmu' use 'lfence' or 'cpuid'",
                  id="table --counter pmu --serialize rdtscp"),
-    pytest.param(["--clock", "hpet"], "argument --clock: invalid choice: 'hpet'", id="table --clock hpet"),
-    pytest.param(["--clock", "pmu", "--serialize", "rdtscp"], "with clock='pmu' use 'lfence' or 'cpuid'",
-                 id="table --clock pmu --serialize rdtscp"),
+    pytest.param(["--clock", "pmu"], "unrecognized arguments: --clock pmu", id="table --clock (removed in 0.9.0)"),
     pytest.param(["bogus"], "unknown command 'bogus'; commands: table, run", id="unknown subcommand"),
     pytest.param(["compar", "x.json"], r"unknown command 'compar': did you mean 'compare'\?", id="mistyped subcommand"),
     pytest.param(["run"], "the following arguments are required: -o/--out", id="run without --out"),
@@ -571,7 +571,7 @@ CLI = [
     pytest.param(["run", "--out", "x.json", "--overwrite=yes"], "argument --overwrite: ignored explicit argument",
                  id="run --overwrite=yes"),
     *(pytest.param(["run", "--out", "x.json", opt, *args], match.replace("OPT", opt[2:]), id=f"run {opt} {' '.join(args)}")
-      for opt in ("--counter", "--clock")
+      for opt in ("--counter",)
       for args, match in [(["hpet"], "argument --OPT: invalid choice: 'hpet'"),
                           (["pmu", "--serialize", "rdtscp"], "with OPT='pmu' use 'lfence' or 'cpuid'")]),
     pytest.param(["run", "--out", "x.json", "--format", "xml"], "argument --format: invalid choice: 'xml'",
@@ -694,16 +694,14 @@ def test_cli_rejects_bad_options(in_ctx_dir, capsys, args, match):
 
 def test_cli_unsupported_clock_is_one_line_exit_1(in_ctx_dir, capsys):
     try:
-        fastcpu.bench("gdt", 10, clock="pmu")
+        fastcpu.bench("gdt", 10, counter="pmu")
     except fastcpu.Unsupported as exc:
         reason = str(exc)
     else:
         pytest.skip("this machine has a usable PMU")
-    assert main(["--clock", "pmu", "--runs", "5"]) == 1
+    assert main(["--counter", "pmu", "--runs", "5"]) == 1
     out, err = capsys.readouterr()
-    from fastcpu._deprecated import DEPRECATED
-
-    assert err.splitlines() == [f"fastcpu: {DEPRECATED['--clock'].message}", f"fastcpu: {reason}"]
+    assert err.splitlines() == [f"fastcpu: {reason}"]
     assert out == ""
 
 

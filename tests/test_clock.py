@@ -277,7 +277,7 @@ def test_a_calibration_on_a_clock_that_moves_does_not_warn(monkeypatch):
     _hopping_pairs(monkeypatch, ((1.458, 30), (1.381, 25), (1.573, 20), (1.420, 40)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a CalibrationWarning fails the test
-        rulers = _clock.measure_rulers(2.0)
+        rulers = _clock.take_rulers(2.0)
     assert rulers.agree and 1.381 <= rulers.add_cycles_per_tick <= 1.573
 
 
@@ -288,6 +288,6 @@ def test_a_moving_clock_gives_both_rulers_the_same_turns(monkeypatch):
     from fastcpu.instrument import timebase as _clock
 
     _hopping_pairs(monkeypatch, ((1.458, 30), (1.381, 25), (1.573, 20)))
-    rulers = _clock.measure_rulers(2.0)
+    rulers = _clock.take_rulers(2.0)
     assert rulers.agree, rulers
     assert abs(rulers.add_cycles_per_tick - rulers.imul_cycles_per_tick) < 0.01 * rulers.add_cycles_per_tick

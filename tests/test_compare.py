@@ -346,9 +346,8 @@ def test_to_json_writes_null_for_nan(measured):
 
 
 def test_compare_csv_and_run_csv_are_one_schema(tmp_path):
-    # one name per figure in both CSVs; the names 0.6 gave some of them, after the others, for one release
+    # one name per figure in both CSVs (the names 0.6 gave some of them went in 0.9.0)
     from fastcpu import export
-    from fastcpu.analysis.compare import DEPRECATED_CSV_COLUMNS
 
     res = fastcpu.load(DATA[0])
     out = io.StringIO()
@@ -356,8 +355,8 @@ def test_compare_csv_and_run_csv_are_one_schema(tmp_path):
     exported = list(csv.DictReader(io.StringIO(out.getvalue())))
     compared = list(csv.DictReader(io.StringIO(fastcpu.compare(DATA[0], dataframe=False).to_csv())))
     assert list(exported[0]) == list(compared[0]) == list(CSV_COLUMNS)
-    assert CSV_COLUMNS[-len(DEPRECATED_CSV_COLUMNS):] == DEPRECATED_CSV_COLUMNS
-    assert {"estimate_ci95_ns", "tsc_granularity_ticks", "migrated_runs"} <= set(DEPRECATED_CSV_COLUMNS)
+    assert CSV_COLUMNS == COLUMNS
+    assert not {"estimate_ci95_ns", "tsc_granularity_ticks", "migrated_runs"} & set(CSV_COLUMNS)
     for e, c in zip(exported, compared):
         assert e["method"] == c["method"]
         for column in CSV_COLUMNS:
@@ -365,8 +364,7 @@ def test_compare_csv_and_run_csv_are_one_schema(tmp_path):
                 assert e[column] == c[column], column
         r = res[e["method"]]
         assert float(e["estimate_ci_high_ns"]) - float(e["estimate_ns"]) == pytest.approx(r.estimate_ci95_ns)
-        assert float(e["estimate_ci95_ns"]) == pytest.approx(r.estimate_ci95_ns)  # the old name, still there
-        assert float(e["tsc_step_ticks"]) == float(e["tsc_granularity_ticks"]) == r.tsc_step_ticks
+        assert float(e["tsc_step_ticks"]) == r.tsc_step_ticks
 
 
 def test_compare_marks_models_and_says_whose_estimates_carry_a_correction():

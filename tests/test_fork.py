@@ -110,18 +110,18 @@ import os, sys, threading, time
 import fastcpu
 from fastcpu.instrument import timebase as _clock
 inside, release = threading.Event(), threading.Event()
-real = _clock._measure_tsc_hz
+real = _clock._count_tsc_hz
 def slow():  # holds clock()'s lock until the fork is done
     inside.set()
     release.wait(30)
     return real()
-_clock._measure_tsc_hz = slow
+_clock._count_tsc_hz = slow
 t = threading.Thread(target=fastcpu.clock)
 t.start()
 inside.wait(30)
 pid = os.fork()
 if pid == 0:
-    _clock._measure_tsc_hz = real
+    _clock._count_tsc_hz = real
     c = fastcpu.clock()          # deadlocked here before: the lock was inherited held
     r = fastcpu.bench("gdt", 20)
     os._exit(0 if c.tsc_hz > 0 and r.raw.shape == (20,) else 3)

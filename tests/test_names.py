@@ -1,6 +1,6 @@
 """One name per idea: the counter a result was read with is `counter`, a field
 named tsc_hz holds TSC Hz, the fenced paired mean is `paired_mean`
-everywhere; the old names still work, deprecated."""
+everywhere; the old names are gone since 0.9.0 (tests/test_deprecated.py)."""
 
 import json
 import warnings
@@ -11,7 +11,6 @@ import pytest
 import fastcpu
 from fastcpu import noise
 from fastcpu.analysis.compare import COLUMNS
-from fastcpu._deprecated import DEPRECATED
 
 CLOCK = fastcpu.Clock(tsc_hz=2.6e9, tsc_step_ticks=26, cycles_per_tick=1.5)
 
@@ -42,31 +41,26 @@ def test_a_pmu_result_keeps_the_tsc_facts_and_converts_with_the_core_clock():
 def test_a_pmu_result_built_the_old_way_converts_as_before():
     """Before, a PMU result carried the core clock's Hz as tsc_hz, 1 cycle per tick, step 1."""
     new = pmu_result()
-    with pytest.warns(DeprecationWarning, match="counter="):
-        old = fastcpu.BenchResult(**{**{f: getattr(new, f) for f in ("method", "runs", "serialize", "unroll",
-                                                                      "cpu", "raw", "empty", "migrated",
-                                                                      "best", "median")},
-                                     "tsc_hz": CLOCK.core_hz, "cycles_per_tick": 1.0, "tsc_step_ticks": 1,
-                                     "clock": "pmu"})
+    old = fastcpu.BenchResult(**{**{f: getattr(new, f) for f in ("method", "runs", "serialize", "unroll",
+                                                                  "cpu", "raw", "empty", "migrated",
+                                                                  "best", "median")},
+                                 "tsc_hz": CLOCK.core_hz, "cycles_per_tick": 1.0, "tsc_step_ticks": 1,
+                                 "counter": "pmu"})
     assert old.counter == "pmu"
     assert (old.best_ns, old.estimate, old.estimate_core_cycles) == pytest.approx(
         (new.best_ns, new.estimate, new.estimate_core_cycles))
 
 
-def test_clock_is_a_deprecated_alias_of_counter():
+def test_clock_is_no_name_of_the_counter():
     r = pmu_result("pmu_user")
-    with pytest.warns(DeprecationWarning, match=r"BenchResult.counter"):
-        assert r.clock == "pmu_user"
-    with pytest.raises(TypeError, match="not both"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        fastcpu.BenchResult(**{**_fields(r), "counter": "pmu", "clock": "tsc"})
-    with pytest.warns(DeprecationWarning):
-        assert fastcpu.bench("empty", 5, clock="tsc").counter == "tsc"
-    with pytest.raises(TypeError, match="not both"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        fastcpu.bench("empty", 5, counter="pmu", clock="tsc")
-    with pytest.warns(DeprecationWarning, match=r"fastcpu\.limits\.CLOCKS is deprecated .* use fastcpu\.limits\.COUNTERS"):
-        assert fastcpu.limits.CLOCKS == fastcpu.limits.COUNTERS == ("tsc", "pmu")
+    assert r.counter == "pmu_user"
+    with pytest.raises(AttributeError):
+        r.clock  # noqa: B018
+    with pytest.raises(TypeError, match="clock"):
+        fastcpu.BenchResult(**{**_fields(r), "clock": "tsc"})
+    with pytest.raises(TypeError, match="clock"):
+        fastcpu.bench("empty", 5, clock="tsc")
+    assert fastcpu.limits.COUNTERS == ("tsc", "pmu") and not hasattr(fastcpu.limits, "CLOCKS")
 
 
 def _fields(r):
@@ -118,20 +112,16 @@ def test_the_paired_mean_has_one_name():
     assert "paired_mean_ns" in COLUMNS and "mean_ns" not in COLUMNS
 
 
-def test_the_old_names_of_the_paired_mean_still_answer():
+def test_the_old_names_of_the_paired_mean_are_gone():
     r = noise.REGIMES["fine counter"].simulate(5.0, 300, seed=1)
-    with pytest.warns(DeprecationWarning, match="paired_mean_ticks"):
-        assert noise.clean_mean_ticks(r) == noise.paired_mean_ticks(r)
-    with pytest.warns(DeprecationWarning, match="RECOVERY_ESTIMATORS"):
-        assert noise.ESTIMATORS == noise.RECOVERY_ESTIMATORS
+    assert not hasattr(noise, "clean_mean_ticks") and not hasattr(noise, "ESTIMATORS")
     res = fastcpu.Results({"model": r}, {}, fastcpu.Clock(1e9, r.tsc_step_ticks, 1.0), "model", "")
     table = fastcpu.compare(res, dataframe=False)
-    with pytest.warns(DeprecationWarning, match="paired_mean_ns"):
-        assert table["mean_ns"] == table["paired_mean_ns"]
-    with pytest.warns(DeprecationWarning, match="paired_mean_ci_low_ticks"):
-        assert table[0]["mean_ci_low_ticks"] == table[0]["paired_mean_ci_low_ticks"]
+    with pytest.raises(KeyError, match="no column 'mean_ns'"):
+        table["mean_ns"]  # noqa: B018
     with pytest.raises(KeyError):
-        table[0]["nope"]
+        table[0]["mean_ci_low_ticks"]  # noqa: B018
+    assert table[0]["paired_mean_ci_low_ticks"] == table["paired_mean_ci_low_ticks"][0]
 
 
 def test_the_codec_knows_nothing_of_results(tmp_path):
@@ -151,7 +141,7 @@ def test_version_has_one_home():
 # -- the public surface (issue 21, item 6) -------------------------------------------------
 
 
-def test_the_top_holds_what_users_call_and_the_rest_moved_with_a_warning():
+def test_the_top_holds_what_users_call_and_the_rest_lives_in_types_and_limits():
     import fastcpu.limits
     import fastcpu.types
 
@@ -160,20 +150,18 @@ def test_the_top_holds_what_users_call_and_the_rest_moved_with_a_warning():
         for name in fastcpu.__all__:
             getattr(fastcpu, name)
     assert len(fastcpu.__all__) <= 30
-    # the names that were at the top before 0.6.0 (fastcpu._deprecated's table)
-    moved = {old.split(".")[1]: row.new.split(".")[1:] for old, row in DEPRECATED.items()
-             if old.startswith("fastcpu.") and old.count(".") == 1}
+    # the names that were at the top before 0.6.0 (deprecated until 0.9.0): gone from the top
+    moved = {name: ("types", name) for name in fastcpu.types.__all__ if name not in (
+        "ChainCheck", "ChainInfo", "CpuVerdict", "ClockMotion")}
+    moved.update({name: ("limits", name) for name in fastcpu.limits.__all__ if name != "TIMEOUT_MAX_S"})
+    moved.update(CalibrationInfo=("types", "ChainInfo"), calibration_methods=(None, "chain_methods"),
+                 CLOCKS=("limits", "COUNTERS"))
     assert {"Stability", "RUNS_MAX", "CalibrationInfo", "calibration_methods"} <= set(moved)
-    for old, new in moved.items():
+    for old, (where, new) in moved.items():
         assert old not in fastcpu.__all__
-        where, new = new if len(new) == 2 else (None, new[0])
-        home = getattr(fastcpu, where) if where else fastcpu
-        with pytest.warns(DeprecationWarning, match=rf"fastcpu\.{old} is deprecated since fastcpu 0\.6\.0 and will be "
-                          rf"removed in fastcpu 0\.9\.0: use fastcpu\.{where + '.' if where else ''}{new}$"):
-            value = getattr(fastcpu, old)
-        assert value is getattr(home, new), old
-    for name in fastcpu.types.__all__ + fastcpu.limits.__all__:  # each new name is reached from the top
-        assert name in moved or name in ("ChainCheck", "ChainInfo", "CpuVerdict", "ClockMotion", "TIMEOUT_MAX_S"), name
+        with pytest.raises(AttributeError, match=f"no attribute '{old}'"):
+            getattr(fastcpu, old)
+        assert getattr(getattr(fastcpu, where) if where else fastcpu, new) is not None
     for new in ("ChainInfo", "ChainCheck", "CpuVerdict"):  # never at the top: no alias
         with pytest.raises(AttributeError):
             getattr(fastcpu, new)
@@ -181,7 +169,7 @@ def test_the_top_holds_what_users_call_and_the_rest_moved_with_a_warning():
         fastcpu.nonesuch  # noqa: B018
 
 
-def test_from_import_of_a_moved_name_still_works_and_warns():
-    with pytest.warns(DeprecationWarning, match="fastcpu.types.Stability"):
-        from fastcpu import Stability
-    assert Stability is __import__("fastcpu.types").types.Stability
+def test_from_import_of_a_moved_name_fails():
+    with pytest.raises(ImportError, match="Stability"):
+        from fastcpu import Stability  # noqa: F401
+    assert fastcpu.types.Stability is fastcpu.results.stability.Stability

@@ -226,9 +226,8 @@ def test_p4_shadow_interval_refuses_figures_no_shadow_fits():
         p4_held_out("P4")
 
 
-def test_the_zen_4_guests_regime_answers_to_its_old_name_with_a_warning():
-    with pytest.warns(DeprecationWarning, match="10 ns steps \\(Zen 4 guest\\)"):
-        old = REGIMES["10 ns steps (this guest)"]
-    assert old is REGIMES["10 ns steps (Zen 4 guest)"] and old.step_ticks == 26
+def test_the_zen_4_guests_regime_has_one_name():
+    assert REGIMES["10 ns steps (Zen 4 guest)"].step_ticks == 26
+    assert type(REGIMES) is dict and "10 ns steps (this guest)" not in REGIMES  # its old name went in 0.9.0
     with pytest.raises(KeyError):
         REGIMES["no such regime"]

@@ -195,7 +195,7 @@ def test_diff_result_repr_and_html(live):
         assert pm(value, half) in text
         assert f"[{value - half:.2f}, {value + half:.2f}]" in text
     assert "estimate (diff)" in text and "the copy loop's own cost may add to the body" in text
-    hostile = dataclasses.replace(d, method=HOSTILE, clock=None)
+    hostile = dataclasses.replace(d, method=HOSTILE)
     assert html.escape(HOSTILE) in hostile._repr_html_()
     parse(hostile._repr_html_())
 

@@ -177,7 +177,7 @@ def test_measuring_the_rulers_on_an_intel_shaped_core(monkeypatch):
 
     monkeypatch.setattr(_clock, "_chain_pair", pair)
     monkeypatch.setattr(_clock._core, "ruler_ticks", lambda ruler, blocks: 0)  # the warm-up
-    r = _clock.measure_rulers(2.0)
+    r = _clock.take_rulers(2.0)
     assert r.agree
     assert r.add_cycles_per_tick == pytest.approx(1.28, rel=1e-4)
     assert r.immediate_adds_folded and r.immediate_adds_per_core_cycle == pytest.approx(4.8, rel=1e-3)

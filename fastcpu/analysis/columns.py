@@ -6,11 +6,7 @@ nanoseconds (``*_ns``) and core cycles (``*_core_cycles``), each converted
 with the clock of the file it came from. Its CSV (``CSV_COLUMNS``) is the
 one CSV schema: ``compare --csv`` and ``run --format csv``
 (``export.write_csv``) write the same columns, each figure under one name,
-an interval as its two ends (``NAME_ci_low_UNIT``, ``NAME_ci_high_UNIT``);
-until 0.9.0 (``_deprecated.REMOVED_IN``) they also write the names 0.6 gave some figures
-(``DEPRECATED_CSV_COLUMNS``: ``tsc_granularity_ticks``, ``migrated_runs``,
-``NAME_ci95_UNIT``), and a table still answers ``tsc_granularity_ticks``,
-deprecated.
+an interval as its two ends (``NAME_ci_low_UNIT``, ``NAME_ci_high_UNIT``).
 
 Both questions are answered. The statistics' columns answer "one call
 alone" (a single copy, the LKML seed's); ``BACK_TO_BACK_COLUMNS`` answer
@@ -40,8 +36,7 @@ The statistics are ``_statistics.shown_in('compare')``, in that order:
   the confidence asked for. On a counter that moves in coarse steps, a
   random start phase makes it unbiased where best and median are stuck on
   the step (see ``fastcpu.noise``). Its columns were called ``mean``,
-  ``mean_ci_low`` and ``mean_ci_high``; a ComparisonTable still answers to
-  those names, deprecated.
+  ``mean_ci_low`` and ``mean_ci_high`` until 0.9.0.
 """
 
 from __future__ import annotations
@@ -52,7 +47,6 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import _deprecated
 from .._args import UNITS as UNIT_TABLE
 from ..results.results import BACK_TO_BACK, NOT_MEASURED, ONE_CALL, Results
 from ..results.statistics import shown_in, statistic
@@ -61,7 +55,7 @@ from .._args import check_choice, check_unit
 from ..results.results import BACK_TO_BACK, NOT_MEASURED, ONE_CALL, QUESTION_WORDS
 from ..results.statistics import shown_in
 
-__all__ = ['COLUMNS', 'CSV_COLUMNS', 'DEPRECATED_CSV_COLUMNS', 'UNITS', 'MACHINE_COLUMNS', 'RESULT_COLUMNS', 'BACK_TO_BACK_COLUMNS', 'ANSWER_COLUMNS', 'COST', 'OLD_COLUMNS', 'new_column', 'Row', 'rows_of', 'result_rows', 'format_comparison', 'LAYOUTS', 'NAME_LINES_MAX', 'MODEL_MARK', 'MODEL_NOTE', 'QUESTION_HEADINGS', 'NONE_BACK_TO_BACK', 'SideBySide', 'side_by_side', 'models_of', 'measured_for', 'estimate_cell', 'answers']
+__all__ = ['COLUMNS', 'CSV_COLUMNS', 'UNITS', 'MACHINE_COLUMNS', 'RESULT_COLUMNS', 'BACK_TO_BACK_COLUMNS', 'ANSWER_COLUMNS', 'COST', 'rows_of', 'result_rows', 'format_comparison', 'LAYOUTS', 'NAME_LINES_MAX', 'MODEL_MARK', 'MODEL_NOTE', 'QUESTION_HEADINGS', 'NONE_BACK_TO_BACK', 'SideBySide', 'side_by_side', 'models_of', 'measured_for', 'estimate_cell', 'answers']
 
 
 #: Column suffix -> how to read it (the package's one unit table, _args.UNITS).
@@ -99,33 +93,12 @@ ANSWER_COLUMNS = ("cheapest_one_call", "cheapest_back_to_back", "answers_differ"
 COLUMNS = ("machine", "method", "runs", "unroll", "serialize", "source") + RESULT_COLUMNS + MACHINE_COLUMNS + tuple(
     c for unit in UNITS for s in shown_in("compare") for c in s.columns(unit)
 ) + BACK_TO_BACK_COLUMNS + ANSWER_COLUMNS
-#: Columns the CSV still writes, after COLUMNS, under the names 0.6's two
-#: CSVs gave the same figures (``compare --csv``: ``tsc_granularity_ticks``;
-#: ``run --format csv``: ``migrated_runs`` and each interval's 95%
-#: half-width, ``NAME_ci95_UNIT``), until ``_deprecated.REMOVED_IN``.
-DEPRECATED_CSV_COLUMNS = tuple(old for old, _ in _deprecated.CSV_COLUMNS)
 #: The one CSV schema: ``compare --csv``, ``compare(...).to_csv()``,
 #: ``run --format csv`` and ``export.write_csv()`` all write these columns.
-CSV_COLUMNS = COLUMNS + DEPRECATED_CSV_COLUMNS
+CSV_COLUMNS = COLUMNS
 #: The figure that answers "what does this way cost", as everywhere
 #: (BenchResult.estimate): the terminal layouts show it and its ratios.
 COST = statistic("estimate")
-#: Deprecated column names (the paired mean was called "mean" here) -> today's.
-OLD_COLUMNS = _deprecated.renamed_keys(_deprecated.COLUMN)
-
-
-def new_column(key: str) -> str:
-    return _deprecated.warn_key(_deprecated.COLUMN, key, stacklevel=3)
-
-
-class Row(dict):  # type: ignore[type-arg]
-    """A row: a dict of COLUMNS that still answers to the old column names."""
-
-    def __missing__(self, key: str) -> Any:
-        if key in OLD_COLUMNS:
-            return self[new_column(key)]
-        raise KeyError(key)
-
 
 def _machine_facts(results: Results) -> dict[str, float]:
     """MACHINE_COLUMNS of one file's clock."""
@@ -161,7 +134,7 @@ def rows_of(results: Results, confidence: float, source: str) -> list[dict[str, 
     rows = []
     answers = _answer_cells(results)
     for r in results.values():
-        row: dict[str, Any] = Row({
+        row: dict[str, Any] = {
             "machine": results.name, "method": r.method, "runs": r.runs, "unroll": r.unroll,
             "serialize": r.serialize, "source": source,
             "kind": r.catalog_row.kind if r.catalog_row is not None else "",
@@ -169,16 +142,12 @@ def rows_of(results: Results, confidence: float, source: str) -> list[dict[str, 
             "migrations": r.migrations, "resolved": r.resolved, "cycles_per_tick": float(r.cycles_per_tick),
             "harness_bias_core_cycles": float(r.harness_bias_core_cycles),
             **_machine_facts(results),
-        })
+        }
         for unit in UNITS:
             for stat in shown_in("compare"):
                 row.update(stat.cells(r, unit, confidence))
         row.update(_back_to_back_cells(results, r.method, confidence))
         row.update(answers)
-        # DEPRECATED_CSV_COLUMNS: the CSV writes them until _deprecated.REMOVED_IN
-        row.update({"tsc_granularity_ticks": row["tsc_step_ticks"], "migrated_runs": r.migrations,
-                    **{f"{s.name}_ci95_{unit}": s.half_width(r, unit) for s in shown_in("compare")
-                       for unit in UNITS if f"{s.name}_ci95_{unit}" in DEPRECATED_CSV_COLUMNS}})
         rows.append(row)
     return rows
 

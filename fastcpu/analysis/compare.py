@@ -4,15 +4,14 @@ One row per (machine, method), in the columns ``_compare_columns`` declares
 (``COLUMNS``: every statistic in every unit, both questions, each machine's
 answers; ``CSV_COLUMNS``, the one CSV schema), shown by
 ``_compare_format`` (``format_comparison``: a table per question). This
-module holds the table itself (``ComparisonTable``, or a pandas DataFrame
-that still answers the old column names) and ``compare()``, which reads the
+module holds the table itself (``ComparisonTable``, or a pandas DataFrame)
+and ``compare()``, which reads the
 files. Every name that lived here before the split still answers here.
 """
 
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import json
 import math
@@ -22,12 +21,12 @@ from typing import Any
 
 from .. import _base as _display
 from .._args import plain_number
-from .columns import ANSWER_COLUMNS, BACK_TO_BACK_COLUMNS, COLUMNS, COST, CSV_COLUMNS, DEPRECATED_CSV_COLUMNS, MACHINE_COLUMNS, OLD_COLUMNS, RESULT_COLUMNS, UNITS, new_column, result_rows, rows_of
+from .columns import ANSWER_COLUMNS, BACK_TO_BACK_COLUMNS, COLUMNS, COST, CSV_COLUMNS, MACHINE_COLUMNS, RESULT_COLUMNS, UNITS, result_rows, rows_of
 from .columns import LAYOUTS, MODEL_MARK, MODEL_NOTE, NAME_LINES_MAX, NONE_BACK_TO_BACK, QUESTION_HEADINGS, answers, format_comparison, measured_for, models_of, side_by_side
 from ..results.results import BACK_TO_BACK, ONE_CALL, Results, Source, as_results
 
 
-__all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "DEPRECATED_CSV_COLUMNS", "UNITS",
+__all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "UNITS",
            "LAYOUTS", "format_comparison", "tidy_table", "result_rows", "BACK_TO_BACK_COLUMNS", "ANSWER_COLUMNS",
            "answers", "MACHINE_COLUMNS", "RESULT_COLUMNS", "MODEL_MARK", "MODEL_NOTE", "NAME_LINES_MAX",
            "QUESTION_HEADINGS", "NONE_BACK_TO_BACK"]
@@ -58,8 +57,6 @@ class ComparisonTable(Sequence[dict]):
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):
-            if key in OLD_COLUMNS and key not in self.columns:
-                key = new_column(key)
             if key not in self.columns:
                 raise KeyError(f"no column {key!r}; columns: {', '.join(self.columns)}")
             return [row[key] for row in self.rows]
@@ -67,10 +64,9 @@ class ComparisonTable(Sequence[dict]):
 
     def to_csv(self, file: io.TextIOBase | None = None) -> str:
         """The table as CSV text (also written to `file` when given): the
-        one CSV schema, CSV_COLUMNS (with the deprecated columns after
-        COLUMNS until 0.9.0), where the table holds every column."""
+        one CSV schema, CSV_COLUMNS, where the table holds every column."""
         out = io.StringIO()
-        columns = list(CSV_COLUMNS) if self.columns == list(COLUMNS) else self.columns
+        columns = list(self.columns)
         writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
         writer.writeheader()
         writer.writerows(self.rows)
@@ -244,7 +240,7 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
                 raise ImportError("compare(dataframe=True) needs pandas: "
                                   "pip install 'fastcpu[pandas]'") from None
         else:
-            return _frame_class(pd)(rows, columns=list(COLUMNS))
+            return pd.DataFrame(rows, columns=list(COLUMNS))
     return ComparisonTable(rows, confidence=confidence)
 
 
@@ -264,19 +260,3 @@ def tidy_table(loaded: Sequence[tuple[Results, str]], confidence: float = 0.95) 
     loaded the files itself (the CLI, to show its progress)."""
     return ComparisonTable(_tidy_rows(loaded, confidence), confidence=confidence)
 
-
-@functools.lru_cache(maxsize=1)
-def _frame_class(pd: Any) -> type:
-    """A pandas DataFrame that still answers to the old column names."""
-
-    class ComparisonFrame(pd.DataFrame):  # type: ignore[misc,name-defined]
-        @property
-        def _constructor(self) -> type:
-            return ComparisonFrame
-
-        def __getitem__(self, key: Any) -> Any:
-            if isinstance(key, str) and key in OLD_COLUMNS and key not in self.columns:
-                key = new_column(key)
-            return super().__getitem__(key)
-
-    return ComparisonFrame

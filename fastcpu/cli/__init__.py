@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from .. import export
 from .._args import DISASSEMBLERS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, check_cpu, check_int
 from ..files.paths import write_atomic
-from .args import LIST_GRAMMAR, STDOUT_NAMES, Methods, Parser, UsageError, add_counter_options, add_measure_options, check_counter_options, check_out, cpu_number, label_text, methods_help, positive_int
+from .args import LIST_GRAMMAR, STDOUT_NAMES, Methods, Parser, UsageError, add_counter_options, add_timing_options, check_counter_options, check_out, cpu_number, label_text, methods_help, positive_int
 from .files import compare_args, compare_run, plot_args, plot_run
 from .output import csv_bytes, flushes, open_streams, printable_streams, say, stdout_closed, warnings_in_one_line, write_stdout
 from .._base import printable
@@ -88,7 +88,7 @@ def exit_statuses(command: str) -> str:
 EXIT_STATUSES = exit_statuses("table")
 
 
-def check_measure_options(args: argparse.Namespace) -> list[MethodInfo]:
+def check_timing_options(args: argparse.Namespace) -> list[MethodInfo]:
     """Validate every measuring option before anything is printed or measured;
     the chosen methods."""
     check_int("--runs", args.runs, 1, RUNS_MAX)
@@ -99,13 +99,13 @@ def check_measure_options(args: argparse.Namespace) -> list[MethodInfo]:
 
 
 def _table_args(p: argparse.ArgumentParser) -> None:
-    add_measure_options(p)
+    add_timing_options(p)
     p.add_argument("--unroll", type=positive_int, default=1, help="copies per run (a throughput figure)")
     add_counter_options(p)
 
 
 def _table_run(args: argparse.Namespace) -> int:
-    chosen = check_measure_options(args)
+    chosen = check_timing_options(args)
     counter = check_counter_options(args)
     if counter == "pmu":  # say why not before printing anything
         pmu_open()
@@ -182,7 +182,7 @@ RUN_FORMATS = ("json", "gbench", "csv")
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    add_measure_options(p)
+    add_timing_options(p)
     p.add_argument("--unroll", type=positive_int, default=1, help="copies per run (a throughput figure)")
     add_counter_options(p)
     p.add_argument("-o", "--out", required=True,
@@ -214,7 +214,7 @@ def _run_document(results: Results, fmt: str, terminal: bool = False) -> bytes:
 
 
 def _run_run(args: argparse.Namespace) -> int:
-    check_measure_options(args)
+    check_timing_options(args)
     counter = check_counter_options(args)
     # Refuse before measuring, not after: a measurement is never thrown away.
     out = None if args.out in STDOUT_NAMES else check_out(args.out, overwrite=args.overwrite)

@@ -13,13 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import _deprecated
 from .._args import COUNTERS, SERIALIZE_MODES, check_counter, check_label
 from ..files.paths import check_name_length, check_replaceable, create_tmp
 
 
 __all__ = ["UsageError", "Parser", "positive_int", "cpu_number", "label_text", "Methods", "Files", "add_files",
-           "require_files", "LIST_GRAMMAR", "methods_help", "add_measure_options", "STDOUT_NAMES", "check_out",
+           "require_files", "LIST_GRAMMAR", "methods_help", "add_timing_options", "STDOUT_NAMES", "check_out",
            "add_counter_options", "check_counter_options"]
 
 
@@ -143,7 +142,7 @@ def methods_help(default: str) -> str:
     return f"method names, {LIST_GRAMMAR} (default: {default})"
 
 
-def add_measure_options(p: argparse.ArgumentParser) -> None:
+def add_timing_options(p: argparse.ArgumentParser) -> None:
     """The options shared by every command that measures."""
     p.add_argument("--runs", type=positive_int, default=1000, help="timed runs per method (default 1000)")
     p.add_argument("--methods", action=Methods, help=methods_help("all available"))
@@ -186,19 +185,12 @@ def check_out(text: str, option: str = "--out", *, overwrite: bool = False) -> P
 
 
 def add_counter_options(p: argparse.ArgumentParser) -> None:
-    """--counter, and --clock, its old name (deprecated, hidden from --help)."""
+    """--counter."""
     p.add_argument("--counter", choices=COUNTERS, default="tsc",
                    help="time with the TSC (default) or the PMU's core-cycle counter")
-    p.add_argument("--clock", dest="old_clock", choices=COUNTERS, help=argparse.SUPPRESS)
 
 
 def check_counter_options(args: argparse.Namespace) -> str:
-    """The counter asked for (by either name), checked against --serialize;
-    whether this machine has it is asked separately (pmu_open())."""
-    option = "counter"
-    if args.old_clock is not None:  # the old name, hidden from --help, still works
-        args.counter, option = args.old_clock, "clock"
-    counter = check_counter(args.counter, args.serialize, option)
-    if option == "clock":  # said on stderr once the options stand (a refusal is one line)
-        print(f"fastcpu: {_deprecated.DEPRECATED['--clock'].message}", file=sys.stderr)
-    return counter
+    """The counter asked for, checked against --serialize; whether this
+    machine has it is asked separately (pmu_open())."""
+    return check_counter(args.counter, args.serialize, "counter")

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from .. import _core
 from . import child as _child_runner
 from .._base import cached_property
-from ..results.values import ALIASES, CatalogRow, canonical_name
+from ..results.values import CatalogRow
 
-__all__ = ['ChainInfo', 'chain_methods', 'MethodInfo', 'methods', 'method_info', 'method_names', 'methods_named', 'ALIASES', 'canonical_name']
+__all__ = ['ChainInfo', 'chain_methods', 'MethodInfo', 'methods', 'method_info', 'method_names', 'methods_named']
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,6 @@ def method_info(name: str) -> MethodInfo:
     """
     if not isinstance(name, str):
         raise TypeError(f"method must be a str naming a method, not {type(name).__name__}")
-    name = canonical_name(name)
     info = _by_name().get(name)
     if info is not None:
         return info

@@ -52,7 +52,7 @@ _RULER_BLOCKS = {"add": 200, "imul": 67, "immediate_add": 200}
 _CHAIN_REPEATS = 21
 
 
-def _measure_tsc_hz() -> float:
+def _count_tsc_hz() -> float:
     ns0, tsc0 = _core.tsc_ns_pair()
     time.sleep(_FREQ_INTERVAL_S)
     ns1, tsc1 = _core.tsc_ns_pair()
@@ -220,7 +220,7 @@ def ruler_timing(ruler: str, blocks: int, repeats: int, step_ticks: float = 1.0)
     return _timing_of(ruler, blocks, _interleaved_pairs({ruler: blocks}, repeats)[ruler], step_ticks)
 
 
-def measure_rulers(step_ticks: float = 1.0) -> Rulers:
+def take_rulers(step_ticks: float = 1.0) -> Rulers:
     """Both rulers and the immediate-add chain, timed here taking turns pair
     by pair after a warm-up chain, judged by :func:`judge_rulers`. Timed one
     after the other instead, a move of a guest's core clock between them
@@ -365,17 +365,17 @@ def clock(*, refresh: bool = False) -> Clock:
         return known
     with _lock:
         if _cached is None or refresh:
-            _cached = _measure_clock()
+            _cached = _calibrate_clock()
         return _cached
 
 
-def _measure_clock() -> Clock:
+def _calibrate_clock() -> Clock:
     """TSC Hz, the granularity fit and the back-to-back spacing, both rulers."""
-    hz = _measure_tsc_hz()
+    hz = _count_tsc_hz()
     step = fit_granularity(_core.tsc_reads(_STEP_READS, True))
     if not step >= 1:
         step = 1.0
-    rulers = measure_rulers(step)
+    rulers = take_rulers(step)
     return Clock(
         tsc_hz=hz,
         tsc_step_ticks=step,

@@ -20,7 +20,7 @@ from .._args import CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, SENTENC
 from .answers import CpuVerdict
 from .bench_result import COUNTERS as _COUNTERS
 from .bench_result import BenchResult, DiffResult
-from .values import CatalogRow, canonical_name, recorded_row
+from .values import CatalogRow, file_method_name, recorded_row
 from .motion import ClockMotion
 from .values import Clock, Rulers, nan_equal
 from ..files.write import FORMAT_VERSION, Reader, ResultFileError, encode_bools, encode_ticks
@@ -70,7 +70,7 @@ def verdicts_from(rd: Reader, doc: dict[str, Any]) -> dict[str, CpuVerdict]:
         if not isinstance(v, dict):
             raise rd.fail(f"cpu_verdicts.{name} must be an object, not {type(v).__name__}")
         rd.known(v, ("reports_cpu", "why"), where)
-        out[canonical_name(name)] = CpuVerdict(rd.get(v, "reports_cpu", (bool,), where),
+        out[file_method_name(name)] = CpuVerdict(rd.get(v, "reports_cpu", (bool,), where),
                                                rd.get(v, "why", (str,), where))
     return out
 
@@ -228,7 +228,7 @@ def result_from_entry(rd: Reader, entry: object, i: int, clock: Clock, written_b
     if not isinstance(entry, dict):
         raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
     rd.known(entry, ENTRY_FIELDS, f"results[{i}].")
-    method = canonical_name(rd.get(entry, "method", (str,), f"results[{i}]."))  # former names
+    method = file_method_name(rd.get(entry, "method", (str,), f"results[{i}]."))  # an old file's names
     where = f"results[{i}] ({method}) "
     runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
     unroll = rd.bounded(entry, "unroll", 1, UNROLL_MAX, where)
@@ -313,7 +313,7 @@ def diff_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> DiffResu
     if not isinstance(entry, dict):
         raise rd.fail(f"back_to_back[{i}] is {type(entry).__name__}, expected an object")
     rd.known(entry, DIFF_FIELDS, f"back_to_back[{i}].")
-    method = canonical_name(rd.get(entry, "method", (str,), f"back_to_back[{i}]."))
+    method = file_method_name(rd.get(entry, "method", (str,), f"back_to_back[{i}]."))
     where = f"back_to_back[{i}] ({method}) "
     runs = rd.bounded(entry, "runs", 1, RUNS_MAX, where)
     k = rd.bounded(entry, "k", 2, UNROLL_MAX // 2, where)

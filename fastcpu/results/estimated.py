@@ -1,7 +1,7 @@
 """What BenchResult and DiffResult share: the checks of their fields, the
 arrays of per-run counts they are built from, and ``Estimated`` (unit
-conversions with the result's clock and counter, the recommended estimate with its interval, in TSC ticks, ns and
-core cycles)."""
+conversions with the result's clock and counter, the recommended estimate
+with its interval, in TSC ticks, ns and core cycles)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from .. import _base as _display
 from .._base import printable
 from .._args import check_label, check_sentences
 from .values import Clock
-from .values import canonical_name
+from .values import file_method_name
 from .stability import fact_problem
 from .bench_result import BenchResult, DiffResult
 from .motion import ClockMotion, merge_motion
@@ -181,7 +181,7 @@ class Results(Mapping[str, BenchResult]):
     # -- the mapping ---------------------------------------------------------
     def __getitem__(self, method: str) -> BenchResult:
         try:
-            return self.results[canonical_name(method) if isinstance(method, str) else method]
+            return self.results[method]
         except KeyError:
             raise KeyError(f"{method!r} was not measured here; measured: "
                            f"{', '.join(self.results) or 'nothing'}") from None
@@ -229,11 +229,10 @@ class Results(Mapping[str, BenchResult]):
         fastcpu 0.6) what its result's catalog row says there
         (:func:`infer_cpu_verdict`, the file's words, never this machine's
         catalog). The one definition every "cheapest way" answer uses."""
-        name = canonical_name(method) if isinstance(method, str) else method
-        verdict = self.cpu_verdicts.get(name)
+        verdict = self.cpu_verdicts.get(method)
         if verdict is not None:
             return verdict
-        measured = self.results.get(name)
+        measured = self.results.get(method)
         return infer_cpu_verdict(measured.catalog_row if measured is not None else None, self.machine)
 
     def ways(self) -> list[BenchResult]:
@@ -440,7 +439,7 @@ class Results(Mapping[str, BenchResult]):
             diffs[d.method] = d
         label = rd.get(doc, "label", (str, type(None)), "")
         stored = rd.get(doc, "unavailable", (dict,), "")
-        unavailable = {canonical_name(name): rd.get(stored, name, (str,), "unavailable.") for name in stored}
+        unavailable = {file_method_name(name): rd.get(stored, name, (str,), "unavailable.") for name in stored}
         try:
             return cls(
                 results=results,

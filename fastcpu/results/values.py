@@ -21,7 +21,7 @@ import re
 from .._args import CYCLES_PER_TICK_RANGE, STEP_MAX_TICKS, TSC_HZ_RANGE, check_figure, plain_number
 from .._base import cached_property
 
-__all__ = ['Clock', 'CounterUnits', 'Rulers', 'RulerTiming', 'CalibrationWarning', 'judge_rulers', 'nan_equal', 'FOLDED_ABOVE', 'RULER_TOLERANCE_MIN', 'RULER_TOLERANCE_SIGMAS', 'CatalogRow', 'ALIASES', 'canonical_name', 'recorded_row', 'recorded_versions', 'ROW_TEXT_MAX']
+__all__ = ['Clock', 'CounterUnits', 'Rulers', 'RulerTiming', 'CalibrationWarning', 'judge_rulers', 'nan_equal', 'FOLDED_ABOVE', 'RULER_TOLERANCE_MIN', 'RULER_TOLERANCE_SIGMAS', 'CatalogRow', 'OLD_FILE_NAMES', 'file_method_name', 'recorded_row', 'recorded_versions', 'ROW_TEXT_MAX']
 
 
 @dataclass(frozen=True)
@@ -372,12 +372,12 @@ class CalibrationWarning(RuntimeWarning):
     were disturbed); the message says how many were clean."""
 
 
-# Former names, still accepted wherever a method is named (bench, read,
-# show, check, Results[...]) and renamed when a result file is loaded, so
-# that files written before the rename compare with new ones.
-# getcpu_sidt_fp changed both knobs at once (no red zone and a frame
-# pointer); the four corners now have a name each.
-ALIASES: dict[str, str] = {"getcpu_sidt_fp": "getcpu_sidt_norz_fp"}
+#: Method names that result files written by an old fastcpu carry -> the
+#: method's name now, applied when such a file is read (never to a name a
+#: user gives), so that old files load for good and compare with new ones.
+#: getcpu_sidt_fp changed both knobs at once (no red zone and a frame
+#: pointer); the four corners now have a name each.
+OLD_FILE_NAMES: dict[str, str] = {"getcpu_sidt_fp": "getcpu_sidt_norz_fp"}
 
 #: The longest kind, role or encoding a file may give (characters); a
 #: description may hold 2,000.
@@ -385,9 +385,10 @@ ROW_TEXT_MAX = 64
 _DESCRIPTION_MAX = 2000
 
 
-def canonical_name(name: str) -> str:
-    """`name`, or the method a former name now stands for."""
-    return ALIASES.get(name, name)
+def file_method_name(name: str) -> str:
+    """A method name as read from a result file: `name`, or the method an
+    old file's name now stands for (OLD_FILE_NAMES)."""
+    return OLD_FILE_NAMES.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -490,4 +491,4 @@ def recorded_row(method: str, fastcpu_version: str) -> CatalogRow | None:
     key = _version_key(fastcpu_version)
     chosen = catalogs[-1][2] if not key else next(
         (rows for k, _, rows in reversed(catalogs) if k <= key), catalogs[0][2])
-    return chosen.get(canonical_name(method))
+    return chosen.get(method)
