@@ -439,7 +439,9 @@ void fc_features_after_fork_in_child(void);
 /* 1 when `address` lies in an executable mapping of this process
  * (/proc/self/maps), 0 when not, FC_ADDRESS_VSYSCALL in the [vsyscall]
  * page (listed executable, emulated by the kernel: no function to call),
- * -1 with errno when the maps cannot be read. */
+ * -1 with errno when the maps cannot be read and the address is in no
+ * loaded object's executable segment (dl_iterate_phdr), which is checked
+ * instead. */
 #define FC_ADDRESS_VSYSCALL 2
 int fc_address_executable(uintptr_t address);
 

@@ -12,6 +12,8 @@
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -206,11 +208,51 @@ const char *fc_requirement_missing(int r)
 
 /* ---- user function addresses -------------------------------------------- */
 
+/* The page the kernel emulates a few fixed entry points in (listed
+ * executable in /proc/self/maps, absent from dl_iterate_phdr). */
+#define VSYSCALL_START ((uintptr_t)0xffffffffff600000ull)
+#define VSYSCALL_END (VSYSCALL_START + 4096)
+
+struct code_search {
+    uintptr_t address;
+    int found;
+};
+
+static int in_loaded_code(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct code_search *s = data;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
+        if (start <= s->address && s->address - start < (uintptr_t)ph->p_memsz) {
+            s->found = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int fc_address_executable(uintptr_t address)
 {
+    if (address >= VSYSCALL_START && address < VSYSCALL_END)
+        return FC_ADDRESS_VSYSCALL;
     FILE *f = fopen("/proc/self/maps", "re");
-    if (!f)
+    if (!f) {
+        /* no /proc (a minimal container, a chroot): the loaded objects'
+         * executable segments (the program, its libraries, the vDSO) are
+         * known without it; other executable memory (JIT code, ctypes
+         * callbacks) is not, and that is said to the caller */
+        int saved = errno;
+        struct code_search s = {address, 0};
+        dl_iterate_phdr(in_loaded_code, &s);
+        if (s.found)
+            return 1;
+        errno = saved;
         return -1;
+    }
     char line[512];
     int executable = 0;
     bool mapped = false;

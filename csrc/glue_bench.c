@@ -10,6 +10,7 @@
  * How they are filled (what is paired with what, warm-up, chunks short
  * enough for Ctrl-C, the PMU counter's retries) is harness.c's.
  */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -45,11 +46,11 @@ static int check_counts(Py_ssize_t runs, long unroll)
 }
 
 /* A user function's address: an int in 1..2^64-1 that lies in an
- * executable mapping of this process (/proc/self/maps), or -1 with
- * ValueError/TypeError/OSError set. The mapping could still go away before
+ * executable mapping of this process (/proc/self/maps; without /proc, in a
+ * loaded object's code), or -1 with ValueError/TypeError/Unsupported set. The mapping could still go away before
  * the call (another thread unloading its library): that is the caller's
  * to avoid. */
-static int parse_user_address(PyObject *obj, uintptr_t *out)
+static int parse_user_address(core_state *st, PyObject *obj, uintptr_t *out)
 {
     if (!PyLong_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "a function address must be an int, not %s",
@@ -71,12 +72,18 @@ static int parse_user_address(PyObject *obj, uintptr_t *out)
     Py_BEGIN_ALLOW_THREADS
     found = fc_address_executable((uintptr_t)address);
     Py_END_ALLOW_THREADS
-    if (found < 0) {
-        PyErr_SetFromErrnoWithFilename(PyExc_OSError, "/proc/self/maps");
-        return -1;
-    }
     char hex[24];
     snprintf(hex, sizeof hex, "0x%llx", address); /* PyErr_Format knows no %llx before 3.12 */
+    if (found < 0) {
+        int err = errno;
+        PyErr_Format(st->unsupported,
+                     "address %s is in no loaded object's code (the program, its libraries, the "
+                     "vDSO), and /proc/self/maps, which lists the rest of this process's "
+                     "executable memory, cannot be read (%s): mount /proc, or pass the address "
+                     "of a function in a loaded library",
+                     hex, strerror(err));
+        return -1;
+    }
     if (found == FC_ADDRESS_VSYSCALL) {
         PyErr_Format(PyExc_ValueError,
                      "address %s is in the [vsyscall] page, which the kernel emulates at a "
@@ -250,7 +257,7 @@ static int parse_target(core_state *st, PyObject *target, const struct fc_method
     }
     if (PyLong_Check(target)) {
         uintptr_t address;
-        if (parse_user_address(target, &address) < 0)
+        if (parse_user_address(st, target, &address) < 0)
             return -1;
         *user = (fc_user_fn)address;
         return 0;

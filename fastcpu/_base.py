@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import os
+import signal
 import threading
 import weakref
 from collections.abc import Callable
@@ -12,6 +13,53 @@ from typing import Any, Generic, TypeVar, overload
 import html
 import math
 from collections.abc import Iterable, Sequence
+
+
+def _cli_starting() -> bool:
+    """Whether this process is fastcpu's command line being started: ``python
+    -m fastcpu`` while runpy imports the package (``sys.argv[0]`` is
+    ``'-m'`` until the module is found), or the ``fastcpu`` script pip wrote
+    (its ``__main__`` imports ``fastcpu.cli``)."""
+    argv = sys.argv or [""]
+    orig = getattr(sys, "orig_argv", [])
+    if argv[0] == "-m":
+        return any(a == "-mfastcpu" or (a == "-m" and b == "fastcpu") for a, b in zip(orig, orig[1:] + [""]))
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not (isinstance(argv[0], str) and os.path.basename(argv[0]) == "fastcpu" and main == argv[0]):
+        return False
+    try:
+        with open(main, "rb") as f:
+            return b"fastcpu.cli" in f.read(4096)
+    except OSError:
+        return False
+
+
+def _interrupted_starting(signum: int, frame: object) -> None:
+    """SIGINT while the command line's modules are imported: nothing is done
+    yet, so one line and exit 130, as main() says for Ctrl-C later (Python's
+    own handling would print the import chain's traceback and die by SIGINT)."""
+    try:
+        os.write(2, b"fastcpu: interrupted\n")
+    except OSError:
+        pass
+    os._exit(130)
+
+
+def cli_started() -> None:
+    """The command line's imports are done (main() runs): Ctrl-C raises
+    KeyboardInterrupt again, which main() answers (files cleaned up)."""
+    if signal.getsignal(signal.SIGINT) is _interrupted_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# in the first of fastcpu's modules: the package imports numpy and the
+# rest for a fifth of a second, in which Ctrl-C must not print a traceback
+if _cli_starting() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    try:
+        signal.signal(signal.SIGINT, _interrupted_starting)
+    except ValueError:  # not the main thread
+        pass
+
 
 __all__ = ['Error', 'Unsupported', 'no_core', 'deprecated', 'ForkSafeLock', 'cached_property', 'escape', 'printable', 'one_line', 'figure', 'plus_minus', 'interval', 'table', 'paragraph', 'bullets', 'details', 'block', 'DASH']
 
@@ -64,32 +112,55 @@ _T = TypeVar("_T")
 
 
 class ForkSafeLock:
-    """A ``threading.Lock`` for ``with`` blocks, fresh in a fork's child
-    unless the forking thread held it."""
+    """A lock for ``with`` blocks, fresh in a fork's child unless the forking
+    thread held it, that never waits forever on its own thread: a signal
+    handler (or a callback) that enters it again on the thread already
+    inside it, which a plain ``threading.Lock`` would leave waiting for
+    good, gets :class:`Error` naming `what` the lock guards instead. (A
+    handler that runs in the instant between the acquiring and the
+    counting, or the uncounting and the release, enters it nested, and the
+    work it guards runs whole inside the outer, which has not started it or
+    has finished it.)"""
 
-    __slots__ = ("_lock", "_owner", "__weakref__")
+    __slots__ = ("_lock", "_owner", "_depth", "what", "__weakref__")
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
+    def __init__(self, what: str = "a fastcpu measurement (clock(), bench(), selftest() or measure())") -> None:
+        self._lock = threading.RLock()  # re-entered only as said above: _depth refuses the rest
         self._owner: int | None = None
+        self._depth = 0
+        self.what = what
         _every.add(self)
 
     def __enter__(self) -> ForkSafeLock:
+        me = threading.get_ident()
+        if self._owner == me:  # this thread is inside already: a handler or a callback
+            raise Error(f"fastcpu was called from a signal handler (or a callback) while this thread was "
+                        f"inside {self.what}, which would wait for itself for good: call it outside the "
+                        "handler, or set a flag there and call it after")
         self._lock.acquire()
-        self._owner = threading.get_ident()
+        self._depth += 1
+        self._owner = me
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._owner = None
+        self._depth -= 1
+        if not self._depth:
+            self._owner = None
         self._lock.release()
 
     def locked(self) -> bool:
-        return self._lock.locked()
+        if self._depth:
+            return True
+        if self._lock.acquire(blocking=False):  # RLock has no locked() before Python 3.14
+            self._lock.release()
+            return False
+        return True
 
     def _after_fork_in_child(self) -> None:
         if self._owner != threading.get_ident():  # another thread's, gone
-            self._lock = threading.Lock()
+            self._lock = threading.RLock()
             self._owner = None
+            self._depth = 0
 
 
 _every: weakref.WeakSet[ForkSafeLock] = weakref.WeakSet()

@@ -27,7 +27,8 @@ from pathlib import Path
 SANITIZED = (
     "test_affinity_bounds.py", "test_agreement.py", "test_bad_input.py", "test_bench.py",
     "test_child_runner.py", "test_clock.py", "test_conversion.py", "test_errors.py", "test_estimate.py", "test_faults.py",
-    "test_fork.py", "test_getcpu.py", "test_lying_numbers.py", "test_memory.py", "test_methods.py",
+    "test_fork.py", "test_getcpu.py", "test_hostile_round4.py", "test_lying_numbers.py", "test_memory.py",
+    "test_methods.py",
     "test_models.py", "test_pmu.py", "test_properties.py", "test_read.py",
     "test_rulers.py", "test_selftest.py", "test_signals.py", "test_subinterpreters.py",
     "test_threads.py", "test_user_abi.py", "test_user_fn.py",
@@ -48,7 +49,7 @@ KIT = (
 #: Files whose outcome can turn on privilege: the unprivileged pass runs them.
 UNPRIVILEGED = (
     "test_affinity_bounds.py", "test_agreement.py", "test_bad_input.py", "test_child_runner.py",
-    "test_cli.py", "test_errors.py", "test_file_bounds.py", "test_fork.py", "test_getcpu.py",
+    "test_cli.py", "test_errors.py", "test_file_bounds.py", "test_fork.py", "test_getcpu.py", "test_hostile_round4.py",
     "test_no_stray_files.py", "test_pmu.py", "test_signals.py",
 )
 

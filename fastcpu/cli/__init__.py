@@ -43,7 +43,7 @@ from .output import ProgressLine, is_terminal
 from ..files.write import encode_document
 from ..results.results import Results
 from ..results.display import format_back_to_back, format_clock, format_table, format_warnings
-from .._base import __version__
+from .._base import __version__, cli_started
 
 
 # the instrument's (stand-ins raising Unsupported where no C core is built: compare and plot need none)
@@ -425,6 +425,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _run(command: str, argv: list[str]) -> int:
+    cli_started()  # Ctrl-C from here on is a KeyboardInterrupt, answered above
     try:
         args = _parser(command).parse_args(argv)
     except SystemExit as exc:  # --help or --version, printed: flushed below as any output is

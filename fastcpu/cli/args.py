@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .._args import COUNTERS, SERIALIZE_MODES, check_counter, check_label
 from ..files.paths import check_name_length, check_replaceable, create_tmp
@@ -29,6 +29,21 @@ class UsageError(Exception):
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        """--help and --version: argparse's own drops an OSError (stdout on a
+        full disk, or closed) and exits 0 with nothing printed; here it
+        reaches main(), which says so and exits 1."""
+        if not message:
+            return
+        stream = file or sys.stderr
+        try:
+            stream.write(message)
+            stream.flush()
+        except OSError as exc:
+            if stream is not sys.stdout or exc.filename is not None or "standard output" in str(exc.strerror):
+                raise
+            raise OSError(exc.errno, f"cannot write standard output: {exc.strerror}") from None
 
 
 def positive_int(text: str) -> int:

@@ -14,6 +14,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from .._base import ForkSafeLock
+
 
 __all__ = ["check_name_length", "check_replaceable", "check_target", "create_tmp", "naming",
            "nonempty_path", "tmp_prefix", "write_atomic"]
@@ -34,15 +36,27 @@ _NAME_MAX_DEFAULT = 255
 _WRITE_CHUNK_BYTES = 1 << 20
 
 
+#: Guards the umask round trip of _umask() (no /proc): fastcpu's own
+#: threads never see the mask it sets for that moment.
+_umask_lock = ForkSafeLock("the umask's round trip")
+
+
 def _umask() -> int:
-    """This process's umask, read without changing it (Linux >= 4.7), else 022."""
+    """This process's umask: read without changing it from /proc/self/status
+    (Linux >= 4.7); without /proc (a minimal container, a chroot), from the
+    kernel by setting 0777, the most restrictive mask, and putting the old
+    one back at once (a file another thread creates in that moment gets no
+    permissions, never more than it asked for)."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("Umask:"):
                 return int(line.split()[1], 8)
     except (OSError, ValueError, IndexError):
         pass
-    return 0o022
+    with _umask_lock:
+        mask = os.umask(0o777)
+        os.umask(mask)
+    return mask
 
 
 def _name_max(directory: Path) -> int:
@@ -118,8 +132,8 @@ def _exists(path: Path) -> FileExistsError:
 
 def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
     """Write `data` to `path` through a synced temporary file beside it,
-    renamed (`overwrite`) or linked (not: it fails if the name exists) into
-    place, so that `path` holds the old contents or all of the new; removes
+    renamed (`overwrite`) or linked (not: it fails if the name exists; an
+    exclusive create where the file system has no hard links) into place, so that `path` holds the old contents or all of the new; removes
     the temporary files of writers that were killed first.
 
     Raises:
@@ -145,10 +159,7 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
         if overwrite:
             os.replace(tmp, path)
         else:
-            # link() fails if the name exists: no window in which another
-            # writer's file could be replaced.
-            os.link(tmp, path)
-            os.unlink(tmp)
+            _place_new(tmp, path)
     except FileExistsError:
         _remove(tmp)
         raise _exists(path) from None
@@ -159,6 +170,37 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
         _remove(tmp)
         raise
     _fsync_dir(directory)
+
+
+#: What link() fails with on a file system without hard links: FAT and
+#: exFAT (EPERM), many FUSE ones (EPERM, ENOSYS, EOPNOTSUPP).
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP})
+
+
+def _place_new(tmp: str, path: Path) -> None:
+    """Move the written `tmp` to `path`, which must not exist: FileExistsError
+    if it does, whoever made it. link() fails if the name exists, so there is
+    no window in which another writer's file could be replaced. Where the
+    file system has no hard links, the name is reserved by an exclusive
+    create (O_CREAT | O_EXCL, which fails as link() does if it exists) and
+    the temporary file renamed over the empty reservation: `path` is then
+    empty for that moment, but never half written, and an existing file is
+    still never replaced."""
+    try:
+        os.link(tmp, path)
+    except OSError as exc:
+        if isinstance(exc, FileExistsError) or exc.errno not in _NO_HARD_LINKS:
+            raise
+    else:
+        os.unlink(tmp)
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(os.fspath(path))  # our empty reservation
+        raise
 
 
 def naming(exc: OSError, path: Path) -> OSError:

@@ -153,6 +153,8 @@ _PLAIN_BYTES = bytes(sorted(set(range(0x20, 0x7F)) - {0x5C} | {0x09, 0x0A, 0x0D}
 #: Bytes no JSON text holds: control characters but its whitespace.
 _BINARY_BYTES = bytes(sorted(set(range(0x20)) - {0x09, 0x0A, 0x0D}))
 _NOT_BINARY_BYTES = bytes(sorted(set(range(256)) - set(_BINARY_BYTES)))
+#: The whitespace JSON allows before a value.
+_JSON_BLANKS = b" \t\n\r"
 
 
 class _TextGate:
@@ -169,6 +171,23 @@ class _TextGate:
         self.seen_bytes = 0
         self.separators = 0
         self.plain = True
+        #: whether the first byte after the leading blanks was seen
+        self.started = False
+
+    def _judge_start(self, chunk: bytes) -> None:
+        """The first byte after the blanks (which a gzip file save() padded
+        starts with) must open JSON's object or list (a list is refused
+        by name once parsed): anything else is no JSON a result file can
+        be, refused before the rest of a gigabyte of it is read."""
+        rest = chunk.lstrip(_JSON_BLANKS)
+        if not rest:
+            return
+        self.started = True
+        if rest[:1] not in (b"{", b"["):
+            at = self.seen_bytes + len(chunk) - len(rest)
+            raise ResultFileError(f"{self.path}: not a fastcpu result file (not JSON: it starts with "
+                                  f"{bytes(rest[:1])!r} at offset {at}, where a result file opens "
+                                  "a JSON object with '{')")
 
     def feed(self, chunk: bytes) -> None:
         odd = chunk.translate(None, _PLAIN_BYTES)
@@ -179,6 +198,8 @@ class _TextGate:
                 raise ResultFileError(f"{self.path}: not a fastcpu result file (binary data, not "
                                       f"JSON text: byte {bad[0]:#04x} at offset {at})")
             self.plain = False
+        if not self.started:
+            self._judge_start(chunk)
         self.separators += len(chunk.translate(None, NOT_SEPARATORS))
         self.seen_bytes += len(chunk)
         if self.separators > separators_max(self.most_bytes):  # however much more comes
@@ -200,23 +221,22 @@ class _TextGate:
 
 
 def _read_plain(path: Path, f: Any, size_bytes: int) -> tuple[bytearray, _TextGate]:
-    """The whole of `f`, a file of `size_bytes`, in one buffer of that size
-    (no chunks joined into a second copy), checked."""
-    text = bytearray(size_bytes)
-    done = 0
-    with memoryview(text) as view:
-        while done < size_bytes:
-            got = f.readinto(view[done:])
-            if not got:
-                break
-            done += got
-    del text[done:]  # it shrank while we read: what is left is checked
+    """The whole of `f`, a file of `size_bytes`, in one buffer, each chunk
+    checked as it arrives: what is no result file (binary data, text that
+    is no JSON object) is refused at its first chunk, before the rest is
+    read or room for it taken (a sparse file of 2 GiB, a gigabyte of
+    ``x``). The buffer grows as it fills: never a second copy of the whole."""
+    gate = _TextGate(path, size_bytes)
+    text = bytearray()
+    while len(text) < size_bytes:
+        chunk = f.read(min(CHUNK_BYTES, size_bytes - len(text)))
+        if not chunk:
+            break  # it shrank while we read: what is left is checked
+        gate.feed(chunk)
+        text += chunk
     if f.read(1):
         raise ResultFileError(f"{path}: the file grew while it was read (is something writing "
                               "it?); load it once it is written")
-    gate = _TextGate(path, len(text))
-    for start in range(0, len(text), CHUNK_BYTES):
-        gate.feed(bytes(text[start:start + CHUNK_BYTES]))
     gate.finish()
     return text, gate
 

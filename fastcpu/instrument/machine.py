@@ -12,7 +12,7 @@ from .. import _core
 from ..results.stability import affinity, boost_enabled, cpu_governors, cpuinfo_first, glibc_version, isolated_cpus, parse_cpu_list, read_text
 from .._args import RUNS_MAX, UNROLL_MAX, check_counter, check_cpu, check_int, check_label, check_method_names, check_serialize
 from .timing import bench, bench_diff
-from .timebase import clock
+from .timebase import Clock, clock, one_clock
 from .catalog import MethodInfo, method_info, methods_named
 from .catalog import methods as all_methods
 from .cpu import check
@@ -170,7 +170,18 @@ def measure(
     if counter == "pmu":  # the process's counter: once, not as every method's reason
         _core.pmu_open()
 
-    clk = clock()
+    # one clock for every part (a Results holds one): another thread's
+    # clock(refresh=True) while this runs changes none of them
+    with one_clock(clock()) as clk:
+        return _measure(todo, chosen, clk, runs=runs, serialize=serialize, unroll=unroll, cpu=cpu,
+                        progress=progress, label=label, selftest=selftest, counter=counter,
+                        back_to_back=back_to_back)
+
+
+def _measure(todo: list[MethodInfo], chosen: list[MethodInfo], clk: Clock, *, runs: int, serialize: str,
+             unroll: int, cpu: int | None, progress: Progress | None, label: str | None, selftest: bool,
+             counter: str, back_to_back: bool) -> Results:
+    """measure()'s work, its arguments checked, on the clock `clk`."""
     date = utc_now()
     machine = machine_info()
     report = run_selftest(serialize=serialize, cpu=cpu) if selftest and unroll == 1 and counter == "tsc" else None

@@ -24,11 +24,13 @@ apart. So nothing here is assumed of a host:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
+import threading
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -327,8 +329,25 @@ def read_spacing(reads: Sequence[int] | np.ndarray) -> float:
     return float(np.median(d)) if len(d) else math.nan
 
 
-_lock = ForkSafeLock()  # fresh in a fork's child: it measures again if nothing was cached
+# fresh in a fork's child: it measures again if nothing was cached
+_lock = ForkSafeLock("the clock's measurement (the first clock(), or clock(refresh=True))")
 _cached: Clock | None = None
+#: The clock each thread's measure() holds for all of its parts (no
+#: attribute: none).
+_held = threading.local()
+
+
+@contextlib.contextmanager
+def one_clock(clk: Clock) -> Iterator[Clock]:
+    """Within the block, clock() on this thread answers `clk` (unless asked
+    to refresh): every part of one measure() (each bench(), its rulers, the
+    self-test) takes the same clock while another thread refreshes it."""
+    before = getattr(_held, "clock", None)
+    _held.clock = clk
+    try:
+        yield clk
+    finally:
+        _held.clock = before
 
 
 def clock(*, refresh: bool = False) -> Clock:
@@ -336,7 +355,9 @@ def clock(*, refresh: bool = False) -> Clock:
 
     Args:
         refresh: measure again, and use the new figures from now on (results
-            already returned keep theirs). A guest's core clock follows the
+            already returned keep theirs, and a measure() under way on
+            another thread keeps the clock it began with: its Results hold
+            one). A guest's core clock follows the
             host's load: on the machine fastcpu was written on,
             ``cycles_per_tick`` wanders by 2-3% over seconds, which moves
             every core-cycle conversion with it (docs/accuracy.md).
@@ -356,10 +377,15 @@ def clock(*, refresh: bool = False) -> Clock:
     Raises:
         TypeError: `refresh` is not a bool.
         fastcpu.Unsupported: the TSC cannot be read here.
+        fastcpu.Error: called from a signal handler on a thread that is
+            measuring the clock itself (which would wait for itself).
     """
     global _cached
     if not isinstance(refresh, bool):
         raise TypeError(f"refresh must be a bool, not {type(refresh).__name__}")
+    held = getattr(_held, "clock", None)
+    if held is not None and not refresh:  # inside measure() on this thread: its one clock
+        return held
     known = _cached
     if known is not None and not refresh:  # every bench() asks: no lock once measured
         return known
@@ -412,7 +438,7 @@ _ADD_BLOCKS_MIN = 2
 #: Core cycles per instruction of each ruler.
 _LATENCY = {"add": 1.0, "imul": 3.0}
 
-_conversion_lock = ForkSafeLock()
+_conversion_lock = ForkSafeLock("the core-cycle conversion's calibration (the first bench())")
 _fixed: dict[tuple[str, int], float] = {}
 
 
