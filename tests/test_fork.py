@@ -176,7 +176,7 @@ import fastcpu
 module = importlib.import_module("fastcpu." + sys.argv[1])
 held, release = threading.Event(), threading.Event()
 def hold():
-    with module._lock:
+    with getattr(module, sys.argv[2]):
         held.set()
         release.wait()
 t = threading.Thread(target=hold)
@@ -199,12 +199,14 @@ t.join()
 """ + WAIT_FOR_CHILD
 
 
-@pytest.mark.parametrize("module", ["_clock", "_conversion", "_selftest"])
-def test_a_lock_held_by_another_thread_across_a_fork_is_fresh_in_the_child(module):
+@pytest.mark.parametrize("module, lock", [("instrument.timebase", "_lock"),
+                                          ("instrument.timebase", "_conversion_lock"),
+                                          ("instrument.bias", "_lock")])
+def test_a_lock_held_by_another_thread_across_a_fork_is_fresh_in_the_child(module, lock):
     import subprocess
     import sys
 
-    p = subprocess.run([sys.executable, "-c", FORK_WHILE_A_THREAD_HOLDS, module], capture_output=True,
+    p = subprocess.run([sys.executable, "-c", FORK_WHILE_A_THREAD_HOLDS, module, lock], capture_output=True,
                        text=True, timeout=120, cwd=os.path.dirname(os.path.abspath(__file__)))
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.strip() == "child 0", (p.stdout, p.stderr[-2000:])
@@ -232,17 +234,18 @@ def test_every_lock_of_the_package_is_fork_safe():
 
     plain = (type(threading.Lock()), type(threading.RLock()))
     found, safe = [], []
-    for info in pkgutil.iter_modules(fastcpu.__path__):
-        if info.name == "__main__":  # the CLI, run on import
+    for info in pkgutil.walk_packages(fastcpu.__path__, "fastcpu."):
+        if info.name == "fastcpu.__main__":  # the CLI, run on import
             continue
-        module = importlib.import_module(f"fastcpu.{info.name}")
+        module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if isinstance(value, plain):
                 found.append(f"{info.name}.{name}")
             elif isinstance(value, ForkSafeLock):
                 safe.append(f"{info.name}.{name}")
     assert found == []
-    assert {"_clock._lock", "_conversion._lock", "_selftest._lock"} <= set(safe)
+    assert {"fastcpu.instrument.timebase._lock", "fastcpu.instrument.timebase._conversion_lock",
+            "fastcpu.instrument.bias._lock"} <= set(safe)
 
 
 # -- fork while another thread computes a cached property (issue 28, item 8) -----
@@ -304,10 +307,10 @@ def _package_objects():
     import pkgutil
 
     seen = set()
-    for info in pkgutil.iter_modules(fastcpu.__path__):
-        if info.name == "__main__":
+    for info in pkgutil.walk_packages(fastcpu.__path__, "fastcpu."):
+        if info.name == "fastcpu.__main__":
             continue
-        module = importlib.import_module(f"fastcpu.{info.name}")
+        module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             yield f"{info.name}.{name}", value
             if inspect.isclass(value) and value.__module__.startswith("fastcpu") and id(value) not in seen:
