@@ -21,7 +21,7 @@ if not BUILD_CORE:
           "and the other instrument functions will raise fastcpu.Unsupported", file=sys.stderr)
 
 # -fvisibility=hidden: nothing but PyInit__core (PyMODINIT_FUNC) is exported,
-# so globals are read %rip-relative, not through the GOT (csrc/fastcpu.h).
+# so globals are read %rip-relative, not through the GOT (csrc/compiler.h).
 # -fno-stack-protector, -fcf-protection=none: the timed code and the models
 # must be the code `fastcpu show` and the tests expect, whatever the
 # interpreter's own CFLAGS add (Debian's python3 builds extensions with
@@ -76,13 +76,36 @@ def core_extension() -> Extension:
             "csrc/chains.c",
             "csrc/userchains.c",
             "csrc/userabi.c",
+            "csrc/userguard.c",
             "csrc/pmu.c",
         ],
-        depends=["csrc/fastcpu.h", "csrc/timing.h", "csrc/glue.h"],
+        depends=[
+            "csrc/catalog.h",
+            "csrc/chains.h",
+            "csrc/clock.h",
+            "csrc/compiler.h",
+            "csrc/conversion.h",
+            "csrc/fastcpu_getcpu.h",
+            "csrc/fork.h",
+            "csrc/getcpu.h",
+            "csrc/glue.h",
+            "csrc/harness.h",
+            "csrc/machine.h",
+            "csrc/models.h",
+            "csrc/pmu.h",
+            "csrc/requirements.h",
+            "csrc/timers.h",
+            "csrc/timing.h",
+            "csrc/userabi.h",
+            "csrc/userchains.h",
+            "csrc/userguard.h",
+            "csrc/verdicts.h",
+            "csrc/x86.h",
+        ],
         include_dirs=[numpy.get_include()],
         extra_compile_args=extra_compile_args,
         extra_link_args=extra_link_args,
-        libraries=["rt"],  # timer_create before glibc 2.34 (csrc/userabi.c)
+        libraries=["rt"],  # timer_create before glibc 2.34 (csrc/userguard.c)
     )
 
 

@@ -55,7 +55,7 @@ def measure(chain: str, runs: int, n: int, cpu: int | None) -> tuple[list[tuple[
     step_ticks = fastcpu.clock().tsc_step_ticks
     steady, hopped = [], []
     for _ in range(n):
-        m = _core.measure(chain, runs=runs, serialize="lfence", copies=1, diff=False, counter="tsc",
+        m = _core.time_runs(chain, runs=runs, serialize="lfence", copies=1, diff=False, counter="tsc",
                           rulers=rulers)
         c = m.conversion
         if c is None or not np.isfinite(c.cycles_per_tick):

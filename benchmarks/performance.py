@@ -80,7 +80,7 @@ def interleaved(lib: ctypes.CDLL, method: str, runs: int, repeats: int) -> tuple
         if i & 1:
             c.append(lib.c_baseline_wall_ns(name, runs, 2))
         t3 = time.perf_counter_ns()
-        _core.measure(method, runs=runs, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+        _core.time_runs(method, runs=runs, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
         t4 = time.perf_counter_ns()
         wrapper.append(t1 - t0)
         core.append(t4 - t3)
@@ -202,7 +202,7 @@ def main() -> int:
     print()
     print(
         "| method | plain C, in this process | plain C program, own process | fastcpu.bench "
-        f"| _core.measure alone (no ruler points) | everything a user reads of bench(m, 1000) / C: "
+        f"| _core.time_runs alone (no ruler points) | everything a user reads of bench(m, 1000) / C: "
         f"median of the triples' ratios (quartiles); goal <= {GOAL_RATIO} |"
     )
     print("| --- | ---: | ---: | ---: | ---: | ---: |")

@@ -15,7 +15,8 @@
  * They are timed by the same FC_DEFINE_TIMERS harness as every method, and
  * listed in the one catalog (sequences.c) as chain rows.
  */
-#include "fastcpu.h"
+#include "catalog.h"
+#include "chains.h"
 
 #define FC_TIMER_LINKAGE FC_HIDDEN
 #include "timing.h"

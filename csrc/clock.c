@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fastcpu.h"
+#include "clock.h"
 #include "timing.h"
 
 uint64_t fc_rdtsc(void)

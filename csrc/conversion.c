@@ -27,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fastcpu.h"
+#include "clock.h"
+#include "conversion.h"
 #include "timing.h"
 
 /* One ruler chain timed: `blocks` blocks of FC_RULER_BLOCK dependent

@@ -29,7 +29,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fastcpu.h"
+#include "machine.h"
+#include "pmu.h"
+#include "x86.h"
 
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE (1 << 1)

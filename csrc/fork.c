@@ -9,7 +9,10 @@
  */
 #include <pthread.h>
 
-#include "fastcpu.h"
+#include "machine.h"
+#include "fork.h"
+#include "getcpu.h"
+#include "verdicts.h"
 
 static void after_fork_in_child(void)
 {

@@ -22,7 +22,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fastcpu.h"
+#include "catalog.h"
+#include "machine.h"
+#include "getcpu.h"
+#include "verdicts.h"
+#include "x86.h"
 
 enum fc_getcpu_way fc_getcpu_way, fc_getcpu_node_way, fc_getcpu_fallback_way;
 
@@ -54,30 +58,33 @@ int fc_getcpu_by(enum fc_getcpu_way way, unsigned *node)
         if (node)
             c = fc_rseq_cpu_node(true, &nid);
         else
-            FC_RSEQ_LOAD(FC_RSEQ_CPU_ID, c);
+            c = fastcpu_rseq_getcpu(); /* fastcpu_getcpu.h: what users copy */
         if (c < 0) /* this thread has no registered area */
             return fc_getcpu_by(fc_getcpu_fallback_way, node);
         cpu = (unsigned)c;
         n = (unsigned)nid;
         break;
     }
+    /* the public header's readers (fastcpu_getcpu.h), the code users copy */
     case FC_GETCPU_RDPID: {
-        uint64_t aux;
-        __asm__ volatile("rdpid %0" : "=r"(aux));
-        cpu = (unsigned)aux & 0xfffu;
-        n = (unsigned)aux >> 12;
+        int c = fastcpu_rdpid_getcpu(&n);
+        if (c < 0)
+            return -FC_GETCPU_ENONE; /* not chosen without RDPID */
+        cpu = (unsigned)c;
         break;
     }
     case FC_GETCPU_VDSO: {
-        int rc = fc_vdso_getcpu(&cpu, &n, NULL);
-        if (rc != 0)
-            return rc < 0 ? rc : -EIO;
+        int c = fastcpu_vdso_getcpu(&n);
+        if (c < 0)
+            return c;
+        cpu = (unsigned)c;
         break;
     }
     case FC_GETCPU_SYSCALL: {
-        long rc = fc_syscall3(SYS_getcpu, (long)&cpu, (long)&n, 0);
-        if (rc != 0)
-            return -fc_syscall_errno(rc);
+        int c = fastcpu_syscall_getcpu(&n);
+        if (c < 0)
+            return c;
+        cpu = (unsigned)c;
         break;
     }
     default: /* FC_GETCPU_NONE (UNCHOSEN never gets here) */

@@ -17,7 +17,9 @@
 #endif
 #include <numpy/arrayobject.h>
 
-#include "fastcpu.h"
+/* what its own declarations name; each glue file includes the rest */
+#include "catalog.h"
+#include "conversion.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -37,7 +39,7 @@
 typedef struct {
     PyObject *error;       /* fastcpu.Error, a RuntimeError */
     PyObject *unsupported; /* fastcpu.Unsupported, an Error */
-    PyObject *measured_type;   /* fastcpu._core.Measured, what measure() returns */
+    PyObject *timed_runs_type; /* fastcpu._core.TimedRuns, what time_runs() returns */
     PyObject *conversion_type; /* fastcpu._core.Conversion, what ruler points say */
     PyObject *pairs[FC_PAIRS];
 } core_state;
@@ -62,9 +64,9 @@ PyObject *fc_glue_value_error(const char *what, double value);
 PyObject *fc_glue_conversion(core_state *st, const struct fc_conversion *c);
 
 /* Each glue file's functions, registered by module.c. */
-extern PyStructSequence_Desc fc_measured_desc;   /* glue_bench.c: measure()'s record */
+extern PyStructSequence_Desc fc_timed_runs_desc; /* glue_bench.c: time_runs()'s record */
 extern PyStructSequence_Desc fc_conversion_desc; /* glue_clock.c: what ruler points say */
-extern PyMethodDef fc_glue_bench_functions[];   /* glue_bench.c: measure, pmu, median */
+extern PyMethodDef fc_glue_bench_functions[];   /* glue_bench.c: time_runs, pmu_open */
 extern PyMethodDef fc_glue_catalog_functions[]; /* glue_catalog.c: rows, read, code */
 extern PyMethodDef fc_glue_getcpu_functions[];  /* glue_getcpu.c: getcpu, features */
 extern PyMethodDef fc_glue_clock_functions[];   /* glue_clock.c: counter, rulers, conversion */

@@ -3,6 +3,8 @@
  * (glue.h says what each does).
  */
 #include "glue.h"
+#include "harness.h"
+#include "verdicts.h"
 
 int fc_glue_bounded(PyObject *obj, const char *name, long low, long high, long *out)
 {

@@ -1,5 +1,5 @@
 /*
- * glue_bench.c: the one way Python measures. measure() times a target (a
+ * glue_bench.c: the one way Python times a target. time_runs() times one (a
  * catalog row by name, or a user function by address) against the empty
  * sequence (bench) or 2k copies against k (bench_diff), on the TSC with
  * ruler points between stretches of runs or on the PMU counter, and returns plain numpy
@@ -16,6 +16,10 @@
 #include <string.h>
 
 #include "glue.h"
+#include "machine.h"
+#include "harness.h"
+#include "pmu.h"
+#include "userguard.h"
 
 static int parse_serialize(const char *name, enum fc_serialize *out)
 {
@@ -141,19 +145,6 @@ static void drop_arrays(struct run_arrays *a)
     Py_CLEAR(a->migrated);
 }
 
-/* Whether this thread runs Python inside the measured function (a ctypes
- * callback): PyGILState_Ensure counts itself in the thread state's
- * gilstate_counter, above what it was when the measurement began, until
- * the callback returns, whether it holds the GIL now or has released it
- * (time.sleep). Read from a signal handler: TSS and a plain load. */
-static _Thread_local int gilstate_before;
-
-static int python_running(void)
-{
-    PyThreadState *t = PyGILState_GetThisThreadState();
-    return t && t->gilstate_counter > gilstate_before;
-}
-
 /* A step that failed, as an exception: a user function that broke the
  * calling convention, forked or crashed is fastcpu.Error, one that outlived
  * the timeout TimeoutError, Ctrl-C KeyboardInterrupt (Python's handler has
@@ -190,11 +181,10 @@ static void step_error(core_state *st, enum fc_step step, const char *why, doubl
  * guard, within `timeout_s` (0: none). 0, or -1 with an exception set (the
  * arrays dropped). The GIL is released for each chunk and signals looked
  * for after it, so Ctrl-C waits for a chunk and one run at most. */
-static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
-                        const struct fc_ruler_args *rulers, double timeout_s,
-                        struct run_arrays *out, PyArrayObject **points)
+static int time_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
+                     const struct fc_ruler_args *rulers, double timeout_s,
+                     struct run_arrays *out, PyArrayObject **points)
 {
-    int outer_gilstate = gilstate_before; /* a measurement inside the function's, refused */
     npy_intp dims[1] = {runs};
     struct fc_session session = {0};
     out->raw = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_UINT64);
@@ -208,12 +198,19 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
     enum fc_step step;
     bool user = pair->user_method != NULL;
     if (user) {
-        gilstate_before = PyThreadState_Get()->gilstate_counter;
-        fc_user_begin(timeout_s, python_running);
+        /* Whether this thread runs Python inside the function (a ctypes
+         * callback), for the guard's signal handlers: PyGILState_Ensure
+         * counts itself in this thread's gilstate_counter, above what it is
+         * now, until the callback returns, whether it holds the GIL or has
+         * released it (time.sleep). The guard reads the counter itself: a
+         * plain int, no call back into the glue. */
+        PyThreadState *t = PyGILState_GetThisThreadState();
+        fc_user_begin(timeout_s, t ? &t->gilstate_counter : NULL,
+                      PyThreadState_Get()->gilstate_counter);
     }
     do {
         Py_BEGIN_ALLOW_THREADS
-        step = user ? fc_user_step(&session, fc_session_step) : fc_session_step(&session);
+        step = user ? fc_user_step(&session) : fc_session_step(&session);
         Py_END_ALLOW_THREADS
         if (step != FC_STEP_MORE && step != FC_STEP_DONE) {
             step_error(st, step, session.why, timeout_s);
@@ -226,7 +223,6 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
             goto fail;
         }
     } while (step != FC_STEP_DONE);
-    gilstate_before = outer_gilstate;
     if (session.rulers) {
         npy_intp pdims[2] = {(npy_intp)session.n_points, 4};
         *points = (PyArrayObject *)PyArray_SimpleNew(2, pdims, NPY_FLOAT64);
@@ -238,7 +234,6 @@ static int measure_pair(core_state *st, const struct fc_pair *pair, Py_ssize_t r
     return 0;
 
 fail:
-    gilstate_before = outer_gilstate;
     fc_session_free(&session);
     drop_arrays(out);
     return -1;
@@ -279,14 +274,14 @@ static int pair_refused(core_state *st, const struct fc_method *m, const char *w
 /* What one measurement gave: the arrays, best and median per copy (TSC
  * ticks, or core cycles on the PMU; bench()'s pairs only), and with rulers
  * their points and what they say. */
-struct measured {
+struct timed_runs {
     struct run_arrays a;
     double best, median;
     PyArrayObject *points;
     struct fc_conversion conversion;
 };
 
-/* What to measure: `target` against the empty sequence, `copies` copies a
+/* What to time: `target` against the empty sequence, `copies` copies a
  * run (bench()), or 2k copies against k (bench_diff(), `copies` = k); the
  * `counter`. 0, or -1 with an exception set. */
 static int build_pair(core_state *st, PyObject *target, Py_ssize_t runs, const char *ser_name,
@@ -316,12 +311,13 @@ static int build_pair(core_state *st, PyObject *target, Py_ssize_t runs, const c
  * `rulers` is not NULL, and best and median in the same GIL release as the
  * last chunk's; then what the points say (conversion.c). 0, or -1 with an
  * exception set. */
-static int measure(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
-                   const struct fc_ruler_args *rulers, double tolerance, double resolution,
-                   bool best_median, double timeout_s, struct measured *out)
+static int time_and_convert(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
+                            const struct fc_ruler_args *rulers, double tolerance,
+                            double resolution, bool best_median, double timeout_s,
+                            struct timed_runs *out)
 {
     out->points = NULL;
-    if (measure_pair(st, pair, runs, rulers, timeout_s, &out->a, &out->points) < 0)
+    if (time_pair(st, pair, runs, rulers, timeout_s, &out->a, &out->points) < 0)
         return -1;
     struct fc_run_buffers bufs = {PyArray_DATA(out->a.raw), PyArray_DATA(out->a.empty), NULL};
     out->best = out->median = NAN;
@@ -376,8 +372,8 @@ static int parse_rulers(PyObject *obj, struct fc_ruler_args *r, double *toleranc
     return 0;
 }
 
-PyDoc_STRVAR(measure_doc,
-"measure($module, target, *, runs, serialize, copies, diff, counter, rulers, timeout=0)\n--\n\n"
+PyDoc_STRVAR(time_runs_doc,
+"time_runs($module, target, *, runs, serialize, copies, diff, counter, rulers, timeout=0)\n--\n\n"
 "The one measurement. `target` is a catalog row's name, or the int address\n"
 "of a user function `unsigned fn(void)` (timed through an indirect call\n"
 "against an empty function called the same way; it must lie in an\n"
@@ -396,7 +392,7 @@ PyDoc_STRVAR(measure_doc,
 "forked copies end at once, and a fault in it raises fastcpu.Error; `timeout`\n"
 "seconds (0, the default: none) bound the measurement (TimeoutError),\n"
 "abandoning a call that will not return, as Ctrl-C does after 0.5 s.\n\n"
-"Returns a Measured record: a, b (uint64 arrays per run: raw and empty;\n"
+"Returns a TimedRuns record: a, b (uint64 arrays per run: raw and empty;\n"
 "for diff, long and short; TSC ticks or PMU core cycles, harness\n"
 "included), migrated (bool per run), best and median per copy above the\n"
 "empty sequence (NaN for diff), points (the (n, 4) ruler points, or\n"
@@ -404,10 +400,10 @@ PyDoc_STRVAR(measure_doc,
 "rulers).\n"
 "Raises fastcpu.Unsupported when the target or the counter cannot run here.");
 
-static char *measure_keywords[] = {"", "runs", "serialize", "copies", "diff", "counter", "rulers",
+static char *time_runs_keywords[] = {"", "runs", "serialize", "copies", "diff", "counter", "rulers",
                                    "timeout", NULL};
 
-static PyObject *core_measure(PyObject *module, PyObject *args, PyObject *kwargs)
+static PyObject *core_time_runs(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     PyObject *target, *rulers_obj = NULL;
     const char *ser_name = NULL, *counter = NULL;
@@ -419,13 +415,13 @@ static PyObject *core_measure(PyObject *module, PyObject *args, PyObject *kwargs
     struct fc_ruler_args rulers;
     bool with_rulers;
     struct fc_pair pair;
-    struct measured r;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nslpsOd:measure", measure_keywords,
+    struct timed_runs r;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nslpsOd:time_runs", time_runs_keywords,
                                      &target, &runs, &ser_name, &copies, &diff, &counter,
                                      &rulers_obj, &timeout_s))
         return NULL;
     if (runs == -1 || !ser_name || copies == LONG_MIN || diff == -1 || !counter || !rulers_obj) {
-        PyErr_SetString(PyExc_TypeError, "measure() takes runs, serialize, copies, diff, "
+        PyErr_SetString(PyExc_TypeError, "time_runs() takes runs, serialize, copies, diff, "
                                          "counter and rulers, each by keyword (and timeout)");
         return NULL;
     }
@@ -445,8 +441,8 @@ static PyObject *core_measure(PyObject *module, PyObject *args, PyObject *kwargs
             return NULL;
     }
     if (build_pair(st, target, runs, ser_name, copies, diff, counter, &pair) < 0 ||
-        measure(st, &pair, runs, with_rulers ? &rulers : NULL, tolerance, resolution, !diff,
-                timeout_s, &r) < 0)
+        time_and_convert(st, &pair, runs, with_rulers ? &rulers : NULL, tolerance, resolution,
+                         !diff, timeout_s, &r) < 0)
         return NULL;
     PyObject *conversion = Py_None;
     Py_INCREF(Py_None);
@@ -459,7 +455,7 @@ static PyObject *core_measure(PyObject *module, PyObject *args, PyObject *kwargs
             return NULL;
         }
     }
-    PyObject *record = PyStructSequence_New((PyTypeObject *)st->measured_type);
+    PyObject *record = PyStructSequence_New((PyTypeObject *)st->timed_runs_type);
     if (!record) {
         drop_arrays(&r.a);
         Py_XDECREF(r.points);
@@ -482,7 +478,7 @@ static PyObject *core_measure(PyObject *module, PyObject *args, PyObject *kwargs
     return record;
 }
 
-static PyStructSequence_Field measured_fields[] = {
+static PyStructSequence_Field timed_runs_fields[] = {
     {"a", "uint64 per run: raw (bench) or long (bench_diff) counts"},
     {"b", "uint64 per run: empty (bench) or short (bench_diff) counts"},
     {"migrated", "bool per run: the thread changed CPU during the run's pair"},
@@ -493,10 +489,10 @@ static PyStructSequence_Field measured_fields[] = {
     {NULL, NULL},
 };
 
-PyStructSequence_Desc fc_measured_desc = {
-    "fastcpu._core.Measured",
-    "What one measure() call gave: the raw arrays, best and median, and the ruler points.",
-    measured_fields,
+PyStructSequence_Desc fc_timed_runs_desc = {
+    "fastcpu._core.TimedRuns",
+    "What one time_runs() call gave: the raw arrays, best and median, and the ruler points.",
+    timed_runs_fields,
     7,
 };
 
@@ -518,8 +514,8 @@ static PyObject *core_pmu_open(PyObject *module, PyObject *Py_UNUSED(ignored))
 }
 
 PyMethodDef fc_glue_bench_functions[] = {
-    {"measure", (PyCFunction)(void (*)(void))core_measure, METH_VARARGS | METH_KEYWORDS,
-     measure_doc},
+    {"time_runs", (PyCFunction)(void (*)(void))core_time_runs, METH_VARARGS | METH_KEYWORDS,
+     time_runs_doc},
     {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},
     {NULL, NULL, 0, NULL},
 };

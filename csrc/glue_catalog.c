@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 
 #include "glue.h"
+#include "userchains.h"
+#include "verdicts.h"
 
 static const char *const encoding_names[] = {
     [FC_ENC_NONE] = "none",  [FC_ENC_CPUNODE] = "cpunode", [FC_ENC_SIDT] = "sidt",
@@ -98,7 +100,7 @@ PyDoc_STRVAR(user_chains_doc,
 "user_chains($module, /)\n--\n\n"
 "The known-cost chains compiled as out-of-line functions `unsigned fn(void)`\n"
 "inside the extension, for timing the user-function path: a list of (name,\n"
-"op, length, latency_cycles, address); measure() takes the address.");
+"op, length, latency_cycles, address); time_runs() takes the address.");
 
 PyDoc_STRVAR(user_empty_doc,
 "user_empty($module, /)\n--\n\n"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "glue.h"
+#include "clock.h"
 
 PyDoc_STRVAR(tsc_reads_doc,
 "tsc_reads($module, count, spaced, /)\n--\n\n"
@@ -142,7 +143,7 @@ static PyStructSequence_Field conversion_fields[] = {
 
 PyStructSequence_Desc fc_conversion_desc = {
     "fastcpu._core.Conversion",
-    "What a measurement's ruler points say (convert(), Measured.conversion).",
+    "What a measurement's ruler points say (convert(), TimedRuns.conversion).",
     conversion_fields,
     15,
 };
@@ -212,7 +213,7 @@ PyObject *fc_glue_conversion(core_state *st, const struct fc_conversion *c)
 
 PyDoc_STRVAR(convert_doc,
 "convert($module, points, tolerance, resolution, a=None, b=None, /)\n--\n\n"
-"What a measurement's ruler points say (the arithmetic measure() applies to\n"
+"What a measurement's ruler points say (the arithmetic time_runs() applies to\n"
 "its own): `points` an (n, 4) array of (runs recorded before the point, TSC\n"
 "ticks since the start, add ruler and imul ruler in core cycles per tick),\n"
 "in the order taken; `tolerance` the fraction within which two points'\n"

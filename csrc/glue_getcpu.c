@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "glue.h"
+#include "machine.h"
+#include "getcpu.h"
 
 /* The first call chooses; it pins a helper thread to each CPU of the
  * caller's affinity mask, so let other Python threads run meanwhile. */

@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fastcpu.h"
-
+#include "clock.h"
+#include "machine.h"
+#include "harness.h"
+#include "pmu.h"
 #include "timing.h"
+#include "userabi.h"
 
 const char *const fc_serialize_names[FC_SER_COUNT] = {"lfence", "cpuid", "rdtscp"};
 
@@ -21,12 +24,12 @@ const char *const fc_serialize_names[FC_SER_COUNT] = {"lfence", "cpuid", "rdtscp
  * preserve outside the timed region. */
 static inline uint64_t time_user_method(fc_user_fn fn, const struct fc_pair *p, uint32_t copies)
 {
-    return fc_user_time(fn, p, copies, false);
+    return fc_user_time(fn, p->serialize, p->pmu, copies, false);
 }
 
 static inline uint64_t time_user_empty(fc_user_fn fn, const struct fc_pair *p, uint32_t copies)
 {
-    return fc_user_time(fn, p, copies, true);
+    return fc_user_time(fn, p->serialize, p->pmu, copies, true);
 }
 
 static inline uint64_t time_method(const struct fc_pair *p)
@@ -86,8 +89,8 @@ uint32_t fc_warm_up(const struct fc_pair *p, uint32_t runs, uint64_t budget_tick
     return i;
 }
 
-size_t fc_measure(const struct fc_pair *p, struct fc_run_buffers *b,
-                  size_t first, size_t count, uint64_t budget_ticks)
+size_t fc_record_runs(const struct fc_pair *p, struct fc_run_buffers *b, size_t first,
+                      size_t count, uint64_t budget_ticks)
 {
     uint64_t deadline = fc_rdtsc() + budget_ticks;
     uint32_t mask = deadline_mask(p);
@@ -218,11 +221,11 @@ static size_t record_chunk(struct fc_session *s)
 {
     const struct fc_pair *p = s->pair;
     if (!s->rulers)
-        return fc_measure(p, &s->bufs, s->done, s->runs - s->done, FC_CHUNK_TICKS);
+        return fc_record_runs(p, &s->bufs, s->done, s->runs - s->done, FC_CHUNK_TICKS);
     uint64_t deadline = fc_rdtsc() + FC_CHUNK_TICKS;
     size_t recorded = 0;
     do {
-        size_t n = fc_measure(p, &s->bufs, s->done, s->runs - s->done, s->rulers->spacing_ticks);
+        size_t n = fc_record_runs(p, &s->bufs, s->done, s->runs - s->done, s->rulers->spacing_ticks);
         s->done += n;
         recorded += n;
         if (!take_point(s, false))

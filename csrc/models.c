@@ -41,7 +41,10 @@
 #define _GNU_SOURCE
 #include <sys/syscall.h>
 
-#include "fastcpu.h"
+#include "catalog.h"
+#include "machine.h"
+#include "models.h"
+#include "x86.h"
 
 /* no_icf: timers that call the same model (getcpu_lsl_norz_nofp and
  * getcpu_lsl, the controls) stay functions of their own, not a jump into

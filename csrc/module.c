@@ -7,6 +7,10 @@
  */
 #define FASTCPU_GLUE_IMPORTS_ARRAY /* the one file that imports numpy's C API */
 #include "glue.h"
+#include "clock.h"
+#include "fork.h"
+#include "models.h"
+#include "timers.h"
 
 #if !defined(__x86_64__) || !defined(__linux__)
 #error "fastcpu times x86-64 instructions under Linux; this platform is neither"
@@ -48,8 +52,8 @@ static int core_exec(PyObject *module)
     if (!st->unsupported || PyModule_AddObjectRef(module, "Error", st->error) < 0 ||
         PyModule_AddObjectRef(module, "Unsupported", st->unsupported) < 0)
         return -1;
-    st->measured_type = (PyObject *)PyStructSequence_NewType(&fc_measured_desc);
-    if (!st->measured_type || PyModule_AddObjectRef(module, "Measured", st->measured_type) < 0)
+    st->timed_runs_type = (PyObject *)PyStructSequence_NewType(&fc_timed_runs_desc);
+    if (!st->timed_runs_type || PyModule_AddObjectRef(module, "TimedRuns", st->timed_runs_type) < 0)
         return -1;
     st->conversion_type = (PyObject *)PyStructSequence_NewType(&fc_conversion_desc);
     if (!st->conversion_type ||
@@ -93,7 +97,7 @@ static int core_traverse(PyObject *module, visitproc visit, void *arg)
     core_state *st = get_state(module);
     Py_VISIT(st->error);
     Py_VISIT(st->unsupported);
-    Py_VISIT(st->measured_type);
+    Py_VISIT(st->timed_runs_type);
     Py_VISIT(st->conversion_type);
     for (size_t i = 0; i < FC_PAIRS; i++)
         Py_VISIT(st->pairs[i]);
@@ -105,7 +109,7 @@ static int core_clear(PyObject *module)
     core_state *st = get_state(module);
     Py_CLEAR(st->error);
     Py_CLEAR(st->unsupported);
-    Py_CLEAR(st->measured_type);
+    Py_CLEAR(st->timed_runs_type);
     Py_CLEAR(st->conversion_type);
     for (size_t i = 0; i < FC_PAIRS; i++)
         Py_CLEAR(st->pairs[i]);

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
@@ -26,7 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "fastcpu.h"
+#include "pmu.h"
 
 _Thread_local uint32_t fc_pmu_counter;
 

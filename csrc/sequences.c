@@ -13,7 +13,11 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "fastcpu.h"
+#include "catalog.h"
+#include "chains.h"
+#include "machine.h"
+#include "models.h"
+#include "x86.h"
 #include "timing.h"
 
 /* ---- the sequences ------------------------------------------------------- */

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "compiler.h"
+
 #define FC_TSC(lo, hi) (((uint64_t)(hi) << 32) | (lo))
 
 /* Keep a value alive without emitting an instruction for it. */

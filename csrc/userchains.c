@@ -2,12 +2,12 @@
  * userchains.c: the known-cost chains as real out-of-line functions
  * `unsigned fn(void)`, so that the self-test (fastcpu/_selftest.py) can time
  * the user-function path exactly as it times a user's function: through
- * measure() with its address, an indirect call from the harness. Their cost is known:
+ * time_runs() with its address, an indirect call from the harness. Their cost is known:
  * `length` dependent `op` instructions of `latency` core cycles each, plus
  * the call and return that the empty baseline function also pays. The
  * harness uses the returned value as it uses a user function's (fc_use).
  */
-#include "fastcpu.h"
+#include "userchains.h"
 
 /* The chain runs in rax, the return register, so the function is the chain
  * and a ret: no move that a user's compiler might or might not emit. */

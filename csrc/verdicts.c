@@ -15,7 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fastcpu.h"
+#include "catalog.h"
+#include "machine.h"
+#include "verdicts.h"
 
 /* Run one execution of `m` in a child; NULL when it ran to the end, else a
  * static message naming the signal that killed it. The child writes one

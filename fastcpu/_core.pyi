@@ -16,7 +16,7 @@ LEVELS_MAX: int  # levels of the core clock a measurement reports at most
 RULERS_AGREE: float  # a ruler point's add and imul rulers agree within this fraction at least
 RULER_BLOCK: int  # dependent instructions per block of a ruler chain
 
-class Conversion:  # what ruler points say: convert() and Measured.conversion (a struct sequence)
+class Conversion:  # what ruler points say: convert() and TimedRuns.conversion (a struct sequence)
     cycles_per_tick: float  # converting the runs stretch by stretch; NaN: no point's rulers agree
     ci95: float  # its 95% half-width
     points: int
@@ -33,7 +33,7 @@ class Conversion:  # what ruler points say: convert() and Measured.conversion (a
     hops_located: int  # of the hops: those whose place in their stretch the runs showed
     slowdowns: int  # level changes whose rulers moved apart or whose body held: other work, not the clock
 
-class Measured:  # what measure() returns (a struct sequence)
+class TimedRuns:  # what time_runs() returns (a struct sequence)
     a: npt.NDArray[np.uint64]  # per run: raw (diff: 2k copies), TSC ticks or PMU core cycles
     b: npt.NDArray[np.uint64]  # per run: the empty sequence (diff: k copies)
     migrated: npt.NDArray[np.bool_]  # per run (pair)
@@ -42,7 +42,7 @@ class Measured:  # what measure() returns (a struct sequence)
     points: npt.NDArray[np.float64] | None  # (n, 4): runs before, TSC ticks since the start, add, imul
     conversion: Conversion | None  # what the points say, as convert() says it
 
-def measure(  # the one measurement (csrc/glue_bench.c)
+def time_runs(  # the one way a target is timed (csrc/glue_bench.c)
     target: str | int,  # a catalog name, or a user function's address in an executable mapping
     /, *,
     runs: int, serialize: str,
@@ -50,8 +50,8 @@ def measure(  # the one measurement (csrc/glue_bench.c)
     diff: bool, counter: str,  # 'tsc' or 'pmu'
     rulers: tuple[int, int, float, float, int, float, float] | None,  # add blocks, imul blocks,
     # their timers' fixed core cycles, spacing in TSC ticks, tolerance, resolution; None: none
-    timeout: float = ...,  # a user function's measurement, seconds (0, the default: none; TimeoutError)
-) -> Measured: ...
+    timeout: float = ...,  # a user function's timing, seconds (0, the default: none; TimeoutError)
+) -> TimedRuns: ...
 def catalog() -> list[dict[str, Any]]: ...  # one dict a row: name, kind, role, description,
 # encoding, needs, available, reason, reports_cpu, cpu_reason, chain ({op, length,
 # latency_cycles} or None), in_child (a child's GLIBC_TUNABLES setting, or None),

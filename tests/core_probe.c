@@ -21,7 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fastcpu.h"
+#include "catalog.h"
+#include "fork.h"
+#include "harness.h"
+#include "models.h"
+#include "verdicts.h"
 
 static int problems(void)
 {

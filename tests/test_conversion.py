@@ -394,7 +394,7 @@ def test_the_timers_fixed_cost_shrugs_off_a_disturbed_stretch(monkeypatch):
 
 
 def test_a_measurement_carries_its_ruler_points_and_what_they_say():
-    m = _core.measure("gdt", runs=3000, serialize="lfence", copies=1, diff=False, counter="tsc",
+    m = _core.time_runs("gdt", runs=3000, serialize="lfence", copies=1, diff=False, counter="tsc",
                       rulers=_conversion.rulers())
     p = m.points
     assert p.shape[1] == 4 and len(p) >= 2
@@ -408,10 +408,10 @@ def test_a_measurement_carries_its_ruler_points_and_what_they_say():
 
 
 def test_no_rulers_no_points_and_the_pmu_takes_none():
-    m = _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+    m = _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
     assert m.points is None and m.conversion is None
     with pytest.raises(ValueError, match="rulers time the TSC"):
-        _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="pmu",
+        _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="pmu",
                       rulers=_conversion.rulers())
 
 
@@ -426,14 +426,14 @@ def test_no_rulers_no_points_and_the_pmu_takes_none():
 ])
 def test_the_measurement_refuses_bad_rulers(rulers, match):
     with pytest.raises(ValueError, match=match):
-        _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=rulers)
+        _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=rulers)
 
 
 def test_measure_takes_keywords_only():
     with pytest.raises(TypeError):
-        _core.measure("gdt", 10, "lfence", 1, False, "tsc", None)  # type: ignore[misc]
+        _core.time_runs("gdt", 10, "lfence", 1, False, "tsc", None)  # type: ignore[misc]
     with pytest.raises(TypeError, match="by keyword"):
-        _core.measure("gdt", runs=10)  # type: ignore[call-arg]
+        _core.time_runs("gdt", runs=10)  # type: ignore[call-arg]
 
 
 def test_bench_reports_how_the_clock_moved():

@@ -74,13 +74,13 @@ def test_core_checks_its_own_arguments():
     from fastcpu import _core
 
     with pytest.raises(ValueError):
-        _core.measure("gdt", runs=0, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+        _core.time_runs("gdt", runs=0, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
     with pytest.raises(ValueError):
-        _core.measure("gdt", runs=10, serialize="nope", copies=1, diff=False, counter="tsc", rulers=None)
+        _core.time_runs("gdt", runs=10, serialize="nope", copies=1, diff=False, counter="tsc", rulers=None)
     with pytest.raises(ValueError):
-        _core.measure("nope", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+        _core.time_runs("nope", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
     with pytest.raises(ValueError):
-        _core.measure("gdt", runs=10, serialize="lfence", copies=0, diff=False, counter="tsc", rulers=None)
+        _core.time_runs("gdt", runs=10, serialize="lfence", copies=0, diff=False, counter="tsc", rulers=None)
 
 
 @pytest.mark.skipif(not UNAVAILABLE, reason="every method is available on this machine")
@@ -190,11 +190,11 @@ def test_core_messages_show_the_number_they_refuse():
     from fastcpu import _core
 
     cases = [
-        (lambda: _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
+        (lambda: _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
                                rulers=(2, 1, -1.5, 80.0, 1000, 0.02, 0.008)), "not -1.5"),
-        (lambda: _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
+        (lambda: _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
                                rulers=(2, 1, 80.0, 80.0, 1000, 1.25, 0.008)), "not 1.25"),
-        (lambda: _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
+        (lambda: _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
                                rulers=(2, 1, 80.0, 80.0, 1000, 0.02, -0.5)), "not -0.5"),
         (lambda: _core.convert([[0, 0, 1.3, 1.3]], 2.5, 0.01), "not 2.5"),
         (lambda: _core.convert([[0, 0, 1.3, 1.3]], 0.01, 1.5), "not 1.5"),

@@ -420,7 +420,7 @@ def test_bench_diff_rulers_are_checked():
     rulers = _conversion.rulers()
 
     def measure(copies, r=rulers):
-        return _core.measure("gdt", runs=10, serialize="lfence", copies=copies, diff=True, counter="tsc",
+        return _core.time_runs("gdt", runs=10, serialize="lfence", copies=copies, diff=True, counter="tsc",
                              rulers=r)
 
     with pytest.raises(ValueError, match="k must be between"):

@@ -44,7 +44,7 @@ def test_core_calls_do_not_leak():
     def calls():
         _core.read("gdt")
         _core.current_cpu()
-        _core.measure("gdt", runs=2, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+        _core.time_runs("gdt", runs=2, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
 
     objs, rss = _growth(calls, 100_000)
     assert objs < 100
@@ -82,7 +82,7 @@ def test_errors_do_not_leak():
         except ValueError:
             pass
         try:
-            _core.measure("gdt", runs=0, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+            _core.time_runs("gdt", runs=0, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
         except ValueError:
             pass
         try:

@@ -32,9 +32,9 @@ def test_the_rdtscp_mode_has_no_pmu_counterpart():
     with pytest.raises(ValueError, match="with counter='pmu' use 'lfence' or 'cpuid'"):
         fastcpu.bench("gdt", 10, serialize="rdtscp", counter="pmu")
     with pytest.raises(ValueError, match="with counter='pmu'"):
-        _core.measure("gdt", runs=10, serialize="rdtscp", copies=1, diff=False, counter="pmu", rulers=None)
+        _core.time_runs("gdt", runs=10, serialize="rdtscp", copies=1, diff=False, counter="pmu", rulers=None)
     with pytest.raises(ValueError, match="unknown counter"):
-        _core.measure("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="hpet", rulers=None)
+        _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="hpet", rulers=None)
 
 
 @pytest.mark.skipif(REASON is None, reason="this machine has a usable PMU")

@@ -310,7 +310,7 @@ def test_ab_comparison_html_and_repr(zen3, unit, words):
 # ---- cheap, and what a notebook shows ---------------------------------------
 
 def test_showing_measures_nothing(zen3, monkeypatch):
-    for name in ("measure", "ruler_ticks", "convert",
+    for name in ("time_runs", "ruler_ticks", "convert",
                  "tsc_reads", "tsc_ns_pair", "user_chains"):
         monkeypatch.setattr(_core, name, lambda *a, **k: pytest.fail("showing a result measured"))
     r = zen3["gdt"]

@@ -74,7 +74,7 @@ def _made_up_runs(cycles_per_tick=1.4, caveat="", seed=1):
     raw = empty + rng.integers(2, 6, 400).astype(np.uint64)
     best = float(raw.min()) - float(empty.min())
     median = float(np.median(raw)) - float(np.median(empty))
-    measured = _core.Measured((raw, empty, np.zeros(400, bool), best, median, None, _conversion(cycles_per_tick)))
+    measured = _core.TimedRuns((raw, empty, np.zeros(400, bool), best, median, None, _conversion(cycles_per_tick)))
     clock = fastcpu.Clock(2.0e9, 1.0, math.nan if caveat else 1.4)
     if caveat:
         assert clock.caveats("tsc") and clock.caveats("tsc")[0].startswith("core cycles per TSC tick unknown")

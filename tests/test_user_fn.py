@@ -137,12 +137,12 @@ cases = {
     "bench(int data)": lambda: fastcpu.bench(data, 10),
     "bench_diff(int data)": lambda: fastcpu.bench_diff(data, 10),
     "bench(4096)": lambda: fastcpu.bench(4096, 10),
-    "_core.measure(data)": lambda: _core.measure(data, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
-    "_core.measure(-1)": lambda: _core.measure(-1, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
-    "_core.measure(2**64)": lambda: _core.measure(2**64, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
-    "_core.measure(1.5)": lambda: _core.measure(1.5, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
-    "_core.measure(-1, diff)": lambda: _core.measure(-1, runs=10, serialize="lfence", copies=2, diff=True, counter="tsc", rulers=None),
-    "_core.measure(data, diff)": lambda: _core.measure(data, runs=10, serialize="lfence", copies=2, diff=True, counter="tsc", rulers=None),
+    "_core.time_runs(data)": lambda: _core.time_runs(data, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
+    "_core.time_runs(-1)": lambda: _core.time_runs(-1, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
+    "_core.time_runs(2**64)": lambda: _core.time_runs(2**64, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
+    "_core.time_runs(1.5)": lambda: _core.time_runs(1.5, runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None),
+    "_core.time_runs(-1, diff)": lambda: _core.time_runs(-1, runs=10, serialize="lfence", copies=2, diff=True, counter="tsc", rulers=None),
+    "_core.time_runs(data, diff)": lambda: _core.time_runs(data, runs=10, serialize="lfence", copies=2, diff=True, counter="tsc", rulers=None),
 }
 out = {}
 for name, call in cases.items():
@@ -166,11 +166,11 @@ def test_addresses_outside_executable_mappings_are_refused():
     not_code = "ValueError: address 0x[0-9a-f]+ is not in an executable mapping of this process \\(/proc/self/maps\\)"
     for name in ("bench(ctypes data)", "bench_diff(ctypes data)", "bench(CFUNCTYPE(1))",
                  "bench_diff(CFUNCTYPE(1))", "bench(int data)", "bench_diff(int data)", "bench(4096)",
-                 "_core.measure(data)", "_core.measure(data, diff)"):
+                 "_core.time_runs(data)", "_core.time_runs(data, diff)"):
         assert re.match(not_code, out[name]), (name, out[name])
-    for name in ("_core.measure(-1)", "_core.measure(2**64)", "_core.measure(-1, diff)"):
+    for name in ("_core.time_runs(-1)", "_core.time_runs(2**64)", "_core.time_runs(-1, diff)"):
         assert re.match(r"ValueError: a function address must be in 1\.\.2\*\*64-1", out[name]), (name, out[name])
-    assert out["_core.measure(1.5)"] == "TypeError: method must be a str or an int address, not float"
+    assert out["_core.time_runs(1.5)"] == "TypeError: method must be a str or an int address, not float"
 
 
 @pytest.mark.parametrize("call, match", [

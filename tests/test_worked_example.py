@@ -1,7 +1,7 @@
 """docs/extending.md's worked example, applied to a copy of the sources.
 
 The doc says a method that needs a new CPU feature (SERIALIZE) takes three
-edits, in csrc/fastcpu.h and csrc/sequences.c, and nothing else: the
+edits, in csrc/requirements.h and csrc/sequences.c, and nothing else: the
 requirement, the sequence with its timers, the catalog row. This test takes
 those three code blocks from the doc as written, applies them where the doc
 says to a copy of csrc/ and fastcpu/, builds the copy's extension with the
@@ -52,13 +52,13 @@ def _insert_after(text: str, anchor: str, addition: str, what: str) -> str:
 def _apply(copy: Path) -> set[str]:
     """Apply the doc's three edits to `copy`; the files they changed."""
     requirement, sequence, code_line, row, _test = _blocks()
-    header = copy / "csrc" / "fastcpu.h"
+    header = copy / "csrc" / "requirements.h"
     source = header.read_text()
     # the doc's block repeats the last requirement, now continued by a backslash
     lines = requirement.rstrip("\n").split("\n")
     new_at = next(i for i, line in enumerate(lines) if "X(SERIALIZE" in line)
     old_tail = "\n".join(lines[:new_at]).rstrip().rstrip("\\").rstrip()
-    assert source.count(old_tail) == 1, "the doc's last requirement is not fastcpu.h's"
+    assert source.count(old_tail) == 1, "the doc's last requirement is not requirements.h's"
     header.write_text(source.replace(old_tail, requirement.rstrip("\n")))
 
     sequences = copy / "csrc" / "sequences.c"
@@ -74,7 +74,7 @@ def _apply(copy: Path) -> set[str]:
     row_end = source.index("},\n", row_start) + len("},\n")
     source = source[:row_end] + row + source[row_end:]
     sequences.write_text(source)
-    return {"csrc/fastcpu.h", "csrc/sequences.c"}
+    return {"csrc/requirements.h", "csrc/sequences.c"}
 
 
 def _build(copy: Path) -> None:

@@ -429,7 +429,7 @@ _DTYPES = {"uint64": np.dtype(np.uint64), "bool": np.dtype(np.bool_)}
 _SHAPES: dict[str, tuple[Any, ...]] = {
     # cpu, node (None: gives none), raw, valid: _core.read_cpu
     "read": ((int,), (int, type(None)), (int,), (bool,)),
-    # a _core.Measured without ruler points: raw, empty, migrated per run; best,
+    # a _core.TimedRuns without ruler points: raw, empty, migrated per run; best,
     # median; no points, no conversion
     "measure": ("uint64", "uint64", "bool", (float,), (float,), (type(None),), (type(None),)),
 }
@@ -531,16 +531,16 @@ def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
     return _ask(name, {"op": "read"}, _START_S)
 
 
-def raw_runs(name: str, *, runs: int, serialize: str, copies: int, diff: bool, counter: str) -> _core.Measured:
-    """``_core.measure`` of the row `name`'s sequence (runs, serialize,
+def raw_runs(name: str, *, runs: int, serialize: str, copies: int, diff: bool, counter: str) -> _core.TimedRuns:
+    """``_core.time_runs`` of the row `name`'s sequence (runs, serialize,
     copies, diff, counter as there) without ruler points, in its child, which
     runs on the calling thread's CPUs (``_harness`` pins the caller first),
     with its own PMU counter opened when `counter` is ``'pmu'``: the record
-    the child's ``_core.measure`` returned (TSC ticks or core cycles, as
+    the child's ``_core.time_runs`` returned (TSC ticks or core cycles, as
     in-process). No time limit: a long measurement is legitimate, and Ctrl-C
     reaches the child too."""
     request = {"op": "measure", "args": (runs, serialize, copies, diff, counter), "counter": counter}
-    return _core.Measured(_ask(name, request, None))
+    return _core.TimedRuns(_ask(name, request, None))
 
 
 def _serve(request: dict[str, Any]) -> Any:
@@ -556,7 +556,7 @@ def _serve(request: dict[str, Any]) -> Any:
     if request["counter"] == "pmu":
         _core.pmu_open()
     runs, serialize, copies, diff, counter = request["args"]
-    return _core.measure(request["code_of"], runs=runs, serialize=serialize, copies=copies, diff=diff,
+    return _core.time_runs(request["code_of"], runs=runs, serialize=serialize, copies=copies, diff=diff,
                          counter=counter, rulers=None)  # no ruler points there
 
 

@@ -127,7 +127,7 @@ class Target(NamedTuple):
 
     #: the result's name: the method's, or ``'user:NAME'`` for a user function
     name: str
-    #: what ``_core.measure`` takes: a method's name or a function's address
+    #: what ``_core.time_runs`` takes: a method's name or a function's address
     core: str | int
     #: its catalog row says it runs in a child interpreter (``MethodInfo.in_child``)
     in_child: bool = False
@@ -173,9 +173,9 @@ class RawRuns:
 
     #: the result's name (``'user:NAME'`` for a user function)
     name: str
-    #: the runs (``_core.Measured``): per-run counts, best and median, and on
+    #: the runs (``_core.TimedRuns``): per-run counts, best and median, and on
     #: the TSC in this process the ruler points and what they say
-    measured: _core.Measured
+    measured: _core.TimedRuns
     #: the process's clock (what a TSC tick is worth; its first-use figures)
     clock: Clock
     #: the counter that counted: ``'tsc'``, ``'pmu'`` or, user-mode cycles
@@ -194,7 +194,7 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
     2k against k copies (k = `copies`), counted by `counter` (``'tsc'`` or
     ``'pmu'``), pinned to `cpu` for the call (restored afterwards; None: not
     pinned). Where the method's catalog row says (:func:`resolve`): in this
-    process, one ``_core.measure`` call with ruler points between stretches
+    process, one ``_core.time_runs`` call with ruler points between stretches
     of the runs on the TSC (``_conversion.rulers()``); or in its child
     interpreter (``_child_runner``), which runs on this thread's CPUs and
     returns runs without ruler points (another process's clock: converted
@@ -215,7 +215,7 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
 
 
 def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-          timeout_s: float) -> tuple[_core.Measured, str]:
+          timeout_s: float) -> tuple[_core.TimedRuns, str]:
     """(the runs, the counter that counted), on the thread as it is pinned:
     the PMU counter opened first when `counter` is ``'pmu'``."""
     counted = counter
@@ -224,7 +224,7 @@ def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, co
     if target.in_child:
         return _child_runner.raw_runs(str(target.core), runs=runs, serialize=serialize, copies=copies,
                                      diff=diff, counter=counter), counted
-    return _core.measure(target.core, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
+    return _core.time_runs(target.core, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
                          rulers=_conversion.rulers() if counter == "tsc" else None,
                          timeout=timeout_s), counted
 
