@@ -140,7 +140,12 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=10, help="repetitions of the default-settings check (default 10)")
     p.add_argument("--k", type=int, default=8, help="copies of the short half of the differencing estimate, at most (default 8; fewer for long chains)")
     p.add_argument("--cpu", type=int, default=None, help="pin to this CPU (default: unpinned, like bench's default)")
+    p.add_argument("--record", metavar="DIR", help="also write the printed tables as a JSON record into DIR (benchmarks/records/; docs/reports.py renders them)")
     args = p.parse_args()
+    if args.record:
+        from record import start
+
+        start(args.record, "accuracy")
 
     chains = fastcpu.chain_methods()
     clk = fastcpu.clock()

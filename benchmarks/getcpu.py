@@ -85,7 +85,12 @@ def main() -> int:
     p.add_argument("--number", type=int, default=200_000, help="calls per repeat (slow ways get 1/100 of it)")
     p.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)), help="CPU to pin to")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--record", metavar="DIR", help="also write the printed tables as a JSON record into DIR (benchmarks/records/; docs/reports.py renders them)")
     args = p.parse_args()
+    if args.record:
+        from record import start
+
+        start(args.record, "getcpu")
 
     os.sched_setaffinity(0, {args.cpu})
     fns = ways()

@@ -187,7 +187,12 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=500, help="interleaved measurements per method (default 500)")
     p.add_argument("--max-runs", type=int, default=10**7, help="largest run count of the scaling table")
     p.add_argument("--first-use", type=int, default=5, help="fresh interpreters for the first-use costs")
+    p.add_argument("--record", metavar="DIR", help="also write the printed tables as a JSON record into DIR (benchmarks/records/; docs/reports.py renders them)")
     args = p.parse_args()
+    if args.record:
+        from record import start
+
+        start(args.record, "performance")
 
     clk = fastcpu.clock()
     print("## fastcpu's own performance")

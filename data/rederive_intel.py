@@ -173,8 +173,18 @@ def rederive_167(hosts: Path) -> fastcpu.Results:
                                label="Intel Xeon family 6 model 167 KVM guest, 2 vCPUs")
 
 
+#: what the script reads: the raw readings of the two Intel hosts, which this repository does not ship
+INPUTS = (NAME, "intel-xeon-family6-model207-rulers.npz", NAME_167, "intel-xeon-family6-model167-drift.npz")
+
+
 if __name__ == "__main__":
     hosts = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/hosts")
+    missing = [name for name in INPUTS if not (hosts / name).is_file()]
+    if missing:
+        sys.exit(f"rederive_intel.py: {hosts} lacks {', '.join(missing)}. This script re-derives the Intel "
+                 "files from raw readings that are not shipped with this repository (the hosts' own result "
+                 "files and ruler traces, kept beside the development checkout); pass the folder that holds "
+                 "them. The committed files in data/ and tests/data/ are its output.")
     here = Path(__file__).parent
     recorded_167 = here.parent / "tests" / "data" / "intel-xeon-family6-model167-0.6.0-rederived.json"
     for out, make in ((here / NAME, rederive), (recorded_167, rederive_167)):

@@ -1,6 +1,6 @@
-"""Write README.md's examples that come from data/ by running them, never by hand.
+"""Write the examples in README.md and docs/ that come from data/ by running them, never by hand.
 
-    python docs/examples.py           # rewrite every generated example in README.md
+    python docs/examples.py           # rewrite every generated example in PAGES
     python docs/examples.py --check   # exit 1 if one differs from what its command prints
 
 An example lies between a marker line naming its command and an end marker;
@@ -20,6 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+#: the pages whose examples this script writes
+PAGES = [README, ROOT / "docs" / "files.md", ROOT / "docs" / "cli.md"]
 
 #: name -> (the command after ``python -m fastcpu``, shell-style with data/*.json*
 #: (the result files, gzipped or not) expanded in sorted order; how many method rows to keep, the rest shown as
@@ -104,18 +106,22 @@ def rewrite(readme: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md differs")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page differs")
     args = parser.parse_args(argv)
-    old = README.read_text()
-    new = rewrite(old)
-    if args.check:
-        if new != old:
-            print("README.md: an example differs from what its command prints: run python docs/examples.py",
-                  file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(new)
-    return 0
+    status = 0
+    for page in PAGES:
+        if not page.exists():
+            continue
+        old = page.read_text()
+        new = rewrite(old)
+        if args.check:
+            if new != old:
+                print(f"{page.relative_to(ROOT)}: an example differs from what its command prints: "
+                      "run python docs/examples.py", file=sys.stderr)
+                status = 1
+        elif new != old:
+            page.write_text(new)
+    return status
 
 
 if __name__ == "__main__":

@@ -113,13 +113,10 @@ def test_the_cli_table_of_copies_says_its_cheapest_way_is_a_throughput():
     line = next(ln for ln in p.stdout.splitlines() if ln.startswith("cheapest way that reports the CPU here"))
     assert line.startswith("cheapest way that reports the CPU here, calls back to back (by ESTIMATE per copy, 4 "
                            "copies a run: a throughput, not the cost of one call alone): "), line
-    # the README's recorded --unroll 64 table carries the label the CLI prints for it
-    from fastcpu.cli import cheapest_way_label
-
+    # the README answers both questions with the generated sentences, each once
     readme = (ROOT / "README.md").read_text()
-    assert f"{cheapest_way_label(64)}: " in readme
-    # the single-copy table's lines name their question: one call alone, and calls back to back
-    assert readme.count("cheapest way that reports the CPU here, one call alone (by ESTIMATE): ") == 1
+    assert readme.count("The cheapest way that reports the CPU on this host, one call alone") == 1
+    assert readme.count("Calls back to back (`Results.cheapest_way('back_to_back')`)") == 1
 
 
 @pytest.mark.parametrize("spelling", [["gdt,rdpid"], ["gdt", "rdpid"], ["gdt", "--methods", "rdpid"]],
