@@ -37,7 +37,7 @@ SANITIZED = (
 #: The analysis kit's files, and those that check figures rather than memory
 #: (test_accuracy: the sanitizer instruments the harness's own loops).
 KIT = (
-    "test_ab.py", "test_c_getcpu_header.py", "test_c_headers.py", "test_accuracy.py", "test_answers.py", "test_architecture.py", "test_benchmarks.py",
+    "test_ab.py", "test_c_getcpu_header.py", "test_c_headers.py", "test_figures.py", "test_accuracy.py", "test_answers.py", "test_architecture.py", "test_benchmarks.py",
     "test_blocks.py", "test_cli.py", "test_cli_hostile.py", "test_copy_loop.py", "test_compare.py", "test_data.py", "test_deprecated.py",
     "test_export.py", "test_file_bounds.py", "test_hostile_files.py", "test_kit.py", "test_names.py",
     "test_no_stray_files.py", "test_noise.py", "test_notebooks.py", "test_plot.py",
