@@ -454,3 +454,36 @@ def test_import_fastcpu_leaves_the_kit_to_its_first_use():
         where = fastcpu._ON_FIRST_USE.get(name)
         if where is not None and where != f".{name}" and where != ".instrument":
             assert value is getattr(__import__(f"fastcpu{where}", fromlist=["_"]), name), name
+
+
+# ---- docstrings that fit on a screen (issue 37 item 5) ----------------------------------------
+
+#: A public docstring says what the call does, its arguments, returns and raises: one screen.
+DOCSTRING_LINES_MAX = 40
+#: Docstrings' share of the package's Python lines: the essays live once in docs/.
+DOCSTRING_SHARE_MAX = 0.15
+
+
+def _docstrings() -> list[tuple[str, int]]:
+    """(where, lines) of every module, class and function docstring in fastcpu/."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = node.body[0] if node.body else None
+                if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                        and isinstance(first.value.value, str)):
+                    name = getattr(node, "name", "<module>")
+                    found.append((f"{module_name(path)}.{name}", first.end_lineno - first.lineno + 1))
+    return found
+
+
+def test_docstrings_fit_on_a_screen():
+    long = sorted(where for where, lines in _docstrings() if lines > DOCSTRING_LINES_MAX)
+    assert long == []
+
+
+def test_docstrings_are_at_most_a_sixth_of_the_code():
+    lines = sum(len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py"))
+    share = sum(n for _, n in _docstrings()) / lines
+    assert share <= DOCSTRING_SHARE_MAX, f"docstrings are {share:.1%} of fastcpu/'s Python lines"
