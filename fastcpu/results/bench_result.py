@@ -1,16 +1,8 @@
-"""BenchResult: the raw per-run counts of one measurement against the empty
-sequence and their statistics, and :func:`stability`, the report on one
-result. (DiffResult, bench_diff's, lives in ``diff_result`` and is
-importable from here too.)
+"""BenchResult, one measurement against the empty sequence, and :func:`stability`.
 
-:meth:`BenchResult.from_arrays` is the one way to build a BenchResult from
-arrays someone hands over: a result file and the noise model go through
-it. :func:`fastcpu.bench` builds its result with ``BenchResult._of_runs``
-from what the C core returned, converted and corrected
-(``instrument.harness.bench_result``), with nothing to check again but the
-figures a file bounds. Either way a result is finished when it is made:
-its estimate computed, its arrays read-only.
-"""
+:meth:`BenchResult.from_arrays` builds one from arrays someone hands over (a
+result file, the noise model); :func:`fastcpu.bench` uses ``BenchResult._of_runs``.
+A result is finished when made: estimate computed, arrays read-only."""
 
 from __future__ import annotations
 
@@ -39,92 +31,41 @@ __all__ = ["BenchResult", "DiffResult", "stability", "COUNTERS"]
 
 @dataclass(frozen=True, eq=False)
 class BenchResult(Estimated):
-    """One call of :func:`fastcpu.bench`.
+    """One call of :func:`fastcpu.bench` (how it is timed: docs/timing.md).
 
-    The seed's statistics, in TSC ticks per copy of the sequence, with the
-    empty sequence (the harness alone, timed the same way and interleaved
-    with the method's runs) subtracted: ``best = (min(raw) - min(empty)) /
-    unroll`` and ``median = (median(raw) - median(empty)) / unroll``. "best
-    20" means "20 ticks more than the empty sequence".
+    Figures are TSC ticks per copy of the sequence above the empty sequence
+    (core cycles when ``counter`` is a PMU counter): ``best = (min(raw) -
+    min(empty)) / unroll``, ``median`` likewise.
 
     Attributes:
         method: the method's name (``'user:NAME'`` for a user function).
-        runs: number of timed runs.
-        serialize: the serialization mode (``'lfence'``, ``'cpuid'``,
-            ``'rdtscp'``).
-        unroll: back-to-back copies of the sequence per run.
-        cpu: the CPU the thread was pinned to, or ``None``.
-        raw: uint64 TSC ticks of each run of the method, harness included.
-        empty: uint64 TSC ticks of each run of the empty sequence.
-        migrated: bool per run: the CPU changed across the pair (read
-            before its first timed run and after its second). The
-            recommended estimate leaves such pairs out; best and median
-            keep them.
-        best: min(raw) - min(empty), per copy, in TSC ticks (core cycles
-            when ``counter`` is a PMU counter, as for every "ticks" figure).
-        median: median(raw) - median(empty), per copy, in TSC ticks (core
-            cycles with a PMU counter).
-        tsc_hz: TSC ticks per second of the clock it was measured with
-            (:class:`fastcpu.Clock`), whatever the counter.
-        cycles_per_tick: core cycles per TSC tick: for :func:`fastcpu.bench`,
-            measured inside the measurement by ruler points (an add chain
-            and an imul chain) between stretches of the runs, each stretch
-            converted with the points around it (``fastcpu.instrument.timebase``),
-            not at first use; NaN while the clock's two rulers disagree (see
-            :attr:`caveats`).
+        runs, unroll, cpu: timed runs; copies per run; the pinned CPU or None.
+        serialize: ``'lfence'``, ``'cpuid'`` or ``'rdtscp'``.
+        raw, empty: uint64 TSC ticks per run of the method and of the empty
+            sequence, harness included; read-only.
+        migrated: bool per run: the CPU changed across the pair (ESTIMATE
+            leaves such pairs out).
+        best, median: TSC ticks per copy (see above).
+        tsc_hz: TSC ticks per second of the clock (:class:`fastcpu.Clock`).
+        cycles_per_tick, cycles_per_tick_ci95: core cycles per TSC tick measured
+            by the ruler points around the runs, and its 95% half-width; NaN
+            while the rulers disagree (:attr:`caveats`).
         tsc_step_ticks: the TSC's granularity, in TSC ticks.
-        counter: the counter the runs were timed with: ``'tsc'`` (the
-            default), or with ``counter='pmu'`` the PMU's core-cycle counter,
-            ``'pmu'`` (user and kernel cycles) or ``'pmu_user'`` (user-mode
-            cycles only, as perf_event_paranoid allowed). With a PMU counter
-            every count is one core cycle: :attr:`units` says what a count
-            is worth, and the conversions use it.
-        harness_bias_core_cycles: what the harness itself adds to a
-            single-copy estimate on this host, in core cycles, as measured by
-            :func:`fastcpu.selftest` on the known-cost chains; subtracted
-            from :attr:`estimate` (0: none applied).
-        harness_bias_ci95_core_cycles: the 95% half-width of that correction
-            in core cycles (its spread over chains and its own scatter);
-            added to :attr:`estimate_ci95`.
-        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick`` (how
-            far the clock moved inside each stretch, the counter's step in the
-            ruler points and half the two rulers' disagreement; 0 when not
-            known); widens :attr:`estimate_ci95_core_cycles`.
-        clock_motion: how the core clock moved during the runs (levels,
-            hops, disturbed ruler points: :class:`fastcpu.types.ClockMotion`);
-            None without ruler points (a PMU counter, a file before 0.7).
-        harness_resolution_core_cycles: the smallest cost the harness
-            resolves on this host, core cycles per copy (what it hides of a
-            body and how far its zero strays, with their intervals, as
-            :func:`fastcpu.selftest` measured them; 0: not measured): an
-            ESTIMATE that does not stand out from it is shown as a bound
-            (:attr:`upper_bound`).
-        caveats: what the figures cannot be trusted for here, one sentence
-            each: core cycles unknown because the clock's rulers disagree,
-            no harness correction because the self-test failed. Shown first
-            among :attr:`warnings`.
-        catalog_row: its method's catalog row as the fastcpu that measured
-            it had it (:class:`~fastcpu.results.values.CatalogRow`: kind,
-            role, encoding, description), saved with it: what every reader
-            of its file goes by, never the reading machine's catalog (a
-            file of format version 1 to 3 gets its writer's, as recorded in
-            the package; one built by hand, by :meth:`from_arrays`, the
-            package's newest recorded row of its name). None for a user
-            function: then it is no way to learn the CPU, and plots show it
-            with the user functions.
+        counter: ``'tsc'``, ``'pmu'`` or ``'pmu_user'`` (:attr:`units`).
+        harness_bias_core_cycles, harness_bias_ci95_core_cycles: the self-test's
+            harness bias subtracted from :attr:`estimate` and its 95% half-width,
+            core cycles (0: none applied).
+        harness_resolution_core_cycles: the smallest cost the harness resolves,
+            core cycles per copy (0: not measured); below it: :attr:`upper_bound`.
+        clock_motion: :class:`fastcpu.types.ClockMotion`, or None without ruler
+            points.
+        caveats: what the figures cannot be trusted for, one sentence each.
+        catalog_row: the method's :class:`~fastcpu.results.values.CatalogRow` as
+            the measuring fastcpu had it; None for a user function.
 
-    Besides best and median, every result carries the estimate fastcpu
-    recommends for it (:attr:`estimate`, :attr:`estimate_ci95`,
-    :attr:`estimator`; see :mod:`fastcpu.results.estimate`), whether best and median
-    are too close to the clock's step to be trusted alone
-    (:attr:`resolution_limited`), and a stability report (:attr:`warnings`).
-    The estimate is computed from the arrays when the result is made (by any
-    constructor, so a result rebuilt from saved fields has it too), and the
-    arrays are read-only (``r.raw *= 3`` raises ValueError); the stability
-    report reads the machine the result is looked at on, when first asked
-    for. ``repr()`` is one line with
-    the estimate; in Jupyter the result shows as an HTML table.
-    """
+    Also :attr:`estimate`, :attr:`estimate_ci95`, :attr:`estimator`,
+    :attr:`resolution_limited` and :attr:`warnings` (the stability report,
+    read on first use)."""
 
     method: str
     runs: int
@@ -195,49 +136,23 @@ class BenchResult(Estimated):
     ) -> BenchResult:
         """The one way to build a BenchResult from per-run arrays.
 
-        ``runs`` is their length; ``best`` and ``median`` are computed from
-        them by the C core's formulas unless given (:func:`fastcpu.bench`
-        passes the C core's own, computed without a copy of the arrays).
-
         Args:
-            raw, empty: counts of `counter` per run (TSC ticks for the
-                TSC): whole numbers from 0 to 2**64-1 of any numeric dtype,
-                converted to uint64; migrated: one bool per run. All three
-                of the same length, at least 1.
-            clock: the :class:`fastcpu.Clock` of the measurement.
-            counter: ``'tsc'``, ``'pmu'`` or ``'pmu_user'``.
-            cycles_per_tick: core cycles per TSC tick, overriding the
-                clock's, for a result converted with the figure measured
-                around it (with its 95% half-width, `cycles_per_tick_ci95`).
-            harness_bias_core_cycles, harness_bias_ci95_core_cycles: the
-                harness bias applied (core cycles; 0: none).
-            caveats: what the figures cannot be trusted for, and why.
-            clock_motion: how the core clock moved during the runs, as
-                their ruler points saw it (None: no ruler points).
-            harness_resolution_core_cycles: the smallest cost the harness
-                resolves (core cycles; 0: not measured).
-            catalog_row: its method's catalog row (:func:`fastcpu.bench`
-                gives the catalog's; None: none, as for a user function).
-                Not given: the row of `method` in the newest catalog
-                recorded in the package (``_catalog_rows``), or None for a
-                name it lacks.
+            raw, empty: counts of `counter` per run (TSC ticks for the TSC), whole
+                numbers 0 to 2**64-1, converted to uint64; migrated: bool per run.
+                Same length, at least 1. best/median: computed unless given.
+            clock: the :class:`fastcpu.Clock`; counter: ``'tsc'``, ``'pmu'``, ``'pmu_user'``.
+            cycles_per_tick, cycles_per_tick_ci95: core cycles per TSC tick, overriding the clock's.
+            harness_bias_core_cycles, harness_bias_ci95_core_cycles,
+            harness_resolution_core_cycles: core cycles (0: none / not measured).
+            caveats, clock_motion: as the attributes.
+            catalog_row: a CatalogRow or None; not given: the newest recorded row
+                of `method`, or None.
 
         Raises:
-            TypeError: a field of the wrong type, the counts not numbers,
-                `clock` not a Clock, or `catalog_row` not a CatalogRow or None.
-            ValueError: the arrays are empty, not one-dimensional, of
-                different lengths or longer than ``RUNS_MAX``; a count is NaN,
-                infinite, negative, fractional or 2**64 or more (the message
-                names the array and the run); a setting or figure outside
-                what a result file holds (the message names it: unroll
-                1..UNROLL_MAX, a cpu 0 or more, a counter of ``'tsc'``,
-                ``'pmu'``, ``'pmu_user'``, core cycles per tick from 1e-3 to
-                1e3 or NaN, a harness bias or resolution within +-1e6 core
-                cycles and none where core cycles are unknown, at most 100
-                caveats of 2,000 characters, a clock_motion that is no
-                ClockMotion). Counts of 2**53 or more are refused by
-                :meth:`Results.save`, naming the run.
-        """
+            TypeError: a field of the wrong type (the message names it).
+            ValueError: empty, multi-dimensional or unequal arrays, more than
+                ``RUNS_MAX`` runs, a count out of range (names the array and run),
+                or a setting or figure outside what a result file holds (names it)."""
         if catalog_row is not None and catalog_row is not ... and not isinstance(catalog_row, CatalogRow):
             raise TypeError(f"catalog_row must be a CatalogRow or None, not {type(catalog_row).__name__}")
         if catalog_row is ...:
@@ -270,14 +185,7 @@ class BenchResult(Estimated):
                 harness_bias_ci95_core_cycles: float, harness_resolution_core_cycles: float,
                 caveats: tuple[str, ...], clock_motion: ClockMotion | None,
                 catalog_row: CatalogRow | None) -> BenchResult:
-        """The result of runs the C core took (``instrument.harness.bench_result``):
-        its arrays as the core made them (uint64 counts, bool migrations, of
-        one length), best and median as the core computed them without
-        copying the arrays, the settings as bench() checked them. Only the
-        figures a file bounds that the core or the self-test computed are
-        checked, and only against their ranges (ValueError, as a file's
-        reader says it): from_arrays' checks of the rest were a quarter of
-        bench(m, 1000)'s Python on the GenuineIntel family 6 model 167 guest."""
+        """The result of the C core's runs (``instrument.harness.bench_result``); checks only the ranges of figures a file bounds."""
         cpt = cycles_per_tick
         low, high = CYCLES_PER_TICK_RANGE
         if not (low <= cpt <= high or cpt != cpt):
@@ -303,11 +211,7 @@ class BenchResult(Estimated):
                    migrated: np.ndarray, best: float, median: float, clock: Clock, counter: str,
                    fields: dict[str, Any], clock_motion: ClockMotion | None,
                    harness_resolution_core_cycles: float, catalog_row: CatalogRow | None) -> BenchResult:
-        """A result of checked fields. Every field at once, not through the
-        dataclass's generated __init__: a frozen class sets each of its 19
-        fields with object.__setattr__, about 6 us a result on the Zen 3
-        guest (AuthenticAMD family 25 model 1). __post_init__ checks what
-        the callers check, and the arrays' best and median."""
+        """A result of checked fields, set at once (not through the generated __init__, which is slow)."""
         result = object.__new__(cls)
         result.__dict__.update(
             method=method, runs=int(raw.size), serialize=serialize, raw=read_only(raw), empty=read_only(empty),
@@ -318,38 +222,27 @@ class BenchResult(Estimated):
         return result
 
     def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
-        """This result with the harness bias (core cycles per copy, and its
-        95% half-width) applied to its estimate, its resolution and caveats
-        as they are (:meth:`with_harness_correction` sets those too).
+        """This result with the harness bias and its 95% half-width (core cycles per copy) applied.
 
         Raises:
             TypeError: a figure is not a number.
-            ValueError: a figure outside what a result file holds (the bias
-                within +-1e6 core cycles, its half-width 0 to 1e6), or a
-                bias where core cycles per tick are unknown.
-        """
+            ValueError: a figure outside what a result file holds, or a bias where
+                core cycles per tick are unknown."""
         return self.with_harness_correction(bias_core_cycles, ci95_core_cycles,
                                             self.harness_resolution_core_cycles, self.caveats)
 
     def with_harness_correction(self, bias_core_cycles: float, ci95_core_cycles: float,
                                 resolution_core_cycles: float, caveats: tuple[str, ...]) -> BenchResult:
-        """This result corrected: the harness bias (core cycles per copy) and
-        its 95% half-width applied to its estimate, the smallest cost the
-        harness resolves (core cycles; 0: not measured) and its `caveats` in
-        place of its own; every figure that follows from them (the estimate,
-        its interval, :attr:`resolved`, :attr:`upper_bound`, the warnings)
-        derived afresh, as :meth:`from_arrays` would with these fields:
-        :func:`fastcpu.bench`'s correction (``results.correction.applied``,
-        which bench() builds its result with), applied to a result someone
-        already holds.
+        """This result corrected as :func:`fastcpu.bench` corrects (``results.correction.applied``).
+
+        Takes the harness bias and its 95% half-width and the resolution (core
+        cycles per copy; 0: not measured) and `caveats`; every derived figure is
+        recomputed.
 
         Raises:
             TypeError: a figure is not a number, or caveats not a tuple of str.
-            ValueError: a figure outside what a result file holds (the bias
-                and resolution within +-1e6 core cycles, the half-width 0 to
-                1e6), a bias where core cycles per tick are unknown, or more
-                caveats, or longer, than a file holds.
-        """
+            ValueError: a figure, or caveats, beyond what a result file holds, or
+                a bias where core cycles per tick are unknown."""
         bias = checked_bias(bias_core_cycles, ci95_core_cycles, self.cycles_per_tick)
         # every other field as it is (checked when this one was built), none
         # of the figures cached from the old ones
@@ -471,18 +364,15 @@ _CACHED = tuple(name for klass in BenchResult.__mro__ for name, value in vars(kl
 
 
 def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> Stability:
-    """The stability report of one result. Never raises for a bad measurement:
-    it only says what to distrust.
+    """The stability report of one result; never raises for a bad measurement.
 
     Args:
         result: a :class:`fastcpu.BenchResult`.
-        machine: the machine's settings as a ``machine_info()``-style dict,
-            for a result measured elsewhere; ``None`` reads this machine.
+        machine: ``machine_info()``-style dict for a result measured elsewhere;
+            None reads this machine.
 
     Raises:
-        TypeError: `result` is not a BenchResult, or `machine` not a dict of
-            facts of the types machine_info() gives.
-    """
+        TypeError: `result` is not a BenchResult, or `machine` not such a dict."""
     if not isinstance(result, BenchResult):
         raise TypeError(f"stability() reports on one fastcpu.BenchResult, not {type(result).__name__}"
                         + (": pick one, e.g. results['gdt']" if isinstance(result, Mapping) else ""))
