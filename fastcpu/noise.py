@@ -1,58 +1,10 @@
-"""A noise model of single-shot TSC timing: what each estimator recovers.
+"""A noise model of single-shot timing: what each estimator recovers (TSC ticks throughout).
 
-One timed run of a sequence that truly costs ``c`` TSC ticks per copy,
-``unroll`` copies, lasts (in TSC ticks of real time)::
-
-    D = overhead + max(0, unroll * c - shadow) + jitter + interrupt
-
-- ``overhead``: the harness itself (what the empty sequence measures);
-- ``shadow``: work that overlaps a slow timer read and so costs nothing
-  visible (a model of a long-latency RDTSC, P4-like: sequences shorter than
-  the shadow read as 0 however many runs are taken);
-- ``jitter``: normal, standard deviation ``jitter_ticks``;
-- ``interrupt``: with probability ``interrupt_rate`` a run also absorbs an
-  interrupt of exponentially distributed length (mean ``interrupt_ticks``).
-
-The counter moves in steps of ``step`` ticks and a run starts at a random
-phase within a step, so the difference of the two reads is::
-
-    observed = step * floor((phase + D) / step),   phase ~ Uniform[0, step)
-
-That is the quantization of a guest whose TSC advances every 10 ns (26 ticks
-at 2.6 GHz): a sequence of a few cycles reads 0 or one step more than the
-empty one. Over the random phase ``E[observed] = E[D]``: the mean is unbiased
-while best and median stick to multiples of the step. Where the step is not
-a whole number of ticks (24.5 at 2.45 GHz), the counter's updates fall
-between ticks, and a multiple of the step reads as either neighbouring
-tick, by where the first update fell: ``floor(observed + u)``, ``u ~
-Uniform[0, 1)``, which keeps the mean (``E[floor(x + u)] = x``). Differencing ``k`` and
-``2k`` copies (nanoBench, uarch-bench) removes the overhead and the shadow:
-``(D(2k) - D(k)) / k = c`` once ``k * c`` exceeds the shadow.
-
-The empty sequence is simulated the same way with no work, independently.
-Everything here is in TSC ticks.
-
-The P4 regime (``REGIMES["P4-like slow timer"]``, :func:`fit_p4_regime`)
-is fitted to the only published P4 figures of these sequences, not made
-of round numbers. A P4's TSC counts core clocks at full speed (Intel SDM
-vol. 3, "Time-Stamp Counter": every clock on family 0FH models 0-2, the
-maximum core clock's rate on models 3 and up), so the regime takes its TSC
-ticks as core cycles and its step as 1 (an assumption, not a fit). dean gaudet's 2007-01-08 P4 row
-(LKML, "faster vgetcpu using sidt" follow-up) gives what a vgetcpu() call
-costs there: 49 core cycles on LSL (the way in use), 37 on SIDT (a
-proposal). The seed's 2008 post read the ways in use at about 30-100 core
-cycles and the proposals at 4-21 on its seven machines, machine E (a P4)
-among them, single-shot with the empty sequence subtracted, and E read some
-costs as 0. A single-shot read under a shadow shows ``max(0, c - shadow)``,
-so the LSL call lands in 30-100 only if ``shadow <= 49 - 30 = 19`` and the
-SIDT call lands in 4-21 only if ``shadow >= 37 - 21 = 16``: the shadow lies
-in [16, 19] TSC ticks (:func:`p4_shadow_interval`) and the regime takes the
-middle, 17.5. Its overhead, jitter and interrupts are not fitted: published
-figures are differences, in which they cancel. :func:`p4_held_out` checks
-the fit against the P4 figures it did not use (the 2007-01-13 "take 2" P4
-row, and dean's statements that LSL costs about 150 cycles on a P4 and
-SIDT/SGDT/SLDT 15 or less).
-"""
+One run of ``unroll`` copies of a sequence costing ``c`` TSC ticks a copy lasts
+``D = overhead + max(0, unroll * c - shadow) + jitter + interrupt`` and reads as
+``step * floor((phase + D) / step)`` with a random phase; the mean is unbiased
+where best and median stick to the step (docs/timing.md, "Below the clock's
+step"). :func:`fit_p4_regime` fits the P4 regime's shadow to published figures."""
 
 from __future__ import annotations
 
@@ -96,9 +48,7 @@ def _check_result(name: str, value: object) -> BenchResult:
 
 
 def _rng(seed: object) -> np.random.Generator:
-    """numpy's generator for `seed` (an int, a Generator or None); an int as
-    the plain int operator.index() gives, so that numpy's own checks (a
-    negative seed) see its true value, not a subclass's comparisons."""
+    """numpy's generator for `seed` (an int, a Generator or None)."""
     if isinstance(seed, int) and not isinstance(seed, bool):
         seed = plain_int("seed", seed)
     return np.random.default_rng(seed)  # type: ignore[arg-type]
@@ -106,18 +56,15 @@ def _rng(seed: object) -> np.random.Generator:
 
 @dataclass(frozen=True)
 class NoiseModel:
-    """How a true cost becomes observed TSC ticks (see the module docstring).
+    """How a true cost becomes observed TSC ticks (the module docstring's formula).
 
     Attributes:
-        step_ticks: the counter's granularity in TSC ticks, >= 1 and not
-            necessarily whole (1 on bare metal, 25.96 on a guest whose
-            2596 MHz TSC advances every 10 ns).
+        step_ticks: the counter's granularity, TSC ticks (>= 1, not necessarily whole).
         overhead_ticks: mean duration of the empty sequence, TSC ticks.
         jitter_ticks: standard deviation of each run's duration, TSC ticks.
         interrupt_rate: probability that a run absorbs an interrupt (0..1).
         interrupt_ticks: mean extra TSC ticks of an interrupted run.
-        shadow_ticks: work hidden under a slow timer read, TSC ticks.
-    """
+        shadow_ticks: work hidden under a slow timer read, TSC ticks."""
 
     step_ticks: float = 1
     overhead_ticks: float = 60.0
@@ -150,10 +97,7 @@ class NoiseModel:
         return np.maximum(d, 0.0)
 
     def observe(self, durations: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """What the counter shows for each duration: whole steps, as uint64
-        TSC ticks. A fractional step's multiple reads as either neighbouring
-        tick (``floor(k * step + u)``, ``u`` uniform in [0, 1)), as the reads
-        of a counter whose updates fall between ticks do; a whole step's is exact."""
+        """What the counter shows for each duration, as uint64 TSC ticks (a fractional step reads as either neighbouring tick)."""
         phase = rng.random(durations.size) * self.step_ticks
         steps = np.floor((phase + durations) / self.step_ticks)
         return np.floor(steps * self.step_ticks + rng.random(durations.size)).astype(np.uint64)
@@ -172,17 +116,12 @@ class NoiseModel:
 
         Args:
             true_ticks: the true cost per copy, TSC ticks (>= 0).
-            runs: timed runs, 1 to ``RUNS_MAX``.
-            unroll: copies per run, 1 to ``UNROLL_MAX``.
-            seed: a seed or numpy Generator, for reproducible runs.
-            clock: the clock to convert with (default: 1 GHz, 1 core cycle
-                per tick, this model's step).
+            runs, unroll: 1 to ``RUNS_MAX``; 1 to ``UNROLL_MAX``.
+            seed: a seed or numpy Generator; clock: default 1 GHz, 1 core cycle a tick.
             method: the name the result carries.
 
         Returns:
-            A :class:`fastcpu.BenchResult` like a real one (``best`` and
-            ``median`` per copy above the simulated empty sequence).
-        """
+            A :class:`fastcpu.BenchResult` like a real one."""
         true_ticks = plain_number("true_ticks", true_ticks)
         if not (math.isfinite(true_ticks) and true_ticks >= 0):
             raise ValueError(f"true_ticks must be a finite number >= 0, not {true_ticks}")
@@ -213,18 +152,10 @@ class NoiseModel:
     def fit(cls, result: BenchResult) -> NoiseModel:
         """A model of the harness fitted to the empty-sequence runs of a real result.
 
-        step: the result's ``step`` (its counter's; ``tsc_step_ticks`` for the TSC). Runs longer than the median
-        plus ``max(2 * step, 5 * 1.4826 * MAD, median)`` (two steps, five
-        robust standard deviations, or the harness's own length: an
-        interrupt is rare and large, and on a fine counter jitter a few
-        steps above the median is not one) count as interrupted: their share
-        is the interrupt rate, their mean excess the interrupt length. The rest
-        give the overhead (their mean, unbiased under a random phase) and the
-        jitter (their variance less the quantization's, ``step**2 f (1 - f)``
-        with ``f`` the overhead's fraction of a step; exact when the jitter is
-        small against the step). A shadow cannot be seen in the empty runs:
-        it is 0.
-        """
+        Runs above the median by more than ``max(2 * step, 5 * 1.4826 * MAD,
+        median)`` count as interrupted (their share and mean excess); the rest give
+        the overhead (their mean) and the jitter (their variance less the
+        quantization's). The shadow cannot be seen: 0."""
         empty = _check_result("result", result).empty.astype(np.float64)
         step = float(result.step)
         median = float(np.median(empty))
@@ -252,16 +183,13 @@ SEED_PROPOSED_CORE_CYCLES: tuple[float, float] = (4.0, 21.0)
 
 @dataclass(frozen=True)
 class P4Figure:
-    """A published cost on a Pentium 4 and where the seed's harness read such a cost.
+    """A published Pentium 4 cost and where the seed's harness read such a cost.
 
     Attributes:
-        what: the sequence and the label its source gives it.
+        what, source: the sequence and its label; where it was published.
         core_cycles: its cost on a P4, core cycles (= TSC ticks on a P4).
-        seed_low_core_cycles, seed_high_core_cycles: where the seed's
-            single-shot BEST/MEDIAN read sequences of its kind (the ways in
-            use, the proposals, or 0 for machine E's zeros), core cycles.
-        source: where the figure was published.
-    """
+        seed_low_core_cycles, seed_high_core_cycles: the seed's single-shot
+            range for sequences of its kind, core cycles."""
 
     what: str
     core_cycles: float
@@ -312,15 +240,10 @@ P4_HELD_OUT_FIGURES: tuple[P4Figure, ...] = (
 
 
 def p4_shadow_interval(figures: Iterable[P4Figure] = P4_FIT_FIGURES) -> tuple[float, float]:
-    """The shadows, TSC ticks, under which every figure reads inside its seed range.
-
-    A single-shot read of a cost ``c`` under a shadow shows
-    ``max(0, c - shadow)``; it lands in ``[low, high]`` when
-    ``c - high <= shadow <= c - low`` (any shadow >= c for a range of 0).
+    """The shadows, TSC ticks, under which every figure's ``max(0, c - shadow)`` lands in its seed range.
 
     Raises:
-        ValueError: no figures, or no shadow fits them all.
-    """
+        ValueError: no figures, or no shadow fits them all."""
     figures = list(figures)
     if not all(isinstance(f, P4Figure) for f in figures):
         raise TypeError("figures must be fastcpu.noise.P4Figure instances")
@@ -338,11 +261,10 @@ def p4_shadow_interval(figures: Iterable[P4Figure] = P4_FIT_FIGURES) -> tuple[fl
 def fit_p4_regime(figures: Iterable[P4Figure] = P4_FIT_FIGURES) -> NoiseModel:
     """The P4 regime: step 1 (a P4's TSC counts core clocks), shadow fitted.
 
-    The shadow is the middle of :func:`p4_shadow_interval` (TSC ticks =
-    core cycles). Overhead (120 ticks), jitter (3 ticks) and interrupts
-    (0.1% of runs, 3000 ticks) are not fitted: the published figures are
-    differences above an empty sequence, in which they cancel.
-    """
+    The shadow is the middle of :func:`p4_shadow_interval` over dean gaudet's
+    LSL and SIDT vgetcpu() figures against the seed's ranges for the ways in use
+    and the proposals. Overhead, jitter and interrupts are not fitted: published
+    figures are differences, in which they cancel."""
     low, high = p4_shadow_interval(figures)
     return NoiseModel(step_ticks=1, overhead_ticks=120.0, jitter_ticks=3.0,
                       interrupt_rate=0.001, interrupt_ticks=3000.0, shadow_ticks=(low + high) / 2)
@@ -355,16 +277,11 @@ def p4_held_out(
     *,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
-    """What the fitted P4 regime predicts the seed's harness read for figures it was not fitted to.
+    """What the fitted P4 regime predicts for the P4 figures it was not fitted to.
 
-    For each figure: the single-shot reading ``max(0, c - shadow)`` at
-    `model`'s shadow (default: :func:`fit_p4_regime`), and over the whole
-    interval :func:`p4_shadow_interval` fits to ``P4_FIT_FIGURES``
-    (``predicted_low``/``predicted_high``); the simulated BEST and MEDIAN of
-    `runs` single-copy runs under `model`; the seed's range for it, and
-    ``inside``: whether the reading at `model`'s shadow lies in that range.
-    Core cycles (= TSC ticks on a P4, whose step is 1).
-    """
+    Per figure: the reading at `model`'s shadow and over the fitted interval
+    (``predicted_low``/``predicted_high``), simulated BEST and MEDIAN of `runs`
+    runs, the seed's range and ``inside``. Core cycles (= TSC ticks on a P4)."""
     model = fit_p4_regime() if model is None else model
     if not isinstance(model, NoiseModel):
         raise TypeError(f"model must be a fastcpu.noise.NoiseModel, not {type(model).__name__}")
@@ -394,7 +311,7 @@ def p4_held_out(
 #: data/amd-epyc-kvm-guest.json (AMD EPYC family 25 model 17, Zen 4, KVM
 #: guest, 2.6 GHz TSC, measured on a quiet moment), rounded; "P4-like slow
 #: timer" is fit_p4_regime(), its shadow fitted to published P4 figures (see
-#: the module docstring); the other two are round numbers chosen to isolate
+#: its docstring); the other two are round numbers chosen to isolate
 #: one effect each, not measurements of any machine.
 REGIMES: dict[str, NoiseModel] = {
     "fine counter": NoiseModel(step_ticks=1, overhead_ticks=40.0, jitter_ticks=1.5,
@@ -423,15 +340,7 @@ def mean_ticks(result: BenchResult) -> float:
 
 
 def paired_mean_ticks(result: BenchResult) -> float:
-    """:func:`mean_ticks` over the runs no interrupt hit, TSC ticks per copy above the empty.
-
-    The estimator ``'paired_mean'`` of ``BenchResult.estimate``
-    (:func:`fastcpu.results.estimate.paired_mean`): pairs whose difference lies
-    outside a fence around the median difference (8 clock steps, 5 robust
-    sigmas or 5% of the median, whichever is widest) are dropped, and so are
-    pairs that migrated. The mean keeps its immunity to the step without
-    the interrupts' variance.
-    """
+    """:func:`mean_ticks` inside the outlier fence, migrated pairs out: the ``'paired_mean'`` estimator, TSC ticks per copy."""
     _check_result("result", result)
     return statistic("paired_mean").counts(result)
 
@@ -450,12 +359,9 @@ _STATISTICS: dict[str, Callable[[np.ndarray], Any]] = {
 
 
 def unroll_difference(short: BenchResult, long: BenchResult, statistic: str = "median") -> float:
-    """Cost per copy from two unroll counts: ``(stat(long.raw) - stat(short.raw)) / (k2 - k1)``.
+    """Cost per copy from two unroll counts, TSC ticks: ``(stat(long.raw) - stat(short.raw)) / (k2 - k1)``.
 
-    The harness and anything else paid once per run cancel; no empty
-    sequence is needed. `statistic` is ``'min'`` (uarch-bench), ``'median'``
-    or ``'mean'``. TSC ticks per copy.
-    """
+    `statistic` is ``'min'`` (uarch-bench), ``'median'`` or ``'mean'``."""
     _check_result("short", short)
     _check_result("long", long)
     if not isinstance(statistic, str):
@@ -477,18 +383,17 @@ def recovery(
     unroll: int = 16,
     seed: int = 0,
 ) -> list[dict[str, float]]:
-    """What each estimator reports for each known true cost under `model`.
+    """What each estimator reports for each known true cost under `model`, TSC ticks per copy.
 
-    For every true cost: ``best``, ``median``, ``mean`` and ``paired_mean``
-    of single-copy runs, and ``unroll``: the median difference between `unroll` and
-    ``2 * unroll`` copies. One row per true cost, TSC ticks per copy.
+    One row per true cost: ``best``, ``median``, ``mean``, ``paired_mean`` of
+    single-copy runs, and ``unroll`` (median difference of `unroll` and
+    ``2 * unroll`` copies).
 
     Raises:
-        TypeError: `model` is not a NoiseModel, `true_ticks` not a list of
-            numbers, or `runs`, `unroll`, `seed` not ints.
-        ValueError: `true_ticks` is empty, a cost is negative or not finite,
-            `runs` is outside 1..RUNS_MAX or `unroll` outside 1..UNROLL_MAX // 2.
-    """
+        TypeError: `model` not a NoiseModel, `true_ticks` not numbers, or
+            `runs`, `unroll`, `seed` not ints.
+        ValueError: no costs, a cost negative or not finite, `runs` outside
+            1..RUNS_MAX or `unroll` outside 1..UNROLL_MAX // 2."""
     if not isinstance(model, NoiseModel):
         raise TypeError(f"model must be a fastcpu.noise.NoiseModel, not {type(model).__name__}")
     if isinstance(true_ticks, (str, bytes)) or not isinstance(true_ticks, Iterable):

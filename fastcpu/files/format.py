@@ -1,83 +1,9 @@
-"""The result file's format: its name and version, the layout below, its
-limits (what save() writes and load() reads, both sides checking the same
-figures), and ``ResultFileError``. Reading is ``_json_read``, writing
-``_json_write``, the checksum both use ``_json_checksum``; ``_json_document``
-is the codec's one front door.
+"""The result file's format: name, version, limits and ``ResultFileError``.
 
-Layout (format version 4, which fastcpu writes since 0.7.0; 0.6.0 wrote
-version 3, whose files carry no catalog rows: their writer's are recorded in
-the package, ``_catalog_rows``; before 0.6.0 it wrote version 1, and 2 where
-the clock's core cycles are unknown: they read the same, without the
-checksum)::
-
-    {"format": "fastcpu-results", "version": 4,
-     "fastcpu_version": "0.1.0", "date": "2025-01-31T12:00:00Z", "label": null,
-     "serialize": "lfence",
-     "clock": {"tsc_hz": 2596129878.6, "tsc_step_ticks": 25.96, "cycles_per_tick": 1.37,
-               "tsc_read_spacing_ticks": 26.0,                  (optional, >= 0.5.0)
-               "rulers": {"add_cycles_per_tick": 1.37, "imul_cycles_per_tick": 1.37,
-                          "tolerance": 0.03, "immediate_adds_per_core_cycle": 1.0},
-                                                                 (optional, >= 0.5.0)
-               "core_cycles_problem": "the core-cycle rulers disagree: ..."},
-                          (only where they disagree: cycles_per_tick is then null, version 2)
-     "notes": ["Re-derived by ..."],                            (optional, >= 0.5.0)
-     "machine": {... machine_info() ...},
-     "unavailable": {"method": "reason", ...},
-     "selftest": {... SelfTest.to_dict() ...},          (optional, fastcpu >= 0.3.0)
-     "results": [
-       {"method": "gdt", "runs": 1000, "serialize": "lfence", "unroll": 1, "cpu": null,
-        "counter": "tsc", "best_ticks": 52.0, "median_ticks": 52.0,
-        "cycles_per_tick": 1.42, "cycles_per_tick_ci95": 0.01,       (optional, >= 0.3.0)
-        "harness_bias_core_cycles": 0.9, "harness_bias_ci95_core_cycles": 1.6,
-        "caveats": ["..."],                     (optional, >= 0.5.0; cycles_per_tick null
-                                                  where the clock's core cycles are unknown)
-        "catalog_row": {"kind": "method", "role": "cpu_source", "encoding": "cpunode",
-                        "description": "LSL on ..."},   (version >= 4; absent for a user function)
-        "harness_resolution_core_cycles": 1.1,                       (optional)
-        "clock_motion": {... ClockMotion.to_dict() ...},             (optional, >= 0.7.0)
-        "raw":      {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
-                     "crc32": 2871520013},
-        "empty":    {"dtype": "<u2", "length": 1000, "encoding": "base64", "data": "...",
-                     "crc32": 309187465},
-        "migrated": {"dtype": "bool", "length": 1000, "encoding": "base64-packbits",
-                     "data": "...", "crc32": 2768625435}},
-       ...],
-     "back_to_back": [                       (optional, >= 0.7.0: calls back to back, bench_diff)
-       {"method": "gdt", "runs": 1000, "serialize": "lfence", "k": 16, "cpu": null,
-        "counter": "tsc", "cycles_per_tick": 1.42, "cycles_per_tick_ci95": 0.01,
-        "caveats": ["..."], "clock_motion": {...},                  (optional)
-        "copy_loop_core_cycles": 1.01, "copy_loop_ci95_core_cycles": 0.07,
-                                     (optional, >= 0.8.7: the copy loop's own cost per copy)
-        "long": {...}, "short": {...}, "migrated": {...}},          (arrays as above)
-       ...],
-     "checksum": {"sha256": "<64 hex digits>",                   (version >= 3, required)
-                  "field_crc32": {"format": <CRC-32>, ..., "clock": {"tsc_hz": <CRC-32>, ...},
-                                  ..., "results": [{"method": <CRC-32>, ...}, ...]}}}
-
-Arrays of TSC ticks are stored as little-endian unsigned integers of the
-narrowest width that holds their largest value (``<u1`` .. ``<u8``) and read
-back as uint64; ``migrated`` is bit-packed (``numpy.packbits``, big-endian
-bit order). Each array carries ``"crc32"``, zlib's CRC-32 of its decoded
-bytes; load() refuses data that fails it. It is optional, so the format is
-still version 1: files written before it was added load (unchecked), and
-older fastcpu reads new files, ignoring it. ``best_ticks`` and ``median_ticks`` are there for people reading
-the file: load() recomputes them from the arrays and rejects a file whose
-stored figures disagree. ``counter`` says what the runs counted (``'tsc'``,
-``'pmu'``, ``'pmu_user'``; TSC ticks when absent, as in files written before
-it was added; its old name ``"clock"`` is read too). A path ending in ``.gz`` is gzip-compressed; load()
-recognises gzip by its magic bytes whatever the name.
-
-``checksum`` (format version 3 on) protects every figure, not just the
-arrays: ``sha256`` is the SHA-256 of the document's canonical form, every
-field but ``checksum`` (JSON without whitespace, object keys sorted,
-strings escaped to ASCII as ``json.dumps`` escapes them, numbers as
-Python's ``repr`` writes them), so that re-indenting or reordering keeps it
-and changing any value does not; ``field_crc32`` holds the CRC-32 of each
-field's canonical form, two levels deep (one per key of an object, one per
-item of a list, per key of an object item), for the message to name what
-differs. A file of version 3 without its checksum is refused; one of
-version 1 or 2 loads unverified (``Results.verified`` is False).
-"""
+The layout, the array encoding and the checksum are in docs/files.md ("The
+file"). save() and load() check the same limits, defined here. Reading is
+``_json_read``, writing ``_json_write``, the checksum ``_json_checksum``;
+``_json_document`` is the codec's front door."""
 
 from __future__ import annotations
 
@@ -119,9 +45,7 @@ def _base64_bytes(n: int) -> int:
 
 
 def arrays_text_bytes_max(runs: int) -> int:
-    """The most bytes of text the arrays of one result of `runs` runs take
-    in a file: raw and empty of 8-byte counts and migrated bit-packed, in
-    base64 (what :func:`encode_ticks` and :func:`encode_bools` write)."""
+    """The most bytes of base64 text the arrays of one result of `runs` runs take in a file."""
     return 2 * _base64_bytes(8 * runs) + _base64_bytes(-(-runs // 8))
 
 
@@ -169,11 +93,7 @@ NOT_SEPARATORS = bytes(sorted(set(range(256)) - set(SEPARATORS)))
 
 
 def separators_max(text_bytes: int) -> int:
-    """The most JSON separators (``[ { , :``, one before each value or key,
-    counted in strings too) a result file of `text_bytes` may hold: its bulk
-    is base64 strings, which hold none. Parsing builds at most about 100
-    bytes of objects per separator, so this bounds what a text of many small
-    values (``[[], [], ...]``: 25 times its size) costs."""
+    """The most JSON separators a result file of `text_bytes` may hold (bounds what parsing builds)."""
     return SEPARATORS_FIXED + text_bytes // BYTES_PER_SEPARATOR
 
 
@@ -199,9 +119,7 @@ class ResultFileError(Error, ValueError):
 
 
 def _canonical_str(s: str, emit: Callable[[bytes], object], plain: bool) -> None:
-    """`s` as JSON in ASCII, a slice at a time (no copy of a long string).
-    `plain`: it is known to need no escape (a text without backslashes or
-    non-ASCII bytes holds no string that does)."""
+    """`s` as ASCII JSON, a slice at a time; `plain`: known to need no escape."""
     emit(b'"')
     for start in range(0, len(s), CHUNK_BYTES):
         part = s[start:start + CHUNK_BYTES]  # slices never split a code point
@@ -280,9 +198,7 @@ def _crc32(value: Any, plain: bool) -> int:
 
 
 def field_crc32(doc: dict[str, Any], plain: bool) -> dict[str, Any]:
-    """The CRC-32 of each field of `doc` but "checksum", two levels deep:
-    a field holding an object gives one per key, a list one per item (per
-    key of an object item: each result's fields)."""
+    """The CRC-32 of each field of `doc` but "checksum", two levels deep."""
 
     def crcs(value: Any) -> Any:
         if isinstance(value, dict):
