@@ -21,50 +21,23 @@ __all__ = ["DiffResult"]
 
 @dataclass(frozen=True, eq=False)
 class DiffResult(Estimated):
-    """The differencing estimate of :func:`fastcpu.bench_diff`.
+    """The differencing estimate of :func:`fastcpu.bench_diff` (docs/timing.md, "Calls back to back").
 
-    One interleaved measurement of the same sequence at 2k and at k
-    back-to-back copies per run (alternating which comes first, like
-    :func:`fastcpu.bench`'s method and empty runs), both through the same
-    copy loop. The cost per copy is the mean of the paired differences
-    ``(long[i] - short[i]) / k`` inside an outlier fence, migrated pairs
-    left out, which cancels whatever the harness adds or hides once per run
-    (nanoBench's and uarch-bench's method). For a throughput-bound sequence
-    it is a throughput figure; for a dependent chain, its latency. The copy
-    loop itself (an add and a fused cmp/jne per copy; through the user path
-    the call and return too) has a pace of its own, L core cycles per copy,
-    which :func:`fastcpu.bench_diff` measures on the host at hand
-    (``_copy_loop``). A body overlaps none to all of it: the figure reads
-    the body plus 0 to L (on the AuthenticAMD family 25 model 17 guest the
-    known-cost chains read up to about L over their truth, and a plain C
-    loop of one add ran at 1.00 core cycles an iteration in most processes,
-    1.65 in some: benchmarks/result_use.py). So half of L is taken off the estimate
-    (:attr:`harness_bias_core_cycles`) and the other half is in its
-    interval, and a body cheaper than the loop reads as the loop: a figure
-    whose interval reaches down to L's is not resolved, and is shown as the
-    bound :attr:`upper_bound`.
+    Interleaved runs of 2k and k copies through the same copy loop; the cost
+    per copy is the fenced mean of ``(long[i] - short[i]) / k``. Half the copy
+    loop's own cost is taken off (:attr:`harness_bias_core_cycles`) and half is
+    in the interval; a figure not above the loop's is the bound :attr:`upper_bound`.
 
     Attributes:
         method: the method's name (``'user:NAME'`` for a user function).
-        runs: number of timed pairs.
-        serialize: the serialization mode.
-        k: copies per run of the short side (the long side has 2k).
-        cpu: the CPU the thread was pinned to, or ``None``.
-        long: uint64 TSC ticks of each run at 2k copies, harness included.
-        short: uint64 TSC ticks of each run at k copies, harness included.
+        runs, k: timed pairs; copies per run of the short side (long: 2k).
+        serialize, cpu: the serialization mode; the pinned CPU or None.
+        long, short: uint64 TSC ticks per run at 2k and k copies, harness included.
         migrated: bool per pair: the CPU changed across it.
-        tsc_hz, cycles_per_tick, tsc_step_ticks, counter: as for
-            :class:`BenchResult`; on the TSC, ``cycles_per_tick`` is
-            measured around the runs, as bench() brackets its own.
-        cycles_per_tick_ci95: the 95% half-width of ``cycles_per_tick``
-            (0: not known, e.g. the first-use figure).
+        tsc_hz, cycles_per_tick, cycles_per_tick_ci95, tsc_step_ticks, counter,
         caveats, clock_motion: as for :class:`BenchResult`.
-        copy_loop_core_cycles: the copy loop's own cost per copy, core
-            cycles (the empty sequence, or a user function of no cost,
-            timed the same way on the same host); 0 where not measured
-            (files before fastcpu 0.8.7, a DiffResult built by hand).
-        copy_loop_ci95_core_cycles: its 95% half-width, core cycles.
-    """
+        copy_loop_core_cycles, copy_loop_ci95_core_cycles: the copy loop's own
+            cost per copy and its 95% half-width, core cycles (0: not measured)."""
 
     method: str
     runs: int
@@ -111,18 +84,12 @@ class DiffResult(Estimated):
         copy_loop_core_cycles: float = 0.0,
         copy_loop_ci95_core_cycles: float = 0.0,
     ) -> DiffResult:
-        """The one way to build a DiffResult from per-pair arrays, as
-        :meth:`BenchResult.from_arrays` builds a BenchResult: ``runs`` is
-        their length, `cycles_per_tick` overrides the clock's (None: the
-        clock's).
+        """The one way to build a DiffResult from per-pair arrays (as :meth:`BenchResult.from_arrays`).
 
         Raises:
             TypeError: the counts are not numbers.
-            ValueError: the arrays are empty, not one-dimensional or of
-                different lengths, or a count is NaN, infinite, negative,
-                fractional or 2**64 or more (the message names the array
-                and the run).
-        """
+            ValueError: empty, multi-dimensional or unequal arrays, or a count out
+                of range (the message names the array and the run)."""
         long, short, migrated = per_run_arrays(long, short, migrated, ("long", "short", "pair"))
         return cls(
             method=method, runs=int(long.size), serialize=serialize, k=k, cpu=cpu, long=long,
@@ -143,10 +110,7 @@ class DiffResult(Estimated):
 
     @property
     def harness_bias_core_cycles(self) -> float:  # type: ignore[override]
-        """What the copy loop adds to the figure, core cycles per copy: half
-        its own cost (the body overlaps none to all of it; 0 where the loop
-        was not measured, or where core cycles are unknown). Subtracted
-        from :attr:`estimate`."""
+        """Half the copy loop's cost, core cycles per copy, subtracted from :attr:`estimate` (0: unknown)."""
         return self.copy_loop_core_cycles / 2 if self._loop_ticks else 0.0
 
     @property
@@ -159,10 +123,7 @@ class DiffResult(Estimated):
 
     @property
     def resolved(self) -> bool:
-        """Whether the cost per copy stands out from the copy loop's own: the
-        95% interval lies above the top of the loop's (:attr:`copy_loop_core_cycles`
-        with its half-width), and above 0. A body the loop hides reads as
-        the loop, and is known only as a bound (:attr:`upper_bound`)."""
+        """Whether the 95% interval lies above the top of the copy loop's and above 0."""
         loop = self._loop_ticks
         if loop == 0:
             return super().resolved
@@ -171,11 +132,7 @@ class DiffResult(Estimated):
 
     @property
     def upper_bound(self) -> float:
-        """For a cost that is not :attr:`resolved`, what it is below, in TSC
-        ticks per copy (core cycles with a PMU counter): the top of the
-        reading's interval, or of the copy loop's where that is higher (the
-        reading is the loop's pace or the body's, whichever is slower). NaN
-        for a resolved cost."""
+        """For a cost not :attr:`resolved`, the top of its interval or the loop's, TSC ticks per copy; NaN if resolved."""
         loop = self._loop_ticks
         if loop == 0 or self.resolved:
             return super().upper_bound

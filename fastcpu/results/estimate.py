@@ -1,48 +1,12 @@
 """Estimates below the clock's step: which statistic to trust, and how far.
 
-A TSC that advances in steps of 26 ticks (10 ns on the guest fastcpu was
-written on) gives a single timed run of a 5-cycle sequence as 0 or 26 ticks
-more than the empty sequence, so ``best`` and ``median`` are multiples of the
-step. When the start phase of each run is random with respect to the step,
-the *mean* of many runs is unbiased: a run of true length ``26 n + r`` reads
-``26 (n + 1)`` with probability ``r / 26`` and ``26 n`` otherwise. fastcpu
-therefore recommends, per result:
-
-``'median'``
-    median(raw) - median(empty), the seed's statistic, when the runs spread
-    over several clock steps (robust sigma of the raw runs >= 2 steps): the
-    step is then fine against the spread, and the median shrugs off the
-    heavy tail of interrupts and traps.
-
-``'paired_mean'``
-    the mean of the paired differences raw[i] - empty[i] (each method run
-    with its interleaved empty run) within a fence around their median, when
-    quantization dominates. The fence, the widest of 8 clock steps (+2 ticks
-    of wobble), 5 robust sigmas and 5% of the median, keeps every outcome
-    that rounding alone can produce (2 steps) and the method's own slower
-    runs, so it drops interrupts and preemptions (microseconds) without
-    biasing the mean the way a percentage trim of asymmetric, quantized data
-    would.
-
-``'diff'``
-    the mean of the paired differences long[i] - short[i], divided by k, of
-    interleaved runs of the same sequence at 2k and at k copies (fenced and
-    with migrated pairs left out the same way), from
-    :func:`fastcpu.bench_diff`: nanoBench's and uarch-bench's differencing,
-    which cancels whatever the harness adds or hides once per run. The
-    empty sequence is not involved: both sides run the same copy loop, whose
-    own cost (about a core cycle per copy, which a latency-bound body hides)
-    therefore remains in the figure where the body is faster than the loop.
-
-The recommended estimate (``'median'`` or ``'paired_mean'``) and ``'diff'``
-leave out the pairs during which the thread migrated (unless every pair
-did); ``best`` and ``median`` keep the seed's definitions: every run counts,
-migrated or not.
-
-Every figure here is in TSC ticks (or in the counter's own units for
-``counter='pmu'``), per copy of the sequence, and every interval is the
-half-width of a 95% interval.
-"""
+The estimators (docs/timing.md, "Below the clock's step" and "Calls back to
+back"): ``'median'`` where the runs spread over several clock steps,
+``'paired_mean'`` (the fenced mean of raw[i] - empty[i]) where quantization
+dominates, and ``'diff'``, bench_diff's fenced mean of (long[i] - short[i]) / k.
+All but ``best`` and ``median`` leave out migrated pairs (unless all are).
+Figures are TSC ticks per copy (counter units with a PMU counter); intervals
+are 95% half-widths."""
 
 from __future__ import annotations
 
@@ -113,12 +77,10 @@ class Estimate:
     """A cost estimate.
 
     Attributes:
-        ticks: the cost per copy, in TSC ticks above the empty sequence.
-        ci95_ticks: half-width of its 95% interval, TSC ticks per copy
-            (``inf`` when one run cannot give an interval).
+        ticks: the cost per copy, TSC ticks above the empty sequence.
+        ci95_ticks: half-width of its 95% interval, TSC ticks per copy (``inf`` from one run).
         estimator: ``'median'``, ``'paired_mean'`` or ``'diff'``.
-        runs_used: runs the figure rests on (after the outlier fence).
-    """
+        runs_used: runs the figure rests on (after the outlier fence)."""
 
     ticks: float
     ci95_ticks: float
@@ -267,10 +229,7 @@ def paired_mean(raw: np.ndarray, empty: np.ndarray, step: float, unroll: int = 1
 
 def paired_difference(long: np.ndarray, short: np.ndarray, step: float, k: int,
                       migrated: np.ndarray | None = None) -> Estimate:
-    """The differencing estimate: the mean of long[i] - short[i] inside the
-    outlier fence, divided by k, with a t interval, for interleaved runs of
-    the same sequence at 2k (`long`) and k (`short`) copies; TSC ticks per
-    copy. Pairs flagged in `migrated` are left out (unless all are)."""
+    """The differencing estimate, TSC ticks per copy: fenced mean of (long[i] - short[i]) / k, migrated pairs out."""
     return _paired(long, short, step, k, "diff", migrated)
 
 
@@ -302,11 +261,7 @@ def _counts_median_difference(raw: _blocks.Counts, empty: _blocks.Counts, step: 
 
 
 def median_difference(raw: np.ndarray, empty: np.ndarray, step: float, unroll: int = 1) -> Estimate:
-    """median(raw) - median(empty), per copy (the seed's statistic), with its interval.
-
-    The interval combines each median's order-statistic interval with its
-    rounding to the clock's grid (up to half a step each, taken as uniform).
-    """
+    """median(raw) - median(empty) per copy, with its interval (order statistics plus rounding to the clock's grid)."""
     return _counts_median_difference(_blocks.counts(raw), _blocks.counts(empty), step, unroll)
 
 
@@ -339,12 +294,7 @@ def _small_center_and_sigma(x: np.ndarray) -> tuple[float, float]:
 
 def _recommend_small(raw: np.ndarray, empty: np.ndarray, step: float, unroll: int,
                      drop: np.ndarray | None) -> Estimate | None:
-    """:func:`recommend` of up to ``_SMALL`` runs on whole arrays, with the
-    same integers and the same float operations in the same order as the
-    block-wise path (so the same figures; tests/test_estimate.py compares
-    them): what bench(m, 1000) builds its result with, about 10x faster
-    there. None where a count is too large for int64 arithmetic to stay
-    exact: the block-wise path then."""
+    """:func:`recommend` of up to ``_SMALL`` runs on whole arrays, with the same figures as the block-wise path; None where int64 is not exact."""
     if int(raw.max()) >= _EXACT_BELOW or int(empty.max()) >= _EXACT_BELOW:
         return None
     r, e = raw.view(np.int64), empty.view(np.int64)

@@ -1,14 +1,8 @@
-"""Results: every method measured on one machine, with that machine's facts,
-and how it becomes a document and is built from one.
+"""Results: every method measured on one machine, with its facts, and its document.
 
-:func:`fastcpu.measure` (``_machine_run.py``) produces one; :meth:`Results.save`
-and :func:`load` move it through a file: :meth:`Results.to_document` and
-:meth:`Results.from_document` put together and take apart a document of the
-entries ``_result_document`` writes and reads (each result's, the clock's),
-and the codec (``_json_document.py``) writes and reads documents without
-knowing Results. Which ways report the CPU and which is the cheapest for
-each question is ``_answers``'s.
-"""
+:meth:`Results.save` and :func:`load` move it through a file (docs/files.md);
+:meth:`Results.to_document` and :meth:`Results.from_document` build and take
+apart the document the codec (``files``) writes and reads."""
 
 from __future__ import annotations
 
@@ -65,40 +59,24 @@ class Results(Mapping[str, BenchResult]):
     """Every method measured on one machine, with the machine's facts.
 
     A read-only mapping from method name to :class:`BenchResult`, in the order
-    measured. Two Results are equal when their metadata and every array are.
-    In Jupyter they show as an HTML table, one row per method.
+    measured; equal when metadata and every array are.
 
     Attributes:
         results: method name -> BenchResult (raw per-run TSC ticks).
-        machine: facts about the machine (``fastcpu.results.stability.machine_info()``:
-            CPU vendor, model, family/model/stepping, microcode, flags,
-            kernel, glibc, hypervisor, governors, boost, affinity, isolated
-            CPUs, ...), as JSON values.
+        machine: the machine's facts (``machine_info()``), as JSON values.
         clock: what a TSC tick was worth there (``tsc_hz``, ``tsc_step_ticks``,
             ``cycles_per_tick``); every result was converted with it.
         serialize: the serialization mode of every result.
-        date: when it was measured, ISO 8601 UTC (``2025-01-31T12:00:00Z``).
-        label: a free-form name for the machine (``None``: use the model
-            name and host name); text UTF-8 can hold (a lone surrogate is
-            refused with ValueError).
+        date: when measured, ISO 8601 UTC.
+        label: a free-form name for the machine, or None.
         fastcpu_version: the fastcpu that measured it.
         unavailable: methods asked for but not runnable there -> the reason.
-        selftest: the harness self-test made with the measurement (its bias
-            corrections are in the results' estimates), or ``None``.
-        notes: what was done to the file after it was measured, one
-            sentence each (e.g. core cycles re-derived from a ruler measured
-            on that host): shown with the clock.
-        cpu_verdicts: method -> :class:`CpuVerdict`, what the pinned
-            agreement sweep made with the measurement saw each method read
-            (empty for files before fastcpu 0.6: :meth:`reports_cpu` infers).
-        verified: False where these Results come from a result file whose
-            figures no checksum protects (one written before format version
-            3, or a document given to :meth:`from_document`): a damaged
-            figure there would have loaded unnoticed, and printing them says
-            so. True for Results measured here or loaded from a file whose
-            checksum matched. Not part of equality: it says where they came
-            from, not what they hold.
-    """
+        selftest: the harness self-test made with the measurement, or None.
+        notes: what was done to the file after it was measured, one sentence each.
+        cpu_verdicts: method -> :class:`CpuVerdict` from the pinned sweep (empty
+            for files before fastcpu 0.6).
+        verified: False for figures no checksum protected (an old file, a
+            document given to :meth:`from_document`); not part of equality."""
 
     results: Mapping[str, BenchResult]
     machine: Mapping[str, object]
@@ -224,11 +202,7 @@ class Results(Mapping[str, BenchResult]):
         return f"{model} on {host}" if host else str(model)
 
     def reports_cpu(self, method: str) -> CpuVerdict:
-        """Whether `method` reported the CPU on this machine: what the pinned
-        sweep recorded with the measurement saw, else (a file from before
-        fastcpu 0.6) what its result's catalog row says there
-        (:func:`infer_cpu_verdict`, the file's words, never this machine's
-        catalog). The one definition every "cheapest way" answer uses."""
+        """Whether `method` reported the CPU here: the pinned sweep's verdict, else its catalog row's (:func:`infer_cpu_verdict`)."""
         verdict = self.cpu_verdicts.get(method)
         if verdict is not None:
             return verdict
@@ -236,10 +210,7 @@ class Results(Mapping[str, BenchResult]):
         return infer_cpu_verdict(measured.catalog_row if measured is not None else None, self.machine)
 
     def ways(self) -> list[BenchResult]:
-        """The results of the ways a process can learn its CPU with here (every
-        catalog row but the models, ``NOT_WAYS``, by the role its file gives)
-        that reported the CPU (:meth:`reports_cpu`), in the order measured;
-        a result whose file gives no catalog row (a user function) is none."""
+        """The results of the ways to learn the CPU (catalog rows but ``NOT_WAYS``) that reported it, in the order measured."""
         out = []
         for name, r in self.results.items():
             if r.catalog_row is None:
@@ -261,13 +232,9 @@ class Results(Mapping[str, BenchResult]):
         return [self.back_to_back[r.method] for r in self.ways() if r.method in self.back_to_back]
 
     def cheapest_way(self, question: str = ONE_CALL) -> BenchResult | DiffResult | None:
-        """The answer to one of the seeds' questions here: of :meth:`ways`
-        (``question`` ``'one_call'``: one call timed alone, the LKML seed's)
-        or :meth:`ways_back_to_back` (``'back_to_back'``: cost per call in a
-        loop, glibc's 13.7 -> 2.5 ns), the one of the lowest ESTIMATE (a cost
-        below what the harness resolves counts as 0: it is known only as a
-        bound); ``None`` when none reported the CPU (or none was measured
-        back to back)."""
+        """The way of lowest ESTIMATE for `question` (``'one_call'`` or ``'back_to_back'``), or None.
+
+        A cost below what the harness resolves counts as 0 (it is only a bound)."""
         return cheapest(self._ways_of(question))  # type: ignore[no-any-return]
 
     def _ways_of(self, question: str) -> list[Any]:
@@ -276,10 +243,7 @@ class Results(Mapping[str, BenchResult]):
         return self.ways() if question == ONE_CALL else self.ways_back_to_back()
 
     def cheapest_ties(self, question: str = ONE_CALL) -> list[Any]:
-        """The ways that tie with :meth:`cheapest_way` within resolution: each
-        whose interval (from 0 for a bound) reaches the top of the
-        cheapest's (its bound), the cheapest first; [] when none reported
-        the CPU."""
+        """The ways whose interval reaches the top of :meth:`cheapest_way`'s, the cheapest first; [] when none."""
         return ties(self._ways_of(question))
 
     def cheapest_way_words(self, question: str = ONE_CALL) -> str:
@@ -350,32 +314,19 @@ class Results(Mapping[str, BenchResult]):
         return [printable(x) for x in lines + ([differ] if differ else [])]
 
     def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> None:
-        """Write one portable, versioned file (JSON; gzip-compressed if `path` ends in ``.gz``).
+        """Write one versioned file, atomically (JSON; gzip if `path` ends in ``.gz``; docs/files.md).
 
-        The write is atomic: a temporary file in the same directory is
-        written, synced and renamed over `path`, so `path` holds either the
-        old contents or the complete new file, never a torn one. Every step
-        works a megabyte at a time (gzip at level 6), so that Ctrl-C stops
-        it within a second, the old file left as it was. What is written
-        loads back: the constructors refuse what a file cannot hold. The
-        temporary file is hidden and says what it is and who wrote it
-        (``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``); one left by a save that
-        was killed (SIGKILL, power loss) is removed by the next save to the
-        same `path`, once no process with that pid runs.
+        A hidden temporary file is written, synced and renamed over `path`; Ctrl-C
+        leaves the old file; a killed save's leftover is removed by the next one.
 
         Raises:
             TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
-            ValueError: `path` is empty, a symbolic link, names something
-                other than a regular file (a device, a FIFO), or is longer
-                than its file system takes (NAME_MAX); the document is over
-                ``TEXT_MAX_BYTES`` of text (several large results: save them
-                in several files), or a count is 2**53 or more.
+            ValueError: `path` empty, a symbolic link, not a regular file or too
+                long; the document over ``TEXT_MAX_BYTES`` (save in several files);
+                a count of 2**53 or more.
             FileExistsError: `path` exists and `overwrite` is false.
-            IsADirectoryError: `path` is a directory.
-            FileNotFoundError: its directory does not exist.
-            OSError: the directory cannot be written; every OSError's
-                ``filename`` is `path`, never the temporary file.
-        """
+            IsADirectoryError, FileNotFoundError: `path` is a directory; its directory is missing.
+            OSError: the directory cannot be written (``filename`` is `path`)."""
         write_document(self.to_document(), path, overwrite=overwrite)
 
     # -- documents -----------------------------------------------------------
@@ -407,16 +358,11 @@ class Results(Mapping[str, BenchResult]):
     @classmethod
     def from_document(cls, doc: dict[str, Any], source: str | os.PathLike[str] = "<document>", *,
                       verified: bool = False) -> Results:
-        """Results from a parsed, version-checked document (what
-        :func:`fastcpu.files.write.read_document` returns), every field
-        checked; `source` names it in messages, `verified` says whether its
-        checksum was checked (:attr:`verified`).
+        """Results from a parsed, version-checked document, every field checked; `source` names it in messages.
 
         Raises:
-            fastcpu.ResultFileError: a field is missing, mistyped or out of
-                range, or the contents disagree (statistics with arrays,
-                results with the clock).
-        """
+            fastcpu.ResultFileError: a field missing, mistyped or out of range, or
+                contents that disagree."""
         rd = Reader(Path(source))
         rd.known(doc, DOCUMENT_FIELDS, "")
         clock = clock_from(rd, rd.get(doc, "clock", (dict,), ""))
@@ -461,59 +407,25 @@ class Results(Mapping[str, BenchResult]):
 
 
 def load(path: str | os.PathLike[str]) -> Results:
-    """Read a result file written by :meth:`Results.save` (plain or gzip JSON).
+    """Read a result file written by :meth:`Results.save` (plain or gzip JSON; docs/files.md).
 
     Returns:
-        Results equal to the saved ones: same metadata, equal arrays (uint64
-        ticks, bool migrations), statistics recomputed from the arrays;
-        ``verified`` False for a file written before format version 3,
-        whose figures no checksum protects.
+        Results equal to the saved ones, statistics recomputed from the arrays;
+        ``verified`` False for a file before format version 3.
 
-    Limits: only a regular file is read (a FIFO, a device or a socket is
-    refused before anything is read), of at most ``TEXT_MAX_BYTES`` (2.06
-    GiB, derived from ``RUNS_MAX``: one result of the most runs, of any
-    counts, always fits; :meth:`Results.save` refuses a bigger document) of
-    JSON text; a gzip file is decompressed as a stream into one buffer
-    and refused at its first chunk of binary data, or as soon as its text
-    passes 32 MiB plus 64 times the compressed bytes read so far (result
-    files compress 8-17 times; a decompression bomb up to 1032; save()
-    pads a file of near-identical runs, which compresses like one, to load);
-    a text with more JSON values than a result file holds (262,144 plus one
-    per 128 bytes: its bulk is base64 arrays), or nested more than 32 levels
-    deep, is refused before it is parsed (json's parser recurses on the C
-    stack, which a thread's may not hold); an object with a key given twice
-    is refused, naming it.
-
-    Text: every lone surrogate in a string of the file (a label, a machine
-    fact, a note) is replaced by U+FFFD, so that any UTF-8 output (a
-    terminal, a CSV file, a plot) can write it; control characters stay,
-    and every terminal output shows them escaped (``_display.printable``).
-
-    Memory: at its peak load() holds at most ``LOAD_MEMORY_MULTIPLE`` = 10
-    times the file's text (a plain file's size; a gzip file's decompressed
-    text, bounded as above) plus 64 MiB, whatever the file holds. The
-    densest real files come near 8: one-byte ticks take 6 bytes in memory
-    per byte of base64, and a text with a character outside the Basic
-    Multilingual Plane takes 4 bytes a character while it is parsed.
+    Only a regular file of at most ``TEXT_MAX_BYTES`` of JSON text is read; a
+    gzip stream is bounded as it is decompressed; too many values or too deep
+    nesting are refused before parsing. Lone surrogates become U+FFFD. Memory:
+    at most ``LOAD_MEMORY_MULTIPLE`` times the text plus 64 MiB at the peak.
 
     Raises:
         TypeError: `path` is not a str or os.PathLike.
         ValueError: `path` is empty.
-        OSError: the file cannot be read (FileNotFoundError,
-            IsADirectoryError, PermissionError, an EIO, ...); its
-            ``filename`` is `path`.
-        fastcpu.ResultFileError (a ValueError): the file is not a regular
-            file, too large, empty or truncated, binary, not JSON (or JSON
-            nested too deeply, with more values than a result file holds, or
-            with a number too long to read or not finite), JSON of another
-            kind, of a newer format version, altered or damaged since it was
-            saved (its checksum does not match: the message names the fields
-            that differ), or inconsistent (an array whose length disagrees
-            with ``runs`` or fails its CRC-32, a count of 2**53 or more,
-            statistics that disagree with the arrays, a missing, unknown or
-            mistyped field, a figure out of its range: the message names the
-            field and what it must be).
-    """
+        OSError: the file cannot be read; its ``filename`` is `path`.
+        fastcpu.ResultFileError (a ValueError): not a regular file, too large,
+            truncated, binary, not JSON or not a result file, a newer format,
+            damaged (checksum or CRC-32) or inconsistent; the message names
+            the field and what it must be."""
     doc, where, verified = read_document(path)
     return Results.from_document(doc, where, verified=verified)
 
@@ -521,13 +433,11 @@ def load(path: str | os.PathLike[str]) -> Results:
 def as_results(
     source: object, error: str = "expected fastcpu.Results or a result file path, not {type}"
 ) -> Results:
-    """`source` if it is Results, else the result file it names, loaded: how
-    compare() and the plots take either.
+    """`source` if it is Results, else the result file it names, loaded.
 
     Raises:
         TypeError: neither Results nor a path (`error`, its ``{type}`` filled in).
-        As :func:`load` for a path.
-    """
+        As :func:`load` for a path."""
     if isinstance(source, Results):
         return source
     if isinstance(source, (str, os.PathLike)):
