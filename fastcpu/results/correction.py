@@ -1,11 +1,6 @@
-"""The harness bias as one figure: :class:`HarnessBias`, what the self-test
-measured the harness to add to a single-copy estimate (kept in TSC ticks)
-and whether bench() subtracts it, and :func:`applied`, the one place a
-result's correction is worked out from it (or, for copies a run, from the
-copy loop's own cost), in core cycles at the result's own clock. Measuring
-the bias is ``instrument.bias``'s (``harness_bias()``, the one way to get
-one); this module only converts it.
-"""
+"""The harness bias as one figure (:class:`HarnessBias`) and :func:`applied`, the correction a result is built with.
+
+``instrument.bias`` measures it; this module converts it (docs/timing.md, "The self-test")."""
 
 from __future__ import annotations
 
@@ -34,40 +29,18 @@ NOT_CORRECTED = "; no harness correction applied"
 
 @dataclass(frozen=True)
 class HarnessBias:
-    """The harness bias of one path and mode: what :func:`fastcpu.bench`
-    subtracts from a single-copy estimate, when it was measured, and why it
-    is not subtracted ('' when it is).
-
-    It is kept in TSC ticks and converted with the core clock of each
-    measurement it corrects (:meth:`at`): on the AuthenticAMD family 25
-    model 1 (Zen 3) host the guest's core clock flips between about 1.25 and
-    1.33 core cycles per tick several times a second, and across such a flip
-    the biases stayed put in ticks (user path, add chains: -7.49 and -7.58
-    ticks) while in core cycles they moved by 0.5 to 0.9 (-9.41 and
-    -10.06): what the harness adds is time, not work (docs/accuracy.md). The
-    self-test checks the result on each host.
+    """The harness bias of one path and mode, kept in TSC ticks (what the harness adds is time, not work).
 
     Attributes:
-        bias_ticks: the correction, TSC ticks per copy (NaN: none of the
-            bias measurement's chains could be converted).
-        ci95_ticks: its 95% half-width, TSC ticks.
+        bias_ticks, ci95_ticks: the correction and its 95% half-width, TSC ticks
+            per copy (NaN: no chain could be converted).
         op_bias_ticks: instruction -> its bias, TSC ticks.
-        cycles_per_tick: the core clock during the bias measurement (median over
-            its measurements), core cycles per TSC tick.
-        measured_at: ``time.monotonic()`` when it was measured, seconds.
-        zero_ticks: the empty sequence timed through the path as a body,
-            against the empty baseline (the harness's zero), TSC ticks: the
-            median over the passes; zero_ci95_ticks its 95% half-width.
-        chain_bias_ticks: chain -> its own bias (estimate - truth, before
-            correction), TSC ticks: the median over the passes. Where these
-            spread wider than the goal allows, no one correction can hold
-            every chain (the self-test says so: ``PathCheck.failures``).
-            chain_bias_ci95_ticks: chain -> that median's 95% half-width,
-            TSC ticks (from the passes' scatter).
-        why_not: why bench() does not subtract it ('' when it does): the
-            last self-test failed this path and mode. The interval then
-            holds the bias it did not take off.
-    """
+        cycles_per_tick: the core clock during the measurement, core cycles per TSC tick.
+        measured_at: ``time.monotonic()`` when measured, seconds.
+        zero_ticks, zero_ci95_ticks: the harness's zero and its 95% half-width, TSC ticks.
+        chain_bias_ticks, chain_bias_ci95_ticks: chain -> its own bias before
+            correction and its 95% half-width, TSC ticks.
+        why_not: why bench() does not subtract it ('' when it does)."""
 
     bias_ticks: float
     ci95_ticks: float
@@ -82,10 +55,7 @@ class HarnessBias:
 
     @property
     def resolution_ticks(self) -> float:
-        """The smallest cost the path resolves, TSC ticks: what the harness
-        hides of a body (the bias where negative, with its interval) and how
-        far its zero strays (with its interval); as
-        ``PathCheck.resolution_core_cycles``."""
+        """The smallest cost the path resolves, TSC ticks (as ``PathCheck.resolution_core_cycles``)."""
         return max(0.0, -self.bias_ticks) + self.ci95_ticks + abs(self.zero_ticks) + self.zero_ci95_ticks
 
     def holds_at(self, now: float) -> bool:
@@ -99,13 +69,10 @@ class HarnessBias:
         return self.bias_ticks * cpt, self.ci95_ticks * cpt
 
     def at(self, cycles_per_tick: float) -> tuple[float, float, float, str]:
-        """(bias, its 95% half-width, the smallest cost resolved) in core
-        cycles per copy, converted at `cycles_per_tick` (NaN: the bias
-        measurement's own clock), and why no correction applies ('' when it
-        does). Where :attr:`why_not` says the last self-test failed: (0, the
-        bias's size plus its half-width, the resolution, the reason): the
-        bias is not subtracted, but the interval holds it, and the
-        resolution still says what the harness cannot see."""
+        """(bias, 95% half-width, resolution) in core cycles per copy at `cycles_per_tick`, and why none applies ('' when it does).
+
+        After a failed self-test: (0, the bias's size plus its half-width, the
+        resolution, the reason)."""
         bias, ci = self.core_cycles(cycles_per_tick)
         if not math.isfinite(bias + ci):
             return 0.0, 0.0, 0.0, self.why_not or UNMEASURED
@@ -118,29 +85,12 @@ class HarnessBias:
 
 def applied(bias: HarnessBias | None, loop: tuple[float, float], corrected: bool, cycles_per_tick: float,
             caveats: tuple[str, ...]) -> tuple[float, float, float, tuple[str, ...]]:
-    """The correction a result is built with, in core cycles per copy at its
-    own clock (`cycles_per_tick`, with `caveats`: why core cycles cannot be
-    trusted, or ()): (bias, its 95% half-width, the smallest cost resolved,
-    the caveats the result carries). The one place bench()'s path applies
-    one (``instrument.harness.bench_result``).
+    """(bias, 95% half-width, resolution, caveats) a result is built with, core cycles per copy at `cycles_per_tick`.
 
-    - `corrected` (single copies on the TSC, what :func:`fastcpu.bench`
-      returns): `bias` converted at that clock (:meth:`HarnessBias.at`;
-      None: none known, nothing applied). While the runs' rulers disagree
-      (caveats, core cycles NaN) nothing is applied and their caveat says
-      so; where no correction applies (a failed self-test, a bias that
-      could not be converted) the caveat says why.
-    - otherwise (copies a run, a PMU counter, the self-test's own
-      uncorrected runs): the copy loop's cost `loop` (core cycles per copy
-      and its 95% half-width; (0, 0): not measured). The empty sequence
-      pays the loop too, and the body overlaps anything from none to all
-      of it: the figure reads the body less 0 to L (L the loop's cost;
-      latency-bound chains read about L low on the AuthenticAMD family 25
-      model 17 guest). So half of L is added back, the interval carries the
-      other half (with L's own half-width), and a figure within L is not
-      resolved: it may be the loop alone. Nothing while the runs' rulers
-      disagree.
-    """
+    `corrected` (single copies on the TSC): `bias` converted (:meth:`HarnessBias.at`;
+    None: nothing applied). Otherwise the copy loop `loop` (core cycles per copy,
+    half-width): half its cost added back, half in the interval. Nothing while
+    the runs' rulers disagree (`caveats`)."""
     if corrected:
         if caveats:
             return 0.0, 0.0, 0.0, (caveats[0] + NOT_CORRECTED,)

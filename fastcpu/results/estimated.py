@@ -1,7 +1,4 @@
-"""What BenchResult and DiffResult share: the checks of their fields, the
-arrays of per-run counts they are built from, and ``Estimated`` (unit
-conversions with the result's clock and counter, the recommended estimate
-with its interval, in TSC ticks, ns and core cycles)."""
+"""What BenchResult and DiffResult share: field checks, per-run arrays, and ``Estimated``."""
 
 from __future__ import annotations
 
@@ -77,12 +74,7 @@ def checked_bias(bias: object, bias_ci95: object, cycles_per_tick: float) -> dic
 
 
 class Figure:
-    """One statistic of ``statistics.STATISTICS`` in one unit, as an
-    attribute of a result, declared in its class: ``best_ns = Figure("best",
-    "ns")``; with `ci95`, its 95% half-width (``estimate_ci95_core_cycles``),
-    in core cycles widened by what :attr:`cycles_per_tick_ci95` does to the
-    value. Converted with the result's own clock on each read (a result's
-    fields never change)."""
+    """One statistic in one unit as a result attribute (``best_ns = Figure("best", "ns")``); `ci95`: its 95% half-width."""
 
     def __init__(self, statistic: str, unit: str, *, ci95: bool = False) -> None:
         self.statistic = _statistics.statistic(statistic)
@@ -109,10 +101,7 @@ class Figure:
 
 
 class Estimated:
-    """What BenchResult and DiffResult share: unit conversions with the
-    result's clock and counter, and the recommended estimate (a subclass
-    defines ``_recommended``) with its interval, in TSC ticks, ns and core
-    cycles."""
+    """Unit conversions with the result's clock and counter, and the recommended estimate in TSC ticks, ns and core cycles."""
 
     tsc_hz: float
     cycles_per_tick: float
@@ -160,46 +149,27 @@ class Estimated:
 
     @property
     def estimate(self) -> float:
-        """The cost per copy fastcpu recommends, in TSC ticks (above the empty
-        sequence for a BenchResult; core cycles when measured with a PMU
-        counter), with the harness bias (:attr:`harness_bias_core_cycles`)
-        subtracted where the cost is resolved (:attr:`resolved`). An
-        unresolved cost is the reading as it came, at least 0 (never a
-        negative cost): what it tells is the bound :attr:`upper_bound`, which
-        every table shows instead."""
+        """The cost per copy fastcpu recommends, TSC ticks (core cycles with a PMU counter), harness bias subtracted where resolved.
+
+        An unresolved cost is the reading, at least 0; tables show :attr:`upper_bound`."""
         if self.resolved:
             return self._recommended.ticks - self.harness_bias_ticks
         return max(self._recommended.ticks, 0.0)
 
     @property
     def resolved(self) -> bool:
-        """Whether the cost stands out from the empty sequence: the
-        uncorrected estimate's 95% interval lies above 0, and the interval
-        the harness-bias correction makes of it (the bias subtracted, its
-        half-width added) lies above the smallest cost the harness resolves
-        (:attr:`harness_resolution_core_cycles`; 0 where not measured). The
-        harness hides what a body's latency overlaps with its closing fence
-        (the self-test's bias, a few core cycles on some hosts), its zero
-        strays between processes and the counter has a step: a body that
-        reads within that of the empty one is below what the harness
-        resolves, and its cost is known only as a bound (:attr:`upper_bound`),
-        never as a negative or zero cost, nor as an interval reaching below
-        what the harness can see."""
+        """Whether the cost stands out from the empty sequence (docs/timing.md, "The self-test").
+
+        The estimate's 95% interval lies above 0, and the corrected interval above
+        :attr:`harness_resolution_core_cycles`; otherwise it is only a bound
+        (:attr:`upper_bound`)."""
         ticks, half = self._reading
         low = ticks - half
         return low > 0 and low - self.harness_bias_ticks - self._bias_ci95_ticks > self._resolution_ticks
 
     @property
     def upper_bound(self) -> float:
-        """For a cost that is not :attr:`resolved`, what it is below, in TSC
-        ticks per copy (core cycles with a PMU counter): the top of the
-        reading's interval (at least 0), plus how far a negative reading fell
-        below 0 (an error of the harness at least that large), plus what the
-        harness hides (the self-test's bias where negative, with its
-        interval) and how far its zero strays: the smallest cost it resolves
-        (:attr:`harness_resolution_core_cycles`), at least the top of the
-        interval the correction would make of it and one count over the
-        copies of a run. NaN for a resolved cost."""
+        """For a cost not :attr:`resolved`, what it is below, TSC ticks per copy (core cycles with a PMU counter); NaN if resolved."""
         if self.resolved:
             return math.nan
         ticks, half = self._reading
@@ -244,10 +214,7 @@ class Estimated:
                 "core_cycles": self.upper_bound_core_cycles}[unit] if not self.resolved else math.nan
 
     def cost_text(self, unit: str = "core_cycles", digits: int = 1) -> str:
-        """The cost as every table shows it, in `unit` (``'ticks'``, ``'ns'``
-        or ``'core_cycles'``), without the unit's name: ``'4.2 +- 0.9'`` for
-        a resolved cost, ``'< 3.1'`` for one below what the harness resolves
-        (:attr:`upper_bound`), never a negative cost."""
+        """The cost as tables show it in `unit`, without the unit's name: ``'4.2 +- 0.9'`` or ``'< 3.1'``."""
         if not self.resolved:
             return f"< {self.upper_bound_in(unit):.{digits}f}"
         stat = _statistics.statistic("estimate")
@@ -255,10 +222,7 @@ class Estimated:
 
     @property
     def below_resolution_words(self) -> str:
-        """Why a cost is shown as a bound (:attr:`resolved` false): what hides
-        a cost below it. For copies a run (``unroll`` > 1) with a resolution,
-        the copy loop's own cost per copy (``_copy_loop``); else the harness's
-        bias, zero and step."""
+        """Why a cost is shown as a bound: the copy loop's cost (``unroll`` > 1), else the harness's bias, zero and step."""
         if self._copies > 1 and self.harness_resolution_core_cycles > 0:
             return "within the copy loop's own cost per copy"
         return "below what the harness resolves"
@@ -298,10 +262,7 @@ class Estimated:
 
     @property
     def estimate_ci95(self) -> float:
-        """Half-width of the 95% interval of :attr:`estimate`, in TSC ticks per
-        copy: the random part plus the systematic part, added linearly (a
-        bound, not a quadrature sum: the systematic error is not random from
-        one measurement to the next)."""
+        """Half-width of the 95% interval of :attr:`estimate`, TSC ticks per copy: random plus systematic parts, added linearly."""
         return self.estimate_random_ci95 + self.estimate_systematic_ci95
 
     @property
@@ -395,10 +356,7 @@ class Estimated:
 
 
 def read_only(a: Any) -> np.ndarray:
-    """A read-only view of `a` (an array, or what numpy makes one of): what a
-    result holds, so that ``r.raw *= 3`` raises ValueError instead of
-    leaving best, median and the estimate describing other counts. A view,
-    so the caller's own array stays writable."""
+    """A read-only view of `a`, so that ``r.raw *= 3`` raises ValueError."""
     view = np.asarray(a).view()
     view.flags.writeable = False
     return view
@@ -406,17 +364,12 @@ def read_only(a: Any) -> np.ndarray:
 
 def per_run_arrays(a: Any, b: Any, migrated: Any, names: tuple[str, str, str]
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Two arrays of counts (uint64) and one of migrations (bool), one value
-    per run (pair), contiguous: what from_arrays() takes. `names`: the two
-    arrays' names and what one value stands for, for the messages.
+    """Two uint64 count arrays and one bool migration array, one value per run, contiguous.
 
     Raises:
         TypeError: the counts are not numbers.
-        ValueError: empty, not one-dimensional, of different lengths, or a
-            count that is no count (NaN, infinite, negative, fractional,
-            2**64 or more): converted to uint64 it would read as a huge or
-            wrong number of ticks.
-    """
+        ValueError: empty, multi-dimensional or unequal arrays, or a count that
+            is no count (NaN, infinite, negative, fractional, 2**64 or more)."""
     first, second, unit = names
     a, b = np.asarray(a), np.asarray(b)
     migrated = np.ascontiguousarray(migrated, dtype=np.bool_)
@@ -431,10 +384,7 @@ def per_run_arrays(a: Any, b: Any, migrated: Any, names: tuple[str, str, str]
 
 
 def counts(a: np.ndarray, name: str, unit: str) -> np.ndarray:
-    """`a` (1-D) as contiguous uint64 counts, refused (naming `name` and the
-    first bad `unit`) where a value is no count: a cast would turn NaN or a
-    negative into a count near 2**63 or 2**64, and a fraction into another
-    count, silently."""
+    """`a` (1-D) as contiguous uint64 counts; ValueError naming `name` and the first bad `unit` where a value is no count."""
     kind = a.dtype.kind
     if kind == "u":  # what bench() passes: nothing to check
         return np.ascontiguousarray(a, dtype=np.uint64)

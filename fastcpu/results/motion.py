@@ -1,15 +1,8 @@
-"""How the core clock moved while something was measured: a fact about the
-machine, kept with each result and in its file (``ClockMotion``). The
-ruler points between a measurement's stretches of runs (``_conversion``)
-find it; this module only holds, merges and shows it, so the results room
-knows nothing of measuring.
+"""How the core clock moved during a measurement (``ClockMotion``), kept with each result.
 
-A *hop* is two neighbouring ruler points that each agree within themselves
-(add and imul rulers) but not with each other: the clock moved between them.
-A *disturbed* point is one whose two rulers disagree: an interrupt or the
-host's other work slowed one chain. The first is the clock; only the second
-is an interruption.
-"""
+A *hop*: two neighbouring ruler points, each self-consistent, at different
+levels. A *disturbed* point: its add and imul rulers disagree. See
+docs/timing.md, "Core cycles: the rulers"."""
 
 from __future__ import annotations
 
@@ -26,10 +19,7 @@ __all__ = ["ClockMotion", "Conversion", "merge_motion", "runs_clock"]
 
 
 class Conversion(Protocol):
-    """What one measurement's ruler points said, as the C core hands it over
-    (``_core.Conversion``, a struct sequence; fastcpu/_core.pyi): the
-    fields this room reads of it, so that it types the hand-off without
-    importing the instrument."""
+    """The fields this room reads of the C core's ``_core.Conversion`` record."""
 
     @property
     def cycles_per_tick(self) -> float: ...  # converting the runs stretch by stretch; NaN: no point agreed
@@ -69,34 +59,17 @@ class ClockMotion:
     """The core clock during one or more measurements, as their ruler points saw it.
 
     Attributes:
-        points: ruler points timed.
-        disturbed: points whose add and imul rulers disagreed (left out).
-        hops: stretches between two undisturbed points at different levels
-            whose two rulers moved alike (the clock hopped).
-        hop_runs: runs in those stretches: each side of the hop at its own
-            level where the body's ticks show its place
-            (:attr:`hops_located`), the interval widened by what that place
-            may be off by; else at the midpoint of the two levels, the
-            interval widened by half their gap.
+        points, disturbed: ruler points timed; those left out (rulers disagreed).
+        hops, hops_located: level changes whose rulers moved alike; of them,
+            those the body's ticks placed (0 before fastcpu 0.8.6).
+        hop_runs: runs in the hops' stretches.
+        slowdowns: level changes whose rulers moved apart, or across which the
+            body's ticks held: other work, not the clock (0 before 0.8.6).
         seconds: TSC time from the first point to the last, seconds.
-        levels_core_cycles_per_tick: the levels seen, core cycles per TSC
-            tick, lowest first (each the mean of the points that agree with it).
-        level_points: how many undisturbed points read each level.
-        add_core_cycles_per_tick: the add ruler's mean over the undisturbed points.
-        imul_core_cycles_per_tick: the imul ruler's (3 core cycles per imul);
-            the two differ by what the rulers disagree, which widens every
-            interval converted with them.
-        hops_located: of the hops, those whose place in their stretch the
-            body's ticks showed (0 in files before fastcpu 0.8.6, which
-            converted every such stretch at the midpoint).
-        slowdowns: stretches between two undisturbed points at different
-            levels whose two rulers moved apart, or across which the body's
-            ticks held: other work slowing a ruler point (a busy sibling
-            thread slows register-register adds more than imuls), not the
-            clock alone; converted at the midpoint, half the gap in the
-            interval. Not hops (0 in files before fastcpu 0.8.6, which
-            counted them as hops).
-    """
+        levels_core_cycles_per_tick, level_points: the levels seen, core cycles
+            per TSC tick, lowest first; undisturbed points at each.
+        add_core_cycles_per_tick, imul_core_cycles_per_tick: each ruler's mean
+            over the undisturbed points."""
 
     points: int
     disturbed: int
@@ -119,14 +92,7 @@ class ClockMotion:
 
     @classmethod
     def from_conversion(cls, conversion: Conversion, tsc_hz: float) -> ClockMotion:
-        """The record of what one measurement's ruler points said: the C
-        core's ``Conversion`` record (its levels lowest first, its figures of
-        the types kept), its span converted at `tsc_hz` (TSC ticks per
-        second). Built without the dataclass's __init__ and without a
-        conversion of its own: bench() makes one per call, right after its
-        runs, where every Python statement runs cold (9 us of a 250 us
-        bench(m, 1000) through __init__ on the GenuineIntel family 6 model
-        167 guest)."""
+        """The record of one measurement's C-core ``Conversion``, its span at `tsc_hz` (built without __init__, for speed)."""
         motion = object.__new__(cls)
         motion.__dict__.update(
             points=conversion.points, disturbed=conversion.disturbed, hops=conversion.hops,
@@ -242,10 +208,7 @@ def count_of(v: Any, where: str, low: int = 0) -> int:
 
 
 def merge_motion(motions: Iterable[ClockMotion | None]) -> ClockMotion | None:
-    """One record for many measurements (a machine's results): points,
-    hops and time added up, levels joined where they agree within
-    LEVEL_TOLERANCE, the rulers' means weighted by undisturbed points.
-    None when none of them had rulers."""
+    """One record for many measurements, levels joined within LEVEL_TOLERANCE; None when none had rulers."""
     kept = [m for m in motions if m is not None]
     if not kept:
         return None
@@ -283,27 +246,13 @@ def merge_motion(motions: Iterable[ClockMotion | None]) -> ClockMotion | None:
 
 
 def runs_clock(conversion: Conversion | None, clock: Clock, counter: str) -> tuple[float, float, tuple[str, ...]]:
-    """(core cycles per TSC tick that runs convert with, its 95% half-width,
-    why core cycles cannot be trusted or ()) from what their ruler points
-    said (the C core's ``Conversion`` record; None: no points, as for a PMU
-    counter or a child's runs) and the process's `clock`
-    (:class:`fastcpu.Clock`) counted on `counter`:
+    """(core cycles per TSC tick, 95% half-width, caveats) that runs convert with.
 
-    - the points' figure where their add and imul rulers agreed inside the
-      measurement (a first-use calibration that could not tell the two
-      apart, in a process started on a loaded host, is not this
-      measurement's);
-    - where every point was disturbed, the middle of what could be true:
-      the rulers' readings at the points (an interrupt slows a chain, so they
-      read low) and the clock's first-use figure (which the core clock may
-      have left), the interval reaching both ends. On the GenuineIntel family
-      6 model 167 guest one measurement of 18 saw its two points disturbed
-      (add 1.068, imul 1.140) while the clock, calibrated at 1.197, ran at
-      about 1.135: the first-use figure alone, with no interval, read
-      add_chain_1024 as 1082 +- 0;
-    - with no points, the clock's figure, its interval unknown (0);
-    - NaN and the clock's caveat while its rulers disagree and no point
-      agreed."""
+    From their ruler points (`conversion`; None: none) and the process's
+    `clock` on `counter`: the points' figure where their rulers agreed; where
+    every point was disturbed, the middle of the points' and the clock's
+    figures, the interval reaching both; with no points, the clock's, interval
+    0; NaN and the clock's caveat while its rulers disagree."""
     if conversion is not None:
         cpt = conversion.cycles_per_tick
         if math.isfinite(cpt):

@@ -1,11 +1,7 @@
-"""What a self-test found: each known-cost chain through each path and mode
-against its goal (`ChainCheck`, `PathCheck`, `SelfTest`), as plain data that
-a result file keeps and reads back. `fastcpu.selftest()` (`_selftest`)
-measures it; this module only holds and shows it, so that the results room
-knows nothing of measuring.
+"""What a self-test found, as plain data a result file keeps (docs/timing.md, "The self-test").
 
-Every figure here is in core cycles per copy unless its name says ticks.
-"""
+``fastcpu.selftest()`` measures it; this module only holds and shows it.
+Figures are core cycles per copy unless the name says ticks."""
 
 from __future__ import annotations
 
@@ -83,27 +79,15 @@ class ChainCheck:
     Attributes:
         name: the chain (``'add_chain_8'``).
         truth_core_cycles: what one copy costs, core cycles.
-        median_error_core_cycles: median over the rounds of (corrected
-            estimate minus truth), core cycles: a round across which the
-            host moved the core clock misses by percent, and shows in
-            ``covered`` when its interval did not hold it.
-        rounds: measurements made.
+        median_error_core_cycles: median over the rounds of corrected estimate
+            minus truth, core cycles.
+        rounds, covered: measurements made; those whose 95% interval held the truth.
         within_goal: whether the median error meets the goal.
-        covered: measurements whose printed 95% interval held the truth.
-        conversion_core_cycles: the median over the rounds of what the
-            conversion's 95% uncertainty (``cycles_per_tick_ci95``) makes of
-            the truth, core cycles: the part of an error that the clock's
-            motion, not the harness, may explain.
-        bias_core_cycles: the chain's own bias (estimate minus truth,
-            before correction) as the bias measurement found it (the median
-            over its passes), core cycles; NaN where unknown (a file of
-            fastcpu 0.8.4 or older). How far it sits from the correction is
-            what the body, not noise, leaves of its error.
-        bias_ci95_core_cycles: that median's 95% half-width, core cycles
-            (from the passes' scatter); NaN where unknown.
-        path: the path it was timed through (``'inline'`` or ``'user'``),
-            whose goal it is judged by; a :class:`PathCheck` sets its own.
-    """
+        conversion_core_cycles: what the conversion's 95% uncertainty makes of
+            the truth, core cycles (median over the rounds).
+        bias_core_cycles, bias_ci95_core_cycles: the chain's own bias before
+            correction and its 95% half-width, core cycles (NaN: unknown).
+        path: ``'inline'`` or ``'user'``, whose goal it is judged by."""
 
     name: str
     truth_core_cycles: float
@@ -123,10 +107,7 @@ class ChainCheck:
 
     @property
     def failed_by(self) -> str:
-        """Why its goal failed ('' where it holds): ``'conversion'`` where the
-        error lies within what the conversion's own uncertainty (how far the
-        clock may have moved, the rulers' disagreement) allows on top of its
-        path's goal, else ``'harness'``: the ticks themselves were off."""
+        """Why its goal failed ('' where it holds): ``'conversion'`` (within the conversion's uncertainty) or ``'harness'``."""
         if self.within_goal:
             return ""
         allowed = abs(self.median_error_core_cycles) - self.conversion_core_cycles
@@ -138,31 +119,16 @@ class PathCheck:
     """The harness bias of one path and serialization mode, and its check.
 
     Attributes:
-        path: ``'inline'`` or ``'user'``.
-        serialize: the serialization mode.
-        bias_core_cycles: the correction: midpoint of the per-instruction
-            biases (estimate minus truth), core cycles per copy.
-        bias_ci95_core_cycles: its 95% half-width, core cycles.
-        op_bias_core_cycles: instruction (``'add'``, ``'imul'``) -> mean
-            bias of its chains before correction, core cycles.
-        chains: the verification of each chain.
-        zero_core_cycles: the empty sequence timed as the path times a body
-            (the empty row inline; the empty function as a user function),
-            against the empty baseline, core cycles: the harness's zero,
-            0 where its two sides are alike. zero_ci95_core_cycles: its
-            95% half-width.
-        rulers_apart_percent: the median disagreement of the add and imul
-            rulers (their means over a measurement's undisturbed ruler
-            points) over the verification measurements, percent.
-        clock_hops: the core clock's hops seen by those measurements.
-        clock_hops_placed: of them, those whose place the body's ticks showed (each
-            side of the hop converted at its own level; the rest at the
-            midpoint of the two levels). 0 in files before fastcpu 0.8.6.
-        slowdowns: level changes those measurements saw whose two rulers
-            moved apart, or across which the body's ticks held (other work
-            slowing a ruler point, not the clock alone; not hops). 0 in files before fastcpu 0.8.6, which counted them
-            as hops.
-    """
+        path, serialize: ``'inline'`` or ``'user'``; the serialization mode.
+        bias_core_cycles, bias_ci95_core_cycles: the correction (midpoint of the
+            per-instruction biases) and its 95% half-width, core cycles per copy.
+        op_bias_core_cycles: instruction -> mean bias of its chains, core cycles.
+        chains: the :class:`ChainCheck` of each chain.
+        zero_core_cycles, zero_ci95_core_cycles: the empty sequence timed as a
+            body against the empty baseline (the harness's zero), core cycles.
+        rulers_apart_percent: median disagreement of the add and imul rulers, percent.
+        clock_hops, clock_hops_placed, slowdowns: as :class:`ClockMotion` counts
+            them over the verification (0 in files before fastcpu 0.8.6)."""
 
     path: str
     serialize: str
@@ -187,30 +153,18 @@ class PathCheck:
 
     @property
     def resolution_core_cycles(self) -> float:
-        """The smallest cost this path resolves, core cycles: what the
-        harness hides of a body (the bias where negative, with its interval)
-        plus how far the empty sequence timed against itself strays from 0
-        (the zero, with its interval). A body that reads within its interval
-        of the empty one is shown as a bound, never as a cost."""
+        """The smallest cost this path resolves, core cycles: what the harness hides (negative bias) plus the zero's stray, with intervals."""
         return (max(0.0, -self.bias_core_cycles) + self.bias_ci95_core_cycles
                 + abs(self.zero_core_cycles) + self.zero_ci95_core_cycles)
 
     @property
     def conversion_failed(self) -> bool:
-        """Whether the conversion may be off by more than its goal
-        (CONVERSION_GOAL_PERCENT) during the verification: it converts with
-        the mean of the two rulers, so by at most half their disagreement;
-        core cycles cannot then be trusted to that goal, whatever the harness
-        does."""
+        """Whether half the rulers' disagreement exceeds CONVERSION_GOAL_PERCENT during the verification."""
         return self.rulers_apart_percent / 2 > CONVERSION_GOAL_PERCENT
 
     @property
     def floor_core_cycles(self) -> float:
-        """The shortest body this path reads right, core cycles: for a user
-        function, the call and return that the empty function pays and a
-        longer body hides (minus the bias, at least 0); a shorter body
-        reads as this floor, and its goal does not apply (bench_diff()
-        measures it). 0 for the inline path."""
+        """The shortest body this path reads right, core cycles: a user function's call and return less the bias; 0 inline."""
         return max(0.0, -self.bias_core_cycles) if self.path == "user" else 0.0
 
     @property
@@ -228,10 +182,7 @@ class PathCheck:
         ) and not self.conversion_failed
 
     def failures(self) -> list[str]:
-        """What failed, in words: the conversion (the rulers disagree, or a
-        chain's error lies within what the conversion's uncertainty
-        explains), the harness (a chain off by more than that), the
-        intervals' coverage."""
+        """What failed, in words: the conversion, the harness, or the intervals' coverage."""
         out = []
         if self.conversion_failed:
             out.append(f"conversion: the add and imul rulers read {self.rulers_apart_percent:.2f}% apart, "
@@ -248,17 +199,7 @@ class PathCheck:
 
     @property
     def one_correction_reaches_goal(self) -> bool | None:
-        """Whether some single correction could put every chain within its
-        goal, judged on the chains' own biases as the bias measurement found
-        them (``ChainCheck.bias_core_cycles``, each allowed its 95%
-        interval): their goals' windows, so widened, share a point. False
-        where the bodies' biases lay further apart than that (on a
-        GenuineIntel family 6 model 167 guest with fastcpu 0.8.4,
-        add_chain_128 read about +0.3 before correction and imul_chain_64
-        about -4; with its neighbours busy, add chains read up to +9 while
-        imul chains read -1 to +1): there the goal cannot hold, whatever the
-        noise. None where the chains' biases are unknown (a file of fastcpu
-        0.8.4 or older)."""
+        """Whether one correction could put every chain within its goal (each bias within its 95% interval); None: biases unknown."""
         known = [c for c in self.chains if c.bias_known]
         if len(known) < 2:
             return None
@@ -267,15 +208,7 @@ class PathCheck:
                                     for c in known])
 
     def _harness_why(self, failing: list[ChainCheck]) -> str:
-        """Why the harness missed on `failing`, in words (with a leading
-        space and parentheses; '' where nothing is known): for each chain,
-        whether its own bias already sat beyond the goal from the
-        correction when the bias was measured, by more than that bias's
-        interval (its body: one correction cannot serve it), or not (it read
-        differently in the check: scatter between the two measurements);
-        and, where the chains' biases lie further apart than any one
-        correction can serve, that the goal cannot hold in this run. A file
-        without the chains' biases falls back to the per-instruction split."""
+        """Why the harness missed on `failing`, in words ('' where nothing is known)."""
         reaches = self.one_correction_reaches_goal
         if reaches is None:
             return self._op_split()
@@ -301,11 +234,7 @@ class PathCheck:
         return f" ({'; '.join(parts)})"
 
     def _op_split(self) -> str:
-        """Why one correction cannot hold every chain, from the
-        per-instruction biases alone (what a file of fastcpu 0.8.4 or older
-        keeps), where that is why: the bodies hide different amounts, so
-        that the one correction, their midpoint, leaves each chain half
-        their spread off, at least half the goal, before any noise ('' otherwise)."""
+        """Why one correction cannot hold every chain, from the per-instruction biases alone ('' otherwise)."""
         biases = self.op_bias_core_cycles
         if len(biases) < 2:
             return ""
@@ -486,19 +415,11 @@ class SelfTest:
 
     Attributes:
         checks: the paths and modes tested.
-        runs: runs per verification measurement.
-        rounds: verification measurements per chain.
+        runs, rounds: runs per verification measurement; measurements per chain.
         seconds: how long it took, wall-clock seconds.
-        judged: the serialization modes whose checks decide :attr:`passed`
-            (empty: every mode tested). :func:`selftest` tests and judges
-            the modes it was asked for, and, asked for none, bench()'s
-            default, ``'lfence'``, the one the goals are stated for: on a
-            guest ``'cpuid'`` is a VM exit before every read, which no
-            correction can make accurate and which takes seconds.
-        problem: why the self-test could not run ('' when it ran): the
-            clock's core-cycle rulers disagree, so there is no truth in core
-            cycles to check against. It then has no checks and fails.
-    """
+        judged: the modes whose checks decide :attr:`passed` (empty: all);
+            by default ``'lfence'``, the one the goals are stated for.
+        problem: why the self-test could not run ('' when it ran)."""
 
     checks: tuple[PathCheck, ...]
     runs: int = 1000

@@ -1,11 +1,6 @@
-"""What a TSC tick is worth, as values: the :class:`Clock` a measurement was
-converted with, the :class:`Rulers` that measured core cycles per tick, and
-:class:`CounterUnits`, the one place counts become ns and core cycles.
+"""What a TSC tick is worth, as values: :class:`Clock`, :class:`Rulers`, :class:`CounterUnits`.
 
-Measuring them is ``_clock.py``'s (the C core's readings); these are what a
-result and a result file carry, and need no C core: the analysis kit reads
-them on any platform.
-"""
+These need no C core (docs/timing.md, "Units" and "Core cycles: the rulers")."""
 
 from __future__ import annotations
 
@@ -26,18 +21,13 @@ __all__ = ['Clock', 'CounterUnits', 'Rulers', 'RulerTiming', 'CalibrationWarning
 
 @dataclass(frozen=True)
 class CounterUnits:
-    """What one count of the counter a result was read with is worth: the one
-    place counts become nanoseconds and core cycles.
-
-    For the TSC a count is a TSC tick; for the PMU's cycle counter it is one
-    core cycle, counted at the core clock (steps of 1).
+    """What one count of a result's counter is worth: where counts become ns and core cycles.
 
     Attributes:
         counter: ``'tsc'``, ``'pmu'`` or ``'pmu_user'``.
         hz: counts per second (the TSC's Hz, or the core clock's).
         step: the counter's granularity, in counts.
-        cycles_per_count: core cycles per count (1 for the PMU).
-    """
+        cycles_per_count: core cycles per count (1 for the PMU)."""
 
     counter: str
     hz: float
@@ -68,16 +58,10 @@ class RulerTiming:
     """One ruler chain timed at N and 2N instructions.
 
     Attributes:
-        ruler: ``'add'`` (register-register adds), ``'imul'`` (64-bit imuls)
-            or ``'immediate_add'`` (``add $1, reg``).
+        ruler: ``'add'``, ``'imul'`` or ``'immediate_add'``.
         instructions: dependent instructions in the difference (N).
-        ticks: median TSC ticks of the 2N chains minus those of the N ones:
-            what N instructions take, the timer's own cost cancelled.
-        se_ticks: the standard error of `ticks`, from the samples' scatter
-            and the counter's granularity.
-        clean: samples of each size kept (neither migrated nor disturbed).
-        total: pairs timed.
-    """
+        ticks, se_ticks: median TSC ticks of 2N less N, and its standard error.
+        clean, total: samples of each size kept; pairs timed."""
 
     ruler: str
     instructions: int
@@ -138,19 +122,13 @@ RULER_FIGURE_MAX = 1e6
 
 @dataclass(frozen=True, eq=False)
 class Rulers(_NanEqual):
-    """The two rulers of core cycles, checked against each other, and what
-    the core does with a chain of immediate adds.
+    """The two rulers of core cycles, checked against each other, and the immediate-add fact.
 
     Attributes:
-        add_cycles_per_tick: core cycles per TSC tick by register-register
-            adds (1 core cycle each).
-        imul_cycles_per_tick: the same by 64-bit imuls (3 core cycles each).
-        tolerance: how far apart (a fraction) the two may read and agree,
-            set from their measured scatter (at least RULER_TOLERANCE_MIN).
-        immediate_adds_per_core_cycle: dependent ``add $1, reg`` per core
-            cycle (by the add ruler): 1 where the core runs them one a
-            cycle, several where it folds them at rename.
-    """
+        add_cycles_per_tick, imul_cycles_per_tick: core cycles per TSC tick by
+            register-register adds and by 64-bit imuls.
+        tolerance: how far apart (a fraction) the two may read and agree.
+        immediate_adds_per_core_cycle: dependent ``add $1, reg`` per core cycle."""
 
     add_cycles_per_tick: float
     imul_cycles_per_tick: float
@@ -246,10 +224,7 @@ class Rulers(_NanEqual):
 
 
 def judge_rulers(add: RulerTiming, imul: RulerTiming, immediate: RulerTiming | None = None) -> Rulers:
-    """The rulers from their timings: core cycles per tick by each, their
-    tolerance from the scatter of both (RULER_TOLERANCE_SIGMAS standard
-    errors of their ratio, at least RULER_TOLERANCE_MIN), and the immediate
-    adds per core cycle by the add ruler."""
+    """The rulers from their timings, their tolerance from the scatter of both."""
     # a chain that read no time (or less than none) gives no rate: NaN, which
     # agrees with nothing, so the clock says why core cycles are unknown
     add_cpt = 1 / add.ticks_per_instruction if add.ticks > 0 else math.nan
@@ -268,19 +243,11 @@ class Clock(_NanEqual):
 
     Attributes:
         tsc_hz: TSC ticks per second, measured against CLOCK_MONOTONIC_RAW.
-        tsc_step_ticks: the counter's granularity in TSC ticks, a float: the
-            lattice its readings fall on, fitted to reads separated by
-            varying amounts of work (:func:`fit_granularity`); 1 where every
-            tick is read.
-        cycles_per_tick: core cycles per TSC tick by the register-register
-            add ruler, timed at N and 2N (no PMU needed); NaN while the imul
-            ruler disagrees with it (:attr:`core_cycles_problem` says why).
-        tsc_read_spacing_ticks: the median spacing of back-to-back reads, TSC
-            ticks: what one read costs on the counter, not its granularity
-            (NaN: not measured).
-        rulers: both rulers' figures and the immediate-add fact (None: not
-            measured, as in a file written before fastcpu 0.5).
-    """
+        tsc_step_ticks: the counter's granularity, TSC ticks (a float).
+        cycles_per_tick: core cycles per TSC tick by the add ruler; NaN while
+            the imul ruler disagrees (:attr:`core_cycles_problem`).
+        tsc_read_spacing_ticks: median spacing of back-to-back reads, TSC ticks (NaN: not measured).
+        rulers: the :class:`Rulers`, or None (files before fastcpu 0.5)."""
 
     tsc_hz: float
     tsc_step_ticks: float
@@ -328,10 +295,7 @@ class Clock(_NanEqual):
         return ""
 
     def caveats(self, counter: str = "tsc") -> tuple[str, ...]:
-        """What a result counted on `counter` with this clock must carry
-        while core cycles per tick are unknown: on the TSC, that its core
-        cycles are unknown; on a PMU counter (which counts core cycles
-        itself), that its ns are, for they need the core clock."""
+        """What a result counted on `counter` must carry while core cycles per tick are unknown."""
         problem = self.core_cycles_problem
         if not problem:
             return ()
@@ -393,22 +357,14 @@ def file_method_name(name: str) -> str:
 
 @dataclass(frozen=True)
 class CatalogRow:
-    """A method's catalog row as the fastcpu that measured it had it: what a
-    reader of its result needs to know of it, in the file's own words.
+    """A method's catalog row as the fastcpu that measured it had it, in the file's words.
 
     Attributes:
-        kind: ``'method'`` (a sequence of csrc/sequences.c), ``'model'`` (a C
-            model of an implementation) or ``'chain'`` (a chain of known
-            cost); a newer fastcpu may name another.
-        role: what it is for, and so where it is shown: ``'cpu_source'``,
-            ``'library_call'``, ``'entry_cost'``, ``'model'``, ``'chain'``
-            (:attr:`fastcpu.MethodInfo.role`); a role a reader does not know
-            is shown with the user functions, and is no way to learn the CPU.
-        encoding: what its raw value reads, and so whether it can hold a CPU
-            number: ``'cpunode'``, ``'cpu'``, ``'sidt'``, ``'limit'``,
-            ``'selector'`` or ``'none'`` (:attr:`fastcpu.MethodInfo.encoding`).
-        description: what the sequence is and where it comes from, one line.
-    """
+        kind: ``'method'``, ``'model'`` or ``'chain'`` (a newer fastcpu may name another).
+        role: ``'cpu_source'``, ``'library_call'``, ``'entry_cost'``, ``'model'``
+            or ``'chain'``; an unknown role is shown with the user functions.
+        encoding: what its raw value reads (:attr:`fastcpu.MethodInfo.encoding`).
+        description: what the sequence is, one line."""
 
     kind: str
     role: str
@@ -431,9 +387,7 @@ class CatalogRow:
         """The row of a file's entry, every field checked.
 
         Raises:
-            ValueError: a field is missing, unknown, not a string, or too
-                long (the message names it).
-        """
+            ValueError: a field missing, unknown, not a string, or too long (named)."""
         if not isinstance(d, Mapping):
             raise ValueError(f"must be an object, not {type(d).__name__}")
         unknown = sorted(set(d) - set(_FIELDS))
@@ -482,11 +436,7 @@ def recorded_versions() -> tuple[str, ...]:
 
 
 def recorded_row(method: str, fastcpu_version: str) -> CatalogRow | None:
-    """The row of `method` in the catalog of `fastcpu_version`, as recorded:
-    for a version between two recorded ones, the older one's catalog; before
-    the first, the first's; for a version that names no release (``''``, or
-    not ``X.Y``), the newest's. None where that catalog has no such method
-    (a user function, or a method that catalog lacked)."""
+    """The row of `method` in the recorded catalog of `fastcpu_version` (the nearest older one); None where it lacks it."""
     catalogs = _recorded()
     key = _version_key(fastcpu_version)
     chosen = catalogs[-1][2] if not key else next(
