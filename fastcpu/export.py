@@ -1,29 +1,9 @@
-"""Results in formats other tools read: Google Benchmark's JSON and CSV.
+"""Results in formats other tools read: Google Benchmark's JSON and CSV (docs/files.md, "Exports").
 
-``to_gbench(results)`` gives the document Google Benchmark writes with
-``--benchmark_format=json``: one benchmark per method, ``real_time`` and
-``cpu_time`` the recommended estimate in ns per call (for a cost below what
-the harness resolves, ``resolved`` false, its bound), ``iterations`` the
-runs it rests on, and fastcpu's own figures (every statistic of
-``_statistics.shown_in('export')`` in every unit, ``NAME_UNIT`` and
-``NAME_ci95_UNIT``) as extra numeric fields, which Google Benchmark's compare
-tool carries along and dashboards that read that format can plot. A method
-timed alone on one thread is on the CPU for all of its wall time, so the two
-times are the same figure. Each benchmark names its question at the start
-of its ``label`` (the one text field beside the name; Google Benchmark's
-counters are numbers): ``'one call alone: ...'`` (a single copy, named by
-its method), or ``'calls back to back: ...'`` (``Results.back_to_back``, the
-cost per call in a loop by differencing 2k and k copies, named
-``NAME/back_to_back:K``, after the others; none for a file before 0.7.0).
-
-``write_csv(results, out)`` writes one row per machine and method with every
-unit spelled out in its column name: the one CSV schema, ``compare --csv``'s
-(``analysis.compare.CSV_COLUMNS``), so that both commands name each figure alike.
-A row answers both questions: one call alone in the statistics' columns,
-calls back to back in ``back_to_back_*`` (``back_to_back`` says ``'not
-measured'`` for a file before 0.7.0), and the machine's cheapest way for
-each in ``cheapest_one_call`` and ``cheapest_back_to_back``.
-"""
+``to_gbench``: one benchmark per method, ``real_time`` and ``cpu_time`` the
+ESTIMATE in ns per call (its bound where not resolved), fastcpu's figures
+as extra counters, the question at the start of ``label``; calls back to
+back as ``NAME/back_to_back:K``. ``write_csv``: ``compare --csv``'s columns."""
 
 from __future__ import annotations
 
@@ -48,10 +28,7 @@ def _benchmark_name(r: BenchResult) -> str:
 
 
 def _finite_only(entry: dict[str, Any]) -> dict[str, Any]:
-    """`entry` without its non-finite floats (a figure unknown here: core
-    cycles while the rulers disagreed): Google Benchmark writes every user
-    counter as a number and leaves out one it lacks, and its compare tool
-    reads them so; a null would be neither."""
+    """`entry` without its non-finite floats (Google Benchmark leaves out a counter it lacks)."""
     return {k: v for k, v in entry.items() if not (isinstance(v, float) and not math.isfinite(v))}
 
 

@@ -1,27 +1,9 @@
-"""fastcpu.compare_ab(): two result files, method by method, with a verdict.
+"""fastcpu.compare_ab(): two result files, method by method, with a verdict (docs/files.md, "Comparing").
 
-For each method measured in both A (the baseline) and B, the recommended
-estimates (``BenchResult.estimate``, per copy above the empty sequence) are
-compared in one unit: ns (default) or core cycles, never TSC ticks, which
-differ between hosts. Both questions are compared, each in its own table
-named by it: one call alone (the single copies) and calls back to back
-(``Results.back_to_back``, where both files have them; "not measured" names
-the file that has none), and each file's cheapest way for each question
-ends the table (``Results.answer_lines``). The two estimates come from
-independent runs, so
-
-- difference ``B - A`` with 95% half-width ``sqrt(ciA**2 + ciB**2)``;
-- ratio ``B / A`` with the delta method's half-width
-  ``|B / A| * sqrt((ciA / A)**2 + (ciB / B)**2)``, left out (nan) where A's
-  interval reaches 0: a ratio to a cost that may be nothing says nothing;
-- verdict ``slower`` or ``faster`` where the difference's interval excludes
-  0, else ``no detectable difference``: what pyperf's compare_to says for
-  its users, with the interval that decides it shown beside it.
-
-A cost below what the harness resolves (``BenchResult.resolved`` false) is
-known only to lie between 0 and its bound X (``upper_bound``): it is shown
-as ``< X`` and compared as X/2 +- X/2, never as a negative or zero cost.
-"""
+Independent runs: ``B - A`` has 95% half-width ``sqrt(ciA**2 + ciB**2)``,
+``B / A`` the delta method's (nan where A's interval reaches 0); the verdict
+is ``slower``/``faster`` only where the difference's interval excludes 0. A
+cost below resolution (bound X) is compared as X/2 +- X/2."""
 
 from __future__ import annotations
 
@@ -55,17 +37,11 @@ class ABRow:
 
     Attributes:
         method: the method.
-        a, a_ci95: A's estimate and its 95% half-width.
-        b, b_ci95: B's.
-        difference, difference_ci95: ``b - a`` and its 95% half-width.
-        ratio, ratio_ci95: ``b / a`` and its 95% half-width (nan where A's
-            interval reaches 0).
-        verdict: ``'slower'``, ``'faster'`` (B against A) or ``'no detectable
-            difference'``.
-        a_below, b_below: where that file's cost is below what its harness
-            resolves, the bound X it lies under (then ``a``, ``a_ci95`` are
-            X/2, X/2: the interval from 0 to X); NaN for a resolved cost.
-    """
+        a, a_ci95, b, b_ci95: each estimate and its 95% half-width.
+        difference, difference_ci95, ratio, ratio_ci95: ``b - a``, ``b / a``
+            and their 95% half-widths (ratio nan where A's interval reaches 0).
+        verdict: ``'slower'``, ``'faster'`` or ``'no detectable difference'``.
+        a_below, b_below: the bound X of a cost below resolution; NaN if resolved."""
 
     method: str
     a: float
@@ -125,13 +101,7 @@ def _html_cost(value: float, half: float, below: float) -> str:
 
 
 class ABComparison(Sequence[ABRow]):
-    """The rows of :func:`compare_ab`, in A's order, and how to print them
-    (``str()``; an HTML table in Jupyter).
-
-    The sequence is the first question's rows, one call alone; the second
-    question's, calls back to back, are :attr:`back_to_back` (empty where
-    either file has none: :attr:`back_to_back_missing` says which), and
-    :attr:`answers` each file's cheapest way for each question."""
+    """The rows of :func:`compare_ab` (one call alone), :attr:`back_to_back` and :attr:`answers`; ``str()`` prints them."""
 
     def __init__(self, a_name: str, b_name: str, unit: str, rows: list[ABRow],
                  only_a: list[str], only_b: list[str], back_to_back: Sequence[ABRow] = (),
@@ -276,20 +246,17 @@ def compare_ab(a: Source, b: Source, *, unit: str = "ns") -> ABComparison:
     """B against A (baseline), method by method: difference, ratio, verdict.
 
     Args:
-        a: the baseline: :class:`fastcpu.Results` or a result file's path.
-        b: what is compared with it (another host, or after a change).
-        unit: ``'ns'`` (default) or ``'cycles'`` (core cycles); TSC ticks
-            are refused: a tick is worth different times on different hosts.
+        a, b: :class:`fastcpu.Results` or result file paths; A is the baseline.
+        unit: ``'ns'`` (default) or ``'cycles'`` (core cycles); TSC ticks are
+            refused (a tick is worth different times on different hosts).
 
     Returns:
-        An :class:`ABComparison`: one :class:`ABRow` per method in both,
-        ``str()`` prints the table.
+        An :class:`ABComparison`, one :class:`ABRow` per method in both.
 
     Raises:
         TypeError: `a` or `b` is neither Results nor a path; `unit` not a str.
         ValueError: an unknown unit, or no method measured in both.
-        fastcpu.ResultFileError, OSError: a file cannot be read.
-    """
+        fastcpu.ResultFileError, OSError: a file cannot be read."""
     if not isinstance(unit, str):
         raise TypeError(f"unit must be a str ('ns' or 'cycles'), not {type(unit).__name__}")
     if unit not in AB_UNITS and unit in UNITS and unit != "ticks":

@@ -1,43 +1,12 @@
-"""compare()'s columns: one row per machine and method, in every unit, and the CSV schema.
+"""compare()'s columns: one row per machine and method, in every unit, and the one CSV schema.
 
-One row per (machine, method). Every statistic is per copy of the sequence,
-above the empty sequence, in three units: TSC ticks (``*_ticks``),
-nanoseconds (``*_ns``) and core cycles (``*_core_cycles``), each converted
-with the clock of the file it came from. Its CSV (``CSV_COLUMNS``) is the
-one CSV schema: ``compare --csv`` and ``run --format csv``
-(``export.write_csv``) write the same columns, each figure under one name,
-an interval as its two ends (``NAME_ci_low_UNIT``, ``NAME_ci_high_UNIT``).
-
-Both questions are answered. The statistics' columns answer "one call
-alone" (a single copy, the LKML seed's); ``BACK_TO_BACK_COLUMNS`` answer
-"calls back to back" (``Results.back_to_back``: cost per call in a loop by
-differencing 2k and k copies, the glibc seed's), ``back_to_back`` saying
-``'not measured'`` for a file without them (before 0.7.0). Each machine's
-cheapest way that reports the CPU for each question, and the line saying
-the two differ, are ``ANSWER_COLUMNS``, repeated on its rows. The terminal
-and HTML layouts show a table per question, each named by it, then each
-machine's answers.
-
-The statistics are ``_statistics.shown_in('compare')``, in that order:
-
-- best: ``(min(raw) - min(empty)) / unroll`` (the seed's BEST);
-- median: ``(median(raw) - median(empty)) / unroll`` (the seed's MEDIAN);
-- estimate, with ``estimate_ci_low`` and ``estimate_ci_high``: the ESTIMATE,
-  ``BenchResult.estimate``, the cost figure fastcpu shows everywhere (the
-  recommended estimator, less the harness bias where the self-test trusts
-  it), its interval's random part rescaled to the confidence asked for and
-  its systematic part added;
-- paired_mean: the fenced mean of the per-run differences ``(raw[i] -
-  empty[i]) / unroll`` (the empty run interleaved with run i is its pair)
-  with its confidence interval: the estimator ``'paired_mean'`` of
-  ``BenchResult.estimate`` (``fastcpu.results.estimate.paired_mean``): pairs
-  outside a fence around the median difference (interrupts) and pairs that
-  migrated are left out, and the interval is Student's t at 95%, rescaled to
-  the confidence asked for. On a counter that moves in coarse steps, a
-  random start phase makes it unbiased where best and median are stuck on
-  the step (see ``fastcpu.noise``). Its columns were called ``mean``,
-  ``mean_ci_low`` and ``mean_ci_high`` until 0.9.0.
-"""
+Every statistic is per copy above the empty sequence in TSC ticks
+(``*_ticks``), ns (``*_ns``) and core cycles (``*_core_cycles``), converted
+with its file's clock; an interval is two columns (``NAME_ci_low_UNIT``,
+``NAME_ci_high_UNIT``). The statistics answer one call alone,
+``BACK_TO_BACK_COLUMNS`` calls back to back, ``ANSWER_COLUMNS`` each
+machine's cheapest way. ``compare --csv`` and ``export.write_csv`` write
+``CSV_COLUMNS``. See docs/files.md, "Comparing"."""
 
 from __future__ import annotations
 
@@ -207,39 +176,22 @@ NAME_LINES_MAX = 4
 
 def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95,
                       layout: str = "machines") -> str:
-    """A terminal table of one unit, per copy above the empty sequence.
+    """A terminal table of one unit, per copy above the empty sequence (docs/files.md, "Comparing").
 
-    ``layout='machines'`` (the default, what ``fastcpu compare`` prints): a
-    row per method and, per machine (in the order of the table, its name
-    above), a column with the ESTIMATE (``BenchResult.estimate``, the cost
-    figure everywhere: the recommended estimator less the harness bias where
-    the self-test trusts it) +- the half-width of its interval, and a RATIO
-    column, that estimate over the first machine's (the baseline: ``1.00x``
-    in its own column; taken in ns when `unit` is ticks, which differ
-    between hosts); a method a machine lacks shows ``-``, as does a ratio
-    against a baseline estimate that is not above 0. With one machine, no
-    ratios. That table answers one call alone; a second one, named by its
-    question, calls back to back (``back_to_back_*``: a machine whose file
-    has none shows ``not measured``, and the ratios are to the first machine
-    that has them; one line instead where no file has any).
-    ``layout='rows'``: a row per machine and method with runs, unroll,
-    BEST, MEDIAN (the seed's figures), the ESTIMATE and its interval, and
-    calls back to back's ESTIMATE. Both end with each machine's
-    cheapest way that reports the CPU for each question, ties within
-    resolution named, and a line where the two differ. ``layout='markdown'``:
-    the 'machines' layout as Markdown, a heading and a table per question,
-    then each machine's answers as a list.
+    Layouts: ``'machines'`` (default) a row per method, per machine the ESTIMATE
+    +- its half-width and its RATIO to the first machine's (in ns for ticks),
+    a table per question; ``'rows'`` a row per machine and method with BEST,
+    MEDIAN and the ESTIMATE; ``'markdown'`` the 'machines' layout in Markdown.
+    Each ends with each machine's cheapest way per question.
 
     Args:
         table: what :func:`compare` returns (DataFrame or ComparisonTable).
         unit: ``'ticks'`` (TSC ticks), ``'ns'`` or ``'cycles'`` (core cycles).
-        confidence: the confidence of the table's intervals, for the header
-            (the intervals are computed by :func:`compare`, at its `confidence`).
+        confidence: the intervals' confidence, for the header.
         layout: ``'machines'``, ``'rows'`` or ``'markdown'``.
 
     Raises:
-        TypeError, ValueError: an unknown unit or layout.
-    """
+        TypeError, ValueError: an unknown unit or layout."""
     suffix = check_unit(unit)
     layout = check_choice("layout", layout, LAYOUTS)
     rows = table.to_dict("records") if hasattr(table, "to_dict") else list(table)

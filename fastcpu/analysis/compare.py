@@ -1,13 +1,4 @@
-"""fastcpu.compare(): one tidy table across machines and methods.
-
-One row per (machine, method), in the columns ``_compare_columns`` declares
-(``COLUMNS``: every statistic in every unit, both questions, each machine's
-answers; ``CSV_COLUMNS``, the one CSV schema), shown by
-``_compare_format`` (``format_comparison``: a table per question). This
-module holds the table itself (``ComparisonTable``, or a pandas DataFrame)
-and ``compare()``, which reads the
-files. Every name that lived here before the split still answers here.
-"""
+"""fastcpu.compare(): one tidy table across machines and methods (columns: ``analysis.columns``)."""
 
 from __future__ import annotations
 
@@ -35,12 +26,8 @@ __all__ = ["compare", "ComparisonTable", "COLUMNS", "CSV_COLUMNS", "UNITS",
 class ComparisonTable(Sequence[dict]):
     """The comparison without pandas: a list of row dicts, in COLUMNS order.
 
-    ``table[i]`` is a row (a dict), ``table["best_ns"]`` a column (a list);
-    ``to_string()`` prints every column, ``format(unit)`` the methods side by
-    side per machine in one unit, ``to_csv()`` and ``to_json()`` write every
-    column; in Jupyter it shows as an HTML
-    table under a header row naming each column's unit.
-    """
+    ``table[i]`` is a row, ``table["best_ns"]`` a column; ``to_string()``,
+    ``format(unit)``, ``to_csv()``, ``to_json()``; HTML in Jupyter."""
 
     def __init__(self, rows: list[dict[str, Any]], columns: Sequence[str] = COLUMNS,
                  confidence: float = 0.95) -> None:
@@ -100,11 +87,7 @@ class ComparisonTable(Sequence[dict]):
         return "\n".join(lines)
 
     def format(self, unit: str = "cycles", confidence: float | None = None, layout: str = "machines") -> str:
-        """A terminal table in one unit (``'ticks'``, ``'ns'`` or ``'cycles'``):
-        a row per method and a column per machine with ratios to the first
-        (``layout='machines'``), or a row per machine and method
-        (``'rows'``); see :func:`format_comparison`. `confidence` names the
-        intervals' in the header (default: compare()'s, which made them)."""
+        """A terminal table in one unit (``'ticks'``, ``'ns'`` or ``'cycles'``): see :func:`format_comparison`."""
         return format_comparison(self, unit, self.confidence if confidence is None else confidence, layout)
 
     def __str__(self) -> str:
@@ -118,10 +101,7 @@ class ComparisonTable(Sequence[dict]):
         return f"<fastcpu.types.ComparisonTable: {len(self)} rows{within} x {len(self.columns)} columns>"
 
     def _repr_html_(self) -> str:
-        """The table as HTML, for Jupyter, in the layout the terminal shows
-        (:meth:`format`): a row per method, per machine its ESTIMATE +- its
-        interval (at compare()'s confidence) in core cycles and its RATIO to the first machine's; every column of
-        the tidy table stays in ``to_string()``, ``to_csv()`` and ``to_json()``."""
+        """The table as HTML for Jupyter, in the terminal's layout in core cycles."""
         needed = {f"{COST.name}{part}_core_cycles" for part in ("", "_ci_low", "_ci_high")}
         if not needed <= set(self.columns) or not {"machine", "method"} <= set(self.columns):
             rows = [[_cell(row.get(c)) for c in self.columns] for row in self.rows]  # other columns
@@ -194,34 +174,22 @@ def compare(*results_or_paths: Source, confidence: float = 0.95, dataframe: bool
     """One row per machine and method: best, median, the ESTIMATE and the paired mean with their intervals, in three units.
 
     Args:
-        results_or_paths: :class:`fastcpu.Results` and/or paths of result
-            files (read with :func:`fastcpu.load`), at least one.
-        confidence: the confidence level of the ESTIMATE's and the paired mean's
-            intervals (0 < c < 1).
-        dataframe: ``None`` (default) returns a pandas DataFrame when pandas
-            is installed, else a :class:`ComparisonTable`; ``True`` requires
-            pandas; ``False`` always returns a ComparisonTable.
+        results_or_paths: :class:`fastcpu.Results` and/or result file paths, at least one.
+        confidence: the intervals' confidence level (0 < c < 1).
+        dataframe: None: a pandas DataFrame when pandas is installed, else a
+            :class:`ComparisonTable`; True requires pandas; False: ComparisonTable.
 
     Returns:
-        A table with the columns of ``fastcpu.analysis.compare.COLUMNS``: ``machine``,
-        ``method``, ``runs``, ``unroll``, ``serialize``, ``migrations``,
-        ``source``, the machine's rulers, then ``best``, ``median``,
-        ``estimate``, ``estimate_ci_low``, ``estimate_ci_high``,
-        ``paired_mean``, ``paired_mean_ci_low`` and ``paired_mean_ci_high``
-        suffixed ``_ticks`` (TSC ticks), ``_ns`` and ``_core_cycles``, all per
-        copy above the empty sequence (one call alone); then calls back to
-        back (``back_to_back``: ``'measured'`` or ``'not measured'``, its
-        ``k``, ``runs_used``, ``resolved`` and ESTIMATE with its interval in
-        each unit, prefixed ``back_to_back_``), and the machine's cheapest
-        way for each question (``cheapest_one_call``,
-        ``cheapest_back_to_back``, ``answers_differ``).
+        A table with the columns ``analysis.compare.COLUMNS``: figures suffixed
+        ``_ticks`` (TSC ticks), ``_ns`` and ``_core_cycles``, per copy above the
+        empty sequence; ``back_to_back_*`` for calls back to back; each
+        machine's cheapest way per question.
 
     Raises:
         TypeError: an argument is neither Results nor a path.
         ValueError: no argument, or `confidence` outside (0, 1).
         fastcpu.ResultFileError, OSError: a file cannot be read.
-        ImportError: ``dataframe=True`` without pandas.
-    """
+        ImportError: ``dataframe=True`` without pandas."""
     if not results_or_paths:
         raise ValueError("compare() needs at least one Results or result file path")
     confidence = plain_number("confidence", confidence)  # a subclass's comparisons may lie

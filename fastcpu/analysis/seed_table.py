@@ -1,30 +1,9 @@
-"""fastcpu.seed_table(): the seed's own table, across machines and eras.
+"""fastcpu.seed_table(): the seed's own table, across machines and eras (docs/files.md, "Comparing").
 
-The seed's post laid its results out one row per machine, a BEST block and a
-MEDIAN block with a column per way (GDT, TSCP, SIDT), core cycles above the
-empty sequence. This table keeps that layout, adds the ways that came since
-(RDPID, the vDSO, the rseq load), puts the published machines beside the
-measured ones, and ends each row with the seed's question answered for that
-machine: the cheapest way that reports the CPU there.
-
-Published rows: the seed's seven machines as the ranges it gave (the
-machine-by-machine table is not in the record), and dean gaudet's four
-machines (2007), whose figures time whole vgetcpu() calls with his own tool,
-one figure per cell: they stand in the BEST block, the MEDIAN block is
-empty. Glibc's rseq patch (13.7 -> 2.5 ns, 0.8 ns inline) and the kernel's
-rseq commit time calls back to back, in ns on a Xeon E5-2630 v3: their rows
-give their cheapest way in ns and no BEST or MEDIAN. Each row says which
-question its cheapest way answers (``SeedRow.question``): the seed and dean
-gaudet time one call alone, glibc calls back to back; a measured machine
-answers both (``SeedRow.cheapest_back_to_back``, "not measured" for a file
-before 0.7.0) and says where the two answers differ. Measured rows name the
-cheapest way as ``Results.cheapest_way()``
-does everywhere: by the ESTIMATE (not BEST or MEDIAN, which sit on the
-counter's step), among the ways that reported the CPU on that machine's
-pinned sweep (inferred from the catalog and the host's UMIP flag for files
-written before fastcpu 0.6, which hold none); published rows by the same
-rule over their own columns (dean gaudet's cached calls included).
-"""
+A row per machine, BEST and MEDIAN blocks with a column per way, core
+cycles above the empty sequence, the published machines beside the measured
+ones, and each row's cheapest way that reports the CPU, by the rule of
+``Results.cheapest_way()`` (published rows over their own columns)."""
 
 from __future__ import annotations
 
@@ -183,10 +162,7 @@ _GAUDET_WAYS = {
 
 
 def published_cheapest(costs: Mapping[str, float], unit: str = "") -> str:
-    """The cheapest of a published machine's ways (way -> core cycles, or
-    `unit` where given: its figure as published and the unit follow), by the
-    rule the measured rows follow (the lowest cost among the ways that
-    reported the CPU there), every way named where several tie."""
+    """The cheapest of a published machine's ways (way -> core cycles, or `unit`), ties named."""
     known = {w: c for w, c in costs.items() if not math.isnan(c)}
     if not known:
         return "none published"
@@ -244,21 +220,16 @@ def _published_rows(path: Path) -> list[SeedRow]:
 
 
 def seed_table(*sources: Source, published: bool = True) -> SeedTable:
-    """The seed's table: one row per machine, BEST and MEDIAN blocks (GDT,
-    TSCP, SIDT, RDPID, vDSO, rseq; core cycles) and the cheapest way that
-    reports the CPU there.
+    """The seed's table: per machine BEST and MEDIAN blocks (core cycles) and the cheapest way.
 
     Args:
         sources: :class:`fastcpu.Results` and/or result file paths.
-        published: add the published machines (``published_figures.csv``,
-            shipped with fastcpu and linked from data/) after the measured ones.
+        published: add the published machines (``published_figures.csv``).
 
     Raises:
-        TypeError: a source is neither Results nor a path, or `published`
-            is not a bool.
+        TypeError: a source is neither Results nor a path, or `published` not a bool.
         ValueError: nothing to show (no source and published=False).
-        fastcpu.ResultFileError, OSError: a file cannot be read.
-    """
+        fastcpu.ResultFileError, OSError: a file cannot be read."""
     if not isinstance(published, bool):
         raise TypeError(f"published must be a bool, not {type(published).__name__}")
     rows = []
