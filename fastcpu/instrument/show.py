@@ -1,10 +1,4 @@
-"""Function bounds from an ELF64 file's symbol table, for showing timed code.
-
-Just enough ELF to answer "which function starts at this address, how long is
-it, and what are its bytes in the file": section headers, ``.symtab`` (the
-full table, local symbols included, which ``.dynsym`` lacks) and the section
-that holds an address.
-"""
+"""Function bounds and bytes from an ELF64 file's ``.symtab``, for showing timed code."""
 
 from __future__ import annotations
 
@@ -121,16 +115,9 @@ def file_bytes(path: str, address: int, size: int) -> bytes:
 
 @dataclass(frozen=True)
 class CodeBlock:
-    """One function's machine code.
-
-    Attributes:
-        symbol: its name in the extension's symbol table (``time_rdpid_lfence``,
-            ``model_getcpu_tscp``, ``NAME.cold`` for a part the compiler moved
-            out of line).
-        address: where it is loaded in this process.
-        link_address: its address in the file (what objdump prints).
-        code: its bytes, as they are in memory.
-        disassembly: one line per instruction, or ``None`` without a disassembler.
+    """One function's machine code: its `symbol` (``NAME.cold`` for an out-of-line part), load
+    `address`, `link_address` (what objdump prints), `code` bytes and `disassembly` (one line per
+    instruction, or ``None`` without a disassembler).
     """
 
     symbol: str
@@ -150,15 +137,9 @@ class CodeBlock:
 
 @dataclass(frozen=True)
 class MethodCode:
-    """What :func:`method_code` found for one method.
-
-    Attributes:
-        method: the method's name.
-        blocks: the timer, then the model function for a model, each with any
-            out-of-line ``.cold`` part.
-        library: path of the extension the code is in.
-        disassembler: ``'objdump'``, ``'capstone'`` or ``None`` (bytes only).
-        note: why there is no disassembly, when there is none.
+    """What :func:`method_code` found for one method: its `blocks` (the timer, then a model's
+    function, each with any ``.cold`` part), the extension's path (`library`), the `disassembler`
+    used (``None``: bytes only) and a `note` saying why there is no disassembly.
     """
 
     method: str
@@ -242,15 +223,13 @@ def _choose(disassembler: str) -> tuple[str | None, str | None]:
 
 
 def method_code(method: str, *, disassembler: str = "auto") -> MethodCode:
-    """The machine code `method` times: its 'lfence' timer and, for a model,
-    the model function the timer calls.
+    """The machine code `method` times: its 'lfence' timer and, for a model, the model function.
 
     Args:
-        method: a name from :func:`fastcpu.methods` or
-            :func:`fastcpu.chain_methods`; unavailable methods can
-            be shown too (nothing is run).
-        disassembler: ``'auto'`` (objdump, else capstone, else bytes only),
-            ``'objdump'``, ``'capstone'`` or ``'none'``.
+        method: a name from :func:`fastcpu.methods` or :func:`fastcpu.chain_methods`
+            (unavailable ones too: nothing is run).
+        disassembler: ``'auto'`` (objdump, else capstone, else bytes), ``'objdump'``,
+            ``'capstone'`` or ``'none'``.
 
     Raises:
         TypeError, ValueError: `method` or `disassembler` is not a valid name.

@@ -1,25 +1,11 @@
-"""What a TSC tick is worth on this machine: frequency, granularity and core
-cycles, each checked by a second ruler of another kind.
+"""What a TSC tick is worth on this machine: frequency, granularity and core cycles, each
+checked by a second ruler of another kind (docs/timing.md#units, #core-cycles-the-rulers).
 
-The TSC of a modern x86 CPU counts at a constant rate (the "invariant TSC"),
-whatever the core clock does. A TSC tick is therefore *not* a core cycle:
-on the KVM guests fastcpu has run on, the core ran at 1.2-1.7 core cycles
-per tick, moving by percents within minutes. And the counter need not move
-by one tick at a time: an AMD EPYC guest's TSC moves every 10 ns (steps of
-26 ticks, or 24.5: not always a whole number), an Intel Xeon family 6 model
-207 guest's in 2-tick steps although two back-to-back reads land 20-24 ticks
-apart. So nothing here is assumed of a host:
-
-* the granularity is fitted to the lattice that reads separated by varying
-  amounts of work fall on (:func:`fit_granularity`), and the spacing of
-  back-to-back reads is reported beside it, as a different fact;
-* core cycles per tick come from dependent chains of register-register adds
-  (1 core cycle each), checked against chains of 64-bit imuls (3 each)
-  timed alongside (:class:`Rulers`); while the two disagree, core-cycle
-  figures are NaN with the reason. A chain of ``add $1, reg`` is no ruler:
-  Intel cores since Golden Cove fold such chains at rename, several adds a
-  cycle. How many it runs per core cycle is measured and reported as a fact
-  about the core.
+Nothing is assumed of a host: a tick is not a core cycle, and the counter may move in steps
+of many ticks. The granularity is fitted to the lattice that reads separated by varying work
+fall on (:func:`fit_granularity`), the spacing of back-to-back reads reported beside it;
+core cycles per tick come from add chains checked against imul chains timed alongside
+(:class:`Rulers`), core-cycle figures NaN with the reason while the two disagree.
 """
 
 from __future__ import annotations
@@ -91,12 +77,10 @@ def _chain_pair(ruler: str, blocks: int) -> tuple[int, int, bool]:
 
 def turns_agreeing(add: Sequence[tuple[int, int, bool]], imul: Sequence[tuple[int, int, bool]],
                    add_blocks: int, imul_blocks: int) -> list[bool]:
-    """Per turn of :func:`_interleaved_pairs`, whether its add pair and its
-    imul pair (timed back to back) read the same core clock within
-    ``_TURN_AGREE`` and neither migrated. A core clock that moves between
-    turns (a GenuineIntel family 6 model 167 guest hops among five levels
-    every 20-200 ms) moves both rulers alike, and such turns stay; an
-    interrupt or a preemption slows one chain, not both, and its turn goes."""
+    """Per turn of :func:`_interleaved_pairs`, whether its add and imul pairs read the same core
+    clock within ``_TURN_AGREE`` and neither migrated: a moving clock moves both rulers alike, an
+    interrupt slows one.
+    """
     out = []
     for (a1, a2, am), (m1, m2, mm) in zip(add, imul):
         if am or mm or a2 <= a1 or m2 <= m1:
@@ -110,11 +94,8 @@ def turns_agreeing(add: Sequence[tuple[int, int, bool]], imul: Sequence[tuple[in
 
 def clean_samples(pairs: list[tuple[int, int, bool]]) -> tuple[list[int], list[int]]:
     """(t(N), t(2N)) timings of the pairs that did not migrate, each within
-    ``_DISTURBED_ABOVE_FASTEST`` of the fastest of its size: the undisturbed
-    ones. Each size is kept on its own: a periodic disturbance (a timer
-    signal) can land in every pair, in one half or the other. A core clock
-    that moved during the calibration leaves few of them too
-    (:func:`clock_moved` tells the two apart)."""
+    ``_DISTURBED_ABOVE_FASTEST`` of the fastest of its size, each size kept on its own.
+    """
     settled = [(s, d) for s, d, migrated in pairs if not migrated]
     if not settled:
         return [], []
@@ -126,14 +107,10 @@ def clean_samples(pairs: list[tuple[int, int, bool]]) -> tuple[list[int], list[i
 
 def clock_moved(add: Sequence[tuple[int, int, bool]], imul: Sequence[tuple[int, int, bool]],
                 add_blocks: int, imul_blocks: int) -> list[bool] | None:
-    """Whether the pairs say the core clock moved during the calibration,
-    rather than that they were disturbed: then the turns whose add and imul
-    rulers agreed (:func:`turns_agreeing`), else None. A clock that moves
-    holds each level for many turns and moves both rulers alike (a
-    GenuineIntel family 6 model 167 guest hops among five levels every
-    20-200 ms): most neighbouring turns read the same level to within
-    ``_STEADY_NEIGHBOURS``. Disturbances (a 5 kHz signal storm slowed both
-    rulers of a turn alike, by 3-10%) scatter each turn's level anew."""
+    """The turns whose rulers agreed (:func:`turns_agreeing`) where the pairs say the core clock
+    moved during the calibration (most neighbouring turns on one level within
+    ``_STEADY_NEIGHBOURS``), else None (they were disturbed).
+    """
     agreeing = turns_agreeing(add, imul, add_blocks, imul_blocks)
     levels = [_core.RULER_BLOCK * add_blocks / (a2 - a1) for (a1, a2, _), ok in zip(add, agreeing) if ok]
     if len(levels) < max(_CHAIN_CLEAN_MIN, len(add) // 4):
@@ -168,11 +145,9 @@ def _moved(pairs: Mapping[str, list[tuple[int, int, bool]]], blocks: Mapping[str
 
 
 def _interleaved_pairs(blocks: Mapping[str, int], repeats: int) -> dict[str, list[tuple[int, int, bool]]]:
-    """Pairs (t(N), t(2N), migrated) of each ruler in `blocks` (ruler ->
-    blocks at N), the rulers taking turns pair by pair so that a move of the
-    core clock falls on all of them alike: `repeats` turns a round, and
-    more rounds (up to ``_CHAIN_ROUNDS``) until every ruler has enough clean
-    pairs (:func:`_enough`)."""
+    """Pairs (t(N), t(2N), migrated) of each ruler in `blocks`, the rulers taking turns pair by pair,
+    in rounds (up to ``_CHAIN_ROUNDS``) until every ruler has enough clean pairs.
+    """
     pairs: dict[str, list[tuple[int, int, bool]]] = {r: [] for r in blocks}
     for _ in range(_CHAIN_ROUNDS):
         for _ in range(repeats):
@@ -185,15 +160,10 @@ def _interleaved_pairs(blocks: Mapping[str, int], repeats: int) -> dict[str, lis
 
 def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step_ticks: float,
                moved: Sequence[bool] | None = None) -> RulerTiming:
-    """`ruler`'s timing from its pairs: median t(2N) - median t(N) over the
-    clean ones (:func:`clean_samples`; all of them when every pair
-    migrated), warning with :class:`CalibrationWarning` when fewer than
-    ``_CHAIN_CLEAN_MIN`` of either size are clean (a signal storm, a busy
-    host). Where the core clock moved instead (`moved`: the turns whose
-    rulers agreed, :func:`clock_moved`, given for every ruler alike), those
-    turns at whatever level, with no warning: that is the clock, not a
-    disturbance, and every measurement converts with ruler points of its own
-    (``fastcpu.instrument.timebase``)."""
+    """`ruler`'s timing: median t(2N) - median t(N) over the clean pairs, warning with
+    :class:`CalibrationWarning` when fewer than ``_CHAIN_CLEAN_MIN`` are clean; where the clock
+    moved (`moved`, :func:`clock_moved`), those turns at whatever level, with no warning.
+    """
     singles, doubles = clean_samples(pairs)
     clean = min(len(singles), len(doubles))
     if moved is not None:  # every ruler from the same turns, or the two would read different levels
@@ -223,11 +193,9 @@ def ruler_timing(ruler: str, blocks: int, repeats: int, step_ticks: float = 1.0)
 
 
 def take_rulers(step_ticks: float = 1.0) -> Rulers:
-    """Both rulers and the immediate-add chain, timed here taking turns pair
-    by pair after a warm-up chain, judged by :func:`judge_rulers`. Timed one
-    after the other instead, a move of a guest's core clock between them
-    read as a disagreement about once in 150 calibrations on a loaded
-    AuthenticAMD family 25 model 17 (Zen 4) guest."""
+    """Both rulers and the immediate-add chain, timed taking turns pair by pair (so that a move of
+    the core clock falls on all alike) after a warm-up chain, judged by :func:`judge_rulers`.
+    """
     _core.ruler_ticks("add", _RULER_BLOCKS["add"])  # warm up the core clock and caches
     pairs = _interleaved_pairs(_RULER_BLOCKS, _CHAIN_REPEATS)
     # where a ruler has too few samples near its fastest and the clock moved, every ruler takes the
@@ -272,11 +240,9 @@ def _refit(d: np.ndarray, step: float, k_max: float) -> float:
 
 
 def _rounded_lattice(d: np.ndarray) -> float:
-    """The largest step of at least _ROUNDED_MIN_TICKS that _ROUNDED_SHARE of
-    the deltas lie on to within the rounding (a 24.5-tick lattice reads 24
-    or 25 a step); 0 when none. The first guess is the mean of the smallest
-    cluster of deltas, then its halves, thirds ...: back-to-back reads may
-    be several steps apart."""
+    """The largest step of at least _ROUNDED_MIN_TICKS that _ROUNDED_SHARE of the deltas lie on to
+    within the rounding (a 24.5-tick lattice reads 24 or 25 a step); 0 when none.
+    """
     big = d[d >= _ROUNDED_MIN_TICKS - 1]
     if len(big) == 0:
         return 0.0
@@ -306,13 +272,11 @@ def _exact_lattice(d: np.ndarray) -> int:
 
 
 def fit_granularity(reads: Sequence[int] | np.ndarray) -> float:
-    """The counter's granularity in TSC ticks (a float) from reads separated
-    by varying amounts of work: the largest step whose lattice the deltas
-    fall on, exactly (every delta a multiple: 2 ticks on an Intel Xeon
-    family 6 model 207 guest, 26 on AMD Zen 4 and 5 guests) or to within
-    the rounding of both reads (24.5 on an AMD Zen 3 guest); 1 when every
-    tick is read. Never the spacing of back-to-back reads, which can be ten
-    steps (:func:`read_spacing`). NaN with fewer than 32 rising deltas."""
+    """The counter's granularity in TSC ticks (a float) from reads separated by varying work: the
+    largest step whose lattice the deltas fall on, exactly or to within the rounding of both
+    reads; 1 when every tick is read; NaN with fewer than 32 rising deltas. Never the spacing of
+    back-to-back reads (:func:`read_spacing`).
+    """
     values = np.asarray(reads, dtype=np.uint64)
     d = np.diff(values)
     d = d[(d > 0) & (d < 1 << 53)].astype(np.float64)  # equal reads fit every step
@@ -354,31 +318,23 @@ def clock(*, refresh: bool = False) -> Clock:
     """Measure this machine's clock once per process (about 80 ms) and return it.
 
     Args:
-        refresh: measure again, and use the new figures from now on (results
-            already returned keep theirs, and a measure() under way on
-            another thread keeps the clock it began with: its Results hold
-            one). A guest's core clock follows the
-            host's load: on the machine fastcpu was written on,
-            ``cycles_per_tick`` wanders by 2-3% over seconds, which moves
-            every core-cycle conversion with it (docs/accuracy.md).
+        refresh: measure again and use the new figures from now on (results already returned,
+            and a measure() under way, keep theirs). A guest's core clock follows the host's
+            load (docs/accuracy.md).
 
     Returns:
-        A :class:`Clock`. Its ``cycles_per_tick`` is NaN, and
-        ``core_cycles_problem`` says why, while the imul ruler disagrees
-        with the add ruler: every core-cycle figure converted with it is
-        NaN then, and bench() applies no harness correction.
+        A :class:`Clock`. Its ``cycles_per_tick`` is NaN, and ``core_cycles_problem`` says why,
+        while the imul ruler disagrees with the add ruler: core-cycle figures are then NaN and
+        bench() applies no harness correction.
 
     Warns:
-        CalibrationWarning: most samples of the core-cycle calibration were
-            disturbed (interrupted, preempted or migrated), so
-            ``cycles_per_tick`` may be off; disturbed samples are never used
-            while clean ones exist.
+        CalibrationWarning: most calibration samples were disturbed, so ``cycles_per_tick``
+            may be off.
 
     Raises:
         TypeError: `refresh` is not a bool.
         fastcpu.Unsupported: the TSC cannot be read here.
-        fastcpu.Error: called from a signal handler on a thread that is
-            measuring the clock itself (which would wait for itself).
+        fastcpu.Error: called from a signal handler on a thread measuring the clock itself.
     """
     global _cached
     if not isinstance(refresh, bool):
@@ -455,12 +411,9 @@ def ruler_blocks(clk: Clock) -> tuple[int, int]:
 
 
 def fixed_cost_core_cycles(ruler: str, blocks: int) -> float:
-    """The `ruler` chain timer's own cost in core cycles (fences, reads) for
-    chains of `blocks` blocks, measured once per process: from pairs of
-    chains of N and 2N instructions, N (2 t(N) - t(2N)) / (t(2N) - t(N)), so
-    each pair's own clock level cancels. Within a group a mean, not a
-    median: the tick counts are multiples of the counter's step apart, and
-    only a mean over random phases lands between them."""
+    """The `ruler` chain timer's own cost in core cycles for chains of `blocks` blocks, once per
+    process: N (2 t(N) - t(2N)) / (t(2N) - t(N)) over pairs, a mean (over random phases).
+    """
     key = (ruler, blocks)
     known = _fixed.get(key)
     if known is not None:  # bench() asks on every call: no lock once known
@@ -491,13 +444,10 @@ _rulers_of: tuple[Clock, tuple[int, int, float, float, int, float, float]] | Non
 
 
 def rulers() -> tuple[int, int, float, float, int, float, float]:
-    """What the C core's measure takes as its `rulers` on this host: (add blocks,
-    imul blocks, each timer's fixed cost in core cycles, the spacing of the
-    points in TSC ticks, the tolerance within which two points' levels
-    agree, a reading's resolution), from :func:`fastcpu.clock`. A point's
-    two rulers must agree within 3 resolutions, at least
-    ``_core.RULERS_AGREE`` (3%): an interrupt slows a chain many times
-    over, and the rulers' systematic difference stays well inside it."""
+    """The C core's `rulers` on this host, from :func:`fastcpu.clock`: (add blocks, imul blocks,
+    each timer's fixed cost in core cycles, the points' spacing in TSC ticks, the tolerance
+    within which two points' levels agree, a reading's resolution).
+    """
     global _rulers_of
     clk, known = clock(), _rulers_of
     if known is None or known[0] is not clk:
@@ -528,13 +478,10 @@ def _chain_cycles_per_tick(clk: Clock) -> float:
 
 def convert(points: np.ndarray, tolerance: float, resolution: float,
             runs: tuple[np.ndarray, np.ndarray] | None = None) -> _core.Conversion:
-    """What ruler points say (the C core's arithmetic, which measure() applies
-    to its own): `points` an (n, 4) array of (runs before the point, TSC
-    ticks since the start, add ruler, imul ruler in core cycles per tick);
-    `runs` both sides' TSC ticks of each run (uint64), whose difference
-    shows where in its stretch a hop fell, or that the clock did not move
-    (None: the points alone, each such stretch converted at the midpoint of
-    its two levels and counted a hop where both rulers moved alike)."""
+    """What ruler points say (the C core's arithmetic): `points` an (n, 4) array of (runs before,
+    TSC ticks since the start, add and imul ruler in core cycles per tick); `runs` both sides'
+    TSC ticks per run (uint64) to place a hop, or None (each such stretch at its levels' midpoint).
+    """
     p = np.asarray(points, dtype=np.float64)
     if runs is None:
         return _core.convert(p, tolerance, resolution)
