@@ -1,10 +1,8 @@
-"""Writing a file atomically: a temporary file beside the target, synced,
-then renamed or linked into place, so that a crash leaves the old file or the
-new one, never half of one. Temporary files are hidden and say who wrote them
-(``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``, NAME cut where the whole would be
-longer than the file system allows); the next write to the same name removes
-those whose writer is gone. Every OSError names the target (its ``filename``), never
-the temporary file. Knows nothing of what is written."""
+"""Writing a file atomically: a synced temporary file beside the target, renamed or linked into place.
+
+Temporary files are hidden (``.NAME.fastcpu-save-PID-XXXXXXXX.tmp``) and
+removed by the next write once their writer is gone; every OSError names
+the target."""
 
 from __future__ import annotations
 
@@ -68,12 +66,7 @@ def _name_max(directory: Path) -> int:
 
 
 def check_name_length(path: Path) -> None:
-    """Refuse a name longer than its file system takes, before any work is
-    done to fill it (the write would fail with ENAMETOOLONG after it).
-
-    Raises:
-        ValueError: the last part of `path` is too long.
-    """
+    """Refuse a name longer than its file system takes (ValueError), before any work."""
     size, most = len(os.fsencode(path.name)), _name_max(path.parent)
     if size > most:
         raise ValueError(f"{path}: a name of {size} bytes; its file system takes at most {most}: "
@@ -81,13 +74,7 @@ def check_name_length(path: Path) -> None:
 
 
 def check_replaceable(path: Path) -> None:
-    """Refuse a name that holds something other than a regular file: the
-    atomic rename would put a new file in place of a device, a FIFO or a
-    symbolic link (not its target).
-
-    Raises:
-        ValueError: `path` is a symbolic link or not a regular file.
-    """
+    """Refuse (ValueError) a symbolic link or anything but a regular file at `path`."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -99,16 +86,13 @@ def check_replaceable(path: Path) -> None:
 
 
 def check_target(path: object, overwrite: object) -> Path:
-    """`path` as a Path if a file may be written there (before any work is
-    done to fill it).
+    """`path` as a Path if a file may be written there.
 
     Raises:
         TypeError: `path` is not a str or os.PathLike, or `overwrite` not a bool.
-        ValueError: `path` is empty, a symbolic link, names something
-            other than a regular file, or is too long for its file system.
+        ValueError: empty, a symbolic link, not a regular file, or too long.
         IsADirectoryError, FileNotFoundError: a directory, or in none.
-        FileExistsError: it exists and `overwrite` is false.
-    """
+        FileExistsError: it exists and `overwrite` is false."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     if not isinstance(overwrite, bool):
@@ -131,15 +115,11 @@ def _exists(path: Path) -> FileExistsError:
 
 
 def write_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
-    """Write `data` to `path` through a synced temporary file beside it,
-    renamed (`overwrite`) or linked (not: it fails if the name exists; an
-    exclusive create where the file system has no hard links) into place, so that `path` holds the old contents or all of the new; removes
-    the temporary files of writers that were killed first.
+    """Write `data` to `path` through a synced temporary file, renamed (`overwrite`) or linked into place.
 
     Raises:
         FileExistsError: `path` appeared and `overwrite` is false.
-        OSError: the directory cannot be written; the error names `path`.
-    """
+        OSError: the directory cannot be written; the error names `path`."""
     directory = path.parent
     _remove_leftovers(path)
     try:
@@ -178,14 +158,7 @@ _NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOSYS, errno.EOPNOTSUPP, errno.E
 
 
 def _place_new(tmp: str, path: Path) -> None:
-    """Move the written `tmp` to `path`, which must not exist: FileExistsError
-    if it does, whoever made it. link() fails if the name exists, so there is
-    no window in which another writer's file could be replaced. Where the
-    file system has no hard links, the name is reserved by an exclusive
-    create (O_CREAT | O_EXCL, which fails as link() does if it exists) and
-    the temporary file renamed over the empty reservation: `path` is then
-    empty for that moment, but never half written, and an existing file is
-    still never replaced."""
+    """Move `tmp` to the absent `path` by link() (or an exclusive create and rename); FileExistsError if it exists."""
     try:
         os.link(tmp, path)
     except OSError as exc:
@@ -211,13 +184,7 @@ def naming(exc: OSError, path: Path) -> OSError:
 
 
 def create_tmp(path: Path) -> tuple[int, str]:
-    """A new temporary file beside `path`, open for writing (mode 0600, as
-    mkstemp makes it): its descriptor and name (``tmp_prefix(path)`` + pid
-    + random digits + ``.tmp``), within the directory's NAME_MAX.
-
-    Raises:
-        OSError: the directory cannot be written.
-    """
+    """A new temporary file beside `path` (mode 0600): its descriptor and name; OSError if the directory cannot be written."""
     prefix = os.path.join(path.parent, f"{tmp_prefix(path)}{os.getpid()}-")
     for _ in range(100):  # another writer took the name: draw again, as mkstemp does
         tmp = f"{prefix}{secrets.token_hex(_RANDOM_DIGITS // 2)}.tmp"

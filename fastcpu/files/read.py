@@ -1,9 +1,4 @@
-"""Reading a result file: its text read once into one buffer, checked as it
-arrives (size, binary data, the count of JSON separators, gzip's expansion
-at every prefix), its nesting counted before it is parsed, a key given twice
-refused, its format and version checked and its checksum verified; lone
-surrogates replaced; and the field-by-field reader (:class:`Reader`) that
-``Results.from_document`` reads a document with."""
+"""Reading a result file: bounded and checked as it arrives, then parsed, verified, and read field by field (:class:`Reader`)."""
 
 from __future__ import annotations
 
@@ -158,12 +153,7 @@ _JSON_BLANKS = b" \t\n\r"
 
 
 class _TextGate:
-    """Checks a result file's text chunk by chunk as it is read or
-    decompressed, so that what cannot be one is refused before the rest is
-    read: binary data (a gzip bomb of zeros stops at its first chunk), and
-    more separators than a text of `most_bytes` may hold. Says whether the
-    text is ``plain`` (only :data:`_PLAIN_BYTES`: no escape, no non-ASCII
-    character, so no string in it holds a control character or a surrogate)."""
+    """Checks text chunk by chunk as read (binary data, separator count); says whether it is ``plain``."""
 
     def __init__(self, path: Path, most_bytes: int) -> None:
         self.path = path
@@ -242,13 +232,7 @@ def _read_plain(path: Path, f: Any, size_bytes: int) -> tuple[bytearray, _TextGa
 
 
 def _gunzip(path: Path, f: Any, compressed_bytes: int) -> tuple[bytearray, _TextGate]:
-    """The text of the gzip file `f`, decompressed as a stream into one
-    growing buffer and checked chunk by chunk. The limit holds for every
-    prefix: the text so far may hold :func:`gzip_limit_bytes` of the
-    compressed bytes read so far, so that a bomb (a file of members that
-    each expand a thousandfold) is refused after a few of them, holding
-    little more than the 32 MiB floor, once. save() pads what it writes to
-    stay within it (:func:`_gzip`)."""
+    """The text of gzip file `f`, decompressed as a stream, every prefix within :func:`gzip_limit_bytes`."""
     limit = gzip_limit_bytes(compressed_bytes)
     gate = _TextGate(path, limit)
     text = bytearray()
@@ -342,14 +326,7 @@ _NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 def _check_nesting(path: Path, data: bytearray) -> None:
-    """Refuse JSON nested deeper than DEPTH_MAX before it is parsed: json's
-    C parser recurses once per level on the C stack, and in a thread with a
-    small stack (32-64 KiB) a few hundred levels crash the interpreter
-    before Python's recursion limit is reached. A linear scan at C speed:
-    escapes that cannot end a string are dropped (only where the text has a
-    backslash), then everything but brackets, quotes and backslashes (the
-    base64 bulk), then every string; the brackets left are those outside
-    strings, and their running depth is counted a chunk at a time."""
+    """Refuse JSON nested deeper than DEPTH_MAX before json's recursive C parser sees it."""
     text = _NOT_QUOTE_ESCAPE.sub(b"", data) if b"\\" in data else data
     structure = text.translate(None, _NOT_STRUCTURE)
     del text
@@ -446,18 +423,10 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 
 
 def read_document(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Path, bool]:
-    """The document in the result file `path` (plain or gzip JSON), its
-    format and version checked, its checksum verified (and removed) and
-    every string :func:`encodable`; the path it was read from (for
-    messages); and whether it carried a checksum (False for files of format
-    version < 3, which carry none). :func:`fastcpu.load` builds Results from
-    it; see there for the limits and what is raised.
+    """The document in result file `path`, format and version checked, checksum verified and removed.
 
-    Memory: the text once (a bytearray of the file's size, or of what a gzip
-    file decompresses to, grown in place), then its str beside it while it
-    is decoded, then the str and the parsed document, whose size the gate's
-    count of separators bounds; each buffer is dropped once the next is made.
-    """
+    Returns (document, the path for messages, whether it carried a checksum).
+    Limits and errors: see :func:`fastcpu.load`."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     path = nonempty_path(path)

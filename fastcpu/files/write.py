@@ -60,21 +60,13 @@ def write_document(doc: dict[str, Any], path: str | os.PathLike[str], *, overwri
 
 
 def encode_document(doc: dict[str, Any], *, compress: bool = False) -> bytes:
-    """The bytes of a result file holding `doc` with its checksum (any
-    ``"checksum"`` it holds replaced): JSON text, gzip-compressed when
-    `compress` (what write_document() writes, for writers of other kinds of
-    file: standard output).
+    """The bytes of a result file holding `doc` with its checksum: JSON, gzip-compressed when `compress`.
 
-    The base64 of the arrays, the separator count and the compression work
-    a megabyte at a time, so that Ctrl-C stops it within a second (one
-    call of json's string encoder still takes each array whole: about 0.3 s
-    for 10^8 runs here).
+    Works a megabyte at a time so Ctrl-C is seen.
 
     Raises:
-        TypeError, ValueError: `doc` holds what JSON cannot (NaN, a set), or
-            more text (_json_format.TEXT_MAX_BYTES), values or nesting than
-            read_document() accepts.
-    """
+        TypeError, ValueError: `doc` holds what JSON cannot, or more text
+            (``TEXT_MAX_BYTES``), values or nesting than read_document() accepts."""
     doc = {k: v for k, v in doc.items() if k != "checksum"}
     doc["checksum"] = {"sha256": digest(doc, plain=False),
                        "field_crc32": field_crc32(doc, plain=False)}
@@ -133,17 +125,7 @@ def _dumps(doc: dict[str, Any]) -> bytearray:
 
 
 def _gzip(data: bytes) -> bytes:
-    """`data` as a gzip file (no name, mtime 0: the same bytes each time) at
-    GZIP_LEVEL, a chunk at a time, so that a signal is seen between chunks
-    (one call of gzip.compress() at level 9 held Ctrl-C off for 24 s).
-
-    Where some prefix of the text would pass what load() allows for the
-    compressed bytes read by then (:func:`gzip_limit_bytes`: arrays of
-    near-identical runs compress like a bomb), a gzip member of blanks,
-    stored uncompressed, goes first: JSON allows whitespace before the
-    document, and each blank byte raises the allowance 64 times. The file
-    grows by about 1/63 of the text beyond the 32 MiB floor (1.6%), and
-    only where it compresses more than about 64 times."""
+    """`data` as a reproducible gzip file a chunk at a time, padded ahead with blanks where load()'s gzip limit needs it."""
     z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # 16+: gzip's header and trailer
     with memoryview(data) as view:
         parts = [z.compress(view[i:i + CHUNK_BYTES]) for i in range(0, len(data), CHUNK_BYTES)]

@@ -1,16 +1,8 @@
-"""Text on the plots: names from files drawn as plain text, figures with the precision their
-interval allows, and the notes that say what a figure left out.
+"""Text on the plots: names from files as plain text, figures to their interval's precision, notes of what was left out.
 
-Every name a plot draws (a method, a machine's label or model and host, a published figure's
-machine) comes from a file someone else may have written. matplotlib would parse a string
-with two ``$`` as mathtext (``$\\undefinedcmd{x}$`` fails to draw, ``${{...}}$`` nested deep
-exhausts the recursion limit) and hand it to LaTeX where ``text.usetex`` is set, so each text
-artist the plots make is created with :data:`PLAIN` (``parse_math=False, usetex=False``);
-:func:`plain` does the same for the artists a legend makes. A name is also cut to
-:data:`NAME_MAX` characters with an ellipsis (a million-character label would take a minute
-of text layout) after :func:`fastcpu._base.printable` has escaped what would act instead of
-show.
-"""
+Every text artist is made with :data:`PLAIN` (no mathtext, no LaTeX: a
+file's name could break or hang them) and names are cut to
+:data:`NAME_MAX` characters after :func:`fastcpu._base.printable`."""
 
 from __future__ import annotations
 
@@ -152,15 +144,13 @@ def _min_max(a: np.ndarray) -> tuple[int, int]:
 
 
 class Curve:
-    """One distribution a plot draws: the runs of `parts`, each ``(array, scale)``: a
-    1-D uint64 array of counts and what one count is in the plot's unit.
+    """One distribution a plot draws, from `parts` (``(uint64 array, scale to the plot's unit)`` each).
 
     Attributes:
         runs: how many runs.
         low, high: the smallest and largest value, in the unit.
-        values, counts: every distinct value in the unit (sorted) and its number of
-            runs, exact; ``None`` where there are more than :data:`DISTINCT_MAX`.
-    """
+        values, counts: each distinct value (sorted) and its runs, exact; None
+            beyond :data:`DISTINCT_MAX`."""
 
     def __init__(self, parts: Sequence[tuple[np.ndarray, float]]):
         self.parts = [(a, float(scale)) for a, scale in parts if a.size]
@@ -263,12 +253,7 @@ def grid(low: float, high: float, log: bool, points: int = GRID) -> np.ndarray:
 
 
 def ecdf_points(curve: Curve, low: float, high: float, log: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The points of `curve`'s ECDF to draw as a step plot (``where='post'``) on an axis
-    from `low` to `high`: at 0 at the smallest run (where the curve rises from nothing),
-    then with exact counts every distinct value up to `high` and the first above it;
-    else the ECDF read at :data:`GRID` thresholds across the axis (each drawn point exact;
-    between two the curve is at most one threshold late). Both end at the largest run,
-    at 1."""
+    """The points of `curve`'s ECDF as a step plot from `low` to `high`: exact, or read at :data:`GRID` thresholds."""
     if curve.values is not None and curve.counts is not None:
         end = min(int(np.searchsorted(curve.values, high, side="right")) + 1, curve.values.size)
         x = curve.values[:end]
@@ -406,14 +391,7 @@ PANEL_MAX = 10  # curves per ECDF panel: a group with more is split
 
 
 def method_group(method: str | BenchResult) -> str:
-    """Which panel of :func:`ecdf_groups` a result (or method name) belongs to: one of
-    :data:`GROUPS`, or ``"other"`` for a user function or a role this fastcpu does not know.
-
-    The catalog row decides, by its role (:attr:`fastcpu.MethodInfo.role`): a result's own
-    row, from the fastcpu that measured it (:attr:`BenchResult.catalog_row`, saved in its file),
-    never this machine's catalog; for a name, the newest catalog recorded in the package. A new
-    row lands in its panel with no edit here.
-    """
+    """Which panel of :func:`ecdf_groups` a result or method name belongs to (one of :data:`GROUPS`, or ``"other"``), by its catalog row's role."""
     if isinstance(method, BenchResult):
         row = method.catalog_row
     elif isinstance(method, str):
@@ -429,9 +407,7 @@ def unit_scale(r: BenchResult, unit: str) -> float:
     """How many of `unit` one count (TSC tick) of `r` is.
 
     Raises:
-        ValueError: `r` has no figures in `unit` (core cycles while the clock's rulers
-            disagree: its caveats say why).
-    """
+        ValueError: `r` has no figures in `unit` (core cycles unknown: its caveats say why)."""
     scale = float(r.units.convert(1.0, unit))
     if not (math.isfinite(scale) and scale > 0):
         why = "; ".join(r.caveats) or f"its counts are worth {scale} {UNIT_TABLE[unit].words}"

@@ -62,22 +62,11 @@ def ecdf(
 ) -> Axes:
     """ECDFs of raw per-run timings of several methods of one machine, overlaid on one Axes.
 
-    The empty sequence's runs (of every method, pooled) are drawn dashed:
-    the floor every method sits on. `unit` is ``'ticks'``, ``'ns'`` or
-    ``'cycles'``; ``log_x`` ``None`` picks a log axis when the methods'
-    medians span more than 5x. The x axis ends one counter step past the
-    largest `upto` quantile of any method (1: at the largest run), where
-    the curves are flat, so that a few interrupted runs do not squeeze the
-    rest. The legend sits to the right of the axes. At most
-    :data:`SERIES_MAX` methods are drawn; the legend says how many more
-    there were.
-
-    Without `methods` and `ax`, on a Results whose methods fall into more
-    than one group (:func:`method_group`), the figure holds one panel per
-    group (:func:`ecdf_groups`) and the first panel is returned: its
-    ``.figure`` is the whole figure. Name the methods, or pass `ax`, for
-    one panel.
-    """
+    `unit`: ``'ticks'``, ``'ns'`` or ``'cycles'``. ``log_x`` None: log when the
+    medians span more than 5x. The x axis ends a step past the largest `upto`
+    quantile. The pooled empty sequence is dashed. At most :data:`SERIES_MAX`
+    methods. Without `methods` and `ax`, a Results of several groups gets one
+    panel per group (:func:`ecdf_groups`) and the first panel is returned."""
     unit = check_unit(unit)
     chosen = _chosen(results, methods, ax, log_x, upto)
     if ax is None and methods is None and len(_panels(chosen)) > 1:
@@ -126,12 +115,7 @@ def ecdf_groups(
     upto: float = 0.995,
     ncols: int = 2,
 ) -> Figure:
-    """:func:`ecdf` in panels, one per group of methods (:func:`method_group`: instructions,
-    library calls, models, kernel entries and comparison costs, then any others), the
-    group's trap- and system-call-scale methods (:func:`is_slow`) on a panel of their own,
-    at most 10 methods to a panel so that each curve has its own colour; each panel has
-    the pooled empty sequence dashed, its own x axis, and its legend to its right. At most
-    :data:`ECDF_PANELS_MAX` panels are drawn; the title says how many methods were left out."""
+    """:func:`ecdf` in panels, one per group of methods (slow ones apart), at most :data:`ECDF_PANELS_MAX` panels."""
     unit = check_unit(unit)
     ncols = check_ncols(ncols)
     return _grouped_figure(_chosen(results, methods, None, log_x, upto), _title(results), unit, log_x, upto,
@@ -215,19 +199,10 @@ def ecdf_machines(
 ) -> Axes:
     """ECDFs of one method's raw per-run timings on several machines, overlaid.
 
-    Each machine's empty sequence is drawn dashed in its colour. `unit` is
-    ``'ns'`` (default), ``'cycles'`` or ``'ticks'``; TSC ticks of different
-    machines are different units, so prefer ns or cycles. Machines where
-    `method` was not measured are listed in the legend as such. `upto`
-    ends the x axis as in :func:`ecdf`; a linear axis has its major ticks
-    on round values of `unit`, its minor ticks on the counter's step (the
-    coarsest of the machines', in `unit`). ``legend=False`` leaves the
-    legend to the caller (labels stay on the lines, names from the files as
-    they are: draw them with ``parse_math=False``, as the plots' own legends
-    are, e.g. through ``fastcpu.plot.axes.plain(*legend.get_texts())``). At most
-    :data:`SOURCES_MAX` sources are drawn; the legend says how many more
-    there were.
-    """
+    `unit`: ``'ns'`` (default), ``'cycles'`` or ``'ticks'`` (ticks differ between
+    machines). Each machine's empty sequence is dashed; `upto` as in :func:`ecdf`.
+    ``legend=False`` leaves the legend to the caller (draw its names with
+    ``fastcpu.plot.axes.plain``). At most :data:`SOURCES_MAX` sources."""
     unit = check_unit(unit)
     if not isinstance(method, str):
         raise TypeError(f"method must be a method name (str), not {type(method).__name__}")

@@ -45,22 +45,12 @@ def published(
     *,
     figures: str | os.PathLike[str] | None = None,
 ) -> Figure:
-    """Published figures against each source's recommended estimate, per method.
+    """Published figures against each source's ESTIMATE, per method: a core-cycles panel and an ns panel.
 
-    Two panels: core cycles (figures published in core cycles) and ns
-    (figures published in ns or us). One row per method that has a
-    published figure (``fastcpu/published_figures.csv``, or the CSV
-    `figures`) and was measured in a source: the published values (black,
-    one marker shape per published machine), then each source's
-    :attr:`~BenchResult.estimate_core_cycles` / :attr:`~BenchResult.estimate_ns`
-    with its 95% interval as an error bar (colour and shape per source),
-    each at its own height in the row so that none hides another. The x
-    axis is symmetric-log (linear within 1 of 0), which shows 0 and the
-    small negative estimates of the cheapest sequences. At most
-    :data:`SERIES_MAX` methods, published series (a machine in one post)
-    and :data:`SOURCES_MAX` sources are drawn; the legend says how many
-    more there were.
-    """
+    The published values (``fastcpu/published_figures.csv``, or the CSV
+    `figures`) in black, each source's estimate with its 95% interval beside;
+    symmetric-log x axis. At most :data:`SERIES_MAX` methods and published
+    series and :data:`SOURCES_MAX` sources; the legend says what was left out."""
     loaded = check_sources(sources)
     loaded, sources_left_out = loaded[:SOURCES_MAX], len(loaded) - SOURCES_MAX
     methods = check_methods(methods)

@@ -42,23 +42,14 @@ def counts(
     Args:
         result: one method's BenchResult.
         ax: draw here (default: a new figure).
-        unit: the x axis: ``'ticks'`` (TSC ticks, the values as read),
-            ``'ns'`` or ``'cycles'`` (core cycles), each value converted
-            with the result's clock; the counts stay exact.
-        log_x: logarithmic x axis; ``None`` chooses it for slow methods
-            (:func:`is_slow`).
-        tail: a linear axis ends at the largest value seen in at least
-            this fraction of the runs (and at least twice); rarer values
-            beyond it are counted under the axis, not drawn. 0 shows all.
-            Runs of more than 65,536 distinct values (``_plot_data.DISTINCT_MAX``)
-            are counted in at most 400 bins, a whole number of counts wide,
-            and the axis ends at their (1 - tail) quantile; a note says so.
+        unit: ``'ticks'`` (TSC ticks, as read), ``'ns'`` or ``'cycles'`` (core cycles).
+        log_x: logarithmic x axis; None chooses it for slow methods (:func:`is_slow`).
+        tail: a linear axis ends at the largest value seen in at least this
+            fraction of the runs; rarer values are counted, not drawn (0: all).
 
     Returns:
-        The Axes: x in `unit` per run (harness included), y in runs. Its
-        title gives the recommended estimate per copy with its 95% interval
-        (:attr:`BenchResult.estimate`, in `unit`).
-    """
+        The Axes: x in `unit` per run (harness included), y in runs, titled
+        with the ESTIMATE per copy and its 95% interval."""
     if not isinstance(result, BenchResult):
         raise TypeError(f"counts() draws one BenchResult, not {type(result).__name__}")
     unit = check_unit(unit)
@@ -145,12 +136,7 @@ def _bins(both: Curve, high: float, log: bool, scale: float, unit: str) -> tuple
 
 
 def _bulk_end(both: Curve, tail: float) -> float:
-    """Where a linear axis ends: the largest value seen in at least max(2, tail * runs)
-    runs (the median at least), from exact counts; without them, the (1 - tail) quantile.
-
-    Values seen once or twice far out (interrupts) would squeeze the bulk
-    into a corner; they are counted on the plot instead of drawn.
-    """
+    """Where a linear axis ends: the largest value seen in at least max(2, tail * runs) runs, or the (1 - tail) quantile."""
     if tail == 0:
         return both.high
     median = quantile(both, 0.5)
