@@ -1,12 +1,4 @@
-"""What a result file holds of each result, and how it is read back: a
-BenchResult's and a DiffResult's entries, the clock's, the machine facts,
-the self-test, the verdicts, each field read and checked against its range.
-
-``Results.to_document`` and ``Results.from_document`` (``_machine_results``)
-put these together into a document and take one apart; the codec
-(``_json_document``) writes and reads documents. Whether two results hold
-the same figures (what a file loads back) is here too.
-"""
+"""What a result file holds of each result and how it is read back, every field checked (docs/files.md, "The file")."""
 
 from __future__ import annotations
 
@@ -221,10 +213,7 @@ def _counter_of(rd: Reader, entry: dict[str, Any], where: str) -> str:
 
 def result_from_entry(rd: Reader, entry: object, i: int, clock: Clock, written_by: str,
                        version: int) -> BenchResult:
-    """The BenchResult of one document entry, every field within its range
-    and its stored statistics checked against its arrays; its catalog row
-    the entry's own, or in a file of format version 1 to 3 (which carried
-    none) the row of the catalog of the fastcpu that wrote it (`written_by`)."""
+    """The BenchResult of one document entry, checked; its catalog row the entry's own, else `written_by`'s recorded one."""
     if not isinstance(entry, dict):
         raise rd.fail(f"results[{i}] is {type(entry).__name__}, expected an object")
     rd.known(entry, ENTRY_FIELDS, f"results[{i}].")

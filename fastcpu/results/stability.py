@@ -1,10 +1,4 @@
-"""Facts about the machine a measurement ran on, read from CPUID, /proc and /sys.
-
-Everything here is read-only and best effort: a fact the kernel does not
-expose is ``None``, never a guess. No C core here: the analysis kit checks a
-file's stored facts against :data:`FACT_KINDS` on any platform;
-``_machine_info.machine_info()`` adds the C core's CPUID facts.
-"""
+"""Facts about the machine a measurement ran on (CPUID, /proc, /sys), best effort: unknown is None."""
 
 from __future__ import annotations
 
@@ -180,14 +174,10 @@ class Stability:
     """How steady one measurement was, and on what kind of machine.
 
     Attributes:
-        mdape_percent: median absolute percentage error of the raw runs
-            (nanobench's err%), in percent.
-        outlier_fraction: share of runs whose paired difference (raw - empty)
-            fell outside the outlier fence of :mod:`fastcpu.results.estimate`.
-        migrated_fraction: share of pairs of runs during which the CPU changed.
-        machine_warnings: warnings about the machine's settings.
-        run_warnings: warnings about the runs themselves.
-    """
+        mdape_percent: median absolute percentage error of the raw runs, percent.
+        outlier_fraction: share of runs whose raw - empty fell outside the fence.
+        migrated_fraction: share of pairs during which the CPU changed.
+        machine_warnings, run_warnings: warnings about the machine; about the runs."""
 
     mdape_percent: float
     outlier_fraction: float
@@ -206,9 +196,7 @@ def _cpu_list(cpus: list[int]) -> str:
 
 
 def _read_machine() -> dict[str, Any]:
-    """This machine's settings, from /proc and /sys (no C core: a result looked
-    at where none is built is judged too). The hypervisor's vendor is CPUID's,
-    which a result file's facts hold; read here it is the flag alone."""
+    """This machine's settings from /proc and /sys (and CPUID's hypervisor vendor where the C core reads it)."""
     return {
         "governors": cpu_governors(),
         "boost": boost_enabled(),
@@ -239,16 +227,12 @@ def _check_machine(machine: object) -> Mapping[str, Any]:
 
 
 def machine_warnings(cpu: int | None, machine: Mapping[str, Any] | None = None) -> tuple[str, ...]:
-    """Warnings about the machine a measurement pinned to `cpu` (or unpinned) ran on.
+    """Warnings about the machine a measurement pinned to `cpu` (or None) ran on.
 
     Args:
-        cpu: the CPU the measuring thread was pinned to, or ``None``.
-        machine: a dict with ``governors`` (CPU -> governor), ``boost``,
-            ``hypervisor`` (vendor or ``None``) and ``isolated_cpus``, as
-            :func:`fastcpu.results.stability.machine_info` returns; ``None`` reads
-            this machine now. Facts that are ``None`` or missing are unknown
-            and draw no warning.
-    """
+        cpu: the CPU the measuring thread was pinned to, or None.
+        machine: ``machine_info()``'s ``governors``, ``boost``, ``hypervisor``,
+            ``isolated_cpus``; None reads this machine. Unknown facts draw no warning."""
     m = _read_machine() if machine is None else _check_machine(machine)
     out: list[str] = []
     governors = {int(c): g for c, g in (m.get("governors") or {}).items()}
@@ -298,22 +282,14 @@ def assess(
     machine: Mapping[str, Any] | None = None,
     extra: list[str] | tuple[str, ...] = (),
 ) -> Stability:
-    """The stability report of one measurement's runs. Never raises for a bad
-    measurement: it only says what to distrust.
+    """The stability report of one measurement's runs; never raises for a bad measurement.
 
     Args:
-        raw, empty, migrated: the runs of the method and of the empty
-            sequence, in counts of the counter, and the migration flags.
-        step: the counter's granularity, in the same counts.
-        cpu: the CPU the thread was pinned to, or ``None``.
-        counter: what counted (``'tsc'``, ``'pmu'``, ``'pmu_user'``).
-        machine: the machine's settings as a ``machine_info()``-style dict,
-            for runs measured elsewhere; ``None`` reads this machine.
-        extra: warnings about the runs that their caller found (the result's
-            own, e.g. a user function shorter than its call).
-
-    :func:`fastcpu.stability` and ``BenchResult.stability`` call this.
-    """
+        raw, empty, migrated: the runs in counts of the counter, and migration flags.
+        step: the counter's granularity, in counts.
+        cpu, counter: the pinned CPU or None; ``'tsc'``, ``'pmu'`` or ``'pmu_user'``.
+        machine: ``machine_info()``-style dict, or None for this machine.
+        extra: warnings about the runs their caller found."""
     runs_n = int(raw.size)
     mdape = _estimate.mdape_percent(raw)
     outliers = _estimate.outlier_fraction(raw, empty, step)
