@@ -1,12 +1,4 @@
-"""The seeds' two questions, and how a file answers them: which of its
-methods are ways a process has that report the CPU (``CpuVerdict``, what the
-pinned sweep saw or, for a file before 0.6, what its catalog rows say), and
-which of them is the cheapest for each question, ties within resolution
-named, in the words every table says it with.
-
-``Results`` (``_machine_results``) asks these of its results; nothing here
-knows a file or a Results.
-"""
+"""The seeds' two questions: which methods report the CPU (``CpuVerdict``) and which is cheapest for each, ties named."""
 
 from __future__ import annotations
 
@@ -53,13 +45,8 @@ class CpuVerdict:
     """Whether a method reported the CPU on the machine of a Results, and why.
 
     Attributes:
-        reports_cpu: it read the CPU it ran on, on every CPU of the pinned
-            sweep (``fastcpu.check()``), as sched_getcpu() and the getcpu
-            system call did there.
-        why: what the sweep saw (``'agreed on CPUs 0, 1'``, the wrong CPU,
-            the error, why it is no CPU source there), or, for a file
-            written before fastcpu 0.6 recorded the sweep, ``'inferred: ...'``.
-    """
+        reports_cpu: it read the CPU it ran on across the pinned sweep (``fastcpu.check()``).
+        why: what the sweep saw, or ``'inferred: ...'`` for a file before fastcpu 0.6."""
 
     reports_cpu: bool
     why: str
@@ -69,11 +56,7 @@ class CpuVerdict:
 
 
 def infer_cpu_verdict(row: CatalogRow | None, machine: Mapping[str, object]) -> CpuVerdict:
-    """What a method's catalog row (`row`, its result's own: the file's words)
-    says of it on a machine described by `machine` (``machine_info()``'s
-    facts), where no sweep was recorded: its encoding holds a CPU number,
-    except a descriptor-table limit, which no released kernel sets to one
-    (and which UMIP's emulation reads as 0)."""
+    """What a method's catalog `row` says of it on `machine` where no sweep was recorded."""
     info = row
     if info is None:
         return CpuVerdict(False, "inferred: its file does not say what it reads (a user function, or "

@@ -1,8 +1,4 @@
-"""The CLI's table: each result's statistics (the seed's BEST and MEDIAN, the
-recommended ESTIMATE), in TSC ticks, ns and core cycles.
-
-Text that may come from a file (method names, reasons, warnings) is shown
-through :func:`fastcpu._base.printable`: these are printed on terminals."""
+"""The CLI's tables of results in TSC ticks, ns and core cycles; file text shown through :func:`fastcpu._base.printable`."""
 
 from __future__ import annotations
 
@@ -63,16 +59,10 @@ def _cells(s: Statistic, r: BenchResult) -> list[str]:
 
 
 def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str, str | None]] = ()) -> str:
-    """A row per result: each statistic of ``_statistics.shown_in('table')``
-    (BEST, MEDIAN above the empty sequence, the recommended ESTIMATE) in TSC
-    ticks, ns and core cycles (a statistic with an interval: ticks, its 95%
-    half-width and core cycles), the estimator and the migrated runs; then
-    (name, reason) of what could not run. A ``*`` after the last of the seed's
-    figures marks a result whose best or median sits within a few clock steps
-    (resolution limited). An ESTIMATE below what the harness resolves
-    (``BenchResult.resolved``) shows as ``< X``, its bound; a BEST or MEDIAN
-    below 0 (a run quicker than the empty sequence's) as ``<= 0``: no
-    figure of the table is a negative cost."""
+    """A row per result: BEST, MEDIAN and ESTIMATE in TSC ticks (with 95% half-width), ns and core cycles; then what could not run.
+
+    ``*`` marks a resolution-limited best or median; an unresolved ESTIMATE
+    shows as ``< X``, a negative BEST or MEDIAN as ``<= 0``."""
     results = list(results)
     names = [printable(r.method) for r in results]
     missing = [(printable(name), printable(reason)) for name, reason in unavailable]
@@ -104,12 +94,7 @@ def format_table(results: Iterable[BenchResult], unavailable: Iterable[tuple[str
 
 
 def format_back_to_back(results: Iterable[DiffResult]) -> str:
-    """The second question's table: per way, the cost per call with calls
-    back to back (``bench_diff``: runs of 2k copies against k, the
-    difference over k), ESTIMATE in TSC ticks with its 95% half-width, ns
-    and core cycles (less half the copy loop's own cost per copy, the other
-    half in the interval); ``< X`` where it does not stand out from the
-    loop's cost (named in the heading where measured), or from zero."""
+    """The calls-back-to-back table: per way the ESTIMATE in TSC ticks +- 95% half-width, ns and core cycles; ``< X`` if unresolved."""
     results = list(results)
     names = [printable(r.method) for r in results]
     w = max([14] + [len(n) for n in names])
@@ -162,14 +147,7 @@ def _stability(res: Any, r: BenchResult) -> Stability:
         return stability(r, {})
 
 def results_html(res: Any, unverified: str) -> str:
-    """`res` (a Results) as HTML, for Jupyter: one call alone, a table of
-    each method's estimate with its 95% interval (core cycles, ns, TSC
-    ticks), best, median, the harness-bias correction applied and its
-    warnings; calls back to back, a table of each method's differencing
-    estimate (or a line saying they were not measured); each question's
-    cheapest way and a line where they differ; then the machine's warnings,
-    what could not run and the self-test. `unverified` is what is said of
-    figures no checksum protects."""
+    """`res` (a Results) as HTML for Jupyter: both questions' tables, the answers, warnings and self-test; `unverified` as said of unchecked figures."""
     d = _display
     rows = []
     machine_warnings: list[str] = []

@@ -1,16 +1,7 @@
-"""Every statistic of a result, declared once: its name, what it means, how
-to read it off a result, its interval, and where it is shown.
+"""Every statistic of a result, declared once (``STATISTICS``): renderers loop over it (docs/extending.md).
 
-A renderer (the CLI table, ``compare()``'s columns, the CSV and Google
-Benchmark exports, a result's HTML and its ``NAME_UNIT`` attributes) loops
-over ``STATISTICS`` and asks each one for its value and interval in a unit
-of ``_args.UNITS``; none of them names a statistic. Adding one is a
-declaration here (docs/extending.md, "Where to add").
-
-Every figure is per copy of the sequence: in counts of the result's counter
-(TSC ticks; core cycles for a PMU counter) as read off the result, then
-converted with the result's own clock (``result.units``).
-"""
+Figures are per copy, in counts of the result's counter (TSC ticks; core
+cycles for a PMU counter), converted with ``result.units``."""
 
 from __future__ import annotations
 
@@ -44,19 +35,13 @@ class Statistic:
     """One statistic of a result.
 
     Attributes:
-        name: its name: the attribute (``result.best``), the column stem
-            (``best_ns``) and the key everywhere.
-        heading: its name in a table's header (``'BEST (above empty)'``).
-        meaning: what it is, in one sentence.
-        counts: reads it off a result, in counts of the result's counter per copy.
-        random_ci95: the 95% half-width of its random part (the runs'
-            scatter), counts per copy; None: it has no interval.
-        systematic_ci95: the half-width of its systematic part (a
-            correction's uncertainty), counts per copy, added linearly.
+        name: the attribute, column stem and key (``best``).
+        heading, meaning: its table header; what it is, one sentence.
+        counts: reads it off a result, counts per copy.
+        random_ci95, systematic_ci95: 95% half-widths of its random part (None:
+            no interval) and of its systematic part, counts per copy.
         shown_in: where it is shown (``SHOWN_IN``).
-        seed: one of the seed's figures (best, median): marked in the table
-            when the clock's step makes it coarse.
-    """
+        seed: one of the seed's figures (best, median)."""
 
     name: str
     heading: str
@@ -84,10 +69,7 @@ class Statistic:
         return float(result.units.convert(self.counts(result), unit))
 
     def half_width(self, result: Any, unit: str = "ticks", confidence: float = 0.95) -> float:
-        """The half-width of its interval at `confidence`, in `unit`: the
-        random part rescaled from 95%, plus the systematic part; in core
-        cycles widened by what the conversion's own uncertainty
-        (``cycles_per_tick_ci95``) does to the value. NaN without an interval."""
+        """The half-width of its interval at `confidence`, in `unit` (random part rescaled plus systematic); NaN without one."""
         if self.random_ci95 is None:
             return math.nan
         counts = self.random_ci95(result)
