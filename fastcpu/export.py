@@ -59,8 +59,7 @@ def _gbench_entry(r: BenchResult, index: int) -> dict[str, Any]:
 
 
 def _gbench_loop_entry(d: DiffResult, index: int) -> dict[str, Any]:
-    """A method's calls back to back (Results.back_to_back) as a benchmark of
-    its own, ``NAME/back_to_back:K``: the cost per call in a loop."""
+    """A method's calls back to back as its own benchmark, ``NAME/back_to_back:K``."""
     name = f"{d.method}/back_to_back:{d.k}"
     time = d.estimate_ns if d.resolved else d.upper_bound_ns
     return _finite_only({

@@ -61,8 +61,7 @@ class ABRow:
 
 
 def _cost(r: BenchResult | DiffResult, unit: str) -> tuple[float, float, float]:
-    """(cost, 95% half-width, bound) in `unit`: a resolved cost's estimate
-    (bound NaN), or for one below resolution the interval from 0 to its bound."""
+    """(cost, 95% half-width, bound) in `unit`; a cost below resolution as 0 to its bound."""
     if not r.resolved:
         bound = r.upper_bound_in(unit)
         return bound / 2, bound / 2, bound
@@ -90,8 +89,7 @@ def _row(method: str, ra: BenchResult | DiffResult, rb: BenchResult | DiffResult
 
 
 def _text_cost(value: float, half: float, below: float) -> str:
-    """A cost's two text columns, in the comparison's unit (ns or core cycles):
-    the estimate and its half-width, or ``< X``."""
+    """A cost's two text columns in the comparison's unit: estimate and half-width, or ``< X``."""
     return f"{'< ' + format(below, '.2f'):>10} {'':6}" if below == below else f"{value:10.2f} {half:6.2f}"
 
 
@@ -180,8 +178,7 @@ class ABComparison(Sequence[ABRow]):
                 f"vs A={one(repr(self.a_name), 60)}>")
 
     def _repr_html_(self) -> str:
-        """The comparison as an HTML table, for Jupyter: A's and B's estimates,
-        B - A and B / A with their 95% half-widths, and the verdict."""
+        """The comparison as an HTML table, for Jupyter."""
         d = _display
         what = AB_UNITS[self.unit].words
         columns = ["method", f"A ({what})", f"B ({what})", f"B - A ({what})", "B / A", "verdict"]

@@ -203,14 +203,12 @@ def format_comparison(table: Any, unit: str = "cycles", confidence: float = 0.95
 
 
 def _md(text: object) -> str:
-    """Text from a file in a Markdown table cell: escaped as a terminal gets it,
-    its pipes and backslashes escaped (each would end the cell or escape what follows)."""
+    """File text for a Markdown table cell: escaped, pipes and backslashes too."""
     return _display.printable(text).replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*")
 
 
 def _format_markdown(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
-    """The 'machines' layout in Markdown: a heading and a table per question
-    (calls back to back one line where no file has them), then the answers."""
+    """The 'machines' layout in Markdown: a heading and table per question, then the answers."""
     lines = []
     models = models_of(rows)
     for question in (ONE_CALL, BACK_TO_BACK):
@@ -348,9 +346,7 @@ def side_by_side(rows: list[dict[str, Any]], suffix: str, confidence: float,
 
 
 def _question_lines(rows: list[dict[str, Any]], suffix: str, confidence: float, question: str) -> list[str]:
-    """One question's table in the 'machines' layout: its heading, a row per
-    method, a column group per machine (the ESTIMATE, and its ratio to the
-    first machine's)."""
+    """One question's table in the 'machines' layout: ESTIMATE and ratio per machine."""
     side = side_by_side(rows, suffix, confidence, question)
     machines, methods = side.machines, side.methods
     ratios = bool(side.ratios)
@@ -434,9 +430,7 @@ def answers(rows: Sequence[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
 
 
 def _answer_lines(rows: list[dict[str, Any]]) -> list[str]:
-    """The answers under a terminal table: per machine, each question's
-    cheapest way that reports the CPU (by ESTIMATE at 95%, ties named), and
-    a line where the two differ."""
+    """Per machine, each question's cheapest way (ties named), and a line where they differ."""
     found = answers(rows)
     if not found:
         return []
@@ -450,8 +444,7 @@ def _answer_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _own_rulers_words(rows: list[dict[str, Any]], clock_cpt: float) -> str:
-    """Where a machine's results converted with figures of their own more
-    than 1% from its clock's (a core clock that moved): their range."""
+    """The range of a machine's own conversions more than 1% from its clock's."""
     own = [float(r["cycles_per_tick"]) for r in rows if "cycles_per_tick" in r]
     own = [c for c in own if math.isfinite(c)]
     if not own or not math.isfinite(clock_cpt) or max(abs(c / clock_cpt - 1) for c in own) <= 0.01:
@@ -460,8 +453,7 @@ def _own_rulers_words(rows: list[dict[str, Any]], clock_cpt: float) -> str:
 
 
 def _format_rows(rows: list[dict[str, Any]], suffix: str, confidence: float) -> str:
-    """A row per machine and method: runs, unroll, the seed's figures (BEST,
-    MEDIAN) and the cost figure (ESTIMATE) with its interval."""
+    """A row per machine and method: runs, unroll, BEST, MEDIAN, ESTIMATE and interval."""
     models = models_of(rows)
 
     def shown(name: object, method: bool = False) -> str:

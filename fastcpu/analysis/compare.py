@@ -137,8 +137,7 @@ class ComparisonTable(Sequence[dict]):
 
 
 def _plain(value: object) -> object:
-    """`value` as JSON has it: a numpy scalar as its Python value, NaN and
-    infinities as None."""
+    """`value` as JSON has it: numpy scalars as Python values, NaN and infinities as None."""
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):

@@ -263,9 +263,7 @@ def _gunzip(path: Path, f: Any, compressed_bytes: int) -> tuple[bytearray, _Text
 
 
 def _read_text(path: Path) -> tuple[bytearray, _TextGate]:
-    """The text of the result file `path` (plain, or gzip whatever its name),
-    in one buffer, and what its gate saw. Every OSError names `path` (a
-    read's EIO, as from /proc/self/mem, carries no file name of its own)."""
+    """The text of result file `path` in one buffer, and what its gate saw; OSErrors name `path`."""
     try:
         return _read_text_of(path)
     except OSError as exc:
@@ -348,9 +346,7 @@ class _NotFinite(ValueError):
 
 
 def _integer(digits: str) -> int:
-    """A JSON integer of at most INTEGER_DIGITS_MAX digits: a longer one
-    is no figure of ours, and int() of one takes time quadratic in its
-    length where sys.set_int_max_str_digits(0) lifted Python's own limit."""
+    """A JSON integer of at most INTEGER_DIGITS_MAX digits (int() of a long one is quadratic)."""
     if len(digits) > INTEGER_DIGITS_MAX + 1:
         raise ValueError(f"an integer of {len(digits)} characters, more than the "
                          f"{INTEGER_DIGITS_MAX} digits of any figure in a result file")
@@ -362,8 +358,7 @@ def _not_finite(name: str) -> float:
 
 
 class _DuplicateKey(ValueError):
-    """An object holding one key twice: json keeps the last, which a checksum
-    computed over what json keeps would not protect from a splice."""
+    """An object holding one key twice (a checksum over what json keeps would miss a splice)."""
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

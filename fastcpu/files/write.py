@@ -37,8 +37,7 @@ def encode_ticks(a: np.ndarray) -> dict[str, Any]:
 
 
 def _b64(data: bytes) -> str:
-    """`data` in base64, a chunk at a time (a whole number of 3-byte groups
-    each), so that a signal (Ctrl-C) is seen within a chunk's time."""
+    """`data` in base64 a chunk at a time, so Ctrl-C is seen."""
     step = 3 * (CHUNK_BYTES // 3)
     with memoryview(data) as view:
         return "".join(base64.b64encode(view[i:i + step]).decode("ascii") for i in range(0, len(data), step))
@@ -147,9 +146,7 @@ def _gzip(data: bytes) -> bytes:
 
 
 def _prefix_excess(gz: bytes) -> int:
-    """How far the text of the gzip file `gz` runs past what :func:`_gunzip`
-    allows at its worst prefix, in bytes (0 or less: it loads), read as
-    _gunzip reads it, a chunk at a time."""
+    """How far `gz`'s text runs past what :func:`_gunzip` allows at its worst prefix, bytes (<= 0: it loads)."""
     worst = -1
     f = io.BytesIO(gz)
     text_bytes = 0

@@ -97,8 +97,7 @@ GRID = 2048
 
 
 def _tally(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The distinct values of `a` (uint64, sorted) and how many runs read each, or None
-    where there are more than DISTINCT_MAX."""
+    """The distinct values of uint64 `a` and their runs, or None beyond DISTINCT_MAX."""
     values = np.empty(0, np.uint64)
     counts = np.empty(0, np.int64)
     for start in range(0, a.size, _blocks.BLOCK):
@@ -436,9 +435,7 @@ _MINOR_MAX = 30
 
 
 class _StepMultiples(Locator):
-    """Minor ticks on every multiple of the counter's step in view, while there are at
-    most `most` of them (none beyond: a step of 1 tick on counts near 2**53 would
-    otherwise ask for billions)."""
+    """Minor ticks on each multiple of the counter's step in view, while at most `most`."""
 
     def __init__(self, step: float, most: int = _MINOR_MAX):
         self.step, self.most = step, most

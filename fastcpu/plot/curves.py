@@ -162,8 +162,7 @@ def _grouped_figure(chosen: list[BenchResult], title: str | None, unit: str, log
 
 def _draw_ecdfs(ax: Axes, curves: Sequence[tuple[Curve, dict[str, Any]]], unit: str, log: bool,
                 upto: float, step: float = 0.0) -> None:
-    """Each curve's ECDF (a step plot with the keywords beside it), on an x axis from the
-    smallest run to past the step that holds the largest `upto` quantile."""
+    """Each curve's ECDF as a step plot, x from the smallest run past the `upto` quantile's step."""
     low = min(c.low for c, _ in curves)
     # The x axis ends past the step that holds the `upto` quantile, not on it:
     # the last rise of each curve stays inside the axes.

@@ -40,8 +40,7 @@ def format_clock(clk: Clock) -> str:
 
 
 def _head(s: Statistic) -> tuple[str, list[tuple[str, int]]]:
-    """A statistic's group heading and its (column head, width) pairs: with an
-    interval, ticks +-95% and core cycles; without, ticks, ns and core cycles."""
+    """A statistic's group heading and its (column head, width) pairs."""
     if s.has_interval:
         return s.heading, [("ticks", 8), ("+-95%", 6), ("cycles", 8)]
     return s.heading, [("ticks", 9), ("ns", 8), ("cycles", 8)]
@@ -139,8 +138,7 @@ def format_warnings(results: Iterable[BenchResult]) -> str:
 
 
 def _stability(res: Any, r: BenchResult) -> Stability:
-    """r's stability report against the facts of the machine it ran on
-    (not the one looking at it)."""
+    """r's stability report against the facts of the machine it ran on."""
     try:
         return stability(r, res.machine)
     except TypeError:  # facts of the wrong types (an edited file): judge the runs alone
@@ -202,8 +200,7 @@ def results_html(res: Any, unverified: str) -> str:
 
 
 def _back_to_back_html(res: Any) -> str:
-    """Calls back to back's table (``Results.back_to_back``): each method's
-    cost per call in a loop, or a line saying they were not measured."""
+    """Calls back to back's HTML table, or a line saying they were not measured."""
     d = _display
     if not res.back_to_back:
         return d.paragraph(NOT_MEASURED_BACK_TO_BACK, bold=f"{QUESTION_WORDS[BACK_TO_BACK]}:")

@@ -128,8 +128,7 @@ def _median_inplace(x: np.ndarray) -> float:
 
 
 def _center_and_sigma(x: np.ndarray) -> tuple[float, float]:
-    """(median, robust sigma) of `x`, a float64 array the caller owns: it is
-    reordered and overwritten (only the multiset matters)."""
+    """(median, robust sigma) of float64 `x`, which it reorders and overwrites."""
     if x.size == 0:
         return 0.0, 0.0
     center = _median_inplace(x)
@@ -189,8 +188,7 @@ def fence(d: np.ndarray, step: float) -> tuple[float, float]:
 
 
 def _counts_fenced_summary(v: _blocks.Counts, center: float, half: float) -> tuple[float, float, int]:
-    """(mean, half-width of its 95% t interval, count) of the values within
-    the fence, in blocks: numpy's mean and std(ddof=1) within rounding."""
+    """(mean, 95% t half-width, count) of the values within the fence, in blocks."""
     n, total, squares = _blocks.fenced_sums(v, center - half, center + half)
     mean = total / n if n else math.nan
     if n < 2:
@@ -200,8 +198,7 @@ def _counts_fenced_summary(v: _blocks.Counts, center: float, half: float) -> tup
 
 
 def _dropped(migrated: np.ndarray | None) -> np.ndarray | None:
-    """The pairs to leave out: those that migrated, or ``None`` for none of
-    them (none migrated, or every one did and there is nothing else)."""
+    """The pairs to leave out (those that migrated), or None for none."""
     if migrated is None:
         return None
     moved = np.asarray(migrated, dtype=bool)
@@ -274,15 +271,13 @@ _EXACT_BELOW = 1 << 61
 
 
 def _middle(x: np.ndarray) -> tuple[int, ...]:
-    """numpy's median ranks of integer `x` as Python ints (``_blocks.kth``
-    with ``middle_ranks`` on one block)."""
+    """numpy's median ranks of integer `x` as Python ints."""
     ks = list(_blocks.middle_ranks(x.size))
     return tuple(int(v) for v in np.partition(x, ks)[ks])
 
 
 def _small_center_and_sigma(x: np.ndarray) -> tuple[float, float]:
-    """``_counts_center_and_sigma`` of int64 `x` whose values lie within
-    ``_EXACT_BELOW`` of 0: the same integers, whole-array."""
+    """``_counts_center_and_sigma`` of int64 `x` within ``_EXACT_BELOW`` of 0, whole-array."""
     middle = _middle(x)
     center = float(middle[0]) if len(middle) == 1 else (float(middle[0]) + float(middle[1])) / 2
     twice = 2 * middle[0] if len(middle) == 1 else middle[0] + middle[1]

@@ -179,9 +179,7 @@ class Estimated:
 
     @property
     def _reading(self) -> tuple[float, float]:
-        """The recommended estimator's reading as it came, uncorrected, and
-        its random 95% half-width (0 where it has none), TSC ticks per copy:
-        what :attr:`resolved` and :attr:`upper_bound` judge."""
+        """The estimator's uncorrected reading and random 95% half-width, TSC ticks per copy."""
         rec = self._recommended
         return rec.ticks, rec.ci95_ticks if math.isfinite(rec.ci95_ticks) else 0.0
 
@@ -293,8 +291,7 @@ class Estimated:
         return "TSC ticks" if self.counter == "tsc" else "core cycles"
 
     def _estimate_words(self) -> str:
-        """The estimate for a repr(): core cycles, then TSC ticks (for the
-        TSC; a PMU count is a core cycle) and ns."""
+        """The estimate for a repr(): core cycles, then TSC ticks and ns."""
         fig = _display.figure
         others = [f"{fig(self.estimate_ns, self.estimate_ci95_ns)} ns"]
         if self.counter == "tsc":
@@ -309,16 +306,14 @@ class Estimated:
         return "".join(f"; {_display.one_line(c.split(':', 1)[0], 80)}" for c in self.caveats)
 
     def _units(self) -> list[str]:
-        """The units of the HTML table: the counter's counts (TSC ticks; none
-        apart for a PMU counter, whose count is a core cycle), ns, core cycles."""
+        """The units of the HTML table: the counter's counts, ns, core cycles."""
         return [u for u in UNITS if u != "ticks" or self.counter == "tsc"]
 
     def _units_columns(self) -> list[str]:
         return [UNITS[u].words for u in self._units()]
 
     def _statistic_rows(self) -> list[list[object]]:
-        """The HTML rows of each statistic shown there: one with an interval
-        as value +- 95% and the interval, one without as its value, in every unit."""
+        """The HTML rows of each statistic shown, in every unit."""
         rows: list[list[object]] = []
         for s in _statistics.shown_in("html"):
             if not s.applies_to(self):

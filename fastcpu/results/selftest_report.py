@@ -344,8 +344,7 @@ class PathCheck:
 
 
 def _chain_dict(c: ChainCheck) -> dict[str, Any]:
-    """A chain check as a file keeps it: its bias only where known (JSON has
-    no NaN), its path in the path check around it."""
+    """A chain check as a file keeps it (its bias only where known)."""
     d = c.__dict__.copy()
     del d["path"]
     if not c.bias_known:

@@ -222,8 +222,7 @@ def size(values: Counts) -> int:
 
 
 def _offsets(x: np.ndarray, lo: int) -> np.ndarray:
-    """x - lo as uint64: exact whenever x - lo fits in 0..2**64-1 (wrap-around
-    arithmetic, signed or unsigned x alike)."""
+    """x - lo as uint64, exact whenever it fits (wrap-around arithmetic)."""
     return x.view(np.uint64) - np.uint64(lo % (1 << 64))
 
 

@@ -101,8 +101,7 @@ FOLDED_ABOVE = 1.25
 
 
 class _NanEqual:
-    """Equality and hash over a dataclass's fields with NaN (an unknown
-    figure) equal to NaN: a clock read back from its file is the same clock."""
+    """Equality and hash over a dataclass's fields with NaN equal to NaN."""
 
     def _key(self) -> tuple:
         return nan_equal(*(getattr(self, f.name) for f in dataclasses.fields(self)))  # type: ignore[arg-type]
