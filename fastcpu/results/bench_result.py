@@ -325,9 +325,7 @@ class BenchResult(Estimated):
                 f"{self.runs} runs, {settings}{self._caveat_words()}>")
 
     def _repr_html_(self) -> str:
-        """The result as an HTML table, for Jupyter: the estimate with its
-        95% interval, best and median, in TSC ticks, ns and core cycles; the
-        harness-bias correction; the warnings."""
+        """The result as an HTML table, for Jupyter."""
         d = _display
         rows = self._statistic_rows()
         where = f"pinned to CPU {self.cpu}" if self.cpu is not None else "not pinned"

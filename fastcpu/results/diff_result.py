@@ -102,8 +102,7 @@ class DiffResult(Estimated):
 
     @property
     def _loop_ticks(self) -> float:
-        """The top of the copy loop's interval in counts of the counter (0:
-        not measured, or core cycles unknown)."""
+        """The top of the copy loop's interval in counts (0: not measured or core cycles unknown)."""
         top = self.copy_loop_core_cycles + self.copy_loop_ci95_core_cycles
         per = self.units.cycles_per_count
         return top / per if top > 0 and math.isfinite(per) and per > 0 else 0.0
@@ -155,8 +154,7 @@ class DiffResult(Estimated):
                 f"serialize={self.serialize!r}{counter}{self._caveat_words()}>")
 
     def _repr_html_(self) -> str:
-        """The result as an HTML table, for Jupyter: the differencing estimate
-        with its 95% interval in TSC ticks, ns and core cycles."""
+        """The result as an HTML table, for Jupyter."""
         d = _display
         where = f"pinned to CPU {self.cpu}" if self.cpu is not None else "not pinned"
         facts = (f"{self.runs} interleaved pairs of runs at {self.k} and {2 * self.k} copies "

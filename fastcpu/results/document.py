@@ -200,8 +200,7 @@ def _close(stored: float, computed: float) -> bool:
 
 
 def _counter_of(rd: Reader, entry: dict[str, Any], where: str) -> str:
-    """What the runs counted: ``"counter"``, or its old name ``"clock"``, or
-    (files written before either) the TSC."""
+    """What the runs counted: ``"counter"``, its old name ``"clock"``, else the TSC."""
     key = "counter" if "counter" in entry else "clock" if "clock" in entry else None
     if key is None:
         return "tsc"
@@ -241,8 +240,7 @@ def result_from_entry(rd: Reader, entry: object, i: int, clock: Clock, written_b
 
 def _bench_result_of(rd: Reader, entry: dict[str, Any], where: str, method: str, unroll: int, cpu: int | None,
                      runs: int, clock: Clock, written_by: str, version: int) -> BenchResult:
-    """The entry's BenchResult, each field read and checked; what
-    from_arrays() refuses besides is the caller's to name."""
+    """The entry's BenchResult, each field read and checked."""
     if entry.get("cycles_per_tick", 0) is None and (entry.get("harness_bias_core_cycles")
                                                      or entry.get("harness_bias_ci95_core_cycles")):
         raise rd.fail(f"{where}a harness correction in core cycles where core cycles are unknown")
@@ -349,8 +347,7 @@ def _clock_motion(rd: Reader, entry: dict[str, Any], where: str) -> ClockMotion 
 
 def _catalog_row_of(rd: Reader, entry: dict[str, Any], method: str, where: str, written_by: str,
                     version: int) -> CatalogRow | None:
-    """The entry's ``catalog_row`` (format version 4 on; absent for a user
-    function); in an older file, the writer's catalog as recorded."""
+    """The entry's ``catalog_row``, or in an older file the writer's catalog as recorded."""
     if "catalog_row" in entry:
         try:
             return CatalogRow.from_dict(entry["catalog_row"])
@@ -360,9 +357,7 @@ def _catalog_row_of(rd: Reader, entry: dict[str, Any], method: str, where: str, 
 
 
 def _counts(rd: Reader, entry: dict[str, Any], key: str, runs: int, where: str) -> np.ndarray:
-    """An array of counts per run, each below TICKS_MAX: so that every
-    statistic reads them alike (the medians as floats, the paired
-    differences as int64, which a count of 2**63 or more would wrap)."""
+    """An array of counts per run, each below TICKS_MAX (so int64 differences do not wrap)."""
     a = rd.array(entry, key, runs, where)
     top = int(a.max())
     if top >= TICKS_MAX:
@@ -374,8 +369,7 @@ def _counts(rd: Reader, entry: dict[str, Any], key: str, runs: int, where: str) 
 
 
 def _entry_cycles_per_tick(rd: Reader, entry: dict[str, Any], where: str, clock: Clock) -> float | None:
-    """A result's own core cycles per tick: None (the clock's) when absent,
-    NaN when null and the clock says why core cycles are unknown."""
+    """A result's own core cycles per tick: None when absent, NaN when null and the clock says why."""
     if "cycles_per_tick" not in entry:
         return None
     if entry["cycles_per_tick"] is None and clock.core_cycles_problem:
@@ -385,8 +379,7 @@ def _entry_cycles_per_tick(rd: Reader, entry: dict[str, Any], where: str, clock:
 
 def _optional(rd: Reader, entry: dict[str, Any], key: str, low: float, high: float, where: str,
               unit: str) -> float:
-    """A number field within low..high that files written before fastcpu
-    0.3.0 lack (then 0)."""
+    """A number field within low..high that files before fastcpu 0.3.0 lack (then 0)."""
     return rd.number(entry, key, low, high, where, unit) if key in entry else 0.0
 
 

@@ -275,9 +275,7 @@ class Results(Mapping[str, BenchResult]):
                 f"serialize={one(self.serialize, 16)}, {one(self.date, 32)}>")
 
     def _repr_html_(self) -> str:
-        """The results as HTML, for Jupyter (``_results_html.results_html``):
-        one call alone's table, calls back to back's, both questions' answers,
-        the machine's warnings, what could not run and the self-test."""
+        """The results as HTML, for Jupyter (``results_html``)."""
         return results_html(self, UNVERIFIED)
 
     def __str__(self) -> str:
