@@ -1,21 +1,14 @@
 """fastcpu: how fast can a Linux x86-64 process learn which CPU it runs on?
 
-Times every way (LSL on the per-CPU GDT segment, RDTSCP, RDPID, SIDT/SGDT,
-the vDSO, glibc's sched_getcpu, the rseq cpu_id load, the getcpu system call
-and more) with cycle-level rigor, in a C harness, and returns raw per-run TSC
-ticks as numpy arrays.
-
-Units: TSC ticks (what the timestamp counter counts; constant rate), core
-cycles (what the core executes at; ``Clock.cycles_per_tick`` converts) and
-nanoseconds. On a constant-TSC CPU a TSC tick is not a core cycle.
+Times every way (LSL, RDTSCP, RDPID, SIDT, the vDSO, glibc's sched_getcpu, rseq, the getcpu
+system call, ...) in a C harness, returning raw per-run TSC ticks; figures convert to core
+cycles and ns (docs/timing.md#units).
 
     >>> import fastcpu
     >>> r = fastcpu.bench("rdpid", 1000)
-    >>> r.best, r.median          # TSC ticks above the empty sequence
-    >>> fastcpu.read("rdpid")     # CpuReading(method='rdpid', cpu=1, node=0, raw=1)
-    >>> print(fastcpu.check())    # every method against sched_getcpu, on every CPU
-    >>> fastcpu.getcpu()          # the current CPU, fast
-    >>> r.estimate, r.estimate_ci95, r.estimator   # the recommended figure
+    >>> r.estimate, r.estimate_ci95   # TSC ticks above the empty sequence
+    >>> print(fastcpu.check())        # every method against sched_getcpu, on every CPU
+    >>> fastcpu.getcpu()              # the current CPU, fast
 """
 
 from typing import TYPE_CHECKING

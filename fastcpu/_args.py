@@ -1,12 +1,6 @@
-"""Argument checks and the constants they check against: one home for every
-module that takes runs, unroll, a serialization mode, a counter, a CPU, a
-list of method names, a unit or a label.
-
-This module sits at the bottom of the import graph and imports no C core (the
-analysis kit checks its arguments here where none is built; the core's own
-limits are held equal to these by tests/test_kit.py): bench(), measure(),
-check(), the plots, the noise model and the CLI all check their arguments
-here, with the same messages.
+"""Argument checks and the constants they check against, shared by bench(), measure(), check(),
+the plots, the noise model and the CLI (same messages). Imports no C core; the core's own
+limits are held equal to these by tests/test_kit.py.
 """
 
 from __future__ import annotations
@@ -91,13 +85,7 @@ SENTENCES_MAX = 100
 SENTENCE_CHARS_MAX = 2000
 @dataclass(frozen=True)
 class Unit:
-    """A unit a figure can be shown in: the package's one unit table.
-
-    Attributes:
-        name: the key and column suffix (``best_core_cycles``).
-        words: how a sentence, a header or an axis says it.
-        short: what a user writes (``--unit cycles``) and a narrow column head.
-    """
+    """A unit a figure can be shown in: its `name` (key and column suffix), `words` (how text says it) and `short` (``--unit cycles``)."""
 
     name: str
     words: str
@@ -117,13 +105,10 @@ _UNIT_ALIASES = {**{u.short: u.name for u in UNITS.values()}, **{u.name: u.name 
 
 
 def plain_int(name: str, value: object, what: str = "an int") -> int:
-    """`value` as the plain int ``operator.index()`` gives, if it is an int
-    (not a bool). Every range check compares that plain int: a subclass's own
-    comparisons and arithmetic may say anything (``__le__`` always True), and
-    must not carry a value past a check.
+    """`value` as a plain int (``operator.index()``), so no int subclass's comparisons decide a check.
 
     Raises:
-        TypeError: not an int (`what` names what is expected).
+        TypeError: not an int, or a bool (`what` names what is expected).
     """
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be {what}, not {type(value).__name__}")
@@ -131,13 +116,10 @@ def plain_int(name: str, value: object, what: str = "an int") -> int:
 
 
 def plain_number(name: str, value: object) -> float:
-    """`value` as a plain float, if it is an int or a float (not a bool): an
-    int through ``operator.index()`` (one too large for a float is inf), a
-    float subclass through ``float.__float__`` (not its own ``__float__``),
-    so that no subclass's comparisons decide a range check.
+    """`value` as a plain float (an int through ``operator.index()``), so no subclass decides a check.
 
     Raises:
-        TypeError: not a number.
+        TypeError: not a number, or a bool.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name} must be a number, not {type(value).__name__}")
@@ -151,12 +133,10 @@ def plain_number(name: str, value: object) -> float:
 
 
 def check_int(name: str, value: object, low: int, high: int) -> int:
-    """`value` if it is an int (not a bool) within low..high, as a plain int
-    (:func:`plain_int`: an int subclass's comparisons are not used).
+    """`value` as a plain int within low..high.
 
     Raises:
-        TypeError: not an int.
-        ValueError: outside low..high.
+        TypeError: not an int (or a bool). ValueError: outside low..high.
     """
     if type(value) is not int:  # the fast path takes only the exact type
         value = plain_int(name, value)
@@ -171,13 +151,11 @@ TIMEOUT_MAX_S: float = 1e6
 
 
 def check_timeout(timeout: object, method: object) -> float:
-    """`timeout` in seconds as the C core takes it: 0.0 for None (no limit),
-    else a real number of seconds in (0, ``TIMEOUT_MAX_S``], and only for a
-    user function (`method` not a str): a catalog row always returns.
+    """`timeout` in seconds as the C core takes it: 0.0 for None (no limit), else in
+    (0, ``TIMEOUT_MAX_S``], and only for a user function (a catalog row always returns).
 
     Raises:
-        TypeError: not a real number.
-        ValueError: out of range, or given for a method of the catalog.
+        TypeError: not a real number. ValueError: out of range, or given for a catalog method.
     """
     if timeout is None:
         return 0.0
@@ -193,12 +171,10 @@ def check_timeout(timeout: object, method: object) -> float:
     return seconds
 def check_figure(name: str, value: object, low: float, high: float, unit: str = "",
                  nan: bool = False) -> float:
-    """`value` as a plain float (:func:`plain_number`) within low..high; NaN
-    too where `nan` (a figure that is unknown). `unit` for the message.
+    """`value` as a plain float within low..high, NaN allowed where `nan`; `unit` for the message.
 
     Raises:
-        TypeError: not a number.
-        ValueError: outside low..high (or NaN where it may not be).
+        TypeError: not a number. ValueError: outside low..high (or NaN where it may not be).
     """
     x = value if type(value) is float else plain_number(name, value)  # a float's own comparisons: exact type only
     if nan and x != x:  # NaN
@@ -211,13 +187,11 @@ def check_figure(name: str, value: object, low: float, high: float, unit: str = 
 
 
 def check_sentences(name: str, value: object) -> tuple[str, ...]:
-    """`value` as a tuple of at most SENTENCES_MAX strs of at most
-    SENTENCE_CHARS_MAX characters each (caveats, notes), each text UTF-8
-    can hold (:func:`check_label`).
+    """`value` as a tuple of at most SENTENCES_MAX strs of at most SENTENCE_CHARS_MAX characters,
+    each text UTF-8 can hold.
 
     Raises:
-        TypeError: not a list (tuple, ...) of strs.
-        ValueError: too many, or one too long.
+        TypeError: not a list of strs. ValueError: too many, or one too long.
     """
     if type(value) is tuple and not value:  # most results have none
         return ()
@@ -261,12 +235,10 @@ def check_counter(counter: object, serialize: str, name: str = "counter") -> str
 
 
 def check_cpu(cpu: object, name: str = "cpu") -> int:
-    """`cpu` if it is an int in this thread's affinity mask. `name` is the
-    argument's name in messages (``'--cpu'`` for the CLI).
+    """`cpu` if it is an int in this thread's affinity mask; `name` names it in messages.
 
     Raises:
-        TypeError: `cpu` is not an int.
-        ValueError: `cpu` is negative or outside the mask.
+        TypeError: not an int. ValueError: negative or outside the mask.
         fastcpu.Error: the mask cannot be read (sched_getaffinity denied).
     """
     cpu = plain_int(name, cpu, "an int or None")
@@ -290,13 +262,10 @@ def denied(call: str, exc: OSError) -> str:
 
 
 def affinity_mask(doing: str, fix: str) -> set[int]:
-    """This thread's affinity mask (``os.sched_getaffinity(0)``), what
-    :func:`check_cpu` checks against and what pinning restores. A refusal is
-    raised as :class:`fastcpu.Error` saying what was being done (`doing`,
-    after ``'cannot '``), that the call was denied, and `fix`.
+    """This thread's affinity mask (``os.sched_getaffinity(0)``).
 
     Raises:
-        fastcpu.Error: the call failed (EPERM, EACCES or ENOSYS from a seccomp filter).
+        fastcpu.Error: the call was denied; the message says what was `doing` and the `fix`.
     """
     try:
         return os.sched_getaffinity(0)
@@ -330,14 +299,10 @@ def check_cpus(cpus: object, possible: int | None, name: str = "cpus") -> list[i
 def check_method_names(
     names: object, name: str = "methods", *, one_str: bool = False, allow_empty: bool = False
 ) -> list[str]:
-    """A list of method names, each a str and named once (whether each names
-    a method is the catalog's to say: :func:`fastcpu.instrument.catalog.methods_named`).
+    """A list of method names, each a str and named once (whether each exists is the catalog's to say).
 
-    Args:
-        names: a list (any iterable) of str.
-        name: the argument's name in messages.
-        one_str: accept one str as a list of one name.
-        allow_empty: accept an empty list (the caller says what nothing means).
+    `one_str` accepts one str as a list of one; `allow_empty` an empty list; `name` names the
+    argument in messages.
 
     Raises:
         TypeError: not a list of str (or one str where `one_str` is false).
@@ -377,8 +342,7 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     """`value` if it is one of `choices` (strs).
 
     Raises:
-        TypeError: not a str.
-        ValueError: not one of `choices`.
+        TypeError: not a str. ValueError: not one of `choices`.
     """
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str ({', '.join(choices)}), not {type(value).__name__}")
@@ -388,14 +352,10 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
 
 
 def check_label(label: object, name: str = "label") -> str | None:
-    """`label` if it is None or text that UTF-8 can hold: a label is written
-    into a result file and printed, and a lone surrogate (``'\\ud800'``, or
-    ``'\\udcff'`` where Python read bytes that are not UTF-8, as in
-    ``--label $'\\xff'``) can be neither.
+    """`label` if it is None or text UTF-8 can hold (it is written to files and printed).
 
     Raises:
-        TypeError: neither a str nor None.
-        ValueError: it holds a lone surrogate.
+        TypeError: neither a str nor None. ValueError: it holds a lone surrogate.
     """
     if label is None:
         return None

@@ -79,13 +79,9 @@ Error.__module__ = Unsupported.__module__ = "fastcpu"
 
 
 def deprecated(old: str, new: str, since: str, removed_in: str, stacklevel: int = 2) -> None:
-    """The one way a name is deprecated: a DeprecationWarning that `old`
-    (spelled as the user writes it) is deprecated since fastcpu `since` and
-    goes in fastcpu `removed_in`, naming `new`, at the line that used it
-    (`stacklevel` as for ``warnings.warn``, counted from the caller of this
-    function: 2, the default, points at the caller's caller). A name a file
-    format keeps reading is no deprecation (files written by an old fastcpu
-    load for good, without a warning)."""
+    """Warn (DeprecationWarning) that `old` is deprecated since `since`, goes in `removed_in`, naming
+    `new`, at the line that used it (`stacklevel` counted from this function's caller).
+    """
     import warnings
 
     for release in (since, removed_in):
@@ -112,15 +108,10 @@ _T = TypeVar("_T")
 
 
 class ForkSafeLock:
-    """A lock for ``with`` blocks, fresh in a fork's child unless the forking
-    thread held it, that never waits forever on its own thread: a signal
-    handler (or a callback) that enters it again on the thread already
-    inside it, which a plain ``threading.Lock`` would leave waiting for
-    good, gets :class:`Error` naming `what` the lock guards instead. (A
-    handler that runs in the instant between the acquiring and the
-    counting, or the uncounting and the release, enters it nested, and the
-    work it guards runs whole inside the outer, which has not started it or
-    has finished it.)"""
+    """A lock for ``with`` blocks, fresh in a fork's child unless the forking thread held it; a
+    re-entry on the thread already inside it (a signal handler) raises :class:`Error` naming `what`
+    it guards instead of waiting forever.
+    """
 
     __slots__ = ("_lock", "_owner", "_depth", "what", "__weakref__")
 
@@ -175,11 +166,9 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class cached_property(Generic[_T]):  # noqa: N801 - named for the one it replaces
-    """``functools.cached_property`` that takes no lock: computed on the
-    first access and stored in the instance's ``__dict__`` (which then
-    answers every later access, as a non-data descriptor allows), for pure
-    values only: threads that race each compute it and store the same value.
-    Works on frozen dataclasses too (the ``__dict__`` is written directly)."""
+    """``functools.cached_property`` without a lock, for pure values (racing threads store the same);
+    works on frozen dataclasses.
+    """
 
     def __init__(self, func: Callable[[Any], _T]) -> None:
         self.func = func
@@ -220,14 +209,9 @@ def escape(value: object) -> str:
 
 
 def printable(value: object) -> str:
-    """`value` as text safe to print on a terminal (or draw): each character
-    ``str.isprintable()`` refuses written as ``repr()`` writes it, so that it
-    shows instead of acting. Those are the C0 and C1 controls and DEL (ESC,
-    BEL, CR, newline: ``\\x1b``, ``\\x07``, ``\\r``, ``\\n``), format
-    characters (the bidi overrides that reorder what follows, ``\\u202e``),
-    separators other than the space, and lone surrogates (``\\ud800``, which
-    no UTF-8 stream can write). Everything else, backslashes and non-ASCII
-    letters included, is unchanged."""
+    """`value` as text safe to print or draw: each character ``str.isprintable()`` refuses (controls,
+    bidi overrides, lone surrogates) written as ``repr()`` writes it; everything else unchanged.
+    """
     text = str(value)
     if text.isprintable():  # nearly always: no copy
         return text
@@ -266,13 +250,9 @@ def interval(value: float, half: float, digits: int = 2) -> str:
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]], *,
           groups: Sequence[tuple[str, int]] = (), caption: str | None = None) -> str:
-    """An HTML table; the first cell of each row is its header.
-
-    Args:
-        columns: the header of each column.
-        rows: the cells, as text (escaped here) or numbers (shown with ``str``).
-        groups: an optional header row above `columns`: (text, columns spanned).
-        caption: text above the table.
+    """An HTML table of `columns` and `rows` (text escaped here, numbers via ``str``); the first cell
+    of each row is its header. `groups`: an optional header row of (text, columns spanned);
+    `caption`: text above it.
     """
     parts = ['<table class="fastcpu">']
     if caption:

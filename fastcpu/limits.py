@@ -1,7 +1,4 @@
-"""What fastcpu's arguments accept: the counters, the serialization modes
-and the largest run count and unroll (copies per run), and the longest
-timeout of a user function's measurement.
-"""
+"""What fastcpu's arguments accept: counters, serialization modes, the most runs, unroll and timeout."""
 
 from __future__ import annotations
 

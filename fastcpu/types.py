@@ -1,19 +1,9 @@
-"""The record types fastcpu's functions return, for annotations and
-``isinstance``: what ``fastcpu.check()``, ``read()``, ``method_code()``,
-``compare()``, ``compare_ab()``, ``seed_table()``, ``selftest()`` and a
-result's ``stability`` give back, the parts of a ``Clock``, and how the core
-clock moved during a measurement (``ClockMotion``).
+"""The record types fastcpu's functions return, for annotations and ``isinstance``.
 
-Where no C core is built (the analysis kit alone), the instrument's types
-(``Agreement``, ``AgreementTable``, ``Reference``, ``ChainInfo``,
-``CpuReading``, ``CodeBlock``, ``MethodCode``) are absent: asking for one
-says why.
-
-The types users construct or meet first (``BenchResult``, ``DiffResult``,
-``Results``, ``Clock``, ``MethodInfo``) stay at the top, ``fastcpu.X``. Most
-of these were there too before 0.6.0 (``ChainInfo`` as ``CalibrationInfo``),
-and answered there, deprecated, until 0.9.0; ``ChainCheck`` and
-``CpuVerdict`` are new here, ``ClockMotion`` since 0.7.0.
+Where no C core is built, the instrument's types (``Agreement``, ``AgreementTable``,
+``Reference``, ``ChainInfo``, ``CpuReading``, ``CodeBlock``, ``MethodCode``) are absent: asking
+for one says why. ``BenchResult``, ``DiffResult``, ``Results``, ``Clock`` and ``MethodInfo``
+are also at the top, ``fastcpu.X``.
 """
 
 from __future__ import annotations

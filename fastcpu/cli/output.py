@@ -1,12 +1,6 @@
-"""Progress of long work on a terminal: one line on stderr, rewritten in
-place, saying ``[n/N]``, what is under way and about how long is left.
-
-Only a terminal sees it: piped or redirected, nothing is written, so logs
-and captured stderr hold only what the command has to say. The line is plain
-text (no colours, no escape sequences): a carriage return goes back to its
-start, spaces blank what is left of a longer line before, and the line is
-blanked when the work ends (or stops), so what the command prints next
-starts on a clean line.
+"""The standard streams of a command, and the progress of long work on a terminal: one plain
+line on stderr, ``[n/N]``, what is under way and about how long is left, blanked at the end;
+nothing when stderr is not a terminal.
 """
 
 from __future__ import annotations
@@ -75,21 +69,15 @@ def _columns(stream: TextIO) -> int:
 
 
 class ProgressLine:
-    """A progress line on `stream` (default ``sys.stderr``), shown only when
-    it is a terminal.
+    """A progress line on `stream`, shown only when it is a terminal.
 
-    Call it as ``progress(done, total, name)``, the callback
-    :func:`fastcpu.measure` takes: before step ``done + 1`` of `total`
-    (``done`` finished) it shows ``[done+1/total] VERB name... about Ns
-    left``, the time left from the average step so far; ``name`` ``None``
-    (the work is over) blanks the line. As a context manager it blanks the
-    line on the way out, an error or Ctrl-C included.
+    Call it as ``progress(done, total, name)``, the callback :func:`fastcpu.measure` takes;
+    ``name`` ``None`` blanks the line, as leaving it as a context manager does (errors included).
 
     Args:
         verb: what each step does (``'measuring'``, ``'reading'``).
         stream: where the line goes (default ``sys.stderr`` at the time of the call).
-        enabled: ``None`` (default): when `stream` is a terminal;
-            ``True``/``False`` force it (tests).
+        enabled: ``None`` (default): when `stream` is a terminal; ``True``/``False`` force it.
         clock: the time in seconds (``time.monotonic``).
     """
 
@@ -147,10 +135,7 @@ class ProgressLine:
 
 
 def csv_bytes(text: str, terminal: bool = False) -> bytes:
-    """CSV `text` as UTF-8: as it is, but for a lone surrogate (a name
-    undecodable bytes left), which UTF-8 cannot hold, written as its escape
-    (``\\udcff``); for a `terminal`, each line through printable(), so that
-    a label's ESC sequences show instead of acting."""
+    """CSV `text` as UTF-8, a lone surrogate written as its escape; for a `terminal` each line through printable()."""
     if terminal:
         text = "\n".join(printable(line) for line in text.split("\n"))
     return text.encode("utf-8", "backslashreplace")
@@ -164,7 +149,12 @@ def write_stdout(data: bytes) -> None:
     if raw is None:  # replaced by a text-only stream (tests, IDEs)
         sys.stdout.write(data.decode("utf-8"))
     else:
-        raw.write(data)
+        # a raw or buffered write may take part of a large one and return its
+        # count (a pipe whose reader left mid-write): the rest is written
+        # again, where the closed pipe is told (BrokenPipeError: 141)
+        view = memoryview(data)
+        while view:
+            view = view[raw.write(view) or 0:]
         raw.flush()
 
 
@@ -175,12 +165,9 @@ _FAILING_HANDLERS = ("strict", "surrogateescape")
 
 @contextlib.contextmanager
 def printable_streams() -> Iterator[None]:
-    """Print what the terminal's encoding cannot show as escapes (``caf\\xe9``
-    under ``PYTHONIOENCODING=ascii``, ``Z\\xfcrich`` under ``LC_ALL=C``)
-    instead of failing after the work is done; the streams' error handlers
-    are restored afterwards. Under the POSIX locale Python's stdout has the
-    handler surrogateescape, which writes back undecodable bytes but fails
-    on any other character outside ASCII: it is replaced too."""
+    """Print what the terminal's encoding cannot show as escapes instead of failing after the work
+    (surrogateescape replaced too); the streams' error handlers are restored afterwards.
+    """
     changed = []
     for stream in (sys.stdout, sys.stderr):
         errors = getattr(stream, "errors", None)
@@ -216,11 +203,9 @@ def stdout_closed() -> bool:
 
 @contextlib.contextmanager
 def open_streams() -> Iterator[None]:
-    """Standard streams that exist while a command runs. A closed stdout
-    fails on the first write (exit 1, said on stderr). A closed stderr
-    discards what is said (there is no one to say it to; the exit status
-    tells) where ``print(file=None)`` would have put the messages on stdout,
-    after a document written there."""
+    """Standard streams that exist while a command runs: a closed stdout fails on the first write
+    (exit 1); a closed stderr discards what is said.
+    """
     saved = sys.stdout, sys.stderr
     null = None
     if sys.stdout is None:
