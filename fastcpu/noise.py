@@ -112,16 +112,14 @@ class NoiseModel:
         clock: Clock | None = None,
         method: str = "model",
     ) -> BenchResult:
-        """Simulate ``bench`` of a sequence truly costing `true_ticks` TSC ticks per copy.
+        """Simulate ``bench`` of a sequence truly costing `true_ticks` TSC ticks per copy (>= 0).
 
         Args:
-            true_ticks: the true cost per copy, TSC ticks (>= 0).
             runs, unroll: 1 to ``RUNS_MAX``; 1 to ``UNROLL_MAX``.
             seed: a seed or numpy Generator; clock: default 1 GHz, 1 core cycle a tick.
             method: the name the result carries.
 
-        Returns:
-            A :class:`fastcpu.BenchResult` like a real one."""
+        Returns a :class:`fastcpu.BenchResult` like a real one."""
         true_ticks = plain_number("true_ticks", true_ticks)
         if not (math.isfinite(true_ticks) and true_ticks >= 0):
             raise ValueError(f"true_ticks must be a finite number >= 0, not {true_ticks}")
@@ -386,14 +384,11 @@ def recovery(
     """What each estimator reports for each known true cost under `model`, TSC ticks per copy.
 
     One row per true cost: ``best``, ``median``, ``mean``, ``paired_mean`` of
-    single-copy runs, and ``unroll`` (median difference of `unroll` and
-    ``2 * unroll`` copies).
+    single copies, ``unroll`` (median difference of `unroll` and 2 * `unroll` copies).
 
     Raises:
-        TypeError: `model` not a NoiseModel, `true_ticks` not numbers, or
-            `runs`, `unroll`, `seed` not ints.
-        ValueError: no costs, a cost negative or not finite, `runs` outside
-            1..RUNS_MAX or `unroll` outside 1..UNROLL_MAX // 2."""
+        TypeError, ValueError: a bad `model`, `true_ticks`, `runs`, `unroll` or
+            `seed` (the message names it)."""
     if not isinstance(model, NoiseModel):
         raise TypeError(f"model must be a fastcpu.noise.NoiseModel, not {type(model).__name__}")
     if isinstance(true_ticks, (str, bytes)) or not isinstance(true_ticks, Iterable):
