@@ -75,6 +75,7 @@ def core_extension() -> Extension:
             "csrc/conversion.c",
             "csrc/chains.c",
             "csrc/userchains.c",
+            "csrc/usershapes.c",
             "csrc/userabi.c",
             "csrc/userguard.c",
             "csrc/pmu.c",

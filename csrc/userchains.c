@@ -40,6 +40,11 @@ FC_USER_IMUL(64)
 const struct fc_user_chain fc_user_chains[] = {
     FC_USER_ROW(add, 16, 1),  FC_USER_ROW(add, 32, 1),   FC_USER_ROW(add, 128, 1),
     FC_USER_ROW(imul, 8, 3),  FC_USER_ROW(imul, 16, 3),  FC_USER_ROW(imul, 64, 3),
+    /* other shapes (usershapes.c): latency per link; mix: an add and an imul */
+    {"shape_mix_16", "mix", 16, 4, fc_user_shape_mix_16},
+    {"shape_memory_24", "memory", 24, 3, fc_user_shape_memory_24},
+    {"shape_branch_24", "branch", 24, 3, fc_user_shape_branch_24},
+    {"shape_apart_48", "apart", 48, 1, fc_user_shape_apart_48},
 };
 
 const size_t fc_user_chain_count = sizeof fc_user_chains / sizeof fc_user_chains[0];

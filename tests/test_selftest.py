@@ -288,6 +288,18 @@ def test_the_correction_carries_what_one_measurement_strays_from_the_next():
     assert wider[0] == plain[0] and wider[1] == pytest.approx(plain[1] + 1.96 * 0.5)
 
 
+def test_correction_pools_shapes_and_carries_their_spread():
+    # issue 39: over several makes of body the bias is their median, and the
+    # interval reaches the furthest of them, not only half the range
+    ops = {"add": (-4.0, 0.1), "imul": (-4.0, 0.1), "mix": (-3.9, 0.1), "memory": (-2.6, 0.1),
+           "branch": (-3.9, 0.1), "apart": (-4.1, 0.1)}
+    bias, ci = _selftest.correction(ops)
+    assert bias == pytest.approx(-3.95)
+    assert ci >= abs(-2.6 - bias) + 1.96 * 0.1 / math.sqrt(6)
+    for b, _ in ops.values():
+        assert abs(b - bias) <= ci
+
+
 def test_correction_is_the_midpoint_and_covers_both_ops():
     bias, ci = _selftest.correction({"add": (2.0, 0.1), "imul": (0.0, 0.1)})
     assert bias == pytest.approx(1.0)
@@ -370,8 +382,10 @@ def test_selftest_measures_both_paths():
     assert [(c.path, c.serialize) for c in st.checks] == [("inline", "lfence"), ("user", "lfence")]
     for c in st.checks:
         assert math.isfinite(c.bias_core_cycles) and c.bias_ci95_core_cycles >= 0
-        assert set(c.op_bias_core_cycles) == {"add", "imul"}
-        assert len(c.chains) == len(_core.user_chains())
+        # inline: the add and imul chains; the user path: those and the other shapes (issue 39)
+        ops = {"add", "imul"} if c.path == "inline" else {op for _, op, _, _, _ in _core.user_chains()}
+        assert set(c.op_bias_core_cycles) == ops
+        assert len(c.chains) == sum(c.path == "user" or op in ("add", "imul") for _, op, _, _, _ in _core.user_chains())
         assert all(ch.rounds == 2 and 0 <= ch.covered <= 2 for ch in c.chains)
     # a harness whose bias were tens of cycles would be broken, not biased
     assert abs(st.checks[0].bias_core_cycles) < 20
@@ -491,10 +505,15 @@ def test_bench_converts_with_cycles_per_tick_measured_around_it():
 def test_user_chains_in_the_extension():
     rows = _core.user_chains()
     names = {c.name for c in fastcpu.chain_methods()}
-    assert {op for _, op, _, _, _ in rows} == {"add", "imul"}
+    # the plain chains, inline too, and the user path's other shapes (csrc/usershapes.c, issue 39)
+    assert {op for _, op, _, _, _ in rows} == {"add", "imul", "mix", "memory", "branch", "apart"}
     for name, op, length, latency, address in rows:
-        assert name in names and name == f"{op}_chain_{length}"
-        assert latency == (1 if op == "add" else 3) and address > 0
+        if op in ("add", "imul"):
+            assert name in names and name == f"{op}_chain_{length}"
+            assert latency == (1 if op == "add" else 3) and address > 0
+        else:  # a shape of its own, no inline chain of its name; per link: add 1, imul 3, a pair 4
+            assert name not in names and name == f"shape_{op}_{length}"
+            assert latency == {"mix": 4, "memory": 3, "branch": 3, "apart": 1}[op] and address > 0
         # callable as a user function
         assert ctypes.CFUNCTYPE(ctypes.c_uint)(address)() in range(2**32)
 
