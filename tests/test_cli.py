@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -251,3 +252,122 @@ def test_plot_refuses_an_existing_image_unless_overwrite(tmp_path):
     assert p.returncode == 0, p.stderr
     assert image.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert sorted(os.listdir(tmp_path)) == ["r.json", "r.png"]  # no temporary file left
+
+
+# -- issue 38 item 5: the command line, alike everywhere ---------------------------------------
+
+def _in(cwd, *args, **kw):
+    """python -m fastcpu ARGS run from `cwd` (a neutral directory), bytes out."""
+    return subprocess.run([sys.executable, "-m", "fastcpu", *map(str, args)], cwd=cwd, timeout=300,
+                          capture_output=True, **kw)
+
+
+def _two_files(tmp_path, methods=("gdt", "rdpid")):
+    from test_cli_hostile import simulated
+
+    simulated("a", methods=methods).save(tmp_path / "a.json")
+    simulated("b", methods=methods).save(tmp_path / "b.json")
+    return "a.json", "b.json"
+
+
+@pytest.mark.parametrize("view", [[], ["--format", "csv"], ["--csv"], ["--format", "json"],
+                                  ["--format", "markdown"], ["--seed-table"], ["--ab"]])
+def test_compare_out_writes_what_stdout_would_get(tmp_path, view):
+    files = _two_files(tmp_path)
+    printed = _in(tmp_path, "compare", *view, *files)
+    assert printed.returncode == 0, printed.stderr
+    p = _in(tmp_path, "compare", *view, "-o", "cmp.out", *files)
+    assert (p.returncode, p.stdout, p.stderr.decode()) == (0, b"", "wrote cmp.out\n")
+    assert (tmp_path / "cmp.out").read_bytes() == printed.stdout
+    # an existing --out is refused before reading, as run's and plot's are
+    p = _in(tmp_path, "compare", *view, "--out", "cmp.out", *files)
+    assert p.returncode == 2 and b"pass --overwrite" in p.stderr
+    assert _in(tmp_path, "compare", *view, "--out", "cmp.out", "--overwrite", *files).returncode == 0
+    assert _in(tmp_path, "compare", *view, "--out", "-", *files).stdout == printed.stdout
+
+
+def test_every_command_that_writes_a_file_spells_it_o_out():
+    for command in ("run", "compare", "plot"):
+        usage = " ".join(_cli(command, "--help").stdout.split())
+        assert "-o OUT, --out OUT" in usage and "--overwrite" in usage, command
+
+
+def test_check_takes_the_cpu_option_of_every_command_and_says_why_it_is_a_list(tmp_path):
+    text = " ".join(_in(tmp_path, "check", "--help").stdout.decode().split())
+    assert "--cpu CPU [CPU ...], --cpus CPU [CPU ...]" in text
+    assert "check takes as a list because it sweeps CPUs" in text
+    for option in ("--cpu", "--cpus"):
+        p = _in(tmp_path, "check", "--methods", "gdt", option, "0")
+        assert p.returncode in (0, 3), p.stderr  # 3: CPU 0 outside a cpuset here
+
+
+@pytest.mark.parametrize("option", ["--cpus", "--cpu"])
+@pytest.mark.parametrize("cpus, words", [("99999", "holds 99999, but this kernel has CPUs 0 to"),
+                                         ("0,0", "names CPU 0 twice"), ("-1", "holds -1")])
+def test_check_names_the_option_given_not_the_python_parameter(tmp_path, option, cpus, words):
+    p = _in(tmp_path, "check", option, cpus)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and err.startswith(f"fastcpu: error: {option} {words}"), err
+    assert len(err.splitlines()) == 1
+
+
+def test_plot_usage_shows_its_files_as_required(tmp_path):
+    usage = _in(tmp_path, "plot", "--help").stdout.decode().split("\n\n")[0]
+    assert re.search(r"(?<!\[)FILE \[FILE \.\.\.\]", usage), usage
+    p = _in(tmp_path, "plot", "-o", "x.png")
+    assert p.returncode == 2 and b"required: FILE" in p.stderr
+
+
+def _piped_to_head(tmp_path, args, pipe_bytes=None):
+    """`python -m fastcpu ARGS | head -n 1` with a real pipe: the first line
+    read, then the read end closed while the command may still write;
+    `pipe_bytes` shrinks the pipe's buffer. Returns (status, line, stderr)."""
+    import fcntl
+
+    read, write = os.pipe()
+    if pipe_bytes is not None:
+        fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, pipe_bytes)
+    proc = subprocess.Popen([sys.executable, "-m", "fastcpu", *args], cwd=tmp_path, stdout=write,
+                            stderr=subprocess.PIPE)
+    os.close(write)
+    with os.fdopen(read, "rb") as head:
+        line = head.readline()
+    # the reader has left: what is still to write meets a closed pipe
+    err = proc.stderr.read().decode()
+    return proc.wait(timeout=300), line, err
+
+
+def test_compare_csv_piped_to_head_exits_as_documented(tmp_path):
+    # many methods: more CSV than one page of pipe buffer holds
+    files = _two_files(tmp_path, methods=tuple(f"m{i}" for i in range(40)))
+    whole = _in(tmp_path, "compare", "--csv", *files).stdout
+    page = os.sysconf("SC_PAGE_SIZE")
+    assert len(whole) > 4 * page
+    # the reader left before all was written: 141, in silence
+    status, line, err = _piped_to_head(tmp_path, ["compare", "--csv", *files], pipe_bytes=page)
+    assert (status, line, err) == (141, whole.splitlines(keepends=True)[0], "")
+    # all of it fit in the pipe before the reader left: done, 0 (as `seq 3 | head -n 1`)
+    (tmp_path / "small").mkdir()
+    _two_files(tmp_path / "small")
+    status, line, err = _piped_to_head(tmp_path / "small", ["compare", "--csv", "a.json", "b.json"])
+    assert (status, err) == (0, "") and line.startswith(b"machine,method,")
+    # both said where the statuses are documented
+    text = " ".join(_cli("compare", "--help").stdout.split())
+    assert "141 the reader of the output left before all of it was written" in text
+    assert "output the pipe held whole was written: 0" in text
+
+
+def test_the_hypervisor_is_named_by_cpuid_not_unknown(tmp_path):
+    """A report reading this machine now names the hypervisor as CPUID's leaf
+    0x40000000 does (KVMKVMKVM), as a result file's facts do."""
+    from fastcpu import _core
+
+    vendor = _core.features()["hypervisor_vendor"]
+    p = _in(tmp_path, "--runs", "20", "--methods", "gdt")
+    out = p.stdout.decode()
+    assert p.returncode == 0, p.stderr
+    if vendor:
+        assert f"running under a hypervisor ({vendor})" in out
+    else:  # metal: no hypervisor warning at all
+        assert "running under a hypervisor" not in out
+    assert "hypervisor (unknown)" not in out

@@ -31,9 +31,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .. import export
-from .._args import DISASSEMBLERS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, check_cpu, check_int
+from .._args import DISASSEMBLERS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, check_cpu, check_cpus, check_int
 from ..files.paths import write_atomic
-from .args import LIST_GRAMMAR, STDOUT_NAMES, Methods, Parser, UsageError, add_counter_options, add_timing_options, check_counter_options, check_out, cpu_number, label_text, methods_help, positive_int
+from .args import LIST_GRAMMAR, STDOUT_NAMES, HelpFormatter, Methods, Parser, UsageError, add_counter_options, add_timing_options, check_counter_options, check_out, cpu_number, label_text, methods_help, positive_int
 from .files import compare_args, compare_run, plot_args, plot_run
 from .output import csv_bytes, flushes, open_streams, printable_streams, say, stdout_closed, warnings_in_one_line, write_stdout
 from .._base import printable
@@ -42,6 +42,7 @@ from ..instrument import CORE_MISSING, check, chosen_methods, clock, measure, me
 from .output import ProgressLine, is_terminal
 from ..files.write import encode_document
 from ..results.results import Results
+from ..results.stability import possible_cpus
 from ..results.display import format_back_to_back, format_clock, format_table, format_warnings
 from .._base import __version__, cli_started
 
@@ -59,11 +60,15 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # the machine refused, a goal failed, output could not be written, a warning under -W error
 EXIT_USAGE = 2  # a bad option, argument or file, refused before any work
 EXIT_INTERRUPTED = 130  # Ctrl-C
-EXIT_BROKEN_PIPE = 141  # the reader of stdout or stderr left (`| head`), as if SIGPIPE had ended it
+#: The reader of stdout or stderr left (`| head`) before all was written, as
+#: if SIGPIPE had ended it. Output the pipe's buffer held whole was all
+#: written before the reader left: 0, as `seq 3 | head -n 1` exits.
+EXIT_BROKEN_PIPE = 141
 #: What every command's exit statuses share; each command adds its own
 #: meaning of 0 and 1 (and check its 3): EXIT_WORDS.
 _EXIT_COMMON = ("2 a bad option, argument or file, refused before any work; 130 interrupted; 141 the "
-                "reader of the output left (| head)")
+                "reader of the output left before all of it was written (| head; output the pipe held "
+                "whole was written: 0, as for seq 3 | head -n 1)")
 _EXIT_FAILED_WORDS = ("the machine refused, output could not be written, or a warning was made an error "
                       "by -W error")
 #: command -> the meaning of its exit statuses 0 and 1 (and 3), in its --help.
@@ -287,10 +292,22 @@ def _cpu_list(text: str) -> list[int]:
     return cpus
 
 
+class _CpuSweep(Methods):
+    """check's --cpu (or --cpus): a list of CPUs, the spelling given kept
+    for the messages about them."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        namespace.cpus_option = option_string or "--cpu"
+
+
 def _check_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--methods", action=Methods, help=methods_help("every CPU source"))
-    p.add_argument("--cpus", action=Methods, type=_cpu_list,
-                   help=f"CPUs to pin to, {LIST_GRAMMAR} (default: the affinity mask)")
+    p.add_argument("--cpu", "--cpus", dest="cpus", action=_CpuSweep, type=_cpu_list, metavar="CPU",
+                   help=f"the CPUs to pin to, one after another, {LIST_GRAMMAR} (default: the affinity "
+                        "mask): the --cpu of every command, which check takes as a list because it "
+                        "sweeps CPUs where the measuring commands pin to one; --cpus is the same option")
 
 
 #: check's exit statuses (beside 2, a bad option): every cell agrees; a
@@ -302,6 +319,8 @@ CHECK_AGREE, CHECK_DISAGREE, CHECK_ERROR = 0, 1, 3
 
 
 def _check_run(args: argparse.Namespace) -> int:
+    if args.cpus is not None:  # named as the option, not as check()'s parameter
+        check_cpus(args.cpus, possible_cpus(), getattr(args, "cpus_option", "--cpu"))
     try:
         table = check(args.methods, args.cpus)
     except Error as exc:  # the sweep could not run at all: nothing was compared
@@ -369,7 +388,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
         description=help_text + ".",
         epilog=(f"commands (fastcpu COMMAND --help for each, with its own exit statuses):\n{others}\n\n"
                 if command == "table" else "") + exit_statuses(command),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"fastcpu {__version__}")
     add(p)

@@ -18,7 +18,7 @@ from ..files.paths import check_name_length, check_replaceable, create_tmp
 
 
 __all__ = ["UsageError", "Parser", "positive_int", "cpu_number", "label_text", "Methods", "Files", "add_files",
-           "require_files", "LIST_GRAMMAR", "methods_help", "add_timing_options", "STDOUT_NAMES", "check_out",
+           "require_files", "HelpFormatter", "LIST_GRAMMAR", "methods_help", "add_timing_options", "STDOUT_NAMES", "check_out", "add_out_options",
            "add_counter_options", "check_counter_options"]
 
 
@@ -143,6 +143,18 @@ def add_files(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("files", nargs="*", action=Files, metavar="FILE", help=help)
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every command's --help: the description as written, and FILE
+    arguments (:class:`Files`), which argparse must take as optional
+    (``nargs='*'``), shown as required, ``FILE [FILE ...]``, as they are."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        if isinstance(action, Files):
+            metavar = self._metavar_formatter(action, default_metavar)(1)[0]
+            return f"{metavar} [{metavar} ...]"
+        return super()._format_args(action, default_metavar)
+
+
 def require_files(args: argparse.Namespace) -> None:
     if not getattr(args, "files", None):
         raise UsageError("the following arguments are required: FILE")
@@ -197,6 +209,18 @@ def check_out(text: str, option: str = "--out", *, overwrite: bool = False) -> P
     os.close(fd)
     os.unlink(probe)
     return out
+
+
+def add_out_options(p: argparse.ArgumentParser, what: str, *, required: bool = False,
+                    stdout: bool = True) -> None:
+    """-o/--out and --overwrite: one spelling in every command that writes
+    output (run, compare, plot); `what` is what --out receives."""
+    to = ("file to write, or - (or /dev/stdout) for standard output; a file named - is ./-"
+          if stdout else "file to write")
+    default = "" if required or not stdout else " (default: standard output)"
+    p.add_argument("-o", "--out", required=required, help=f"{what}: {to}{default}")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace --out if it exists (without it, an existing file is refused before any work)")
 
 
 def add_counter_options(p: argparse.ArgumentParser) -> None:

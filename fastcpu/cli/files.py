@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import sys
@@ -13,7 +14,7 @@ from typing import Any
 from ..analysis.ab import compare_ab
 from .._args import UNITS
 from ..files.paths import write_atomic
-from .args import STDOUT_NAMES, Methods, add_files, check_out, methods_help, positive_int, require_files
+from .args import STDOUT_NAMES, Methods, add_files, add_out_options, check_out, methods_help, positive_int, require_files
 from .output import csv_bytes, write_stdout
 from ..analysis.compare import format_comparison, tidy_table
 from .._base import printable
@@ -84,6 +85,7 @@ def compare_args(p: argparse.ArgumentParser) -> None:
                            "to back) the difference and ratio of the "
                            "estimates with 95%% intervals and a verdict (faster, slower, no detectable "
                            "difference); --unit ns (default) or cycles")
+    add_out_options(p, "where the comparison goes, in every --format and view")
 
 
 def _compare_format(args: argparse.Namespace) -> str:
@@ -99,6 +101,23 @@ def _compare_format(args: argparse.Namespace) -> str:
 
 def compare_run(args: argparse.Namespace) -> int:
     fmt = _compare_format(args)
+    if args.out is None or args.out in STDOUT_NAMES:
+        return _compare_print(args, fmt)
+    # Refused before reading, as run refuses before measuring.
+    out = check_out(args.out, overwrite=args.overwrite)
+    text = io.StringIO()  # not a terminal: CSV as it is, as in a pipe
+    with contextlib.redirect_stdout(text):
+        status = _compare_print(args, fmt)
+    try:  # as save() writes: an interrupted compare leaves the old file or none
+        write_atomic(out, text.getvalue().encode("utf-8", "backslashreplace"), overwrite=args.overwrite)
+    except FileExistsError:
+        raise ValueError(f"{out} appeared while comparing: pass --overwrite to replace it") from None
+    print(f"wrote {printable(out)}", file=sys.stderr)
+    return status
+
+
+def _compare_print(args: argparse.Namespace, fmt: str) -> int:
+    """compare's output in format `fmt` on sys.stdout."""
     if args.seed_table or args.ab:
         return _compare_views(args)
     loaded = load_all(args.files)

@@ -76,6 +76,14 @@ if CORE_MISSING is None:
     from .catalog import methods
     from .cpu import read, read_raw
     from .bias import selftest
+    from .._core import features as _features
+    from ..results.stability import read_hypervisor_vendor_with
+
+    def _hypervisor_vendor() -> str | None:
+        """CPUID leaf 0x40000000's vendor signature (``'KVMKVMKVM'``), None on metal."""
+        return _features()["hypervisor_vendor"] or None
+
+    read_hypervisor_vendor_with(_hypervisor_vendor)
 
     if TYPE_CHECKING:
         from .cpu import check

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import estimate as _estimate
 
-__all__ = ['affinity', 'FACT_KINDS', 'CPU_NUMBER_MAX', 'fact_problem', 'cpu_governors', 'boost_enabled', 'isolated_cpus', 'possible_cpus', 'glibc_version', 'read_text', 'parse_cpu_list', 'hypervisor_flag', 'cpuinfo_first', 'Stability', 'assess', 'machine_warnings', 'MDAPE_WARN_PERCENT', 'MIGRATED_WARN_FRACTION', 'OUTLIER_WARN_FRACTION']
+__all__ = ['affinity', 'FACT_KINDS', 'CPU_NUMBER_MAX', 'fact_problem', 'cpu_governors', 'boost_enabled', 'isolated_cpus', 'possible_cpus', 'glibc_version', 'read_text', 'parse_cpu_list', 'hypervisor_flag', 'hypervisor_vendor', 'read_hypervisor_vendor_with', 'cpuinfo_first', 'Stability', 'assess', 'machine_warnings', 'MDAPE_WARN_PERCENT', 'MIGRATED_WARN_FRACTION', 'OUTLIER_WARN_FRACTION']
 
 
 _SYS_CPU = Path("/sys/devices/system/cpu")
@@ -160,6 +160,35 @@ def hypervisor_flag() -> bool | None:
     return None if flags is None else "hypervisor" in flags.split()
 
 
+#: Reads the hypervisor's vendor signature from CPUID leaf 0x40000000
+#: (``'KVMKVMKVM'``; ``''`` or None on metal): set by the instrument room,
+#: whose C core executes CPUID (:func:`read_hypervisor_vendor_with`). None
+#: where no C core is built: the /proc flag alone then says ``'unknown'``.
+_hypervisor_vendor: Callable[[], str | None] | None = None
+
+
+def read_hypervisor_vendor_with(reader: Callable[[], str | None] | None) -> None:
+    """Name this machine's hypervisor by `reader` (CPUID's vendor signature)
+    where a report reads the machine now (:func:`machine_warnings` with no
+    facts); ``None``: by the /proc flag alone."""
+    global _hypervisor_vendor
+    _hypervisor_vendor = reader
+
+
+def hypervisor_vendor() -> str | None:
+    """This machine's hypervisor: CPUID's vendor signature (``'KVMKVMKVM'``)
+    where the C core can read it, else ``'unknown'`` when the /proc flag
+    says a hypervisor runs it; None on metal (or when nothing says)."""
+    if _hypervisor_vendor is not None:
+        try:
+            vendor = _hypervisor_vendor()
+        except Exception:  # noqa: BLE001 - a report never fails for a fact: the flag still tells
+            vendor = None
+        if vendor:
+            return vendor
+    return "unknown" if hypervisor_flag() else None
+
+
 #: nanobench's threshold: warn when the median absolute percentage error of
 #: the raw runs reaches 5% (and exceeds one clock step's share of a run).
 MDAPE_WARN_PERCENT = 5.0
@@ -200,7 +229,7 @@ def _read_machine() -> dict[str, Any]:
     return {
         "governors": cpu_governors(),
         "boost": boost_enabled(),
-        "hypervisor": "unknown" if hypervisor_flag() else None,
+        "hypervisor": hypervisor_vendor(),
         "isolated_cpus": isolated_cpus(),
     }
 
