@@ -17,6 +17,7 @@
  * structure) as it was.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fork.h"
 #include "harness.h"
 #include "timing.h"
 #include "userabi.h"
@@ -79,6 +81,10 @@ static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
 #define N_FAULT_SIGNALS (sizeof fault_signals / sizeof fault_signals[0])
 static struct sigaction old_fault[N_FAULT_SIGNALS], old_int;
 static bool int_installed;
+/* The stop signal is borrowed for each chunk and given back after it: the
+ * action it had before (the application's, or none) is restored exactly. */
+static struct sigaction old_stop;
+static volatile sig_atomic_t stop_borrowed;
 static _Alignas(16) char alt_stack[1 << 16];
 
 static void arm_stop_timer(uint64_t at_ns)
@@ -120,11 +126,39 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
         raise(sig);
 }
 
+/* The stop timer's signal carries this address: a stop signal without it
+ * is the application's (sent by kill, sigqueue or a timer of its own). */
+static const char stop_mark;
+
+static bool from_stop_timer(const siginfo_t *si)
+{
+    return si->si_code == SI_TIMER && si->si_value.sival_ptr == (void *)&stop_mark;
+}
+
+/* The application's stop signal, arrived while fastcpu borrowed it: its
+ * action before ours takes it (a handler is called; the default action,
+ * termination, is taken once our handler returns). */
+static void forward_stop(int sig, siginfo_t *si, void *ctx)
+{
+    if (old_stop.sa_flags & SA_SIGINFO) {
+        if (old_stop.sa_sigaction)
+            old_stop.sa_sigaction(sig, si, ctx);
+    } else if (old_stop.sa_handler == SIG_DFL) {
+        sigaction(sig, &old_stop, NULL);
+        raise(sig);
+    } else if (old_stop.sa_handler != SIG_IGN) {
+        old_stop.sa_handler(sig);
+    }
+}
+
 /* The stop signal: the timer, armed at the timeout or by Ctrl-C, on the
  * measuring thread. */
 static void on_stop(int sig, siginfo_t *si, void *ctx)
 {
-    (void)sig, (void)si, (void)ctx;
+    if (!from_stop_timer(si)) {
+        forward_stop(sig, si, ctx);
+        return;
+    }
     if (active && pthread_equal(pthread_self(), owner) && abandonable()) {
         if (stop_reason == STOP_NONE)
             stop_reason = STOP_TIMEOUT;
@@ -151,9 +185,11 @@ static void on_sigint(int sig, siginfo_t *si, void *ctx)
     }
 }
 
+/* fastcpu's own forks (a probe child, fc_fork_own) are not the
+ * function's, though a ctypes callback inside it made them. */
 static void fork_parent(void)
 {
-    if (active && pthread_equal(pthread_self(), owner))
+    if (active && pthread_equal(pthread_self(), owner) && !fc_forking_own())
         forks++;
 }
 
@@ -161,9 +197,15 @@ static void fork_parent(void)
  * not return into the function's caller, let alone Python. */
 static void fork_child(void)
 {
+    if (fc_forking_own()) /* a probe child: it runs one instruction and leaves */
+        return;
     if (active && pthread_equal(pthread_self(), owner))
         _exit(FC_USER_FORK_EXIT);
-    /* a fork by another thread: nothing of ours is held in the child */
+    /* a fork by another thread: nothing of ours is held in the child, and
+     * the stop signal is the application's again */
+    if (stop_borrowed)
+        sigaction(stop_signal, &old_stop, NULL);
+    stop_borrowed = 0;
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&chunk_lock, &fresh, sizeof fresh);
     active = 0;
@@ -185,15 +227,65 @@ static void set_up(void)
     fc_user_frame_ptr->alive = 1;
     pthread_atfork(NULL, fork_parent, fork_child);
     stop_signal = SIGRTMIN + 7;
+}
+
+/* Borrow the stop signal for a chunk, unblocked on this thread (*mask:
+ * this thread's mask before). 0, or an errno. */
+static int borrow_stop_signal(sigset_t *mask)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_stop;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    /* kept for good: a signal of the timer still queued after a chunk must
-     * not kill the process */
-    if (sigaction(stop_signal, &sa, NULL) < 0)
-        setup_failed = "cannot install the handler of the stop signal";
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, stop_signal);
+    pthread_sigmask(SIG_UNBLOCK, &stop, mask);
+    if (sigaction(stop_signal, &sa, &old_stop) < 0)
+        return errno;
+    stop_borrowed = 1;
+    return 0;
+}
+
+/* Give the stop signal back, its timer deleted: a signal of the timer
+ * queued before the delete is taken here (blocked, then waited for with no
+ * wait), one of the application's passed to its action, and the action
+ * before ours restored exactly, unless the application installed another
+ * meanwhile (that one stays). This thread's mask is `mask` again. */
+static void give_back_stop_signal(const sigset_t *mask)
+{
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, stop_signal);
+    if (stop_borrowed) {
+        pthread_sigmask(SIG_BLOCK, &stop, NULL);
+        const struct timespec now = {0, 0};
+        siginfo_t si;
+        while (sigtimedwait(&stop, &si, &now) == stop_signal)
+            if (!from_stop_timer(&si))
+                forward_stop(stop_signal, &si, NULL);
+        struct sigaction cur;
+        if (sigaction(stop_signal, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_sigaction == on_stop)
+            sigaction(stop_signal, &old_stop, NULL);
+        stop_borrowed = 0;
+    }
+    pthread_sigmask(SIG_SETMASK, mask, NULL);
+}
+
+/* errno's name, for a message that must name it. */
+static const char *errno_name(int err)
+{
+    switch (err) {
+    case EAGAIN: return "EAGAIN";
+    case EPERM: return "EPERM";
+    case EACCES: return "EACCES";
+    case ENOSYS: return "ENOSYS";
+    case EINVAL: return "EINVAL";
+    case ENOMEM: return "ENOMEM";
+    default: return "errno";
+    }
 }
 
 static void install(stack_t *old_stack)
@@ -312,12 +404,36 @@ enum fc_step fc_user_step(struct fc_session *s)
     stop_reason = STOP_NONE;
     stack_t old_stack;
     install(&old_stack);
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = stop_signal;
-    sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
-    timer_armed = timer_create(CLOCK_MONOTONIC, &sev, &stop_timer) == 0;
+    sigset_t old_mask;
+    int err = borrow_stop_signal(&old_mask);
+    const char *failed = err ? "sigaction" : NULL;
+    if (!err) {
+        struct sigevent sev;
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_THREAD_ID;
+        sev.sigev_signo = stop_signal;
+        sev.sigev_value.sival_ptr = (void *)&stop_mark;
+        sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+        timer_armed = timer_create(CLOCK_MONOTONIC, &sev, &stop_timer) == 0;
+        if (!timer_armed) {
+            err = errno;
+            failed = "timer_create";
+        }
+    }
+    if (failed && deadline_ns) {
+        /* nothing could stop a function that does not return: refused
+         * before it is called */
+        give_back_stop_signal(&old_mask);
+        uninstall(&old_stack);
+        in_chunk = false;
+        pthread_mutex_unlock(&chunk_lock);
+        snprintf(s->why, sizeof s->why,
+                 "a timeout cannot be enforced here: %s failed with %s (%d), so nothing could "
+                 "stop a function that does not return (RLIMIT_SIGPENDING 0? a seccomp "
+                 "filter?); pass timeout=0 to measure without one",
+                 failed, errno_name(err), err);
+        return FC_STEP_UNSUPPORTED;
+    }
     if (deadline_ns)
         arm_stop_timer(deadline_ns + FC_USER_GRACE_NS);
     volatile enum fc_step step = FC_STEP_MORE;
@@ -355,6 +471,7 @@ enum fc_step fc_user_step(struct fc_session *s)
         timer_armed = 0;
         timer_delete(stop_timer);
     }
+    give_back_stop_signal(&old_mask);
     uninstall(&old_stack);
     if (getpid() != owner_pid) /* a copy made by a raw fork system call */
         _exit(FC_USER_FORK_EXIT);

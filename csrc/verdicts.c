@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "fork.h"
 #include "machine.h"
 #include "verdicts.h"
 
@@ -33,7 +34,7 @@ static const char *probe_in_child(const struct fc_method *m)
      * non-blocking: the verdict is read once the child is gone */
     if (pipe2(ran, O_CLOEXEC | O_NONBLOCK) != 0)
         return "could not create a pipe to probe the instruction safely";
-    pid_t pid = fork();
+    pid_t pid = fc_fork_own(); /* not a fork by a user function that asked for this verdict */
     if (pid < 0) {
         close(ran[0]);
         close(ran[1]);

@@ -1,11 +1,14 @@
-"""Nothing escapes its bounds, round 4 (issue 40, items 1, 4, 5, 8, 10 and 11):
+"""Nothing escapes its bounds, round 4 (issue 40, items 1 to 5 and 7 to 11):
 a signal handler that calls fastcpu during the first clock() gets an answer
 or a clear error, never a wait for good; without /proc and /sys the
 measuring calls work and a saved file keeps the umask; save() works where
 the file system has no hard links; measure() takes one clock while another
 thread refreshes it; junk is refused at its first chunk, not read whole; and
 the command line tells a lost --help or --version, and answers Ctrl-C during
-its imports with one line and 130."""
+its imports with one line and 130; a user function's stop signal is
+borrowed only while measuring, a timeout no timer can enforce is refused
+before the call, fastcpu's first use inside the function poisons nothing, and
+a spinning function stalls no other thread's first inline bench."""
 
 import ctypes
 import errno
@@ -401,3 +404,233 @@ def test_a_script_that_imports_fastcpu_keeps_pythons_ctrl_c():
             print("KeyboardInterrupt")
     """)
     assert p.stdout.strip() == "KeyboardInterrupt", p.stderr
+
+
+# -- items 2, 3, 7 and 9: a user function's stop signal, its timer, fastcpu
+# -- inside the function, and the bias lock ------------------------------------
+
+USER_SOURCE = r"""
+volatile int entered;
+unsigned spin(void) { entered = 1; for (;;) __asm__ volatile("pause"); return 0; }
+unsigned fine(void) { return 0; }
+"""
+
+
+@pytest.fixture(scope="module")
+def userlib(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler (cc, gcc or clang) to build the test functions")
+    d = tmp_path_factory.mktemp("round4")
+    (d / "fns.c").write_text(USER_SOURCE)
+    so = d / "libfns.so"
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(so), str(d / "fns.c")], check=True)
+    return str(so)
+
+
+#: a signal's action as the kernel holds it (glibc x86-64's struct sigaction:
+#: handler, the mask's first 64 signals, flags, restorer), read through libc,
+#: to compare an action before and after
+RAW_ACTION = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def raw_action(sig):
+    buf = ctypes.create_string_buffer(152)
+    assert libc.sigaction(sig, None, buf) == 0, ctypes.get_errno()
+    return buf.raw[:16] + buf.raw[136:140] + buf.raw[144:152]
+"""
+
+STOP_SIGNAL_KEPT = RAW_ACTION + """
+import os, signal, sys, time
+import fastcpu
+lib = ctypes.CDLL(sys.argv[1])
+SIG = signal.SIGRTMIN + 7
+seen = []
+def handler(signum, frame):
+    seen.append(signum)
+
+signal.signal(SIG, handler)
+before = raw_action(SIG)
+# a signal the application sends itself while the function runs (from a
+# callback inside it) is the application's
+cb = ctypes.CFUNCTYPE(ctypes.c_uint)(lambda: 0 if seen else os.kill(os.getpid(), SIG) or 0)
+fastcpu.bench(cb, 20, timeout=30)
+print("during", len(seen), flush=True)
+fastcpu.bench(lib.fine, 200, timeout=30)
+assert raw_action(SIG) == before, "the action was not given back exactly"
+os.kill(os.getpid(), SIG)
+time.sleep(0.05)
+print("after", len(seen), signal.getsignal(SIG) is handler, flush=True)
+"""
+
+
+def test_the_applications_stop_signal_handler_keeps_its_signal(userlib):
+    # fastcpu's stop signal was taken for good at the first user-function
+    # bench: the application's handler never saw the signal again, though
+    # signal.getsignal still named it
+    p = python(STOP_SIGNAL_KEPT, userlib, timeout=120)
+    assert p.returncode == 0, (p.stdout, p.stderr[-2000:])
+    assert p.stdout.split("\n")[:2] == ["during 1", "after 2 True"], (p.stdout, p.stderr[-2000:])
+
+
+STOP_SIGNAL_TAKEN_LATER = RAW_ACTION + """
+import signal, sys, time
+import fastcpu
+lib = ctypes.CDLL(sys.argv[1])
+SIG = signal.SIGRTMIN + 7
+fastcpu.bench(lib.fine, 200, timeout=30)
+signal.signal(SIG, lambda s, f: None)  # the application's handler, installed after
+mine = raw_action(SIG)
+try:
+    fastcpu.bench(lib.spin, 10, timeout=1)
+except TimeoutError as e:
+    print("TimeoutError", flush=True)
+assert raw_action(SIG) == mine
+print("given back", flush=True)
+"""
+
+
+def test_a_handler_installed_later_does_not_disable_the_timeout(userlib):
+    # the stop signal's handler was installed once: an application that
+    # installed its own afterwards left a spinning function running for good
+    p = python(STOP_SIGNAL_TAKEN_LATER, userlib, timeout=60)
+    assert p.returncode == 0, (p.stdout, p.stderr[-2000:])
+    assert p.stdout.split() == ["TimeoutError", "given", "back"], (p.stdout, p.stderr[-2000:])
+
+
+NO_STOP_TIMER = """
+import ctypes, resource, sys
+import fastcpu
+lib = ctypes.CDLL(sys.argv[1])
+if sys.argv[2] == "rlimit":
+    resource.setrlimit(resource.RLIMIT_SIGPENDING, (0, 0))
+entered = ctypes.c_int.in_dll(lib, "entered")
+try:
+    fastcpu.bench(lib.spin, 10, timeout=1)
+except fastcpu.Unsupported as e:
+    print("Unsupported:", e)
+print("called", entered.value)
+print("without a timeout", fastcpu.bench(lib.fine, 100).raw.shape)
+"""
+
+
+def _check_refused(p, err: str) -> None:
+    assert p.returncode == 0, (p.stdout, p.stderr[-2000:])
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("Unsupported: a timeout cannot be enforced here"), p.stdout
+    assert f"timer_create failed with {err}" in lines[0], p.stdout
+    assert lines[1:] == ["called 0", "without a timeout (100,)"], p.stdout
+
+
+def test_a_timeout_without_a_stop_timer_is_refused_before_the_call_rlimit(userlib):
+    # RLIMIT_SIGPENDING 0: timer_create fails (EAGAIN) and a spinning
+    # function ran on past its timeout and Ctrl-C, until SIGKILL
+    p = python(NO_STOP_TIMER, userlib, "rlimit", timeout=60)
+    _check_refused(p, "EAGAIN")
+
+
+def test_a_timeout_without_a_stop_timer_is_refused_before_the_call_seccomp(userlib, monkeypatch):
+    import seccomp_helper
+
+    monkeypatch.setitem(seccomp_helper.SYS, "timer_create", 222)
+    code = NO_STOP_TIMER.replace("sys.argv[1]", repr(userlib)).replace('sys.argv[2] == "rlimit"', "False")
+    p = seccomp_helper.run_denied(textwrap.dedent(code), ["timer_create"], errno.EPERM, timeout=60)
+    _check_refused(p, "EPERM")
+
+
+FIRST_USE_IN_A_CALLBACK = """
+import ctypes, sys
+import fastcpu
+what = sys.argv[1]
+done = []
+def cb():
+    if not done:  # fastcpu's first verdicts, asked for inside the function
+        done.append(1)
+        if what == "methods":
+            fastcpu.methods()
+        elif what == "read":
+            try:
+                fastcpu.read("tscp")
+            except fastcpu.Unsupported:
+                pass
+        else:
+            fastcpu.bench("empty", 20)
+    return 0
+fn = ctypes.CFUNCTYPE(ctypes.c_uint)(cb)
+r = fastcpu.bench(fn, 20, timeout=60)
+print("outer", r.raw.shape)
+print(sorted(m.name for m in fastcpu.methods() if m.available))
+"""
+
+
+@pytest.mark.parametrize("what", ["methods", "read", "bench"])
+def test_fastcpus_first_use_inside_a_timed_callback_poisons_nothing(what):
+    # the catalog's probe fork() inside the function ran the user-function
+    # atfork handler: the outer bench said the function forked, and every
+    # probed method stayed unavailable for the rest of the process
+    p = python(FIRST_USE_IN_A_CALLBACK, what, timeout=180)
+    assert p.returncode == 0, (p.stdout, p.stderr[-2000:])
+    outer, available = p.stdout.splitlines()[:2]
+    assert outer == "outer (20,)", p.stdout
+    fresh = python("import fastcpu; print(sorted(m.name for m in fastcpu.methods() if m.available))")
+    assert available == fresh.stdout.strip(), (available, fresh.stdout, fresh.stderr[-2000:])
+
+
+BIAS_BEHIND_A_SPINNER = """
+import ctypes, sys, threading, time
+import fastcpu
+from fastcpu.instrument import bias
+
+lib = ctypes.CDLL(sys.argv[1])
+entered = ctypes.c_int.in_dll(lib, "entered")
+events = []
+measuring, spinning = threading.Event(), threading.Event()
+take = bias._take_bias
+
+def take_bias(path, *args, **kw):
+    # the user path's bias, measured on first use: held here until the
+    # spinner has the user-function chunk, as a slower host interleaves them
+    if path == "user":
+        measuring.set()
+        spinning.wait(60)
+    return take(path, *args, **kw)
+
+bias._take_bias = take_bias
+
+def spinner():
+    try:
+        fastcpu.bench(lib.spin, 10, timeout=5)
+    except TimeoutError:
+        events.append("spinner stopped")
+
+def user():
+    fastcpu.bench(lib.fine, 100)
+    events.append("user done")
+
+def inline():
+    fastcpu.bench("empty", 100)
+    events.append("inline done")
+
+threads = [threading.Thread(target=user)]
+threads[0].start()
+measuring.wait(60)
+threads.append(threading.Thread(target=spinner))
+threads[1].start()
+while not entered.value:
+    time.sleep(0.001)
+spinning.set()
+threads.append(threading.Thread(target=inline))
+threads[2].start()
+for t in threads:
+    t.join()
+print(" ".join(e.split()[0] for e in events))
+"""
+
+
+def test_a_spinning_function_does_not_stall_another_threads_first_inline_bench(userlib):
+    # the bias lock was one for both paths: a user-path bias measurement
+    # queued behind the spinner held it, and a cold bench of a catalog
+    # method in a third thread waited out the spinner's whole timeout
+    p = python(BIAS_BEHIND_A_SPINNER, userlib, timeout=120)
+    assert p.returncode == 0, (p.stdout, p.stderr[-2000:])
+    assert p.stdout.split() == ["inline", "spinner", "user"], (p.stdout, p.stderr[-2000:])

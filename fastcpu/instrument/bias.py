@@ -244,12 +244,20 @@ def _zero_ticks(path: str, serialize: str, runs: int, cpu: int | None) -> tuple[
     return r.estimate, ci if math.isfinite(ci) else 0.0
 
 
-_lock = ForkSafeLock()
+#: One lock per path, held while a first bench() measures that path's bias:
+#: the user path's queues behind any user function being measured (one that
+#: spins until its timeout), and the inline path's never waits on it.
+_lock = ForkSafeLock("the inline path's harness bias (a first bench() of a catalog method, or selftest())")
+_user_lock = ForkSafeLock("the user path's harness bias (a first bench() of a user function, or selftest())")
 _corrections: dict[tuple[str, str], HarnessBias] = {}
 #: (path, mode) -> why bench() applies no correction there: the last
 #: selftest() of this process failed that path and mode's goals. Cleared
 #: when a later one passes them.
 _failed: dict[tuple[str, str], str] = {}
+
+
+def _lock_of(path: str) -> ForkSafeLock:
+    return _user_lock if path == "user" else _lock
 
 
 def harness_bias(path: str, serialize: str, cpu: int | None = None) -> HarnessBias | None:
@@ -270,7 +278,7 @@ def harness_bias(path: str, serialize: str, cpu: int | None = None) -> HarnessBi
         return dataclasses.replace(last, why_not=why_not)
     known = _fresh(path, serialize)  # bench() asks on every call: no lock while it holds
     if known is None:
-        with _lock:
+        with _lock_of(path):
             known = _fresh(path, serialize)
             if known is None:
                 known = _corrections[(path, serialize)] = _take_bias(path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
@@ -385,7 +393,7 @@ def selftest(
         for path in paths:
             step(f"{mode} {path} bias")
             known = _take_bias(path, mode, BIAS_RUNS, BIAS_PASSES, cpu)
-            with _lock:
+            with _lock_of(path):
                 _corrections[(path, mode)] = known
             bias, bias_ci = known.core_cycles()
             op_bias = {op: b * known.cycles_per_tick for op, b in known.op_bias_ticks.items()}
@@ -418,7 +426,7 @@ def selftest(
             check = PathCheck(path, mode, bias, bias_ci, op_bias, tuple(rows), zero, zero_ci,
                               statistics.median(apart) if apart else 0.0, hops, placed, slowdowns)
             checks.append(check)
-            with _lock:
+            with _lock_of(path):
                 if check.passed:
                     _failed.pop((path, mode), None)
                 else:
