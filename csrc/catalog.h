@@ -94,7 +94,15 @@ struct fc_method {
      * The C core refuses such a row in-process: fastcpu's Python starts the
      * child (_child_runner.py) and judges whether it can. */
     const char *in_child;
+    /* Why this process never times the row, another process does (set with
+     * in_child: verdicts.c gives it as the row's reason); NULL: it may. */
+    const char *elsewhere;
     const char *code_of; /* whose timers and reader these are; NULL: its own */
+    /* fastcpu.check() compares every row's reading on each CPU with the
+     * readings of the rows that name a reference here: "library" (the C
+     * library's answer) and "kernel" (the system call's, which gives the
+     * node too); NULL: not a reference. */
+    const char *reference;
     /* What a reading that failed (*valid false) means, for fastcpu.read():
      * the reason itself, or (read_errno) the call whose error number the
      * reader returns instead of the value; NULL: its reader never fails. */

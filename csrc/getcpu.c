@@ -30,13 +30,30 @@
 
 enum fc_getcpu_way fc_getcpu_way, fc_getcpu_node_way, fc_getcpu_fallback_way;
 
-static const char *const way_names[] = {
-    [FC_GETCPU_UNCHOSEN] = "unchosen", [FC_GETCPU_RSEQ] = "rseq",
-    [FC_GETCPU_RDPID] = "rdpid",       [FC_GETCPU_VDSO] = "vdso",
-    [FC_GETCPU_SYSCALL] = "syscall",   [FC_GETCPU_NONE] = "none",
+/* The candidates, fastest first, each named by the catalog row that times
+ * it: the row's name is the way's (fastcpu.getcpu_method()), and the row's
+ * verdict (fc_method_cpu_reason) says whether it is tried at all, but for
+ * the system call's, which is tried wherever it runs (its own call failing
+ * drops it). */
+static const struct candidate {
+    enum fc_getcpu_way way;
+    const char *row;
+    bool judged_by_row;
+} candidates[] = {
+    {FC_GETCPU_RSEQ, "rseq", true},
+    {FC_GETCPU_RDPID, "rdpid", true},
+    {FC_GETCPU_VDSO, "vdso", true},
+    {FC_GETCPU_SYSCALL, "syscall", false},
 };
+#define N_CANDIDATES (sizeof candidates / sizeof *candidates)
 
-const char *fc_getcpu_way_name(enum fc_getcpu_way way) { return way_names[way]; }
+const char *fc_getcpu_way_name(enum fc_getcpu_way way)
+{
+    for (size_t i = 0; i < N_CANDIDATES; i++)
+        if (candidates[i].way == way)
+            return candidates[i].row;
+    return way == FC_GETCPU_NONE ? "none" : "unchosen";
+}
 
 /* Why the cpu way, the node way or the per-call fallback is FC_GETCPU_NONE
  * (written by choose() before it publishes the ways). */
@@ -313,10 +330,9 @@ static bool chosen; /* choose() ran to the end (read by the fork handler) */
 static void choose(void)
 {
     struct sweep s = {0};
-    add_candidate(&s, FC_GETCPU_RSEQ, "rseq", fc_features()->rseq_node_id);
-    add_candidate(&s, FC_GETCPU_RDPID, "rdpid", true);
-    add_candidate(&s, FC_GETCPU_VDSO, "vdso", true);
-    add_candidate(&s, FC_GETCPU_SYSCALL, NULL, true);
+    for (size_t i = 0; i < N_CANDIDATES; i++) /* rseq gives the node where its area covers node_id */
+        add_candidate(&s, candidates[i].way, candidates[i].judged_by_row ? candidates[i].row : NULL,
+                      candidates[i].way != FC_GETCPU_RSEQ || fc_features()->rseq_node_id);
 
     /* A helper thread, so the caller's own affinity is never touched. */
     pthread_t t;

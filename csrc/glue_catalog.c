@@ -58,14 +58,14 @@ static PyObject *catalog_row(const struct fc_method *m)
         Py_XDECREF(chain);
         return NULL;
     }
-    return Py_BuildValue("{sssssssssssNsOszsOszsNszssszsO}", "name", m->name, "kind",
+    return Py_BuildValue("{sssssssssssNsOszsOszsNszssszsOsz}", "name", m->name, "kind",
                          fc_kind_name(m->kind), "role", fc_role_name(m->role), "description",
                          m->description, "encoding", encoding_names[m->encoding], "needs", needs,
                          "available", why ? Py_False : Py_True, "reason", why, "reports_cpu",
                          cpu_why ? Py_False : Py_True, "cpu_reason", cpu_why, "chain", chain,
                          "in_child", m->in_child, "code_of", m->code_of ? m->code_of : m->name,
                          "read_failure", m->read_failure, "read_errno",
-                         m->read_errno ? Py_True : Py_False);
+                         m->read_errno ? Py_True : Py_False, "reference", m->reference);
 }
 
 PyDoc_STRVAR(catalog_doc,
@@ -80,7 +80,9 @@ PyDoc_STRVAR(catalog_doc,
 "GLIBC_TUNABLES setting of the child interpreter it runs in, else None:\n"
 "this process judges it unavailable), code_of (whose sequence it\n"
 "times), read_failure (what a failed reading means, or None: its reader\n"
-"never fails) and read_errno (the reader then returns the call's errno).\n"
+"never fails), read_errno (the reader then returns the call's errno) and\n"
+"reference ('library' or 'kernel': what check() compares every row with,\n"
+"else None).\n"
 "May fork once per fault-prone row.");
 
 static PyObject *core_catalog(PyObject *module, PyObject *Py_UNUSED(ignored))

@@ -325,7 +325,9 @@ static const char *chain_no_cpu(void) { return "a known-cost chain reports no CP
  * started with the GLIBC_TUNABLES setting `tunable` (fastcpu.h: in_child). */
 #define FC_CHILD_ROW(n, of, r, tunable)                                      \
     .name = #n, .kind = FC_KIND_METHOD, .role = FC_ROLE_##r, .read = read_##of, \
-    FC_TIMERS(of), .code_of = #of, .in_child = tunable
+    FC_TIMERS(of), .code_of = #of, .in_child = tunable,                         \
+    .elsewhere = "it runs only in a child interpreter started with GLIBC_TUNABLES " \
+                 "(fastcpu.bench and fastcpu.read start one)"
 /* A method: `role` CPU_SOURCE, LIBRARY_CALL or ENTRY_COST (fastcpu.h). */
 #define FC_METHOD_ROW(n, role) FC_ROW(n, FC_KIND_METHOD, FC_ROLE_##role)
 /* A model of models.c: its timers call `fn` out of line. */
@@ -384,6 +386,7 @@ const struct fc_method fc_catalog[] = {
                     "(RDPID or LSL inside), made as the getcpu models are called: "
                     "cpu and node are read back after the timed region."},
     {FC_METHOD_ROW(sched_getcpu, LIBRARY_CALL), .encoding = FC_ENC_CPU, SCHED_GETCPU_FAILURE,
+     .reference = "library",
      .description = "A call of glibc's sched_getcpu() (rseq cpu_id since glibc "
                     "2.35, else the vDSO)."},
     {FC_CHILD_ROW(sched_getcpu_norseq, sched_getcpu, LIBRARY_CALL, "glibc.pthread.rseq=0"),
@@ -393,7 +396,7 @@ const struct fc_method fc_catalog[] = {
                     "glibc did before 2.35 (the seed's 13.7 ns row): the same sequence as "
                     "sched_getcpu, timed and read in a child interpreter started with the "
                     "tunable (it is read at process start), on the calling thread's CPUs."},
-    {FC_METHOD_ROW(syscall, ENTRY_COST), .encoding = FC_ENC_CPUNODE,
+    {FC_METHOD_ROW(syscall, ENTRY_COST), .encoding = FC_ENC_CPUNODE, .reference = "kernel",
      .read_failure = "the getcpu system call", .read_errno = true,
      .description = "The getcpu system call itself (syscall instruction, no libc "
                     "wrapper), made as the getcpu models are called."},
@@ -641,6 +644,10 @@ const char *fc_row_problem(const struct fc_method *m)
     if (m->in_child && (!*m->in_child || !m->code_of || !fc_method_find(m->code_of) ||
                         fc_method_find(m->code_of)->in_child))
         return "a child's row without a tunable or an in-process row whose code it times";
+    if (!m->in_child != !m->elsewhere || (m->elsewhere && !*m->elsewhere))
+        return "a child's row without the reason this process does not time it, or the reverse";
+    if (m->reference && strcmp(m->reference, "library") != 0 && strcmp(m->reference, "kernel") != 0)
+        return "a reference that is neither \"library\" nor \"kernel\"";
     if (m->read_errno && (!m->read_failure || !*m->read_failure))
         return "read_errno without the call read_failure names";
     const struct fc_method *code = m->code_of ? fc_method_find(m->code_of) : NULL;

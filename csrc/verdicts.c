@@ -107,11 +107,10 @@ static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *reason_without_probe(const struct fc_method *m)
 {
-    /* a row of a child interpreter is never timed here: this process has
-     * what the child must not (rseq registered), and Python starts the child */
-    if (m->in_child)
-        return "it runs only in a child interpreter started with GLIBC_TUNABLES (fastcpu.bench "
-               "and fastcpu.read start one)";
+    /* a row another process times (a child interpreter: this process has
+     * what the child must not, rseq registered) says why it is not timed here */
+    if (m->elsewhere)
+        return m->elsewhere;
     return fc_features()->tsc_readable ? static_reason(m)
                                        : "this process may not read the TSC (prctl "
                                          "PR_SET_TSC, CR4.TSD)";

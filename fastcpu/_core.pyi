@@ -56,7 +56,8 @@ def catalog() -> list[dict[str, Any]]: ...  # one dict a row: name, kind, role, 
 # encoding, needs, available, reason, reports_cpu, cpu_reason, chain ({op, length,
 # latency_cycles} or None), in_child (a child's GLIBC_TUNABLES setting, or None),
 # code_of (whose sequence it times), read_failure (what a failed reading means, or None:
-# it never fails), read_errno (a failed reading's raw value is the call's errno); kind 'method' | 'model' | 'chain'; role
+# it never fails), read_errno (a failed reading's raw value is the call's errno), reference
+# ('library' | 'kernel': check() compares every row with it, or None); kind 'method' | 'model' | 'chain'; role
 # 'cpu_source' | 'library_call' | 'entry_cost' | 'model' | 'chain'
 def pmu_open() -> str: ...
 def read(method: str, /) -> tuple[int, bool]: ...

@@ -487,3 +487,101 @@ def test_docstrings_are_at_most_15_percent_of_the_code():
     lines = sum(len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py"))
     share = sum(n for _, n in _docstrings()) / lines
     assert share <= DOCSTRING_SHARE_MAX, f"docstrings are {share:.1%} of fastcpu/'s Python lines"
+
+
+# ---- one measuring path you can read top to bottom (issue 37, item 3) --------
+# Where a row runs (this process, or its catalog row's child interpreter) is
+# said by the row alone and chosen once, by harness.runner(); no module
+# branches on it, or on a method's name, anywhere else.
+
+#: The files where the row's ``in_child`` may be named: the row itself (its
+#: field, the rows and their check, its exposure to Python and its stub),
+#: MethodInfo, and the one runner choice (harness.runner, checked below).
+IN_CHILD_PLACES = {"csrc/catalog.h", "csrc/sequences.c", "csrc/glue_catalog.c", "fastcpu/_core.pyi",
+                   "fastcpu/instrument/catalog.py", "fastcpu/instrument/harness.py"}
+
+
+def _source_files():
+    """fastcpu's Python and stub files and csrc's C files, by their path in the checkout."""
+    files = {f"fastcpu/{p.relative_to(PACKAGE)}": p for p in PACKAGE.rglob("*.py*") if p.suffix in (".py", ".pyi")}
+    csrc = CHECKOUT / "csrc"
+    if csrc.is_dir():
+        files.update({f"csrc/{p.name}": p for p in sorted(csrc.glob("*.[ch]"))})
+    return files
+
+
+def test_where_a_row_runs_is_named_only_by_its_row_and_the_one_runner_choice():
+    import re
+
+    word = re.compile(r"\bin_child\b")  # not after_fork_in_child, nor probe_in_child (a probe by fork)
+    found = {name: [i + 1 for i, line in enumerate(p.read_text().splitlines()) if word.search(line)]
+             for name, p in _source_files().items()}
+    found = {name: lines for name, lines in found.items() if lines}
+    assert set(found) <= IN_CHILD_PLACES, {n: found[n] for n in set(found) - IN_CHILD_PLACES}
+    assert "fastcpu/instrument/catalog.py" in found  # the row is where it is said
+    # in the harness, only inside runner(): the one function that returns a row's runner
+    tree = ast.parse((PACKAGE / "instrument" / "harness.py").read_text())
+    (choice,) = [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "runner"]
+    assert found.get("fastcpu/instrument/harness.py"), "harness.runner() chooses from the row"
+    assert all(choice.lineno <= line <= choice.end_lineno for line in found["fastcpu/instrument/harness.py"])
+    # and the harness asks the target's runner, never a runner module, for runs and readings
+    asks = [ast.unparse(c.func) for c in ast.walk(tree) if isinstance(c, ast.Call)]
+    assert not [a for a in asks if a.startswith("_child_runner.") and a != "_child_runner.InChild"]
+
+
+def test_the_child_runner_reads_its_row_through_the_catalog():
+    # one reader of _core.catalog(): catalog.py; the child runner is handed its row (a MethodInfo)
+    readers = sorted(name for name, p in _source_files().items()
+                     if name.endswith(".py") and "_core.catalog()" in p.read_text())
+    assert readers == ["fastcpu/instrument/catalog.py"]
+    assert len((PACKAGE / "instrument" / "child.py").read_text().splitlines()) < 600
+
+
+def _code_strings(tree: ast.AST) -> list[ast.Constant]:
+    """The string constants of `tree` but its docstrings."""
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in docs]
+
+
+#: Python files that may name catalog rows in code: the catalog itself; the
+#: seed table (its columns are the 2008 post's table and the result files'
+#: names, which the file says, not this machine's catalog); the names old
+#: files used (results/values.py: OLD_FILE_NAMES).
+NAMING_ROWS = {"fastcpu/instrument/catalog.py", "fastcpu/analysis/seed_table.py", "fastcpu/results/values.py"}
+
+
+def test_no_method_name_table_outside_the_catalog():
+    import re
+    from fastcpu import _core
+
+    # ('empty' is also a result's baseline array, and 'sidt' an encoding: not counted)
+    rows = {r["name"] for r in _core.catalog()} - {"empty"} - {r["encoding"] for r in _core.catalog()}
+    named, user = {}, []
+    for name, p in _source_files().items():
+        if not name.endswith(".py"):
+            continue
+        text = p.read_text()
+        user += [name] if re.search(r"""startswith\(\s*["']user:""", text) else []
+        if name not in NAMING_ROWS:
+            hits = sorted({c.value for c in _code_strings(ast.parse(text)) if c.value in rows})
+            if hits:
+                named[name] = hits
+    assert user == [], "a user function says what it is by its missing catalog row, not by its name"
+    assert named == {}, "a method named outside its catalog row"
+
+
+def test_getcpu_names_its_candidates_once_through_their_rows():
+    import re
+    from fastcpu import _core
+
+    getcpu = CHECKOUT / "csrc" / "getcpu.c"
+    if not getcpu.exists():
+        pytest.skip("a copy of tests/ without the repository's csrc/")
+    rows = {r["name"] for r in _core.catalog()}
+    strings = re.findall(r'"([a-z_]+)"', getcpu.read_text())
+    named = [s for s in strings if s in rows]
+    assert sorted(named) == sorted(set(named)) and {"rseq", "rdpid", "vdso"} <= set(named)
+    assert fastcpu.getcpu_method() in rows | {"none"}

@@ -95,7 +95,13 @@ def test_a_child_that_keeps_rseq_is_refused(monkeypatch):
     # the rseq path under the norseq name
     if not _core.features()["rseq_registered"]:
         pytest.skip("glibc registers no rseq here")
-    monkeypatch.setattr(_child_runner, "_row", lambda name: ("glibc.malloc.check=0", "sched_getcpu"))
+    import dataclasses
+
+    from fastcpu.instrument import catalog, harness
+
+    row = dataclasses.replace(INFO[NAME], tunable="glibc.malloc.check=0")  # the row is the one place to say it
+    monkeypatch.setitem(catalog._by_name(), NAME, row)
+    monkeypatch.setattr(harness, "_resolved", {})
     with pytest.raises(fastcpu.Unsupported, match="registered rseq in the child"):
         fastcpu.read(NAME)
     with pytest.raises(fastcpu.Unsupported, match="registered rseq in the child"):

@@ -167,7 +167,7 @@ def test_a_failed_reading_in_the_child_raises_its_reason(monkeypatch):
 
     if not by_name("sched_getcpu_norseq").available:
         pytest.skip(f"sched_getcpu_norseq cannot run here: {by_name('sched_getcpu_norseq').reason}")
-    monkeypatch.setattr(_child_runner, "read_cpu", lambda name: (0, None, 1, False))
+    monkeypatch.setattr(_child_runner, "read_cpu", lambda row: (0, None, 1, False))
     for read in (fastcpu.read, fastcpu.read_raw):
         with pytest.raises(fastcpu.Unsupported, match=r"sched_getcpu_norseq: glibc's sched_getcpu\(\) failed: errno 1"):
             read("sched_getcpu_norseq")

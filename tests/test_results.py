@@ -280,6 +280,53 @@ def test_save_then_load_round_trips(small, tmp_path, name):
     assert fastcpu.load(str(path)) == small
 
 
+def _with_own_diff_row(small):
+    """`small` with a back-to-back result for gdt whose catalog row is its own
+    (words the one-call result's row does not have), so that what loads is
+    the DiffResult's row, not one borrowed."""
+    from fastcpu.results.values import CatalogRow
+
+    own = CatalogRow("method", "cpu_source", "cpunode", "the back-to-back result's own words")
+    assert small["gdt"].catalog_row != own
+    d = fastcpu.DiffResult.from_arrays(method="gdt", serialize=small.serialize, k=4, cpu=None,
+                                       long=np.arange(100, 160), short=np.arange(50, 110),
+                                       migrated=np.zeros(60, bool), clock=small.clock, catalog_row=own)
+    return dataclasses.replace(small, back_to_back={"gdt": d}), own
+
+
+def test_a_diff_results_catalog_row_survives_save_and_load(small, tmp_path):
+    res, own = _with_own_diff_row(small)
+    assert res.back_to_back["gdt"].catalog_row == own
+    res.save(tmp_path / "r.json")
+    assert doc_of(tmp_path / "r.json")["back_to_back"][0]["catalog_row"] == own.to_dict()
+    back = fastcpu.load(tmp_path / "r.json")
+    assert back.back_to_back["gdt"].catalog_row == own and back == res
+    borrowed = dataclasses.replace(res.back_to_back["gdt"], catalog_row=small["gdt"].catalog_row)
+    assert back != dataclasses.replace(res, back_to_back={"gdt": borrowed})  # the row is compared
+
+
+def test_a_file_whose_diff_results_have_no_row_borrows_the_one_call_results(small, tmp_path):
+    # written before 0.9: back_to_back entries carry no catalog_row
+    res, own = _with_own_diff_row(small)
+    res.save(tmp_path / "r.json")
+    doc = doc_of(tmp_path / "r.json")
+    for entry in doc["back_to_back"]:
+        del entry["catalog_row"]
+    back = fastcpu.load(write_doc(tmp_path / "old.json", doc))
+    assert back.back_to_back["gdt"].catalog_row == small["gdt"].catalog_row != own
+    assert [d.method for d in back.ways_back_to_back()] == ["gdt"]
+
+
+def test_a_diff_result_without_a_row_is_no_way(small):
+    # a user function's DiffResult has no row: no answer counts it, whatever its name
+    res, _ = _with_own_diff_row(small)
+    d = dataclasses.replace(res.back_to_back["gdt"], catalog_row=None)
+    assert dataclasses.replace(res, back_to_back={"gdt": d}).ways_back_to_back() == []
+    with pytest.raises(TypeError, match="catalog_row must be a CatalogRow or None"):
+        fastcpu.DiffResult.from_arrays(method="gdt", serialize="lfence", k=2, cpu=None, long=[4], short=[2],
+                                       migrated=[False], clock=small.clock, catalog_row={"kind": "method"})
+
+
 def test_gz_files_are_gzip_and_plain_files_are_readable_json(small, tmp_path):
     small.save(tmp_path / "a.json.gz")
     small.save(tmp_path / "a.json")

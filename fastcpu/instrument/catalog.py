@@ -89,7 +89,9 @@ class MethodInfo:
         in_child: measured and read in a child interpreter (the catalog
             row's GLIBC_TUNABLES setting: glibc's sched_getcpu with rseq
             registration off), not in this one; whether it can run here is
-            whether that child can start (``_child_runner``).
+            whether that child can start (``_child_runner``); the one place
+            that says where a row runs (``harness.runner`` chooses from it).
+        tunable: the GLIBC_TUNABLES setting its child starts with (None: in this process).
         code_of: the row whose sequence it times (its own name but for a
             row measured in a child): what ``fastcpu show`` disassembles.
         read_failure: what a failed reading of it means (the catalog row's
@@ -97,6 +99,8 @@ class MethodInfo:
             reader never fails.
         read_errno: a failed reading's raw value is the error number of the
             call `read_failure` names.
+        reference: ``'library'`` or ``'kernel'`` where :func:`fastcpu.check`
+            compares every reading with this row's (None: not a reference).
     """
 
     name: str
@@ -112,6 +116,8 @@ class MethodInfo:
     code_of: str = ""
     read_failure: str | None = None
     read_errno: bool = False
+    tunable: str | None = None
+    reference: str | None = None
 
     def __post_init__(self) -> None:
         if not self.code_of:
@@ -133,12 +139,13 @@ class MethodInfo:
         if row["in_child"] is not None:
             why = _child_runner.available_reason()
             fields.update(available=why is None, reason=why, reports_cpu=why is None, cpu_reason=why)
-        return cls(**fields, in_child=row["in_child"] is not None, code_of=str(row["code_of"]))  # type: ignore[arg-type]
+        return cls(**fields, in_child=row["in_child"] is not None, code_of=str(row["code_of"]),  # type: ignore[arg-type]
+                   tunable=row["in_child"])
 
 
 #: The fields a C catalog row gives a MethodInfo, by name.
 _ROW_FIELDS = ("name", "description", "encoding", "available", "reason", "reports_cpu", "cpu_reason",
-               "kind", "role", "read_failure", "read_errno")
+               "kind", "role", "read_failure", "read_errno", "reference")
 
 
 @functools.lru_cache(maxsize=1)

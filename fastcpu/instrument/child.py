@@ -1,6 +1,6 @@
 """The child runner: a catalog row measured and read in a child interpreter.
 
-A row with ``in_child`` (csrc/sequences.c: ``FC_CHILD_ROW``) times another
+A row measured in a child (csrc/sequences.c: ``FC_CHILD_ROW``) times another
 row's sequence (its ``code_of``) in a process started with a GLIBC_TUNABLES
 setting of its own, because glibc reads its tunables once, when the process
 starts. The one such row is ``sched_getcpu_norseq``: since glibc 2.35,
@@ -55,7 +55,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import IO, Any
+from dataclasses import dataclass
+from typing import IO, Any, Protocol
 
 import numpy as np
 
@@ -63,16 +64,38 @@ from .. import _core
 from .._base import ForkSafeLock
 
 
-__all__ = ["available_reason", "read_cpu", "raw_runs"]
+class MethodInfo(Protocol):
+    """What the child runner reads of its row: the catalog's ``MethodInfo``, handed it by the harness."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def tunable(self) -> str | None: ...
+    @property
+    def code_of(self) -> str: ...
 
 
-def _row(name: str) -> tuple[str, str]:
-    """(the GLIBC_TUNABLES setting, the row whose sequence it times) of the
-    catalog row `name` that runs in a child (csrc/sequences.c: in_child)."""
-    for row in _core.catalog():
-        if row["name"] == name and row["in_child"] is not None:
-            return str(row["in_child"]), str(row["code_of"])
-    raise ValueError(f"{name} is no catalog row measured in a child")
+__all__ = ["InChild", "available_reason", "read_cpu", "raw_runs"]
+
+
+@dataclass(frozen=True, slots=True)
+class InChild:
+    """The runner of a row measured in a child interpreter (``harness.runner`` chooses it from the
+    row, which gives the child's GLIBC_TUNABLES setting and the row whose sequence it times)."""
+
+    row: MethodInfo
+    separate_process = True  # a failure is the child's: this row's alone (measure() goes on)
+
+    def time_runs(self, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
+                  timeout_s: float, estimate_step: float | None = None) -> _core.TimedRuns:
+        """:func:`raw_runs` (no `timeout_s`, a user function's; no `estimate_step`: estimated in Python)."""
+        return raw_runs(self.row, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter)
+
+    def read_cpu(self) -> tuple[int, int | None, int, bool]:
+        return read_cpu(self.row)
+
+    def read(self) -> tuple[int, bool]:
+        return read_cpu(self.row)[2:]  # type: ignore[return-value]  # (raw, valid)
+
 
 # How long a child that only reads (start an interpreter, import numpy and
 # fastcpu, one call) may take before it is taken for hung, in seconds.
@@ -319,33 +342,31 @@ def _give_back(key: tuple[Any, ...], server: _Server) -> None:
         evicted.close(kill=False)
 
 
-def _ask(name: str, request: dict[str, Any], timeout_s: float | None) -> Any:
-    """Run `request` for the row `name` in a child started with its tunable,
-    on the calling thread's CPUs; the child's answer, read as
-    :func:`_read_answer` expects it for ``request['op']``. An idle child of
-    an earlier request is used where there is one; one that ended meanwhile
-    (the thread that started it ended) is replaced once."""
-    tunable, code_of = _row(name)
+def _ask(row: MethodInfo, request: dict[str, Any], timeout_s: float | None) -> Any:
+    """Run `request` for the catalog row `row` in a child started with its tunable, on the calling thread's
+    CPUs (an idle child reused; one that ended replaced once); the answer per :func:`_read_answer`.
+    """
+    label, setting = row.name, str(row.tunable)
     try:
         cpus: list[int] | None = sorted(os.sched_getaffinity(0))
     except OSError:  # no mask to give: the child keeps its own
         cpus = None
-    request = {**request, "tunable": tunable, "code_of": code_of, "cpus": cpus}
-    argv, env = _child_argv(), _child_env(tunable)
+    request = {**request, "tunable": setting, "code_of": row.code_of, "cpus": cpus}
+    argv, env = _child_argv(), _child_env(setting)
     key = (tuple(argv), tuple(sorted(env.items())))
     server = _take(key)
     if server is not None:
         try:
-            return _answer_of(name, server, request, timeout_s, key)
+            return _answer_of(label, server, request, timeout_s, key)
         except _Gone:
             pass  # it ended between two requests: a fresh one answers
     try:
         server = _Server(argv, env)
     except OSError as exc:
-        raise _core.Unsupported(f"{name}: could not run the child interpreter {sys.executable}: "
+        raise _core.Unsupported(f"{label}: could not run the child interpreter {sys.executable}: "
                                 f"{_why_not_started(exc)}") from None
     try:
-        return _answer_of(name, server, request, timeout_s, key)
+        return _answer_of(label, server, request, timeout_s, key)
     except _Gone as gone:
         raise gone.error from None
 
@@ -524,23 +545,20 @@ def _why_not_started(exc: OSError) -> str:
     return f"{text}: {hint}" if hint else text
 
 
-def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
-    """One reading of the row `name` in its child (sched_getcpu() without
+def read_cpu(row: MethodInfo) -> tuple[int, int | None, int, bool]:
+    """One reading of the catalog row `row` in its child (sched_getcpu() without
     rseq): (cpu, node, raw, valid), as ``_core.read_cpu`` returns them; the
     child runs on the calling thread's CPUs."""
-    return _ask(name, {"op": "read"}, _START_S)
+    return _ask(row, {"op": "read"}, _START_S)
 
 
-def raw_runs(name: str, *, runs: int, serialize: str, copies: int, diff: bool, counter: str) -> _core.TimedRuns:
-    """``_core.time_runs`` of the row `name`'s sequence (runs, serialize,
-    copies, diff, counter as there) without ruler points, in its child, which
-    runs on the calling thread's CPUs (``_harness`` pins the caller first),
-    with its own PMU counter opened when `counter` is ``'pmu'``: the record
-    the child's ``_core.time_runs`` returned (TSC ticks or core cycles, as
-    in-process). No time limit: a long measurement is legitimate, and Ctrl-C
-    reaches the child too."""
+def raw_runs(row: MethodInfo, *, runs: int, serialize: str, copies: int, diff: bool, counter: str) -> _core.TimedRuns:
+    """``_core.time_runs`` of row `name`'s sequence in its child, without ruler points, on the
+    calling thread's CPUs: the child's record (TSC ticks, or core cycles for ``'pmu'``). No time
+    limit; Ctrl-C reaches the child too.
+    """
     request = {"op": "measure", "args": (runs, serialize, copies, diff, counter), "counter": counter}
-    return _core.TimedRuns(_ask(name, request, None))
+    return _core.TimedRuns(_ask(row, request, None))
 
 
 def _serve(request: dict[str, Any]) -> Any:

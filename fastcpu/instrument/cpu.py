@@ -355,6 +355,14 @@ def _read_row(name: str) -> CpuReading:
     return read(name)
 
 
+def _references() -> tuple[str, str]:
+    """The rows :func:`check` compares every reading with, as their catalog
+    rows name them (``MethodInfo.reference``): the C library's answer, then
+    the kernel's (which gives the node too)."""
+    by_role = {m.reference: m.name for m in methods() if m.reference is not None}
+    return by_role["library"], by_role["kernel"]
+
+
 def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None) -> AgreementTable:
     """Read every CPU-reporting method on each CPU and compare with the references.
 
@@ -405,6 +413,7 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
     skipped: dict[int, str] = {}
     references: dict[int, Reference] = {}
     cells: dict[tuple[str, int], Agreement] = {}
+    library, kernel = _references()
     moved = False
     try:
         for cpu in wanted:
@@ -417,11 +426,11 @@ def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None)
                 skipped[cpu] = f"cannot pin to it: {refused('sched_setaffinity', cpu, exc)}"
                 continue
             moved = True
-            sched_cpu, _, sched_raw, sched_ok = _core.read_cpu("sched_getcpu")
-            sys_cpu, sys_node, sys_raw, sys_ok = _core.read_cpu("syscall")
+            sched_cpu, _, sched_raw, sched_ok = _core.read_cpu(library)
+            sys_cpu, sys_node, sys_raw, sys_ok = _core.read_cpu(kernel)
             # a failing reference reads -1, and the others decide
             errors = tuple(f"{name}: {failure_reason(name, raw)}" for name, raw, ok in
-                           (("sched_getcpu", sched_raw, sched_ok), ("syscall", sys_raw, sys_ok)) if not ok)
+                           ((library, sched_raw, sched_ok), (kernel, sys_raw, sys_ok)) if not ok)
             ref = Reference(cpu, sched_cpu if sched_ok else -1, sys_cpu if sys_ok else -1,
                             (sys_node or 0) if sys_ok else -1, errors)
             references[cpu] = ref

@@ -12,6 +12,7 @@ from .. import _core
 from ..results.stability import affinity, boost_enabled, cpu_governors, cpuinfo_first, glibc_version, isolated_cpus, parse_cpu_list, read_text
 from .._args import RUNS_MAX, UNROLL_MAX, check_counter, check_cpu, check_int, check_label, check_method_names, check_serialize
 from .timing import bench, bench_diff
+from .harness import runner
 from .timebase import Clock, clock, one_clock
 from .catalog import MethodInfo, method_info, methods_named
 from .catalog import methods as all_methods
@@ -199,9 +200,9 @@ def _measure(todo: list[MethodInfo], chosen: list[MethodInfo], clk: Clock, *, ru
         except _core.Unsupported as exc:  # it could not run after all: a reason, not the end
             failed[m.name] = _reason(m.name, exc)
         except _core.Error as exc:
-            if not m.in_child:  # this process's own measurement failed: that is the end
+            if not runner(m).separate_process:  # this process's own measurement failed: that is the end
                 raise
-            # a child that started but died without answering: its row, not the whole run
+            # another process (a child) that started but died without answering: its row, not the whole run
             failed[m.name] = _reason(m.name, exc)
     if progress is not None:
         progress(len(todo), len(todo), None)

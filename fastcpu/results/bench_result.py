@@ -379,7 +379,7 @@ def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> 
     # -harness_bias core cycles that a longer body hides: a body shorter than
     # that reads as the overhead, whatever it is (docs/accuracy.md).
     overhead = -result.harness_bias_core_cycles
-    if result.method.startswith("user:") and overhead > 0 and (
+    if result.catalog_row is None and overhead > 0 and (  # no catalog row: a user function
         result.estimate_core_cycles - result.estimate_ci95_core_cycles < overhead
     ):
         extra.append(

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import EllipsisType
 
 import numpy as np
 
 from .. import _base as _display
 from . import estimate as _estimate
-from .values import Clock
+from .values import CatalogRow, Clock, recorded_row
 from .motion import ClockMotion
 from .estimated import Estimated, per_run_arrays, read_only
 
@@ -37,7 +38,11 @@ class DiffResult(Estimated):
         tsc_hz, cycles_per_tick, cycles_per_tick_ci95, tsc_step_ticks, counter,
         caveats, clock_motion: as for :class:`BenchResult`.
         copy_loop_core_cycles, copy_loop_ci95_core_cycles: the copy loop's own
-            cost per copy and its 95% half-width, core cycles (0: not measured)."""
+            cost per copy and its 95% half-width, core cycles (0: not measured).
+        catalog_row: its method's catalog row as measured, saved with it (as
+            :attr:`BenchResult.catalog_row`; a file before 0.9 gives none and
+            lends it the one-call result's of the same name); None for a user
+            function."""
 
     method: str
     runs: int
@@ -56,6 +61,7 @@ class DiffResult(Estimated):
     clock_motion: ClockMotion | None = None
     copy_loop_core_cycles: float = 0.0
     copy_loop_ci95_core_cycles: float = 0.0
+    catalog_row: CatalogRow | None = None
 
     def __post_init__(self) -> None:
         # finished when made: the arrays read-only views, the estimate computed
@@ -83,13 +89,20 @@ class DiffResult(Estimated):
         clock_motion: ClockMotion | None = None,
         copy_loop_core_cycles: float = 0.0,
         copy_loop_ci95_core_cycles: float = 0.0,
+        catalog_row: CatalogRow | None | EllipsisType = ...,
     ) -> DiffResult:
-        """The one way to build a DiffResult from per-pair arrays (as :meth:`BenchResult.from_arrays`).
+        """The one way to build a DiffResult from per-pair arrays (as
+        :meth:`BenchResult.from_arrays`; `catalog_row` not given: the newest
+        recorded row of `method`).
 
         Raises:
-            TypeError: the counts are not numbers.
+            TypeError: the counts are not numbers, or `catalog_row` is no CatalogRow.
             ValueError: empty, multi-dimensional or unequal arrays, or a count out
                 of range (the message names the array and the run)."""
+        if catalog_row is ...:
+            catalog_row = recorded_row(method, "")
+        elif catalog_row is not None and not isinstance(catalog_row, CatalogRow):
+            raise TypeError(f"catalog_row must be a CatalogRow or None, not {type(catalog_row).__name__}")
         long, short, migrated = per_run_arrays(long, short, migrated, ("long", "short", "pair"))
         return cls(
             method=method, runs=int(long.size), serialize=serialize, k=k, cpu=cpu, long=long,
@@ -98,7 +111,7 @@ class DiffResult(Estimated):
             tsc_step_ticks=clock.tsc_step_ticks, counter=counter,
             cycles_per_tick_ci95=cycles_per_tick_ci95, caveats=tuple(caveats), clock_motion=clock_motion,
             copy_loop_core_cycles=float(copy_loop_core_cycles),
-            copy_loop_ci95_core_cycles=float(copy_loop_ci95_core_cycles))
+            copy_loop_ci95_core_cycles=float(copy_loop_ci95_core_cycles), catalog_row=catalog_row)
 
     @property
     def _loop_ticks(self) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ def same_bench_result(a: BenchResult, b: BenchResult) -> bool:
 def same_diff_result(a: DiffResult, b: DiffResult) -> bool:
     """Whether two DiffResults hold the same settings, clock and arrays."""
     settings = ("method", "runs", "serialize", "k", "cpu", "tsc_hz", "cycles_per_tick", "tsc_step_ticks",
-                "counter", "caveats", "copy_loop_core_cycles", "copy_loop_ci95_core_cycles")
+                "counter", "caveats", "copy_loop_core_cycles", "copy_loop_ci95_core_cycles", "catalog_row")
     return all(_same(getattr(a, s), getattr(b, s)) for s in settings) and all(
         np.array_equal(getattr(a, x), getattr(b, x)) for x in ("long", "short", "migrated"))
 
@@ -273,8 +274,8 @@ def _bench_result_of(rd: Reader, entry: dict[str, Any], where: str, method: str,
 
 #: The fields of a back-to-back entry (a DiffResult).
 DIFF_FIELDS = ("method", "runs", "serialize", "k", "cpu", "counter", "cycles_per_tick", "cycles_per_tick_ci95",
-                "caveats", "clock_motion", "copy_loop_core_cycles", "copy_loop_ci95_core_cycles", "long", "short",
-                "migrated")
+                "caveats", "clock_motion", "copy_loop_core_cycles", "copy_loop_ci95_core_cycles", "catalog_row",
+                "long", "short", "migrated")
 
 
 def diff_entry(d: DiffResult) -> dict[str, Any]:
@@ -291,12 +292,16 @@ def diff_entry(d: DiffResult) -> dict[str, Any]:
         **({"clock_motion": d.clock_motion.to_dict()} if d.clock_motion is not None else {}),
         **({"copy_loop_core_cycles": d.copy_loop_core_cycles,
             "copy_loop_ci95_core_cycles": d.copy_loop_ci95_core_cycles} if d.copy_loop_core_cycles else {}),
+        **({"catalog_row": d.catalog_row.to_dict()} if d.catalog_row is not None else {}),
         "long": encode_ticks(d.long), "short": encode_ticks(d.short), "migrated": encode_bools(d.migrated),
     }
 
 
-def diff_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> DiffResult:
-    """The DiffResult of one back-to-back entry, every field within its range."""
+def diff_from_entry(rd: Reader, entry: object, i: int, clock: Clock,
+                    one_call: Mapping[str, BenchResult]) -> DiffResult:
+    """The DiffResult of one back-to-back entry, every field within its range;
+    an entry without its catalog row (a file before fastcpu 0.9) takes the
+    row of the one-call result of the same name in `one_call`."""
     if not isinstance(entry, dict):
         raise rd.fail(f"back_to_back[{i}] is {type(entry).__name__}, expected an object")
     rd.known(entry, DIFF_FIELDS, f"back_to_back[{i}].")
@@ -308,7 +313,7 @@ def diff_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> DiffResu
     if cpu is not None:
         cpu = rd.bounded(entry, "cpu", 0, CPU_NUMBER_MAX - 1, where)
     try:
-        return _diff_of(rd, entry, where, method, k, cpu, runs, clock)
+        return _diff_of(rd, entry, where, method, k, cpu, runs, clock, one_call)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ResultFileError):
             raise
@@ -316,8 +321,15 @@ def diff_from_entry(rd: Reader, entry: object, i: int, clock: Clock) -> DiffResu
 
 
 def _diff_of(rd: Reader, entry: dict[str, Any], where: str, method: str, k: int, cpu: int | None, runs: int,
-             clock: Clock) -> DiffResult:
+             clock: Clock, one_call: Mapping[str, BenchResult]) -> DiffResult:
     """The back-to-back entry's DiffResult, each field read and checked."""
+    if "catalog_row" in entry:
+        try:
+            row: CatalogRow | None = CatalogRow.from_dict(entry["catalog_row"])
+        except ValueError as exc:
+            raise rd.fail(f"{where}catalog_row: {exc}") from None
+    else:  # before 0.9, or a user function: the one-call result's, as those files were read
+        row = one_call[method].catalog_row if method in one_call else None
     return DiffResult.from_arrays(
         method=method, serialize=rd.get(entry, "serialize", (str,), where), k=k, cpu=cpu,
         long=_counts(rd, entry, "long", runs, where), short=_counts(rd, entry, "short", runs, where),
@@ -332,6 +344,7 @@ def _diff_of(rd: Reader, entry: dict[str, Any], where: str, method: str, k: int,
                                         where, "core cycles"),
         copy_loop_ci95_core_cycles=_optional(rd, entry, "copy_loop_ci95_core_cycles", 0,
                                              HARNESS_BIAS_MAX_CORE_CYCLES, where, "core cycles"),
+        catalog_row=row,
     )
 
 

@@ -211,13 +211,15 @@ class Results(Mapping[str, BenchResult]):
 
     def ways(self) -> list[BenchResult]:
         """The results of the ways to learn the CPU (catalog rows but ``NOT_WAYS``) that reported it, in the order measured."""
-        out = []
-        for name, r in self.results.items():
-            if r.catalog_row is None:
-                continue
-            if r.catalog_row.role not in NOT_WAYS and self.reports_cpu(name).reports_cpu:
-                out.append(r)
-        return out
+        return [r for r in self.results.values() if self._is_way(r)]
+
+    def _is_way(self, r: BenchResult | DiffResult) -> bool:
+        """`r` is a way to learn the CPU that reported it here."""
+        row = r.catalog_row
+        if row is None or row.role in NOT_WAYS:
+            return False
+        verdict = self.cpu_verdicts.get(r.method)
+        return (verdict if verdict is not None else infer_cpu_verdict(row, self.machine)).reports_cpu
 
     @property
     def clock_motion(self) -> ClockMotion | None:
@@ -228,8 +230,9 @@ class Results(Mapping[str, BenchResult]):
 
     def ways_back_to_back(self) -> list[DiffResult]:
         """:meth:`ways`, answering "calls back to back": each way's
-        :attr:`back_to_back` result (cost per call in a loop), where measured."""
-        return [self.back_to_back[r.method] for r in self.ways() if r.method in self.back_to_back]
+        :attr:`back_to_back` result (cost per call in a loop), where measured,
+        each judged by its own catalog row."""
+        return [d for d in self.back_to_back.values() if self._is_way(d)]
 
     def cheapest_way(self, question: str = ONE_CALL) -> BenchResult | DiffResult | None:
         """The way of lowest ESTIMATE for `question` (``'one_call'`` or ``'back_to_back'``), or None.
@@ -377,7 +380,7 @@ class Results(Mapping[str, BenchResult]):
             results[r.method] = r
         diffs: dict[str, DiffResult] = {}
         for i, entry in enumerate(rd.get(doc, "back_to_back", (list,), "") if "back_to_back" in doc else []):
-            d = diff_from_entry(rd, entry, i, clock)
+            d = diff_from_entry(rd, entry, i, clock, results)
             if d.method in diffs:
                 raise rd.fail(f"method {d.method!r} appears twice in back_to_back")
             diffs[d.method] = d
