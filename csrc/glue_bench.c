@@ -17,6 +17,7 @@
 
 #include "glue.h"
 #include "machine.h"
+#include "estimate.h"
 #include "harness.h"
 #include "pmu.h"
 #include "userguard.h"
@@ -277,6 +278,8 @@ static int pair_refused(core_state *st, const struct fc_method *m, const char *w
 struct timed_runs {
     struct run_arrays a;
     double best, median;
+    bool estimated; /* estimate set (estimate.c took the runs) */
+    struct fc_estimate estimate;
     PyArrayObject *points;
     struct fc_conversion conversion;
 };
@@ -309,23 +312,29 @@ static int build_pair(core_state *st, PyObject *target, Py_ssize_t runs, const c
 
 /* Time `pair` for `runs` runs, with ruler points between stretches when
  * `rulers` is not NULL, and best and median in the same GIL release as the
- * last chunk's; then what the points say (conversion.c). 0, or -1 with an
- * exception set. */
+ * last chunk's, and with them the recommended estimate at a clock step of
+ * `estimate_step` counts (estimate.c; NaN: not asked for); then what the
+ * points say (conversion.c). 0, or -1 with an exception set. */
 static int time_and_convert(core_state *st, const struct fc_pair *pair, Py_ssize_t runs,
                             const struct fc_ruler_args *rulers, double tolerance,
-                            double resolution, bool best_median, double timeout_s,
-                            struct timed_runs *out)
+                            double resolution, bool best_median, double estimate_step,
+                            double timeout_s, struct timed_runs *out)
 {
     out->points = NULL;
     if (time_pair(st, pair, runs, rulers, timeout_s, &out->a, &out->points) < 0)
         return -1;
     struct fc_run_buffers bufs = {PyArray_DATA(out->a.raw), PyArray_DATA(out->a.empty), NULL};
     out->best = out->median = NAN;
+    out->estimated = false;
+    const bool *migrated = PyArray_DATA(out->a.migrated);
     const struct fc_ruler_point *p = out->points ? PyArray_DATA(out->points) : NULL;
     size_t n = out->points ? (size_t)PyArray_DIM(out->points, 0) : 0;
     Py_BEGIN_ALLOW_THREADS
     if (best_median)
         fc_best_median(&bufs, (size_t)runs, pair->method_copies, &out->best, &out->median);
+    if (best_median && estimate_step == estimate_step)
+        out->estimated = fc_recommend(bufs.raw, bufs.empty, migrated, (size_t)runs, estimate_step,
+                                      pair->method_copies, &out->estimate) == 0;
     double agree_tol = 3 * resolution > FC_RULERS_AGREE ? 3 * resolution : FC_RULERS_AGREE;
     /* the runs show where in its stretch a hop fell */
     struct fc_run_ticks ticks = {bufs.raw, bufs.empty, (size_t)runs};
@@ -373,7 +382,8 @@ static int parse_rulers(PyObject *obj, struct fc_ruler_args *r, double *toleranc
 }
 
 PyDoc_STRVAR(time_runs_doc,
-"time_runs($module, target, *, runs, serialize, copies, diff, counter, rulers, timeout=0)\n--\n\n"
+"time_runs($module, target, *, runs, serialize, copies, diff, counter, rulers, timeout=0,\n"
+"          estimate_step=None)\n--\n\n"
 "The one measurement. `target` is a catalog row's name, or the int address\n"
 "of a user function `unsigned fn(void)` (timed through an indirect call\n"
 "against an empty function called the same way; it must lie in an\n"
@@ -397,28 +407,34 @@ PyDoc_STRVAR(time_runs_doc,
 "included), migrated (bool per run), best and median per copy above the\n"
 "empty sequence (NaN for diff), points (the (n, 4) ruler points, or\n"
 "None) and conversion (convert()'s Conversion record, or None without\n"
-"rulers).\n"
+"rulers).\n\n"
+"estimate_step (bench only; None: not asked for): the counter's step in\n"
+"counts (tsc_step_ticks on the TSC, 1 on the PMU): the record's estimate\n"
+"is then (ticks, ci95_ticks, estimator, runs_used), what\n"
+"fastcpu.results.estimate.recommend() gives for these runs at that step\n"
+"(csrc/estimate.c), or None where it leaves them to Python (more than\n"
+"2**18 runs, or a count of 2**61 or more).\n"
 "Raises fastcpu.Unsupported when the target or the counter cannot run here.");
 
 static char *time_runs_keywords[] = {"", "runs", "serialize", "copies", "diff", "counter", "rulers",
-                                   "timeout", NULL};
+                                   "timeout", "estimate_step", NULL};
 
 static PyObject *core_time_runs(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    PyObject *target, *rulers_obj = NULL;
+    PyObject *target, *rulers_obj = NULL, *step_obj = Py_None;
     const char *ser_name = NULL, *counter = NULL;
     Py_ssize_t runs = -1;
     long copies = LONG_MIN;
     int diff = -1;
-    double tolerance = 0, resolution = 0, timeout_s = 0;
+    double tolerance = 0, resolution = 0, timeout_s = 0, estimate_step = NAN;
     core_state *st = get_state(module);
     struct fc_ruler_args rulers;
     bool with_rulers;
     struct fc_pair pair;
     struct timed_runs r;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nslpsOd:time_runs", time_runs_keywords,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nslpsOdO:time_runs", time_runs_keywords,
                                      &target, &runs, &ser_name, &copies, &diff, &counter,
-                                     &rulers_obj, &timeout_s))
+                                     &rulers_obj, &timeout_s, &step_obj))
         return NULL;
     if (runs == -1 || !ser_name || copies == LONG_MIN || diff == -1 || !counter || !rulers_obj) {
         PyErr_SetString(PyExc_TypeError, "time_runs() takes runs, serialize, copies, diff, "
@@ -429,6 +445,16 @@ static PyObject *core_time_runs(PyObject *module, PyObject *args, PyObject *kwar
         fc_glue_value_error("timeout must be a number of seconds from 0 (none) to 1e6",
                             timeout_s);
         return NULL;
+    }
+    if (step_obj != Py_None) {
+        estimate_step = PyFloat_AsDouble(step_obj);
+        if (estimate_step == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (!(estimate_step > 0 && estimate_step < 1e9)) {
+            fc_glue_value_error("estimate_step must be the counter's step in counts, above 0 "
+                                "and below 1e9 (or None)", estimate_step);
+            return NULL;
+        }
     }
     with_rulers = rulers_obj != Py_None;
     if (with_rulers) {
@@ -442,7 +468,7 @@ static PyObject *core_time_runs(PyObject *module, PyObject *args, PyObject *kwar
     }
     if (build_pair(st, target, runs, ser_name, copies, diff, counter, &pair) < 0 ||
         time_and_convert(st, &pair, runs, with_rulers ? &rulers : NULL, tolerance, resolution,
-                         !diff, timeout_s, &r) < 0)
+                         !diff, estimate_step, timeout_s, &r) < 0)
         return NULL;
     PyObject *conversion = Py_None;
     Py_INCREF(Py_None);
@@ -463,9 +489,14 @@ static PyObject *core_time_runs(PyObject *module, PyObject *args, PyObject *kwar
         return NULL;
     }
     PyObject *points = r.points ? (PyObject *)r.points : Py_NewRef(Py_None);
+    PyObject *estimate = r.estimated
+        ? Py_BuildValue("(dd" "s" "n)", r.estimate.ticks, r.estimate.ci95_ticks,
+                        r.estimate.estimator == FC_ESTIMATOR_MEDIAN ? "median" : "paired_mean",
+                        (Py_ssize_t)r.estimate.runs_used)
+        : Py_NewRef(Py_None);
     PyObject *items[] = {(PyObject *)r.a.raw, (PyObject *)r.a.empty, (PyObject *)r.a.migrated,
                          PyFloat_FromDouble(r.best), PyFloat_FromDouble(r.median), points,
-                         conversion};
+                         conversion, estimate};
     for (Py_ssize_t i = 0; i < (Py_ssize_t)(sizeof items / sizeof items[0]); i++) {
         if (!items[i]) { /* a float could not be made: the record drops what it holds */
             for (Py_ssize_t k = i + 1; k < (Py_ssize_t)(sizeof items / sizeof items[0]); k++)
@@ -486,6 +517,8 @@ static PyStructSequence_Field timed_runs_fields[] = {
     {"median", "median(a) - median(b) per copy (NaN for bench_diff)"},
     {"points", "the ruler points, an (n, 4) float64 array of (run, tsc, add, imul), or None"},
     {"conversion", "what the ruler points say (a Conversion record), or None"},
+    {"estimate", "(ticks, ci95_ticks, estimator, runs_used): recommend() of the runs at "
+                 "estimate_step, computed in C; or None"},
     {NULL, NULL},
 };
 
@@ -513,7 +546,75 @@ static PyObject *core_pmu_open(PyObject *module, PyObject *Py_UNUSED(ignored))
     return PyUnicode_FromString(scope == FC_PMU_USER_ONLY ? "user" : "all");
 }
 
+PyDoc_STRVAR(recommend_doc,
+"recommend($module, raw, empty, migrated, step, unroll, /)\n--\n\n"
+"What time_runs() computes as its record's estimate, for given runs: raw\n"
+"and empty C-contiguous uint64 arrays of one length, migrated a bool array\n"
+"of it or None, step the counter's step in counts (> 0), unroll the copies\n"
+"per run (1 to UNROLL_MAX). (ticks, ci95_ticks, estimator, runs_used), as\n"
+"fastcpu.results.estimate.recommend() gives them, or None where that is\n"
+"left to Python (no runs, more than 2**18, a count of 2**61 or more).\n"
+"For the tests, which hold it to the Python.");
+
+/* A C-contiguous 1-d array of `type` and `n` values (n < 0: any), or NULL
+ * with TypeError/ValueError naming `what`. */
+static PyArrayObject *plain_array(PyObject *obj, int type, npy_intp n, const char *what)
+{
+    if (!PyArray_Check(obj) || PyArray_TYPE((PyArrayObject *)obj) != type ||
+        PyArray_NDIM((PyArrayObject *)obj) != 1 || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous one-dimensional %s array", what,
+                     type == NPY_BOOL ? "bool" : "uint64");
+        return NULL;
+    }
+    if (n >= 0 && PyArray_DIM((PyArrayObject *)obj, 0) != n) {
+        PyErr_Format(PyExc_ValueError, "%s holds %zd values, not the %zd of raw", what,
+                     (Py_ssize_t)PyArray_DIM((PyArrayObject *)obj, 0), (Py_ssize_t)n);
+        return NULL;
+    }
+    return (PyArrayObject *)obj;
+}
+
+static PyObject *core_recommend(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *raw_obj, *empty_obj, *migrated_obj;
+    double step;
+    long unroll;
+    if (!PyArg_ParseTuple(args, "OOOdl:recommend", &raw_obj, &empty_obj, &migrated_obj, &step,
+                          &unroll))
+        return NULL;
+    PyArrayObject *raw = plain_array(raw_obj, NPY_UINT64, -1, "raw");
+    if (!raw)
+        return NULL;
+    npy_intp n = PyArray_DIM(raw, 0);
+    PyArrayObject *empty = plain_array(empty_obj, NPY_UINT64, n, "empty");
+    PyArrayObject *migrated = migrated_obj == Py_None ? NULL
+                              : plain_array(migrated_obj, NPY_BOOL, n, "migrated");
+    if (!empty || (migrated_obj != Py_None && !migrated))
+        return NULL;
+    if (!(step > 0 && step < 1e9)) {
+        fc_glue_value_error("step must be above 0 and below 1e9 counts", step);
+        return NULL;
+    }
+    if (unroll < 1 || unroll > FC_UNROLL_MAX) {
+        PyErr_Format(PyExc_ValueError, "unroll must be between 1 and %ld, not %ld", FC_UNROLL_MAX,
+                     unroll);
+        return NULL;
+    }
+    struct fc_estimate e;
+    int got;
+    Py_BEGIN_ALLOW_THREADS /* the caller's arrays: as read-only here as numpy's own reductions */
+    got = fc_recommend(PyArray_DATA(raw), PyArray_DATA(empty), migrated ? PyArray_DATA(migrated) : NULL,
+                       (size_t)n, step, (uint32_t)unroll, &e);
+    Py_END_ALLOW_THREADS
+    if (got != 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(dd" "s" "n)", e.ticks, e.ci95_ticks,
+                         e.estimator == FC_ESTIMATOR_MEDIAN ? "median" : "paired_mean",
+                         (Py_ssize_t)e.runs_used);
+}
+
 PyMethodDef fc_glue_bench_functions[] = {
+    {"recommend", core_recommend, METH_VARARGS, recommend_doc},
     {"time_runs", (PyCFunction)(void (*)(void))core_time_runs, METH_VARARGS | METH_KEYWORDS,
      time_runs_doc},
     {"pmu_open", core_pmu_open, METH_NOARGS, pmu_open_doc},

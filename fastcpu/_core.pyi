@@ -41,6 +41,9 @@ class TimedRuns:  # what time_runs() returns (a struct sequence)
     median: float  # per copy above the empty sequence (NaN for diff)
     points: npt.NDArray[np.float64] | None  # (n, 4): runs before, TSC ticks since the start, add, imul
     conversion: Conversion | None  # what the points say, as convert() says it
+    # (not in the sequence) recommend() of the runs at estimate_step, computed in C
+    # (csrc/estimate.c): (ticks, ci95_ticks, estimator, runs_used) per copy, or None
+    estimate: tuple[float, float, str, int] | None
 
 def time_runs(  # the one way a target is timed (csrc/glue_bench.c)
     target: str | int,  # a catalog name, or a user function's address in an executable mapping
@@ -51,7 +54,12 @@ def time_runs(  # the one way a target is timed (csrc/glue_bench.c)
     rulers: tuple[int, int, float, float, int, float, float] | None,  # add blocks, imul blocks,
     # their timers' fixed core cycles, spacing in TSC ticks, tolerance, resolution; None: none
     timeout: float = ...,  # a user function's timing, seconds (0, the default: none; TimeoutError)
+    estimate_step: float | None = ...,  # bench only: the counter's step in counts, for .estimate
 ) -> TimedRuns: ...
+def recommend(  # time_runs()'s estimate of given runs (csrc/estimate.c), for the tests
+    raw: npt.NDArray[np.uint64], empty: npt.NDArray[np.uint64], migrated: npt.NDArray[np.bool_] | None,
+    step: float, unroll: int, /,
+) -> tuple[float, float, str, int] | None: ...  # None: more than 2**18 runs, or a count >= 2**61
 def catalog() -> list[dict[str, Any]]: ...  # one dict a row: name, kind, role, description,
 # encoding, needs, available, reason, reports_cpu, cpu_reason, chain ({op, length,
 # latency_cycles} or None), in_child (a child's GLIBC_TUNABLES setting, or None),

@@ -25,7 +25,7 @@ from pathlib import Path
 
 #: Files that drive the C core: the sanitizer pass runs them.
 SANITIZED = (
-    "test_affinity_bounds.py", "test_agreement.py", "test_bad_input.py", "test_bench.py",
+    "test_affinity_bounds.py", "test_agreement.py", "test_bad_input.py", "test_bench.py", "test_c_estimate.py",
     "test_child_runner.py", "test_clock.py", "test_conversion.py", "test_errors.py", "test_estimate.py", "test_faults.py",
     "test_fork.py", "test_getcpu.py", "test_hostile_round4.py", "test_lying_numbers.py", "test_memory.py",
     "test_methods.py",

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator
 import ctypes
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple, Union
 
 from .._args import affinity_mask, check_cpu, denied
@@ -20,12 +20,13 @@ from .._args import check_cpu
 from ..results.values import CatalogRow
 from .timebase import Clock
 from .timebase import clock as clock_facts
-from .catalog import MethodInfo, method_info
+from .catalog import method_info
 from ..results.bench_result import BenchResult, DiffResult
 from ..results.motion import ClockMotion, runs_clock
 from ..results.correction import HarnessBias, applied
+from ..results.estimate import Estimate
 
-__all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'InProcess', 'Runner', 'runner', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'rulers_agree', 'bench_result', 'timed', 'timed_diff']
+__all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'rulers_agree', 'bench_result', 'timed', 'timed_diff']
 
 
 def pinned(cpu: int | None) -> contextlib.AbstractContextManager[None]:
@@ -122,61 +123,22 @@ def _user_address(fn: object) -> tuple[int, str]:
     return address, f"user:{name}"
 
 
-@dataclass(frozen=True, slots=True)
-class InProcess:
-    """The runner of a catalog row this process times, and of a user
-    function: the C core, on the calling thread."""
-
-    #: what the C core takes: a row's name or a user function's address
-    core: str | int
-    #: a failure is this process's own, not one row's alone (``fastcpu.measure()`` stops)
-    separate_process = False
-
-    def time_runs(self, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-                  timeout_s: float) -> _core.TimedRuns:
-        """One ``_core.time_runs`` call, with ruler points between stretches
-        of the runs on the TSC (``_conversion.rulers()``)."""
-        return _core.time_runs(self.core, runs=runs, serialize=serialize, copies=copies, diff=diff,
-                               counter=counter, rulers=_conversion.rulers() if counter == "tsc" else None,
-                               timeout=timeout_s)
-
-    def read_cpu(self) -> tuple[int, int | None, int, bool]:
-        return _core.read_cpu(self.core)
-
-    def read(self) -> tuple[int, bool]:
-        return _core.read(self.core)
-
-
-#: Where a target runs: this process, or its catalog row's child interpreter.
-Runner = Union[InProcess, _child_runner.InChild]
-
-
-def runner(row: MethodInfo) -> Runner:
-    """Where the catalog row `row` runs, chosen here and nowhere else: in
-    its child interpreter where the row says so (``MethodInfo.in_child``:
-    ``_child_runner``), else in this process."""
-    return _child_runner.InChild(row) if row.in_child else InProcess(row.name)
-
-
 class Target(NamedTuple):
     """What :func:`resolve` makes of a method."""
 
     #: the result's name: the method's, or ``'user:NAME'`` for a user function
     name: str
-    #: where it runs (:func:`runner`; a user function: in this process)
-    runner: Runner
-    #: its catalog row (None: a user function, which has none)
-    row: MethodInfo | None = None
-
-    @property
-    def catalog_row(self) -> CatalogRow | None:
-        """The row's words a result carries into its file (None: a user function)."""
-        return None if self.row is None else self.row.catalog_row
+    #: what ``_core.time_runs`` takes: a method's name or a function's address
+    core: str | int
+    #: its catalog row says it runs in a child interpreter (``MethodInfo.in_child``)
+    in_child: bool = False
+    #: the row's words a result carries into its file (None: a user function)
+    catalog_row: CatalogRow | None = None
 
 
 def resolve(method: object) -> Target:
     """What `method` (a name, a ctypes function pointer or an address) is to
-    the harness, and where it runs (:func:`runner`, from its catalog row).
+    the harness, and where it runs (from its catalog row).
 
     Raises:
         TypeError, ValueError: `method` names no method or is no function.
@@ -188,11 +150,11 @@ def resolve(method: object) -> Target:
             info = method_info(method)
             if not info.available:
                 raise _core.Unsupported(f"{info.name}: {info.reason}")
-            known = _resolved[method] = Target(info.name, runner(info), info)
+            known = _resolved[method] = Target(info.name, info.name, info.in_child, info.catalog_row)
         return known
     if isinstance(method, (int, ctypes._CFuncPtr)) and not isinstance(method, bool):  # type: ignore[attr-defined]
         address, name = _user_address(method)
-        return Target(name, InProcess(address))
+        return Target(name, address)
     raise TypeError(
         "method must be a method name (str), a ctypes function pointer or an "
         f"int address, not {type(method).__name__}"
@@ -224,6 +186,14 @@ class RawRuns:
     cpu: int | None
     #: the method's catalog row (None: a user function)
     catalog_row: CatalogRow | None
+    #: ``runs_clock`` of the runs (core cycles per tick, 95% half-width,
+    #: caveats), worked out once in :func:`raw_runs` (None: not yet; a copy
+    #: made with other runs, ``dataclasses.replace``, works it out again)
+    converted: tuple[float, float, tuple[str, ...]] | None = field(default=None, init=False, compare=False)
+
+    def clock_of_runs(self) -> tuple[float, float, tuple[str, ...]]:
+        known = self.converted
+        return runs_clock(self.measured.conversion, self.clock, self.counter) if known is None else known
 
 
 def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
@@ -232,7 +202,7 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
     `copies` copies against the empty sequence, or (`diff`) `runs` pairs of
     2k against k copies (k = `copies`), counted by `counter` (``'tsc'`` or
     ``'pmu'``), pinned to `cpu` for the call (restored afterwards; None: not
-    pinned). By the target's runner (:func:`resolve`, from its catalog row): in this
+    pinned). Where the method's catalog row says (:func:`resolve`): in this
     process, one ``_core.time_runs`` call with ruler points between stretches
     of the runs on the TSC (``_conversion.rulers()``); or in its child
     interpreter (``_child_runner``), which runs on this thread's CPUs and
@@ -245,43 +215,56 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
         cpu = check_cpu(cpu)
     target = resolve(method)
     clk = clock_facts()
+    # the counter's step in counts, for the estimate the C core computes beside best and median
+    step = None if diff else clk.tsc_step_ticks if counter == "tsc" else 1.0
     if cpu is None:  # bench()'s common case: no context to enter (2.4 us on the AuthenticAMD family 25 model 1 guest)
-        measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s)
+        measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s, step)
     else:
         with pinned(cpu):
-            measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s)
-    return RawRuns(target.name, measured, clk, counted, cpu, target.catalog_row)
+            measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s, step)
+    raw = RawRuns(target.name, measured, clk, counted, cpu, target.catalog_row)
+    object.__setattr__(raw, "converted", runs_clock(measured.conversion, clk, counted))  # once, for both readers
+    return raw
 
 
 def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-          timeout_s: float) -> tuple[_core.TimedRuns, str]:
+          timeout_s: float, step: float | None = None) -> tuple[_core.TimedRuns, str]:
     """(the runs, the counter that counted), on the thread as it is pinned:
     the PMU counter opened first when `counter` is ``'pmu'``."""
     counted = counter
     if counter == "pmu":
         counted = "pmu" if _core.pmu_open() == "all" else "pmu_user"
-    return target.runner.time_runs(runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
-                                   timeout_s=timeout_s), counted
+    if target.in_child:
+        return _child_runner.raw_runs(str(target.core), runs=runs, serialize=serialize, copies=copies,
+                                     diff=diff, counter=counter), counted
+    return _core.time_runs(target.core, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
+                         rulers=_conversion.rulers() if counter == "tsc" else None,
+                         timeout=timeout_s, estimate_step=step), counted
 
 
 def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
     """One reading of the method `name` where its catalog row says it runs
     (:func:`resolve`: Unsupported where it cannot run): (cpu, node or None, raw value,
     valid), as ``_core.read_cpu`` returns them."""
-    return resolve(name).runner.read_cpu()
+    if resolve(name).in_child:
+        return _child_runner.read_cpu(name)
+    return _core.read_cpu(name)
 
 
 def read_raw(name: str) -> tuple[int, bool]:
     """One execution of the method `name` where its catalog row says it runs
     (:func:`resolve`: Unsupported where it cannot run): (raw value, valid), as
     ``_core.read`` returns them."""
-    return resolve(name).runner.read()
+    if resolve(name).in_child:
+        _, _, raw, valid = _child_runner.read_cpu(name)
+        return raw, valid
+    return _core.read(name)
 
 
 def rulers_agree(raw: RawRuns) -> bool:
     """Whether the core cycles of `raw` can be trusted: their ruler points'
     add and imul rulers agreed, or else the clock's (``runs_clock``)."""
-    return not runs_clock(raw.measured.conversion, raw.clock, raw.counter)[2]
+    return not raw.clock_of_runs()[2]
 
 
 def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias | None = None,
@@ -296,7 +279,7 @@ def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias
     ``timing.loop_floor``; (0, 0): not measured, uncorrected)."""
     got, clk = raw.measured, raw.clock
     conversion = got.conversion
-    cpt, cpt_ci, caveats = runs_clock(conversion, clk, raw.counter)
+    cpt, cpt_ci, caveats = raw.clock_of_runs()
     bias_cc, bias_ci, resolution, caveats = applied(bias, loop, corrected, cpt, caveats)
     return BenchResult._of_runs(
         method=raw.name, serialize=serialize, unroll=unroll, cpu=raw.cpu, raw=got.a, empty=got.b,
@@ -304,7 +287,7 @@ def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias
         cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, harness_bias_core_cycles=bias_cc,
         harness_bias_ci95_core_cycles=bias_ci, harness_resolution_core_cycles=resolution, caveats=caveats,
         clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
-        catalog_row=raw.catalog_row)
+        catalog_row=raw.catalog_row, estimate=None if got.estimate is None else Estimate._of(*got.estimate))
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
@@ -337,4 +320,4 @@ def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | 
         method=raw.name, serialize=serialize, k=k, cpu=cpu, long=got.a, short=got.b, migrated=got.migrated,
         clock=clk, counter=raw.counter, cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, caveats=caveats,
         clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
-        copy_loop_core_cycles=loop[0], copy_loop_ci95_core_cycles=loop[1], catalog_row=raw.catalog_row)
+        copy_loop_core_cycles=loop[0], copy_loop_ci95_core_cycles=loop[1])

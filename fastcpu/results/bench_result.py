@@ -184,8 +184,10 @@ class BenchResult(Estimated):
                 cycles_per_tick: float, cycles_per_tick_ci95: float, harness_bias_core_cycles: float,
                 harness_bias_ci95_core_cycles: float, harness_resolution_core_cycles: float,
                 caveats: tuple[str, ...], clock_motion: ClockMotion | None,
-                catalog_row: CatalogRow | None) -> BenchResult:
+                catalog_row: CatalogRow | None, estimate: _estimate.Estimate | None = None) -> BenchResult:
         """The result of the C core's runs (``instrument.harness.bench_result``); checks only the ranges of figures a file bounds."""
+        # estimate: recommend() of these arrays at this step and unroll as the C core computed it
+        # (csrc/estimate.c; tests/test_c_estimate.py holds it to the Python), or None: computed here
         cpt = cycles_per_tick
         low, high = CYCLES_PER_TICK_RANGE
         if not (low <= cpt <= high or cpt != cpt):
@@ -204,13 +206,14 @@ class BenchResult(Estimated):
         return cls._assembled(method=method, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
                               best=best, median=median, clock=clock, counter=counter, fields=fields,
                               clock_motion=clock_motion, harness_resolution_core_cycles=resolution,
-                              catalog_row=catalog_row)
+                              catalog_row=catalog_row, estimate=estimate)
 
     @classmethod
     def _assembled(cls, *, method: str, serialize: str, raw: np.ndarray, empty: np.ndarray,
                    migrated: np.ndarray, best: float, median: float, clock: Clock, counter: str,
                    fields: dict[str, Any], clock_motion: ClockMotion | None,
-                   harness_resolution_core_cycles: float, catalog_row: CatalogRow | None) -> BenchResult:
+                   harness_resolution_core_cycles: float, catalog_row: CatalogRow | None,
+                   estimate: _estimate.Estimate | None = None) -> BenchResult:
         """A result of checked fields, set at once (not through the generated __init__, which is slow)."""
         result = object.__new__(cls)
         result.__dict__.update(
@@ -218,7 +221,8 @@ class BenchResult(Estimated):
             migrated=read_only(migrated), best=best, median=median, tsc_hz=clock.tsc_hz,
             tsc_step_ticks=clock.tsc_step_ticks, counter=counter, **fields, clock_motion=clock_motion,
             harness_resolution_core_cycles=harness_resolution_core_cycles, catalog_row=catalog_row)
-        result.__dict__["_recommended"] = result._estimated()  # finished when made: nothing deferred
+        # finished when made: nothing deferred
+        result.__dict__["_recommended"] = result._estimated() if estimate is None else estimate
         return result
 
     def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:

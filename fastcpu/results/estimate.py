@@ -87,6 +87,13 @@ class Estimate:
     estimator: str
     runs_used: int
 
+    @classmethod
+    def _of(cls, ticks: float, ci95_ticks: float, estimator: str, runs_used: int) -> Estimate:
+        # the C core's figures, set at once (not field by field through the frozen __init__)
+        e = object.__new__(cls)
+        e.__dict__.update(ticks=ticks, ci95_ticks=ci95_ticks, estimator=estimator, runs_used=runs_used)
+        return e
+
 
 def t95(df: int) -> float:
     """Two-sided 95% quantile of Student's t with `df` degrees of freedom."""
