@@ -20,22 +20,17 @@ from .._args import check_cpu
 from ..results.values import CatalogRow
 from .timebase import Clock
 from .timebase import clock as clock_facts
-from .catalog import method_info
+from .catalog import MethodInfo, method_info
 from ..results.bench_result import BenchResult, DiffResult
 from ..results.motion import ClockMotion, runs_clock
 from ..results.correction import HarnessBias, applied
 from ..results.estimate import Estimate
 
-__all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'rulers_agree', 'bench_result', 'timed', 'timed_diff']
+__all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'InProcess', 'Runner', 'runner', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'rulers_agree', 'bench_result', 'timed', 'timed_diff']
 
 
 def pinned(cpu: int | None) -> contextlib.AbstractContextManager[None]:
-    """Run the body on `cpu` only (this thread), then restore the old mask.
-
-    On Linux, sched_setaffinity(0, ...) applies to the calling thread alone,
-    so other Python threads are unaffected. ``None`` leaves the mask alone
-    (a shared do-nothing context: bench() enters one on every call).
-    """
+    """Run the body on `cpu` only (this thread), then restore the old mask; ``None`` leaves it alone."""
     return _UNPINNED if cpu is None else _pinned_to(cpu)
 
 
@@ -55,13 +50,11 @@ def _pinned_to(cpu: int) -> Iterator[None]:
 
 
 def set_affinity(cpus: set[int], doing: str) -> None:
-    """``os.sched_setaffinity(0, cpus)``, a refusal raised as
-    :class:`fastcpu.Error` saying what was being done and why it failed: the
-    call denied (EPERM: a seccomp filter, a container or a security module),
-    or the CPUs refused (EINVAL: offline, or outside this process's cpuset).
+    """``os.sched_setaffinity(0, cpus)``.
 
     Raises:
-        fastcpu.Error: the call was denied, or the kernel refused the CPUs.
+        fastcpu.Error: the call was denied (EPERM: seccomp, a container) or the kernel refused
+            the CPUs (EINVAL: offline, outside the cpuset); the message says which.
     """
     try:
         os.sched_setaffinity(0, cpus)
@@ -88,12 +81,7 @@ Method = Union[str, "ctypes._CFuncPtr", int]
 
 
 def _check_signature(fn: object) -> None:
-    """Refuse ctypes prototypes that cannot be ``unsigned fn(void)``.
-
-    Calling a function that takes arguments without them, or one that returns
-    a structure (through a hidden pointer argument), would read or write
-    through garbage: refuse them rather than crash.
-    """
+    """Refuse ctypes prototypes that cannot be ``unsigned fn(void)`` (arguments, a structure returned) rather than crash."""
     argtypes = getattr(fn, "argtypes", None)
     if argtypes:
         raise TypeError(
@@ -123,22 +111,62 @@ def _user_address(fn: object) -> tuple[int, str]:
     return address, f"user:{name}"
 
 
+@dataclass(frozen=True, slots=True)
+class InProcess:
+    """The runner of a catalog row this process times, and of a user
+    function: the C core, on the calling thread."""
+
+    #: what the C core takes: a row's name or a user function's address
+    core: str | int
+    #: a failure is this process's own, not one row's alone (``fastcpu.measure()`` stops)
+    separate_process = False
+
+    def time_runs(self, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
+                  timeout_s: float, estimate_step: float | None = None) -> _core.TimedRuns:
+        """One ``_core.time_runs`` call, with ruler points between stretches
+        of the runs on the TSC (``_conversion.rulers()``)."""
+        # estimate_step: the counter's step in counts, for the estimate computed in C (None: none)
+        return _core.time_runs(self.core, runs=runs, serialize=serialize, copies=copies, diff=diff,
+                               counter=counter, rulers=_conversion.rulers() if counter == "tsc" else None,
+                               timeout=timeout_s, estimate_step=estimate_step)
+
+    def read_cpu(self) -> tuple[int, int | None, int, bool]:
+        return _core.read_cpu(self.core)
+
+    def read(self) -> tuple[int, bool]:
+        return _core.read(self.core)
+
+
+#: Where a target runs: this process, or its catalog row's child interpreter.
+Runner = Union[InProcess, _child_runner.InChild]
+
+
+def runner(row: MethodInfo) -> Runner:
+    """Where the catalog row `row` runs, chosen here and nowhere else: in
+    its child interpreter where the row says so (``MethodInfo.in_child``:
+    ``_child_runner``), else in this process."""
+    return _child_runner.InChild(row) if row.in_child else InProcess(row.name)
+
+
 class Target(NamedTuple):
     """What :func:`resolve` makes of a method."""
 
     #: the result's name: the method's, or ``'user:NAME'`` for a user function
     name: str
-    #: what ``_core.time_runs`` takes: a method's name or a function's address
-    core: str | int
-    #: its catalog row says it runs in a child interpreter (``MethodInfo.in_child``)
-    in_child: bool = False
-    #: the row's words a result carries into its file (None: a user function)
-    catalog_row: CatalogRow | None = None
+    #: where it runs (:func:`runner`; a user function: in this process)
+    runner: Runner
+    #: its catalog row (None: a user function, which has none)
+    row: MethodInfo | None = None
+
+    @property
+    def catalog_row(self) -> CatalogRow | None:
+        """The row's words a result carries into its file (None: a user function)."""
+        return None if self.row is None else self.row.catalog_row
 
 
 def resolve(method: object) -> Target:
     """What `method` (a name, a ctypes function pointer or an address) is to
-    the harness, and where it runs (from its catalog row).
+    the harness, and where it runs (:func:`runner`, from its catalog row).
 
     Raises:
         TypeError, ValueError: `method` names no method or is no function.
@@ -150,11 +178,11 @@ def resolve(method: object) -> Target:
             info = method_info(method)
             if not info.available:
                 raise _core.Unsupported(f"{info.name}: {info.reason}")
-            known = _resolved[method] = Target(info.name, info.name, info.in_child, info.catalog_row)
+            known = _resolved[method] = Target(info.name, runner(info), info)
         return known
     if isinstance(method, (int, ctypes._CFuncPtr)) and not isinstance(method, bool):  # type: ignore[attr-defined]
         address, name = _user_address(method)
-        return Target(name, address)
+        return Target(name, InProcess(address))
     raise TypeError(
         "method must be a method name (str), a ctypes function pointer or an "
         f"int address, not {type(method).__name__}"
@@ -198,18 +226,11 @@ class RawRuns:
 
 def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
              cpu: int | None, timeout_s: float = 0.0) -> RawRuns:
-    """The runs of `method` (a name or a user function): `runs` runs of
-    `copies` copies against the empty sequence, or (`diff`) `runs` pairs of
-    2k against k copies (k = `copies`), counted by `counter` (``'tsc'`` or
-    ``'pmu'``), pinned to `cpu` for the call (restored afterwards; None: not
-    pinned). Where the method's catalog row says (:func:`resolve`): in this
-    process, one ``_core.time_runs`` call with ruler points between stretches
-    of the runs on the TSC (``_conversion.rulers()``); or in its child
-    interpreter (``_child_runner``), which runs on this thread's CPUs and
-    returns runs without ruler points (another process's clock: converted
-    by nothing there). `timeout_s` bounds a user function's measurement in
-    seconds (0: none; TimeoutError). Arguments are checked by the caller
-    (bench()), but `cpu`, which is checked here.
+    """The raw runs of `method` (a name or a user function): `runs` runs of `copies` copies against
+    the empty sequence, or (`diff`) `runs` pairs of 2k against k copies (k = `copies`), counted by
+    `counter`, pinned to `cpu` for the call. In this process (``_core.time_runs`` with ruler
+    points), or in the row's child interpreter (no ruler points). `timeout_s` bounds a user
+    function in seconds (0: none). The caller checks the arguments, but `cpu`.
     """
     if cpu is not None:
         cpu = check_cpu(cpu)
@@ -234,31 +255,25 @@ def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, co
     counted = counter
     if counter == "pmu":
         counted = "pmu" if _core.pmu_open() == "all" else "pmu_user"
-    if target.in_child:
-        return _child_runner.raw_runs(str(target.core), runs=runs, serialize=serialize, copies=copies,
-                                     diff=diff, counter=counter), counted
-    return _core.time_runs(target.core, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
-                         rulers=_conversion.rulers() if counter == "tsc" else None,
-                         timeout=timeout_s, estimate_step=step), counted
+    if step is not None and type(target.runner) is InProcess:  # a child's runs: estimated in Python
+        return target.runner.time_runs(runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
+                                       timeout_s=timeout_s, estimate_step=step), counted
+    return target.runner.time_runs(runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
+                                   timeout_s=timeout_s), counted
 
 
 def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
     """One reading of the method `name` where its catalog row says it runs
     (:func:`resolve`: Unsupported where it cannot run): (cpu, node or None, raw value,
     valid), as ``_core.read_cpu`` returns them."""
-    if resolve(name).in_child:
-        return _child_runner.read_cpu(name)
-    return _core.read_cpu(name)
+    return resolve(name).runner.read_cpu()
 
 
 def read_raw(name: str) -> tuple[int, bool]:
     """One execution of the method `name` where its catalog row says it runs
     (:func:`resolve`: Unsupported where it cannot run): (raw value, valid), as
     ``_core.read`` returns them."""
-    if resolve(name).in_child:
-        _, _, raw, valid = _child_runner.read_cpu(name)
-        return raw, valid
-    return _core.read(name)
+    return resolve(name).runner.read()
 
 
 def rulers_agree(raw: RawRuns) -> bool:
@@ -269,14 +284,11 @@ def rulers_agree(raw: RawRuns) -> bool:
 
 def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias | None = None,
                  corrected: bool = False, loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
-    """The BenchResult of `raw` (runs of `unroll` copies against the empty
-    sequence in `serialize` mode), finished: converted at the runs' own
-    clock (``runs_clock``: their ruler points) and corrected in one place
-    (``results.correction.applied``): `corrected`, by the harness `bias` as
-    it stood when they were measured (what :func:`fastcpu.bench` applies to
-    single copies on the TSC; None: none known), else by half the copy
-    loop's own cost `loop` (core cycles per copy and its 95% half-width,
-    ``timing.loop_floor``; (0, 0): not measured, uncorrected)."""
+    """The finished BenchResult of `raw`, converted at the runs' own clock and corrected in one
+    place (``results.correction.applied``): by the harness `bias` where `corrected` (None: none
+    known), else by half the copy loop's cost `loop` (core cycles per copy, 95% half-width;
+    (0, 0): uncorrected).
+    """
     got, clk = raw.measured, raw.clock
     conversion = got.conversion
     cpt, cpt_ci, caveats = raw.clock_of_runs()
@@ -292,14 +304,10 @@ def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
           counter: str, timeout_s: float = 0.0, loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
-    """`runs` runs of `method` (a name or a user function) against the empty
-    sequence, converted with the core cycles per tick measured around them
-    (TSC; a PMU counter counts core cycles itself); uncorrected: what
-    :func:`fastcpu.bench` returns for copies or a PMU counter, and what the
-    self-test calibrates on. While the clock's rulers disagree, core cycles
-    are NaN and the result says why (its caveats). `timeout_s` bounds a user
-    function's measurement (0: no limit). `loop`: as for
-    :func:`bench_result`."""
+    """`runs` runs of `method` against the empty sequence, converted at the core cycles per tick
+    measured around them, uncorrected but for `loop` (:func:`bench_result`); `timeout_s` bounds a
+    user function (0: no limit).
+    """
     raw = raw_runs(method, runs=runs, serialize=serialize, copies=unroll, diff=False, counter=counter,
                    cpu=cpu, timeout_s=timeout_s)
     return bench_result(raw, serialize=serialize, unroll=unroll, loop=loop)
@@ -307,10 +315,9 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
 
 def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,
                counter: str, timeout_s: float = 0.0, loop: tuple[float, float] = (0.0, 0.0)) -> DiffResult:
-    """`runs` interleaved pairs of runs of `method` at 2k and k copies,
-    converted as :func:`timed` converts; `loop`: the copy loop's own cost
-    per copy and its 95% half-width, core cycles (``_copy_loop``; 0: not
-    measured)."""
+    """`runs` pairs of runs of `method` at 2k and k copies, converted as :func:`timed` converts;
+    `loop`: the copy loop's cost per copy and its 95% half-width, core cycles (0: not measured).
+    """
     raw = raw_runs(method, runs=runs, serialize=serialize, copies=k, diff=True, counter=counter, cpu=cpu,
                    timeout_s=timeout_s)
     got, clk = raw.measured, raw.clock
@@ -320,4 +327,4 @@ def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | 
         method=raw.name, serialize=serialize, k=k, cpu=cpu, long=got.a, short=got.b, migrated=got.migrated,
         clock=clk, counter=raw.counter, cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, caveats=caveats,
         clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
-        copy_loop_core_cycles=loop[0], copy_loop_ci95_core_cycles=loop[1])
+        copy_loop_core_cycles=loop[0], copy_loop_ci95_core_cycles=loop[1], catalog_row=raw.catalog_row)
