@@ -27,15 +27,3 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
 
 void fc_atfork_init(void) { pthread_once(&atfork_once, register_atfork); }
-
-static _Thread_local volatile bool forking_own;
-
-pid_t fc_fork_own(void)
-{
-    forking_own = true;
-    pid_t pid = fork();
-    forking_own = false;
-    return pid;
-}
-
-bool fc_forking_own(void) { return forking_own; }

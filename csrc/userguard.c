@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "fork.h"
+#include "ownfork.h"
 #include "harness.h"
 #include "timing.h"
 #include "userabi.h"

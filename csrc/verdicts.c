@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "fork.h"
+#include "ownfork.h"
 #include "machine.h"
 #include "verdicts.h"
 
