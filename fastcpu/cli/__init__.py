@@ -1,22 +1,10 @@
-"""python -m fastcpu: the seed-style table, and the subcommands around it.
+"""python -m fastcpu: the seed-style table, and the subcommands around it (docs/cli.md).
 
-Each subcommand is one entry in COMMANDS: a function adding its arguments to
-a parser and a function running it. Bad options exit with status 2 and one
-line on stderr, never a traceback.
-
-Text from a file or the command line (labels, machine and method names,
-paths, notes, the messages quoting them) reaches the terminal through
-:func:`fastcpu._base.printable`: control characters show as escapes
-(``\\x1b``) instead of retitling or clearing the terminal. CSV and JSON are
-data and stay faithful: JSON escapes by itself; CSV keeps text as it is
-(quoted where CSV needs it) except that a lone surrogate, which UTF-8 cannot
-hold, is written as its escape, and that, as ``ls`` does with file names,
-CSV printed on a terminal is escaped line by line like the tables.
-
-Here: the exit statuses, the commands that measure (table, run, selftest,
-check, show), COMMANDS and main(). Beside it: the arguments and their checks
-(``_cli_args``), the standard streams (``_cli_output``) and the commands that
-read files and need no C core, compare and plot (``_cli_files``).
+Each subcommand is one entry in COMMANDS (a function adding its arguments, one running it);
+bad options exit 2 with one line on stderr. Text from files or the command line reaches the
+terminal through :func:`fastcpu._base.printable`; CSV and JSON stay faithful (CSV escapes only
+lone surrogates, and is escaped line by line on a terminal). Beside it: ``cli.args``,
+``cli.output`` and ``cli.files`` (compare and plot, no C core needed).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""The command line's arguments: the parser that exits 2 on a bad option
-(``UsageError``), the one grammar of every list option (``Methods``), the
-FILE arguments beside it, the checks of a number, a CPU, a label, and of an
-output file (``check_out``: one policy for every command's output), and the
-options every measuring command shares."""
+"""The command line's arguments: the parser that exits 2 on a bad option, the one grammar of
+every list option (``Methods``), FILE arguments, the checks of a number, a CPU, a label and an
+output file (``check_out``), and the options every measuring command shares.
+"""
 
 from __future__ import annotations
 
@@ -64,11 +63,9 @@ def cpu_number(text: str) -> int:
 
 
 def label_text(text: str) -> str:
-    """--label: UTF-8 text, refused before measuring (a file cannot hold the
-    bytes of another encoding, and plot cannot draw them). Under a locale
-    whose encoding is not UTF-8 (``LC_ALL=C``), Python reads each byte of
-    argv it cannot decode as a lone surrogate (surrogateescape): the bytes
-    are taken back and read as UTF-8, which they are if the label is text."""
+    """--label as UTF-8 text, refused before measuring; under a non-UTF-8 locale the surrogate-escaped
+    bytes of argv are taken back and read as UTF-8.
+    """
     if any("\udc80" <= c <= "\udcff" for c in text):
         try:
             text = os.fsencode(text).decode("utf-8")
@@ -96,11 +93,9 @@ def _looks_like_a_file(text: str) -> bool:
 
 
 class Methods(argparse.Action):
-    """``--methods`` and every other list option: names comma- or
-    space-separated (``gdt,rdpid`` or ``gdt rdpid``), or the option given
-    again; one grammar in every command. Where FILE arguments follow
-    (``files_follow``: plot), a word that is a file (see
-    :func:`_looks_like_a_file`) ends the list and is taken as the first FILE."""
+    """Every list option's grammar: names comma- or space-separated, or the option given again. Where
+    FILE arguments follow (`files_follow`), a word that is a file ends the list.
+    """
 
     def __init__(self, option_strings: list[str], dest: str, files_follow: bool = False,
                  type: Callable[[str], list[Any]] = _method_list, **kwargs: Any) -> None:
@@ -128,8 +123,7 @@ class Methods(argparse.Action):
 
 
 class Files(argparse.Action):
-    """FILE arguments beside a list option that may have taken some (see
-    :class:`Methods`): both kept, in the order given."""
+    """FILE arguments beside a list option that may have taken some, in the order given."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
@@ -183,10 +177,7 @@ STDOUT_NAMES = ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 
 def check_out(text: str, option: str = "--out", *, overwrite: bool = False) -> Path:
-    """The file `option` names, if it can be written there: one policy for
-    every command's output, an existing file is refused unless `overwrite`.
-    Checked before any work, so that no measurement or drawing is thrown
-    away."""
+    """The file `option` names, if it can be written (an existing one only with `overwrite`): checked before any work."""
     if not text:
         raise ValueError(f"{option} is empty: give a file name")
     out = Path(text)

@@ -1,14 +1,8 @@
 """The instrument's functions, or where no C core is built, stand-ins that say so.
 
-fastcpu is two things: the instrument (bench(), measure(), check(), ...),
-which times x86-64 instructions through the C core (``fastcpu._core``, built
-on Linux x86-64 only), and the analysis kit (result files, compare(), the
-seed table, A/B, exports, plots, the noise model), which needs no C core.
-This module is the one place that asks whether the core can be imported:
-where it can, it names the instrument's functions; where it cannot (another
-platform, or a build with ``FASTCPU_NO_CORE=1``), each of them is a stand-in
-that raises :class:`fastcpu.Unsupported` naming the platform, and
-``fastcpu``, ``fastcpu.types`` and the CLI import the kit alone.
+The one place that asks whether ``fastcpu._core`` imports: where it cannot (another platform,
+``FASTCPU_NO_CORE=1``), each of bench(), measure(), check(), ... raises
+:class:`fastcpu.Unsupported` naming the platform, and the analysis kit still imports.
 """
 
 from __future__ import annotations

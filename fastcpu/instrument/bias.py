@@ -1,35 +1,19 @@
 """fastcpu.selftest(): the harness checked against ground truth on this host.
 
-A single-copy estimate (``bench(m)``, the default) is the method's runs
-minus the empty sequence's. What the harness itself adds or hides there
-depends on the core: on an AMD Zen 5 guest every known-cost chain read
-about +3 core cycles high with fastcpu 0.2.0, on Zen 4 imul chains read
-about 2 short, on Zen 3 (AuthenticAMD family 25 model 1) add chains read about +2 and imul chains about 0
-(docs/accuracy.md). No constant holds everywhere, so the bias is measured
-here, on the host at hand:
+What the single-copy harness adds or hides depends on the core (docs/accuracy.md), so its bias
+is measured on the host at hand (docs/timing.md#the-self-test-what-the-harness-hides):
 
-1. The bias. Each known-cost chain (add 16, 32, 128; imul 8, 16, 64:
-   16 to 192 core cycles) is timed through the path being tested, inline
-   (``bench('add_chain_8')``) or as a user function (the same chains
-   compiled as out-of-line functions inside the extension, called through
-   ``bench(address)`` exactly as a user's function is). Per instruction, a
-   line through (truth, estimate) over the lengths gives the estimate of a
-   zero-cost body: the bias, in ticks, converted to core cycles. On the
-   user path bodies of other makes count too (csrc/usershapes.c). The
-   correction is the median of the per-instruction biases (with two, the
-   midpoint), and its 95% half-width covers the furthest of them (or half
-   the chains' spread, where wider) plus the scatter of the correction itself: what a body of
-   unknown make-up may see; and what one measurement strays from the
-   next beyond its own runs' interval (:func:`excess_scatter`).
-2. Verification, on measurements the correction was not made from: each
-   chain is timed again `rounds` times at `runs` runs, corrected, and
-   checked against the goals: the median error over the rounds within +-1.5 core cycles (1%
-   from 100 core cycles on; for the user path +-2 core cycles, 2% from 100)
-   and the printed 95% interval (random, conversion and correction)
-   covering the truth in at least 90% of the measurements; and the two
-   rulers within 0.5% of each other. A failure says which failed: the
-   conversion (the rulers disagree, or a chain's error lies within what the
-   conversion's uncertainty explains) or the harness.
+1. The bias: each known-cost chain is timed through the path tested (inline, or as an
+   out-of-line user function called as a user's is, together with bodies of other makes:
+   csrc/usershapes.c); per instruction (or shape) the weighted mean of the chains'
+   residuals, each converted at its own measurement's clock. The correction is the median
+   of the per-instruction biases (with two, their midpoint); its 95% half-width covers the
+   furthest of them (or half the chains' spread), its standard error and the scatter
+   between measurements.
+2. Verification, on fresh measurements: each chain timed `rounds` times, corrected and held
+   to the goals of ``results.selftest_report`` (``GOAL_CYCLES``, ``GOAL_PERCENT``,
+   ``GOAL_COVERAGE``, ``CONVERSION_GOAL_PERCENT``). A failure says whether the conversion
+   or the harness failed.
 
 Every figure here is in core cycles per copy unless its name says ticks.
 """
@@ -81,12 +65,9 @@ INLINE_OPS = ("add", "imul")
 
 
 def _chains(path: str) -> list[tuple[str, str, float, str | int]]:
-    """(name, op, truth core cycles, what bench takes) of each self-test chain:
-    inline, the add and imul chains; as user functions, those and the other
-    shapes (a mix of adds and imuls, memory operands and a stack frame, a
-    taken branch, another object and alignment), each its own "op", so
-    that the user path's bias is taken over bodies of several makes, not
-    one (issue 39)."""
+    """(name, op, truth core cycles, what bench takes) of each self-test chain: inline the add and
+    imul chains; as user functions also other shapes, each its own "op" (issue 39).
+    """
     return [
         (name, op, float(length * latency), name if path == "inline" else address)
         for name, op, length, latency, address in _core.user_chains()
@@ -102,17 +83,11 @@ def _chain_ticks(target: str | int, runs: int, serialize: str, cpu: int | None) 
 
 
 def residual_bias(points: list[tuple[float, float, float, float]]) -> tuple[float, float]:
-    """(bias, its standard error) in TSC ticks from (truth core cycles,
-    estimate ticks, random 95% half-width ticks, core cycles per tick of that
-    measurement) of chains of one instruction: the weighted mean of each
-    chain's residual, estimate - truth / cycles per tick. Each chain is
-    converted with the clock of its own measurement, so a clock that moved
-    between two chains (a GenuineIntel family 6 model 167 guest hops among
-    five levels every 20-200 ms) costs nothing: one line fitted through
-    (truth, ticks) read such moves as a slope and threw its intercept, the
-    bias, off by up to 1.5 core cycles there. A chain whose clock is unknown
-    (no undisturbed ruler point in a process whose first-use calibration
-    failed) is left out; with none left, both are NaN."""
+    """(bias, its standard error) in TSC ticks from (truth core cycles, estimate ticks, random 95%
+    half-width ticks, core cycles per tick) of chains of one instruction: the weighted mean of
+    each chain's residual, each at its own clock; a chain of unknown clock is left out, and with
+    none left both are NaN.
+    """
     known = [p for p in points if math.isfinite(p[1]) and math.isfinite(p[3]) and p[3] > 0]
     if not known:
         return math.nan, math.nan
@@ -124,17 +99,11 @@ def residual_bias(points: list[tuple[float, float, float, float]]) -> tuple[floa
 
 
 def excess_scatter(residuals: Mapping[str, list[float]], cis: Mapping[str, list[float]]) -> float:
-    """How far one measurement of a chain strays from the next beyond what
-    its own runs' interval says, as a standard deviation (the unit of the
-    inputs): per chain, the robust spread of its residuals over the passes
-    (1.4826 x their MAD) less, in quadrature, the standard error its
-    measurements claimed (median 95% half-width / 1.96); the median over
-    the chains with at least three passes, 0 where none has. What a
-    bench() result's random interval misses from one process or minute to
-    the next (a busy neighbour, the clock) and its correction's interval
-    must carry: on a GenuineIntel family 6 model 167 guest, with the other
-    CPU busy, a chain's intervals held the truth in 13 of 20 fresh
-    processes without it."""
+    """How far one measurement of a chain strays from the next beyond its own runs' interval, as a
+    standard deviation (the inputs' unit): per chain the robust spread of its residuals over the
+    passes less, in quadrature, their claimed standard error; the median over chains with at
+    least three passes, 0 where none has.
+    """
     excess = []
     for name, values in residuals.items():
         if len(values) < 3:
@@ -147,21 +116,12 @@ def excess_scatter(residuals: Mapping[str, list[float]], cis: Mapping[str, list[
 
 def correction(op_bias: Mapping[str, tuple[float, float]],
                chain_bias: Mapping[str, float] | None = None, scatter: float = 0.0) -> tuple[float, float]:
-    """(bias, 95% half-width) from each op's (bias, standard error) and,
-    optionally, each chain's own bias and how far one measurement strays
-    from the next beyond its own interval (:func:`excess_scatter`, a
-    standard deviation; one unit throughout).
-
-    An op is a body's make-up: add and imul, and on the user path the
-    other shapes of csrc/usershapes.c. The bias is pooled over the ops:
-    their median (with two, the midpoint); the half-width is the furthest
-    op from it or half the spread of the chains' own biases, whichever is
-    wider (where in it a body falls depends on its make-up, which the
-    harness cannot know: on a GenuineIntel family 6 model 167 guest a short
-    add chain hid 1.4 core cycles and a long one none; functions built
-    outside fastcpu read up to 1.4 above a user-path correction taken from
-    the plain chains alone, issue 39), plus 1.96 standard errors of the
-    pooled bias, plus 1.96 times the scatter.
+    """(bias, 95% half-width) from each op's (bias, standard error), optionally each chain's own bias
+    and the :func:`excess_scatter` (one unit throughout). An op is a body's make-up: add and imul,
+    and on the user path the other shapes of csrc/usershapes.c. The bias is pooled over the ops:
+    their median (with two, the midpoint); the half-width is the furthest op from it or half the
+    chains' spread, whichever is wider (the spread between makes, not only one make's runs: issue
+    39), plus 1.96 standard errors of the pooled bias, plus 1.96 times the scatter.
     """
     values = [b for b, _ in op_bias.values()]
     center = statistics.median(values)
@@ -182,9 +142,7 @@ def _robust_sd(values: list[float]) -> float:
 
 
 def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, float]:
-    """The median of `values` and its standard error from their scatter
-    (1.253 robust sigmas / sqrt(n), the median's efficiency for a normal
-    sample); `fallback_se` where one value cannot show a scatter."""
+    """The median of `values` and its standard error (1.253 robust sigmas / sqrt(n)), else `fallback_se`."""
     mid = statistics.median(values)
     if len(values) < 3:
         return mid, fallback_se
@@ -192,11 +150,7 @@ def _median_and_se(values: list[float], fallback_se: float) -> tuple[float, floa
 
 
 def _take_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int | None) -> HarnessBias:
-    """Time each chain of `path` `repeats` times and derive the correction:
-    per pass and instruction the weighted mean of the chains' residuals in
-    ticks, each converted with its own measurement's clock
-    (:func:`residual_bias`); per instruction the median over the passes; the
-    correction is the midpoint of the instructions' biases."""
+    """Time each chain of `path` `repeats` times and derive the correction (:func:`correction`)."""
     passes: dict[str, list[float]] = {}
     fit_se: dict[str, list[float]] = {}
     per_chain: dict[str, list[float]] = {}
@@ -235,9 +189,7 @@ def _take_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int | No
 
 
 def _zero_ticks(path: str, serialize: str, runs: int, cpu: int | None) -> tuple[float, float]:
-    """(zero, random 95% half-width) in TSC ticks: the empty sequence timed
-    as `path` times a body (the empty row inline; a user function of no cost
-    through the user path) against the empty baseline, uncorrected."""
+    """(zero, random 95% half-width) in TSC ticks: a body of no cost timed through `path`, uncorrected."""
     target: str | int = "empty" if path == "inline" else _core.user_empty()
     r = timed(target, runs, serialize=serialize, unroll=1, cpu=cpu, counter="tsc")
     ci = r.estimate_random_ci95
@@ -261,15 +213,11 @@ def _lock_of(path: str) -> ForkSafeLock:
 
 
 def harness_bias(path: str, serialize: str, cpu: int | None = None) -> HarnessBias | None:
-    """The harness bias of the single-copy harness for `path` (``'inline'``
-    or ``'user'``) in `serialize` mode: the one way to get one. The last
-    :func:`selftest` or bias measurement of this process while that is at
-    most ``CORRECTION_MAX_AGE_S`` old, or measured now, pinned to `cpu`
-    (five bias passes: about 30 ms on ``'lfence'``). After a
-    :func:`selftest` that failed this path and mode: the last self-test's
-    bias, not measured again, with its ``why_not`` saying why bench() does
-    not subtract it (figures NaN where there is none); the result converts
-    it at its own clock (``HarnessBias.at``)."""
+    """The harness bias for `path` (``'inline'`` or ``'user'``) in `serialize` mode, the one way to
+    get one: the last measurement of this process while at most ``CORRECTION_MAX_AGE_S`` old,
+    else measured now pinned to `cpu`. After a :func:`selftest` that failed this path and mode,
+    that bias, with ``why_not`` saying why bench() does not subtract it.
+    """
     why_not = failed_verdict(path, serialize)
     if why_not:  # the last self-test's bias, not subtracted: none measured now
         last = _corrections.get((path, serialize))
@@ -287,13 +235,10 @@ def harness_bias(path: str, serialize: str, cpu: int | None = None) -> HarnessBi
 
 def timed_corrected(method: Method, runs: int, *, serialize: str, cpu: int | None, path: str,
                     timeout_s: float = 0.0) -> BenchResult:
-    """`runs` single copies of `method` on the TSC, corrected by the harness
-    bias of `path` as it stands now (:func:`harness_bias`: measured on first
-    use), converted at the runs' own clock: what :func:`fastcpu.bench`
-    returns, and what the self-test verifies. While the runs' rulers
-    disagree no bias is asked for (nor measured): the result says that
-    nothing was corrected. `timeout_s` bounds a user function's
-    measurement (0: no limit)."""
+    """`runs` single copies of `method` on the TSC, corrected by :func:`harness_bias` of `path` and
+    converted at the runs' own clock: what :func:`fastcpu.bench` returns. While the runs' rulers
+    disagree nothing is corrected. `timeout_s` bounds a user function (0: no limit).
+    """
     raw = raw_runs(method, runs=runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu,
                    timeout_s=timeout_s)
     bias = harness_bias(path, serialize, cpu) if rulers_agree(raw) else None
@@ -324,30 +269,24 @@ def selftest(
 ) -> SelfTest:
     """Measure the harness's bias on this host and check the accuracy goals.
 
+    See docs/timing.md#the-self-test-what-the-harness-hides.
+
     Args:
         runs: runs per verification measurement (``bench()``'s default, 1000).
         rounds: verification measurements per chain.
-        serialize: the modes to test and judge (default: ``'lfence'``,
-            bench()'s default, a fraction of a second on a quiet host; pass
-            ``fastcpu.limits.SERIALIZE_MODES`` for every mode: ``'cpuid'`` is
-            a VM exit before every read on a guest, seconds of them, 7-10 s
-            on a KVM guest; see :attr:`SelfTest.judged`).
+        serialize: the modes to test and judge (default ``'lfence'``; pass
+            ``fastcpu.limits.SERIALIZE_MODES`` for every mode: ``'cpuid'`` takes seconds on a
+            guest; see :attr:`SelfTest.judged`).
         paths: ``'inline'``, ``'user'`` or both.
         cpu: pin to this CPU while measuring.
-        progress: ``progress(done, total, step)``, as :func:`fastcpu.measure`
-            calls it: before each step (a path's bias measurement in one mode, or
-            the rounds of one chain; ``done`` steps finished out of
-            ``total``) and once at the end with ``step`` ``None``.
+        progress: ``progress(done, total, step)``, called before each step and once at the end
+            with ``step`` ``None``.
 
     Returns:
-        A :class:`SelfTest`; its ``passed`` says whether every goal held. The
-        corrections it measured are used by :func:`fastcpu.bench` from then
-        on in this process, except on a path and mode whose goals failed:
-        there bench() applies none until a later self-test passes, and each
-        result says so (``BenchResult.caveats``). While the clock's rulers
-        disagree (``fastcpu.clock().core_cycles_problem``) nothing is
-        measured: there is no truth in core cycles to check against, and
-        the report says why (``SelfTest.problem``).
+        A :class:`SelfTest`; ``passed`` says whether every goal held. :func:`fastcpu.bench` uses
+        its corrections from then on in this process, except on a path and mode whose goals
+        failed (``BenchResult.caveats`` says so). While the rulers disagree nothing is measured
+        (``SelfTest.problem`` says why).
     """
     runs = check_int("runs", runs, 10, 10**6)
     rounds = check_int("rounds", rounds, 1, 1000)

@@ -1,13 +1,8 @@
-"""Known-cost chains: dependent chains of known cost, the ground truth.
+"""The catalogs: the timed methods, and the known-cost chains that are the ground truth.
 
-A chain of N dependent ``add r64, r64`` takes N core cycles and a chain of N
-dependent ``imul r64, r64`` takes 3N on every core fastcpu targets (Intel
-since Nehalem, AMD since Zen), whatever the core's width: each instruction
-waits for the one before. (Not ``add $1, r64``: Intel cores since Golden
-Cove fold chains of immediate adds at rename, several a cycle.) ``benchmarks/accuracy.py`` times them to show how
-close each estimator comes to the truth. They are benched by name like any
-method (``fastcpu.bench("imul_chain_100", 1000)``) but are not in
-:func:`fastcpu.methods`, the catalog of ways to learn the CPU.
+A chain of N dependent ``add r64, r64`` takes N core cycles and one of N ``imul r64, r64`` 3N
+on every core fastcpu targets (docs/methods.md#known-cost-chains). Chains are benched by name
+(``fastcpu.bench("imul_chain_100")``) but are not in :func:`fastcpu.methods`.
 """
 
 from __future__ import annotations
@@ -27,14 +22,9 @@ __all__ = ['ChainInfo', 'chain_methods', 'MethodInfo', 'methods', 'method_info',
 
 @dataclass(frozen=True)
 class ChainInfo:
-    """One known-cost chain.
-
-    Attributes:
-        name: what to pass to :func:`fastcpu.bench` (``'add_chain_100'``).
-        description: what the sequence is.
-        op: the chained instruction, ``'add'`` or ``'imul'``.
-        length: how many dependent instructions.
-        latency_cycles: core cycles each instruction takes (1 for add, 3 for imul).
+    """One known-cost chain: its `name` (what :func:`fastcpu.bench` takes), `description`, `op`
+    (``'add'`` or ``'imul'``), `length` (dependent instructions) and `latency_cycles` (core
+    cycles per instruction: 1 for add, 3 for imul).
     """
 
     name: str
@@ -68,39 +58,24 @@ class MethodInfo:
     Attributes:
         name: what to pass to :func:`fastcpu.bench`.
         description: what the sequence does and where it comes from.
-        encoding: how its raw value encodes the CPU: ``'cpunode'``
-            (cpu | node << 12), ``'cpu'``, ``'sidt'`` (IDT limit - 0x1000),
-            ``'limit'`` (a raw table limit), ``'selector'`` (a segment
-            selector: SLDT) or ``'none'``.
-        available: whether it can run on this machine.
-        reason: why not, when it cannot (``None`` when it can).
-        reports_cpu: whether it reports the CPU on this machine, so that
-            :func:`fastcpu.read` and :func:`fastcpu.check` use it (SIDT does
-            not under UMIP; the kernel-entry costs never do).
-        cpu_reason: why it does not, when it does not (``None`` when it does).
-        kind: ``'method'`` (csrc/sequences.c), ``'model'`` (a C model of an
-            implementation, csrc/models.c) or ``'chain'`` (a chain of
-            known cost).
-        role: what it is for, and so where it is shown (a plot's panel, a
-            table's group): ``'cpu_source'`` (an instruction or load that reads
-            the CPU number), ``'library_call'`` (a library's way to ask: the
-            vDSO, glibc), ``'entry_cost'`` (a kernel entry, or another cost the
-            ways are compared with), ``'model'`` or ``'chain'``.
-        in_child: measured and read in a child interpreter (the catalog
-            row's GLIBC_TUNABLES setting: glibc's sched_getcpu with rseq
-            registration off), not in this one; whether it can run here is
-            whether that child can start (``_child_runner``); the one place
-            that says where a row runs (``harness.runner`` chooses from it).
-        tunable: the GLIBC_TUNABLES setting its child starts with (None: in this process).
-        code_of: the row whose sequence it times (its own name but for a
-            row measured in a child): what ``fastcpu show`` disassembles.
-        read_failure: what a failed reading of it means (the catalog row's
-            words, :func:`fastcpu.read`'s message), or ``None`` where its
-            reader never fails.
-        read_errno: a failed reading's raw value is the error number of the
-            call `read_failure` names.
-        reference: ``'library'`` or ``'kernel'`` where :func:`fastcpu.check`
-            compares every reading with this row's (None: not a reference).
+        encoding: how its raw value encodes the CPU: ``'cpunode'`` (cpu | node << 12),
+            ``'cpu'``, ``'sidt'``, ``'limit'``, ``'selector'`` or ``'none'``.
+        available, reason: whether it can run on this machine, and why not (else ``None``).
+        reports_cpu, cpu_reason: whether it reports the CPU here (so :func:`fastcpu.read` and
+            :func:`fastcpu.check` use it), and why not (else ``None``).
+        kind: ``'method'``, ``'model'`` (a C model, docs/models.md) or ``'chain'``.
+        role: where it is shown: ``'cpu_source'``, ``'library_call'``, ``'entry_cost'``,
+            ``'model'`` or ``'chain'``.
+        in_child: measured and read in a child interpreter started with the row's
+            GLIBC_TUNABLES setting (``instrument.child``), not in this one.
+        code_of: the row whose sequence it times: what ``fastcpu show`` disassembles.
+        read_failure: what a failed reading means (:func:`fastcpu.read`'s message), or
+            ``None`` where its reader never fails.
+        read_errno: whether a failed reading's raw value is the errno of that call.
+        tunable: for an ``in_child`` row, the GLIBC_TUNABLES setting its child starts with
+            (else ``None``).
+        reference: ``'library'`` or ``'kernel'`` where :func:`fastcpu.check` compares the
+            other readings with this row's (else ``None``).
     """
 
     name: str
@@ -170,11 +145,8 @@ def _by_name() -> dict[str, MethodInfo]:
 
 
 def methods() -> list[MethodInfo]:
-    """Every built-in method, available or not, in catalog order.
-
-    Availability comes from CPUID bits, the vDSO's symbols and glibc's
-    ``__rseq_size``; an instruction that could still fault (SIDT under UMIP, a
-    hypervisor hiding RDPID) is first tried once in a forked child.
+    """Every built-in method, available or not, in catalog order (availability from CPUID, the
+    vDSO and glibc; an instruction that could fault is first tried in a forked child).
     """
     return list(_catalog())
 
@@ -207,8 +179,7 @@ def method_info(name: str) -> MethodInfo:
 
 
 def methods_named(names: Iterable[str]) -> list[MethodInfo]:
-    """The catalog entry of each name, in order (names checked first with
-    :func:`fastcpu._args.check_method_names`).
+    """The catalog entry of each name, in order (checked with :func:`_args.check_method_names`).
 
     Raises:
         ValueError: a name names no method; the message lists the nearest.

@@ -1,46 +1,20 @@
-"""The child runner: a catalog row measured and read in a child interpreter.
+"""The child runner: a catalog row that says so measured and read in a child interpreter.
 
-A row measured in a child (csrc/sequences.c: ``FC_CHILD_ROW``) times another
-row's sequence (its ``code_of``) in a process started with a GLIBC_TUNABLES
-setting of its own, because glibc reads its tunables once, when the process
-starts. The one such row is ``sched_getcpu_norseq``: since glibc 2.35,
-``sched_getcpu()`` loads the CPU from the rseq area the library registered
-for the thread; with ``GLIBC_TUNABLES=glibc.pthread.rseq=0`` it never
-registers and ``sched_getcpu()`` calls the vDSO's getcpu instead (the seed's
-13.7 ns row, Desnoyers 2020). Its runs come from a child interpreter started
-with the row's tunable added to ``GLIBC_TUNABLES``, which times the very same
-``sched_getcpu`` sequence and hands the raw arrays back. The parent converts
-them with its own clock, so they sit beside the in-process ``sched_getcpu`` in
-a table. Nothing here names a method: the tunable and the sequence come from
-the row (``_harness`` chooses this runner from it).
+Such a row (``sched_getcpu_norseq``) times another row's sequence (its ``code_of``) in a
+process started with a GLIBC_TUNABLES setting of its own (``glibc.pthread.rseq=0``), since
+glibc reads its tunables only at process start. The child hands back the raw arrays (a JSON
+header and raw bytes, checked item by item, never unpickled); the parent converts them with
+its own clock. Nothing here names a method: tunable and sequence come from the row.
 
-The child runs on the calling thread's CPUs (the request carries its mask),
-so a thread pinned to a CPU reads that CPU in the child too, and
-``bench(..., cpu=N)``, which pins the caller first, pins the child. The child refuses to measure if
-glibc registered rseq all the same (a glibc that ignores the tunable, a
-setuid interpreter: what the one row's tunable turns off): ``fastcpu.Unsupported`` says so. A child that cannot be
-started (pipes denied by a seccomp filter, no file descriptor left, an
-interpreter this user may not run) is ``fastcpu.Unsupported`` with the
-reason too: ``measure()`` records it in ``Results.unavailable`` and
-``check()`` as an error cell.
+Each request carries the asking thread's CPUs, which the child pins itself to first. At most
+two idle children are kept for later requests (a start costs far more than a request: see
+docs/performance.md); a fork starts its own, and each dies with its parent
+(``PR_SET_PDEATHSIG``). The child runs isolated (``python -I``), importing this fastcpu and
+numpy by absolute path.
 
-A child is kept for the requests that follow: starting one cost 0.15-0.27 s
-(an interpreter, numpy, fastcpu), a request 0.6-1.2 ms, on the GenuineIntel
-family 6 model 167 guest (docs/performance.md). Each request
-carries the asking thread's CPUs, which the child pins itself to first, as a
-fork would have inherited them. At most two idle children are kept, each
-reused only by a request that would start it alike (command line and
-environment); one that ended meanwhile is replaced, one interrupted
-mid-answer is ended, a fork starts its own, and at exit each is told to end.
-
-The child dies with its parent (``PR_SET_PDEATHSIG``: SIGKILL when the thread
-that started it, or the whole parent, dies), and runs nothing from the
-caller's working directory: it is started isolated (``python -I``) and
-imports this very fastcpu and the parent's numpy from their absolute paths.
-It answers in one fixed format, a JSON header and the raw bytes of the arrays
-it announces, which the parent checks item by item (never unpickled). A child
-that dies without an answer is ``fastcpu.Error`` saying how it ended (its exit
-status, or the signal that killed it, by name) and its last line on stderr.
+A child that cannot start, or whose glibc registered rseq all the same, is
+``fastcpu.Unsupported`` with the reason; one that dies without an answer is
+``fastcpu.Error`` naming its exit status or signal and its last line on stderr.
 """
 
 from __future__ import annotations
@@ -95,7 +69,6 @@ class InChild:
 
     def read(self) -> tuple[int, bool]:
         return read_cpu(self.row)[2:]  # type: ignore[return-value]  # (raw, valid)
-
 
 # How long a child that only reads (start an interpreter, import numpy and
 # fastcpu, one call) may take before it is taken for hung, in seconds.
@@ -162,12 +135,9 @@ def _child_argv() -> list[str]:
 
 
 class _Server:
-    """One child interpreter started with one row's tunable, kept for this
-    process's later requests, since starting one costs a hundred times what
-    a request does (module docstring). It answers one request
-    per line on its stdin and ends when the pipe closes, when the thread that
-    started it ends (its parent-death signal), or when it is killed. Its
-    stderr goes to an unnamed file, read for its last words."""
+    """One child interpreter started with one row's tunable, kept for later requests: one request
+    per line on its stdin; it ends with the pipe, with the thread that started it, or killed.
+    """
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
         self.owner = os.getpid()
@@ -579,11 +549,9 @@ def _serve(request: dict[str, Any]) -> Any:
 
 
 def _child(no_deathsig: str) -> None:
-    """The child's side: one JSON request per line on stdin, one answer to
-    each on stdout (:func:`_write_answer`), until stdin closes.
-    `no_deathsig`: why it could not be set to die with its parent ('' when
-    it is): it then refuses to measure, since a measurement could outlive its
-    parent by minutes."""
+    """The child's side: one JSON request per line on stdin, one answer each on stdout, until stdin
+    closes. Refuses to measure where `no_deathsig` says it cannot die with its parent.
+    """
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         try:

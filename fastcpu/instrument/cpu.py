@@ -31,12 +31,9 @@ class CpuReading:
     Attributes:
         method: the method's name.
         cpu: the CPU number it gave.
-        node: the NUMA node it gave, or ``None`` for a method that gives none
-            (``sched_getcpu``; ``rseq`` where the registered area does not
-            cover ``node_id``).
-        raw: the value it produced before decoding: ``cpu | node << 12`` for
-            LSL, TSC_AUX and the getcpu models, the IDT limit for SIDT, the
-            CPU itself for the sched_getcpu family and rseq.
+        node: the NUMA node it gave, or ``None`` for a method that gives none.
+        raw: the value it produced before decoding (``cpu | node << 12`` for LSL, TSC_AUX and
+            the getcpu models; the CPU itself for the sched_getcpu family and rseq).
     """
 
     method: str
@@ -55,19 +52,13 @@ def _runnable(method: str) -> MethodInfo:
 def read(method: str) -> CpuReading:
     """Run `method` once on this thread and decode the CPU and node it reports.
 
-    Decoding follows the method's encoding: ``cpu = v & 0xfff``, ``node = v
-    >> 12`` for LSL, RDTSCP's TSC_AUX, RDPID and the getcpu models; the vDSO
-    and the system call give both; rseq gives ``cpu_id``, and ``node_id``
-    where glibc's ``__rseq_size`` and the kernel's ``AT_RSEQ_FEATURE_SIZE``
-    both cover it.
+    See docs/methods.md#ways-that-report-the-cpu for each method's encoding.
 
     Raises:
         TypeError, ValueError: `method` names no method.
         fastcpu.Unsupported: it cannot run here, does not report the CPU here
-            (``MethodInfo.cpu_reason`` says why, e.g. SIDT under UMIP), or
-            reported failure on this thread (rseq ``cpu_id`` negative; the
-            getcpu system call, the vDSO or sched_getcpu() returned an error,
-            named with its errno).
+            (``MethodInfo.cpu_reason`` says why, e.g. SIDT under UMIP), or reported failure on
+            this thread (the message names the errno).
     """
     info = _runnable(method)
     if not info.reports_cpu:
@@ -79,10 +70,7 @@ def read(method: str) -> CpuReading:
 
 
 def failure_reason(name: str, raw: int) -> str:
-    """Why the method `name`'s reading failed (its reader said so: valid is
-    false), in its catalog row's words (``MethodInfo.read_failure``): a
-    call's error number named (`raw` is that errno where
-    ``MethodInfo.read_errno``), or the row's reason as it stands."""
+    """Why `name`'s reading failed, in its catalog row's words (``MethodInfo.read_failure``); `raw` is the errno where ``MethodInfo.read_errno``."""
     info = method_info(name)
     if info.read_failure is None:  # a row whose reader says it never fails
         return f"its reader reported failure (raw value {raw:#x})"
@@ -94,20 +82,12 @@ def failure_reason(name: str, raw: int) -> str:
 
 
 def read_raw(method: str) -> int:
-    """Run `method` once and return the raw 32-bit value it produced.
-
-    For inspection, whatever the method reports: the IDT limit (SIDT), the
-    GDT limit (SGDT), the LDT selector (SLDT; 0 under UMIP), the LSL limit,
-    TSC_AUX (RDTSCP, RDPID), the rseq ``cpu_id``, the low 32 bits of a segment base (RDFSBASE), a system
-    call's return value, the %gs selector (gs_reload). For
-    ``sched_getcpu_norseq`` it is the CPU, read in a child without rseq.
+    """Run `method` once and return the raw 32-bit value it produced (a limit, selector, TSC_AUX,
+    ``cpu_id`` or system call's return), for inspection.
 
     Raises:
         TypeError, ValueError: `method` names no method.
-        fastcpu.Unsupported: it cannot run here, or it reported failure
-            (LSL clears ZF when selector 0x7b is not a usable segment; the
-            getcpu system call, the vDSO or sched_getcpu() returned an error:
-            the message names it).
+        fastcpu.Unsupported: it cannot run here, or it reported failure (the message says how).
     """
     info = _runnable(method)
     raw, valid = _harness.read_raw(info.name)
@@ -123,16 +103,12 @@ getcpu_node = _core.getcpu_node
 
 
 def getcpu_method(node: bool = False) -> str:
-    """The way :func:`getcpu` (``node=False``) or :func:`getcpu_node`
-    (``node=True``) reads: ``'rseq'``, ``'rdpid'``, ``'vdso'`` or ``'syscall'``.
-
-    Chooses first if no call has yet. On a thread whose rseq ``cpu_id`` is
-    negative, an rseq choice falls back, per call, to the next proven way.
+    """The way :func:`getcpu` (``node=False``) or :func:`getcpu_node` (``node=True``) reads:
+    ``'rseq'``, ``'rdpid'``, ``'vdso'`` or ``'syscall'``, choosing first if no call has yet.
 
     Raises:
         TypeError: `node` is not a bool.
-        fastcpu.Unsupported: no way could be verified here (as for
-            :func:`getcpu`).
+        fastcpu.Unsupported: no way could be verified here (as for :func:`getcpu`).
     """
     if not isinstance(node, bool):
         raise TypeError(f"node must be a bool, not {type(node).__name__}")
@@ -157,15 +133,9 @@ class Reference:
 
     Attributes:
         cpu: the CPU the thread was pinned to.
-        sched_getcpu: what glibc's ``sched_getcpu()`` returned there (-1
-            when it failed).
-        syscall_cpu: the cpu the getcpu system call returned there (-1 when
-            the call failed, e.g. denied by a seccomp filter).
-        syscall_node: the node the getcpu system call returned there (-1
-            when the call failed).
-        errors: the references that failed there, each with its errno
-            (empty when both answered); the methods are checked against the
-            others.
+        sched_getcpu: glibc's ``sched_getcpu()`` there (-1 when it failed).
+        syscall_cpu, syscall_node: what the getcpu system call returned there (-1 when it failed).
+        errors: the references that failed there, each with its errno.
     """
 
     cpu: int
@@ -196,11 +166,8 @@ class Agreement:
         cpu: the CPU the thread was pinned to.
         reading: what the method reported, or ``None`` when it could not read.
         error: why it could not read on this thread (``None`` when it did).
-        agrees: its cpu equals the pinned CPU, sched_getcpu() and the system
-            call's cpu, and its node, when it gives one, the system call's
-            (a reference that failed on that CPU is left out: see
-            :attr:`Reference.errors`). False for an error too: see
-            :attr:`outcome`, which tells the two apart.
+        agrees: its cpu and node equal the pinned CPU and the references that answered; False
+            for an error too (:attr:`outcome` tells the two apart).
     """
 
     method: str
@@ -226,16 +193,9 @@ class Agreement:
 
 @dataclass(frozen=True, eq=False)
 class AgreementTable:
-    """The result of :func:`fastcpu.check`: method x CPU -> agree, disagree
-    or error (:attr:`Agreement.outcome`), and the table's :attr:`outcome`.
-
-    Attributes:
-        cpus: the CPUs checked, in order.
-        skipped: CPUs asked for that the thread could not be pinned to, with why.
-        methods: the rows checked: CPU-reporting methods, then getcpu()'s.
-        not_checked: methods left out, with why (unavailable, or no CPU source here).
-        references: per CPU, what sched_getcpu() and the system call said.
-        cells: ``(method, cpu) -> Agreement``.
+    """The result of :func:`fastcpu.check`: method x CPU -> :attr:`Agreement.outcome`, summed up in
+    :attr:`outcome`. ``cells`` maps ``(method, cpu)`` to an :class:`Agreement`; ``skipped`` and
+    ``not_checked`` say what was left out and why; ``references`` what the references said per CPU.
     """
 
     cpus: tuple[int, ...]
@@ -366,31 +326,23 @@ def _references() -> tuple[str, str]:
 def check(names: Iterable[str] | None = None, cpus: Iterable[int] | None = None) -> AgreementTable:
     """Read every CPU-reporting method on each CPU and compare with the references.
 
+    A method that cannot read on a CPU is an error cell with the reason, not the end of the
+    sweep. See docs/methods.md#which-ways-are-right-fastcpu-check.
+
     Args:
-        names: method names to check (default: every method that reports
-            the CPU here); one that does not is listed in ``not_checked``.
-        cpus: CPUs to pin to, in order (default: this thread's affinity
-            mask; nothing outside it is pinned to unless named here). One
-            that exists but cannot be pinned to (offline, outside the
-            cpuset) is recorded in ``skipped`` with the kernel's reason and
-            the sweep goes on.
+        names: method names to check (default: every method that reports the CPU here); one
+            that does not is listed in ``not_checked``.
+        cpus: CPUs to pin to, in order (default: this thread's affinity mask). One that cannot
+            be pinned to is recorded in ``skipped`` with the kernel's reason.
 
     Returns:
         An :class:`AgreementTable`; ``print()`` it for the table.
 
     Raises:
-        TypeError: `names` or `cpus` is not a list (or None), or holds the
-            wrong type.
-        ValueError: an unknown method name (the nearest are suggested), an
-            empty list, a name or CPU given twice, a negative CPU, or one
-            beyond the kernel's possible CPUs.
-        fastcpu.Error: this thread may not read or change its affinity
-            (sched_getaffinity or sched_setaffinity denied); the message
-            says which.
-
-    A method that cannot read on a CPU (fastcpu.Unsupported or another
-    fastcpu.Error, such as ``sched_getcpu_norseq``'s child interpreter that
-    cannot start) is an error cell with the reason, not the end of the sweep.
+        TypeError: `names` or `cpus` is not a list (or None), or holds the wrong type.
+        ValueError: an unknown method name (the nearest are suggested), an empty list, a name
+            or CPU given twice, a negative CPU, or one beyond the kernel's possible CPUs.
+        fastcpu.Error: this thread may not read or change its affinity (the message says which).
     """
     infos = methods() if names is None else methods_named(check_method_names(names, "names"))
     rows = [m.name for m in infos if m.reports_cpu]

@@ -30,12 +30,7 @@ __all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'InProcess'
 
 
 def pinned(cpu: int | None) -> contextlib.AbstractContextManager[None]:
-    """Run the body on `cpu` only (this thread), then restore the old mask.
-
-    On Linux, sched_setaffinity(0, ...) applies to the calling thread alone,
-    so other Python threads are unaffected. ``None`` leaves the mask alone
-    (a shared do-nothing context: bench() enters one on every call).
-    """
+    """Run the body on `cpu` only (this thread), then restore the old mask; ``None`` leaves it alone."""
     return _UNPINNED if cpu is None else _pinned_to(cpu)
 
 
@@ -55,13 +50,11 @@ def _pinned_to(cpu: int) -> Iterator[None]:
 
 
 def set_affinity(cpus: set[int], doing: str) -> None:
-    """``os.sched_setaffinity(0, cpus)``, a refusal raised as
-    :class:`fastcpu.Error` saying what was being done and why it failed: the
-    call denied (EPERM: a seccomp filter, a container or a security module),
-    or the CPUs refused (EINVAL: offline, or outside this process's cpuset).
+    """``os.sched_setaffinity(0, cpus)``.
 
     Raises:
-        fastcpu.Error: the call was denied, or the kernel refused the CPUs.
+        fastcpu.Error: the call was denied (EPERM: seccomp, a container) or the kernel refused
+            the CPUs (EINVAL: offline, outside the cpuset); the message says which.
     """
     try:
         os.sched_setaffinity(0, cpus)
@@ -88,12 +81,7 @@ Method = Union[str, "ctypes._CFuncPtr", int]
 
 
 def _check_signature(fn: object) -> None:
-    """Refuse ctypes prototypes that cannot be ``unsigned fn(void)``.
-
-    Calling a function that takes arguments without them, or one that returns
-    a structure (through a hidden pointer argument), would read or write
-    through garbage: refuse them rather than crash.
-    """
+    """Refuse ctypes prototypes that cannot be ``unsigned fn(void)`` (arguments, a structure returned) rather than crash."""
     argtypes = getattr(fn, "argtypes", None)
     if argtypes:
         raise TypeError(
@@ -238,18 +226,11 @@ class RawRuns:
 
 def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
              cpu: int | None, timeout_s: float = 0.0) -> RawRuns:
-    """The runs of `method` (a name or a user function): `runs` runs of
-    `copies` copies against the empty sequence, or (`diff`) `runs` pairs of
-    2k against k copies (k = `copies`), counted by `counter` (``'tsc'`` or
-    ``'pmu'``), pinned to `cpu` for the call (restored afterwards; None: not
-    pinned). By the target's runner (:func:`resolve`, from its catalog row): in this
-    process, one ``_core.time_runs`` call with ruler points between stretches
-    of the runs on the TSC (``_conversion.rulers()``); or in its child
-    interpreter (``_child_runner``), which runs on this thread's CPUs and
-    returns runs without ruler points (another process's clock: converted
-    by nothing there). `timeout_s` bounds a user function's measurement in
-    seconds (0: none; TimeoutError). Arguments are checked by the caller
-    (bench()), but `cpu`, which is checked here.
+    """The raw runs of `method` (a name or a user function): `runs` runs of `copies` copies against
+    the empty sequence, or (`diff`) `runs` pairs of 2k against k copies (k = `copies`), counted by
+    `counter`, pinned to `cpu` for the call. In this process (``_core.time_runs`` with ruler
+    points), or in the row's child interpreter (no ruler points). `timeout_s` bounds a user
+    function in seconds (0: none). The caller checks the arguments, but `cpu`.
     """
     if cpu is not None:
         cpu = check_cpu(cpu)
@@ -303,14 +284,11 @@ def rulers_agree(raw: RawRuns) -> bool:
 
 def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias | None = None,
                  corrected: bool = False, loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
-    """The BenchResult of `raw` (runs of `unroll` copies against the empty
-    sequence in `serialize` mode), finished: converted at the runs' own
-    clock (``runs_clock``: their ruler points) and corrected in one place
-    (``results.correction.applied``): `corrected`, by the harness `bias` as
-    it stood when they were measured (what :func:`fastcpu.bench` applies to
-    single copies on the TSC; None: none known), else by half the copy
-    loop's own cost `loop` (core cycles per copy and its 95% half-width,
-    ``timing.loop_floor``; (0, 0): not measured, uncorrected)."""
+    """The finished BenchResult of `raw`, converted at the runs' own clock and corrected in one
+    place (``results.correction.applied``): by the harness `bias` where `corrected` (None: none
+    known), else by half the copy loop's cost `loop` (core cycles per copy, 95% half-width;
+    (0, 0): uncorrected).
+    """
     got, clk = raw.measured, raw.clock
     conversion = got.conversion
     cpt, cpt_ci, caveats = raw.clock_of_runs()
@@ -326,14 +304,10 @@ def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,
           counter: str, timeout_s: float = 0.0, loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
-    """`runs` runs of `method` (a name or a user function) against the empty
-    sequence, converted with the core cycles per tick measured around them
-    (TSC; a PMU counter counts core cycles itself); uncorrected: what
-    :func:`fastcpu.bench` returns for copies or a PMU counter, and what the
-    self-test calibrates on. While the clock's rulers disagree, core cycles
-    are NaN and the result says why (its caveats). `timeout_s` bounds a user
-    function's measurement (0: no limit). `loop`: as for
-    :func:`bench_result`."""
+    """`runs` runs of `method` against the empty sequence, converted at the core cycles per tick
+    measured around them, uncorrected but for `loop` (:func:`bench_result`); `timeout_s` bounds a
+    user function (0: no limit).
+    """
     raw = raw_runs(method, runs=runs, serialize=serialize, copies=unroll, diff=False, counter=counter,
                    cpu=cpu, timeout_s=timeout_s)
     return bench_result(raw, serialize=serialize, unroll=unroll, loop=loop)
@@ -341,10 +315,9 @@ def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | 
 
 def timed_diff(method: Method, runs: int, *, serialize: str, k: int, cpu: int | None,
                counter: str, timeout_s: float = 0.0, loop: tuple[float, float] = (0.0, 0.0)) -> DiffResult:
-    """`runs` interleaved pairs of runs of `method` at 2k and k copies,
-    converted as :func:`timed` converts; `loop`: the copy loop's own cost
-    per copy and its 95% half-width, core cycles (``_copy_loop``; 0: not
-    measured)."""
+    """`runs` pairs of runs of `method` at 2k and k copies, converted as :func:`timed` converts;
+    `loop`: the copy loop's cost per copy and its 95% half-width, core cycles (0: not measured).
+    """
     raw = raw_runs(method, runs=runs, serialize=serialize, copies=k, diff=True, counter=counter, cpu=cpu,
                    timeout_s=timeout_s)
     got, clk = raw.measured, raw.clock

@@ -106,50 +106,36 @@ def measure(
 ) -> Results:
     """Time every available method (or those named) and record the machine.
 
-    Each method is one :func:`fastcpu.bench` call with these settings. A
-    named method this machine cannot run is recorded in
-    ``Results.unavailable`` with the reason instead of raising, so one script
-    serves every machine: one the catalog refuses up front, and one whose
-    bench() raised :class:`fastcpu.Unsupported` (``sched_getcpu_norseq``
-    where its child interpreter cannot start: pipes denied, no file
-    descriptors left, an interpreter this user may not run).
+    Each method is one :func:`fastcpu.bench` call with these settings. A named method this
+    machine cannot run (refused by the catalog, or whose bench() raised
+    :class:`fastcpu.Unsupported`) is recorded in ``Results.unavailable`` with the reason, so one
+    script serves every machine.
 
     Args:
         runs: timed runs per method, 1 to ``RUNS_MAX``.
         methods: method names, or ``None`` for every method but ``'empty'``.
-        serialize: ``'lfence'``, ``'cpuid'`` or ``'rdtscp'`` (see ``bench``).
+        serialize: ``'lfence'``, ``'cpuid'`` or ``'rdtscp'`` (as for ``bench``).
         unroll: back-to-back copies per run, 1 to ``UNROLL_MAX``.
         cpu: pin the measuring thread to this CPU (restored afterwards).
-        progress: ``progress(done, total, method)``, called before each
-            method and once at the end (``method`` ``None``).
-        label: a free-form name for the machine, kept in the file (text
-            UTF-8 can hold: a lone surrogate is refused).
-        selftest: run :func:`fastcpu.selftest` for this mode first (a
-            fraction of a second with 'lfence', the default, on a quiet
-            host; with 'cpuid', a VM exit before every read on a guest,
-            seconds: 7-10 s on a KVM guest; 'rdtscp' as 'lfence'): its
-            bias corrections go into
-            the estimates and its report into ``Results.selftest`` (single
-            copies on the TSC only: the self-test's corrections are for those).
-        counter: ``'tsc'`` (the default) or ``'pmu'`` (see ``bench``).
-        back_to_back: also answer the second question, calls back to back
-            (``Results.back_to_back``): each method by :func:`fastcpu.bench_diff`
-            (runs of 2 x BACK_TO_BACK_K copies against BACK_TO_BACK_K, the
-            difference per copy), with single copies (``unroll=1``) only:
-            an unrolled run already times calls back to back.
+        progress: ``progress(done, total, method)``, called before each method and once at
+            the end (``method`` ``None``).
+        label: a free-form name for the machine, kept in the file (no lone surrogate).
+        selftest: run :func:`fastcpu.selftest` for this mode first (a fraction of a second
+            with 'lfence'; seconds with 'cpuid' on a guest): its bias corrections go into the
+            single-copy TSC estimates and its report into ``Results.selftest``.
+        counter: ``'tsc'`` (the default) or ``'pmu'`` (as for ``bench``).
+        back_to_back: also time calls back to back with :func:`fastcpu.bench_diff`
+            (``Results.back_to_back``), with ``unroll=1`` only.
 
-    Both questions are the seeds': one call timed alone (the LKML post's
-    table, ``Results.results``) and the cost per call in a loop (glibc's
-    13.7 -> 2.5 ns, ``Results.back_to_back``); each has its cheapest way
-    (``Results.cheapest_way(question)``).
+    Returns:
+        A :class:`Results` holding both questions' answers (``Results.results``,
+        ``Results.back_to_back``, ``Results.cheapest_way(question)``) and the machine.
 
     Raises:
         TypeError, ValueError: a bad argument (checked before measuring).
-        fastcpu.Unsupported: no method at all can run here, or
-            ``counter='pmu'`` cannot.
-        fastcpu.Error: `cpu` was given but this thread's affinity may not be
-            read or changed (sched_getaffinity or sched_setaffinity denied);
-            the message says which.
+        fastcpu.Unsupported: no method at all can run here, or ``counter='pmu'`` cannot.
+        fastcpu.Error: `cpu` was given but this thread's affinity may not be read or changed
+            (sched_getaffinity or sched_setaffinity denied); the message says which.
     """
     runs = check_int("runs", runs, 1, RUNS_MAX)
     unroll = check_int("unroll", unroll, 1, UNROLL_MAX)
@@ -227,10 +213,9 @@ def _measure(todo: list[MethodInfo], chosen: list[MethodInfo], clk: Clock, *, ru
 
 
 def cpu_verdicts(names: list[str], machine: dict) -> dict[str, CpuVerdict]:
-    """What each of `names` read on the pinned agreement sweep (``check()``,
-    every CPU of this thread's mask): whether it reported the CPU there, and
-    why. Where the sweep cannot run at all (its affinity calls denied), what
-    the catalog says, with that reason."""
+    """What each of `names` read on the pinned agreement sweep (``check()``): whether it reported
+    the CPU, and why; where the sweep cannot run, what the catalog says, with that reason.
+    """
     try:
         table = check(names)
     except Error as exc:
