@@ -1,14 +1,6 @@
-"""fastcpu: how fast can a Linux x86-64 process learn which CPU it runs on?
-
-Times every way (LSL, RDTSCP, RDPID, SIDT, the vDSO, glibc's sched_getcpu, rseq, the getcpu
-system call, ...) in a C harness, returning raw per-run TSC ticks; figures convert to core
-cycles and ns (docs/timing.md#units).
-
-    >>> import fastcpu
-    >>> r = fastcpu.bench("rdpid", 1000)
-    >>> r.estimate, r.estimate_ci95   # TSC ticks above the empty sequence
-    >>> print(fastcpu.check())        # every method against sched_getcpu, on every CPU
-    >>> fastcpu.getcpu()              # the current CPU, fast
+"""fastcpu: how fast can a Linux x86-64 process learn which CPU it runs on? Every way, timed
+in a C harness as raw per-run TSC ticks (``fastcpu.bench("rdpid", 1000)``), checked against
+sched_getcpu on every CPU (``fastcpu.check()``), and the fastest one (``fastcpu.getcpu()``).
 """
 
 from typing import TYPE_CHECKING

@@ -171,7 +171,7 @@ def test_the_reports_render_each_wired_benchmark_and_each_takes_record():
     # docs/accuracy.md and docs/performance.md hold one generated report per benchmark
     # (docs/reports.py; tests/test_figures.py runs its --check), and each such benchmark
     # writes the record it renders from
-    wired = {"docs/accuracy.md": ["accuracy", "fresh_processes"], "docs/performance.md": ["performance", "getcpu"]}
+    wired = {"docs/accuracy.md": ["accuracy", "fresh_processes", "user_functions"], "docs/performance.md": ["performance", "getcpu"]}
     for page, names in wired.items():
         text = (ROOT / page).read_text()
         assert re.findall(r"<!-- report: (\w+) begin", text) == names, page

@@ -1,12 +1,6 @@
-"""compare()'s columns: one row per machine and method, in every unit, and the one CSV schema.
-
-Every statistic is per copy above the empty sequence in TSC ticks
-(``*_ticks``), ns (``*_ns``) and core cycles (``*_core_cycles``), converted
-with its file's clock; an interval is two columns (``NAME_ci_low_UNIT``,
-``NAME_ci_high_UNIT``). The statistics answer one call alone,
-``BACK_TO_BACK_COLUMNS`` calls back to back, ``ANSWER_COLUMNS`` each
-machine's cheapest way. ``compare --csv`` and ``export.write_csv`` write
-``CSV_COLUMNS``. See docs/files.md, "Comparing"."""
+"""compare()'s columns (per copy above the empty sequence, in ``*_ticks``, ``*_ns`` and
+``*_core_cycles``; an interval as ``NAME_ci_low_UNIT``/``NAME_ci_high_UNIT``) and the one CSV
+schema, ``CSV_COLUMNS`` (docs/files.md, "Comparing")."""
 
 from __future__ import annotations
 

@@ -1,21 +1,7 @@
-"""fastcpu.selftest(): the harness checked against ground truth on this host.
-
-What the single-copy harness adds or hides depends on the core (docs/accuracy.md), so its bias
-is measured on the host at hand (docs/timing.md#the-self-test-what-the-harness-hides):
-
-1. The bias: each known-cost chain is timed through the path tested (inline, or as an
-   out-of-line user function called as a user's is, together with bodies of other makes:
-   csrc/usershapes.c); per instruction (or shape) the weighted mean of the chains'
-   residuals, each converted at its own measurement's clock. The correction is the median
-   of the per-instruction biases (with two, their midpoint); its 95% half-width covers the
-   furthest of them (or half the chains' spread), its standard error and the scatter
-   between measurements.
-2. Verification, on fresh measurements: each chain timed `rounds` times, corrected and held
-   to the goals of ``results.selftest_report`` (``GOAL_CYCLES``, ``GOAL_PERCENT``,
-   ``GOAL_COVERAGE``, ``CONVERSION_GOAL_PERCENT``). A failure says whether the conversion
-   or the harness failed.
-
-Every figure here is in core cycles per copy unless its name says ticks.
+"""fastcpu.selftest() and the harness bias: the harness checked against chains of known cost
+on this host, inline and through the user-function path (csrc/usershapes.c adds bodies of other
+shapes). How the bias is pooled and verified: docs/timing.md#the-self-test-what-the-harness-hides.
+Figures are core cycles per copy unless a name says ticks.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
-"""The child runner: a catalog row that says so measured and read in a child interpreter.
+"""The child runner: a catalog row measured and read in a child interpreter started with its
+own GLIBC_TUNABLES (``sched_getcpu_norseq``: glibc reads tunables only at process start).
 
-Such a row (``sched_getcpu_norseq``) times another row's sequence (its ``code_of``) in a
-process started with a GLIBC_TUNABLES setting of its own (``glibc.pthread.rseq=0``), since
-glibc reads its tunables only at process start. The child hands back the raw arrays (a JSON
-header and raw bytes, checked item by item, never unpickled); the parent converts them with
-its own clock. Nothing here names a method: tunable and sequence come from the row.
-
-Each request carries the asking thread's CPUs, which the child pins itself to first. At most
-two idle children are kept for later requests (a start costs far more than a request: see
-docs/performance.md); a fork starts its own, and each dies with its parent
-(``PR_SET_PDEATHSIG``). The child runs isolated (``python -I``), importing this fastcpu and
-numpy by absolute path.
-
-A child that cannot start, or whose glibc registered rseq all the same, is
-``fastcpu.Unsupported`` with the reason; one that dies without an answer is
-``fastcpu.Error`` naming its exit status or signal and its last line on stderr.
+The child pins itself to the asking thread's CPUs, hands back raw arrays (a JSON header and raw
+bytes, checked item by item, never unpickled) and dies with its parent; the parent converts
+them with its own clock. Nothing here names a method: tunable and sequence come from the row.
+A child that cannot start, or registered rseq anyway, is ``fastcpu.Unsupported``; one that dies
+without an answer is ``fastcpu.Error`` naming its exit status and its last line on stderr.
 """
 
 from __future__ import annotations

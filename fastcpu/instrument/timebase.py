@@ -1,11 +1,6 @@
-"""What a TSC tick is worth on this machine: frequency, granularity and core cycles, each
-checked by a second ruler of another kind (docs/timing.md#units, #core-cycles-the-rulers).
-
-Nothing is assumed of a host: a tick is not a core cycle, and the counter may move in steps
-of many ticks. The granularity is fitted to the lattice that reads separated by varying work
-fall on (:func:`fit_granularity`), the spacing of back-to-back reads reported beside it;
-core cycles per tick come from add chains checked against imul chains timed alongside
-(:class:`Rulers`), core-cycle figures NaN with the reason while the two disagree.
+"""What a TSC tick is worth here: frequency, granularity (fitted to the lattice reads fall on)
+and core cycles per tick (add chains checked by imul chains: NaN with the reason while they
+disagree). Nothing is assumed of a host (docs/timing.md#units, #core-cycles-the-rulers).
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Plots of raw per-run timings (matplotlib): exact counts and ECDFs (docs/files.md, "Plots").
-
-Distributions are exact counts of each observed value, the empty sequence
-beside; methods and machines are overlaid as ECDFs, a Results split into
-panels by kind (:func:`method_group`); every axis names its unit; titles
-give the ESTIMATE with its 95% interval. Memory is bounded by the picture,
-at most :data:`PANELS_MAX` panels and :data:`SERIES_MAX` curves a panel
-(what is left out is said); names from files are drawn as plain text. Each
-function returns the Figure or Axes it drew on; no backend is selected."""
+"""Plots of raw per-run timings (matplotlib): exact counts of each value and ECDFs, every axis
+with its unit, at most :data:`PANELS_MAX` panels and :data:`SERIES_MAX` curves a panel (what is
+left out is said); each returns the Figure or Axes it drew on (docs/files.md, "Plots")."""
 
 from __future__ import annotations
 

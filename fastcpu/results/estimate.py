@@ -1,12 +1,6 @@
-"""Estimates below the clock's step: which statistic to trust, and how far.
-
-The estimators (docs/timing.md, "Below the clock's step" and "Calls back to
-back"): ``'median'`` where the runs spread over several clock steps,
-``'paired_mean'`` (the fenced mean of raw[i] - empty[i]) where quantization
-dominates, and ``'diff'``, bench_diff's fenced mean of (long[i] - short[i]) / k.
-All but ``best`` and ``median`` leave out migrated pairs (unless all are).
-Figures are TSC ticks per copy (counter units with a PMU counter); intervals
-are 95% half-widths."""
+"""Estimates below the clock's step (docs/timing.md): ``'median'``, ``'paired_mean'`` (the
+fenced mean of raw[i] - empty[i]) or bench_diff's ``'diff'``, with 95% half-widths; TSC ticks
+per copy (counter units with a PMU counter); migrated pairs left out unless all are."""
 
 from __future__ import annotations
 
