@@ -1,5 +1,6 @@
-"""fastcpu's version: its own module at the bottom of the import graph, so
-that any module can name it without importing the package."""
+"""The base every room stands on: ``__version__``, ``fastcpu.Error`` and ``Unsupported``
+(the C core raises these), fork-safe locks, the one deprecation warning, and text made safe
+to print (:func:`printable`)."""
 
 from __future__ import annotations
 

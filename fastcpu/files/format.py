@@ -1,9 +1,5 @@
-"""The result file's format: name, version, limits and ``ResultFileError``.
-
-The layout, the array encoding and the checksum are in docs/files.md ("The
-file"). save() and load() check the same limits, defined here. Reading is
-``_json_read``, writing ``_json_write``, the checksum ``_json_checksum``;
-``_json_document`` is the codec's front door."""
+"""The result file's format: name, version, limits, the checksum and ``ResultFileError``
+(layout and encoding: docs/files.md, "The file"); read.py reads it, write.py writes it."""
 
 from __future__ import annotations
 

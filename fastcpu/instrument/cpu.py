@@ -1,6 +1,6 @@
-"""fastcpu.read() and read_raw(): what a method reports, run once where its
-catalog row says (in this process, or in its child: ``_harness.read_cpu``),
-and why a reading failed, in its row's words (``MethodInfo.read_failure``)."""
+"""What a method reports, and whether it is right: fastcpu.read() and read_raw() (run where the
+row's runner runs), getcpu() (the fastest way proven right, from the C core), and check()
+(every method against sched_getcpu on every allowed CPU)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Pinning the calling thread to one CPU for the length of a measurement."""
+"""The raw runs and their result: pinning, the target (a catalog row and its one runner, or a
+user function), ``_core.time_runs``, and :func:`bench_result`, where the harness correction is
+applied."""
 
 from __future__ import annotations
 

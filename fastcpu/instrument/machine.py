@@ -1,5 +1,5 @@
-"""Everything fastcpu records about the machine it measures on: /proc and
-/sys (``_machine``) and the C core's CPUID facts, as JSON-ready values."""
+"""fastcpu.measure(): every method on this machine, both questions, the self-test and the
+machine's facts (/proc, /sys and the C core's CPUID facts) in one Results."""
 
 from __future__ import annotations
 

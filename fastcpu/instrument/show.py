@@ -1,4 +1,5 @@
-"""Function bounds and bytes from an ELF64 file's ``.symtab``, for showing timed code."""
+"""fastcpu.method_code(): a method's timed instructions, read from the built extension's ELF
+symbols and disassembled (objdump or capstone)."""
 
 from __future__ import annotations
 

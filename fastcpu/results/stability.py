@@ -1,4 +1,5 @@
-"""Facts about the machine a measurement ran on (CPUID, /proc, /sys), best effort: unknown is None."""
+"""Facts about the machine a measurement ran on (CPUID, /proc, /sys; unknown is None) and the
+stability warnings they imply for a result (:class:`Stability`)."""
 
 from __future__ import annotations
 

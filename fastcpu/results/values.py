@@ -1,6 +1,6 @@
-"""What a TSC tick is worth, as values: :class:`Clock`, :class:`Rulers`, :class:`CounterUnits`.
-
-These need no C core (docs/timing.md, "Units" and "Core cycles: the rulers")."""
+"""Values with no C core: what a TSC tick is worth (:class:`Clock`, :class:`Rulers`,
+:class:`CounterUnits`; docs/timing.md, "Units") and each result's catalog row
+(:class:`CatalogRow`, with the catalogs of 0.2.0 to 0.6.0 for old files)."""
 
 from __future__ import annotations
 
