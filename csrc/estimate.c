@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "estimate.h"
+#include "harness.h"
 
 /* estimate.py's constants, as its Python literals read. */
 #define MEDIAN_SPREAD_STEPS 2.0
@@ -60,76 +61,39 @@ static double t95(size_t df)
 
 /* ---- order statistics ------------------------------------------------ */
 
-static void swap(int64_t *a, int64_t *b)
+/* Order statistics by harness.c's radix select (one implementation with
+ * bench()'s median): the int64 runs read as signed keys, left in place. */
+static int64_t value_of(uint64_t key)
 {
-    int64_t t = *a;
-    *a = *b;
-    *b = t;
+    uint64_t u = key ^ FC_KEY_SIGNED; /* two's complement, without an implementation-defined cast */
+    return u <= (uint64_t)INT64_MAX ? (int64_t)u : (int64_t)(u - (uint64_t)INT64_MAX - 1) + INT64_MIN;
 }
 
-static int compare_i64(const void *a, const void *b)
+/* The smallest and largest of x[0..n) as keys (a span: the radix select's
+ * bounds, worked out in a pass that reads x anyway). */
+struct span {
+    uint64_t lo, hi;
+};
+
+static uint64_t key_of(int64_t value)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    return (uint64_t)value ^ FC_KEY_SIGNED;
 }
 
-/* The k-th smallest (0-based) of x[0..n), reordering x so that x[0..k)
- * holds values no larger and x(k..n) none smaller (as numpy's partition).
- * Quickselect with a three-way partition (ties cost nothing), sorting what
- * is left after too many rounds (an adversarial order). */
-static int64_t select_kth(int64_t *x, size_t n, size_t k)
+static struct span span_of(int64_t lo, int64_t hi)
 {
-    size_t lo = 0, hi = n; /* the k-th lies in x[lo..hi) */
-    int rounds = 0;
-    while (hi - lo > 1) {
-        if (++rounds > 64) {
-            qsort(x + lo, hi - lo, sizeof *x, compare_i64);
-            break;
-        }
-        size_t mid = lo + (hi - lo) / 2;
-        int64_t a = x[lo], b = x[mid], c = x[hi - 1];
-        int64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        size_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) == pivot, [gt,hi) > pivot */
-        while (i < gt) {
-            if (x[i] < pivot)
-                swap(&x[lt++], &x[i++]);
-            else if (x[i] > pivot)
-                swap(&x[i], &x[--gt]);
-            else
-                i++;
-        }
-        if (k < lt)
-            hi = lt;
-        else if (k >= gt)
-            lo = gt;
-        else
-            return pivot;
-    }
-    return x[k];
+    return (struct span){key_of(lo), key_of(hi)};
 }
 
-static int64_t max_of(const int64_t *x, size_t n)
+/* numpy's median ranks of x[0..n) (n >= 1, values within `s`): the middle
+ * value (returns 1) or the two middle values, lower first (returns 2). */
+static int middle(const int64_t *x, size_t n, struct span s, int64_t mid[2])
 {
-    int64_t m = x[0];
-    for (size_t i = 1; i < n; i++)
-        if (x[i] > m)
-            m = x[i];
-    return m;
-}
-
-/* numpy's median ranks of x[0..n) (n >= 1), reordering x: the middle value
- * (returns 1) or the two middle values, lower first (returns 2). */
-static int middle(int64_t *x, size_t n, int64_t mid[2])
-{
-    size_t k = n / 2;
-    int64_t upper = select_kth(x, n, k);
-    if (n % 2) {
-        mid[0] = mid[1] = upper;
-        return 1;
-    }
-    mid[0] = max_of(x, k); /* x[0..k) holds the k smallest */
-    mid[1] = upper;
-    return 2;
+    uint64_t keys[2];
+    int count = fc_middle_keys((const uint64_t *)x, n, FC_KEY_SIGNED, s.lo, s.hi, keys);
+    mid[0] = value_of(keys[0]);
+    mid[1] = value_of(keys[1]);
+    return count;
 }
 
 /* What estimate.py reads off the middle values: float(m) or (m0 + m1) / 2. */
@@ -139,18 +103,19 @@ static double mean_of_middle(const int64_t mid[2], int count)
 }
 
 /* estimate._small_center_and_sigma: (median, 1.4826 x MAD) of x[0..n)
- * (n >= 1, |values| below 2^61), reordering and overwriting x. */
-static double center_and_sigma(int64_t *x, size_t n, double *sigma)
+ * (n >= 1, |values| below 2^61), overwriting x with the deviations. */
+static double center_and_sigma(int64_t *x, size_t n, struct span s, double *sigma)
 {
     int64_t mid[2];
-    int count = middle(x, n, mid);
+    int count = middle(x, n, s, mid);
     double center = mean_of_middle(mid, count);
-    int64_t twice = count == 1 ? 2 * mid[0] : mid[0] + mid[1];
+    int64_t twice = count == 1 ? 2 * mid[0] : mid[0] + mid[1], widest = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t y = 2 * x[i] - twice; /* within +-2^63: exact */
         x[i] = y < 0 ? -y : y;
+        widest = x[i] > widest ? x[i] : widest;
     }
-    count = middle(x, n, mid);
+    count = middle(x, n, span_of(0, widest), mid);
     *sigma = MAD_SIGMA * mean_of_middle(mid, count) / 2;
     return center;
 }
@@ -165,13 +130,14 @@ static void median_ranks(size_t n, size_t *lo, size_t *hi)
     *hi = high < (double)(n - 1) ? (size_t)high : n - 1;
 }
 
-/* Half-width of that interval of x[0..n) (reordering x). */
-static double median_ci(int64_t *x, size_t n)
+/* Half-width of that interval of x[0..n) (values within `s`). */
+static double median_ci(const int64_t *x, size_t n, struct span s)
 {
     size_t lo, hi;
     median_ranks(n, &lo, &hi);
-    int64_t high = select_kth(x, n, hi);
-    int64_t low = lo < hi ? select_kth(x, hi, lo) : high;
+    int64_t high = value_of(fc_select_key((const uint64_t *)x, n, hi, FC_KEY_SIGNED, s.lo, s.hi));
+    int64_t low = lo < hi ? value_of(fc_select_key((const uint64_t *)x, n, lo, FC_KEY_SIGNED, s.lo, s.hi))
+                          : high;
     return ((double)high - (double)low) / 2;
 }
 
@@ -247,30 +213,30 @@ static double sum_squares(const int64_t *x, size_t n, double mean)
 
 /* ---- the estimate ---------------------------------------------------- */
 
-/* The median difference of the kept runs r, e (m of them, reordered). */
-static void median_difference(int64_t *r, int64_t *e, size_t m, double step, uint32_t unroll,
-                              struct fc_estimate *out)
+/* The median difference of the kept runs r, e (m of them, within sr, se). */
+static void median_difference(const int64_t *r, const int64_t *e, size_t m, struct span sr,
+                              struct span se, double step, uint32_t unroll, struct fc_estimate *out)
 {
     int64_t mid[2];
-    int count = middle(r, m, mid);
+    int count = middle(r, m, sr, mid);
     double raw_median = mean_of_middle(mid, count);
-    count = middle(e, m, mid);
+    count = middle(e, m, se, mid);
     double empty_median = mean_of_middle(mid, count);
-    double ci_r = median_ci(r, m), ci_e = median_ci(e, m);
+    double ci_r = median_ci(r, m, sr), ci_e = median_ci(e, m, se);
     double rounding = Z975 * step / sqrt(6.0); /* two uniform(+-step/2) roundings */
     double ci = sqrt(py_pow(ci_r, 2) + py_pow(ci_e, 2) + py_pow(rounding, 2));
     *out = (struct fc_estimate){(raw_median - empty_median) / unroll, ci / unroll,
                                 FC_ESTIMATOR_MEDIAN, m};
 }
 
-/* The fenced mean of the paired differences d (m of them, in run order;
- * `w` scratch of m), with its t interval. */
-static void paired_mean(const int64_t *d, int64_t *w, size_t m, double step, uint32_t unroll,
-                        struct fc_estimate *out)
+/* The fenced mean of the paired differences d (m of them, in run order,
+ * within sd; `w` scratch of m), with its t interval. */
+static void paired_mean(const int64_t *d, int64_t *w, size_t m, struct span sd, double step,
+                        uint32_t unroll, struct fc_estimate *out)
 {
     double sigma;
     memcpy(w, d, m * sizeof *w);
-    double center = center_and_sigma(w, m, &sigma);
+    double center = center_and_sigma(w, m, sd, &sigma);
     double half = FENCE_STEPS * step + 2.0; /* Python's max(): the first of the largest */
     if (FENCE_SIGMAS * sigma > half)
         half = FENCE_SIGMAS * sigma;
@@ -278,16 +244,17 @@ static void paired_mean(const int64_t *d, int64_t *w, size_t m, double step, uin
         half = FENCE_RELATIVE * fabs(center);
     double low = center - half, high = center + half;
     size_t n = 0;
-    for (size_t i = 0; i < m; i++) /* numpy compares int64 with a float as float64 */
-        if ((double)d[i] >= low && (double)d[i] <= high)
-            w[n++] = d[i];
+    for (size_t i = 0; i < m; i++) { /* numpy compares int64 with a float as float64 */
+        w[n] = d[i];
+        n += (double)d[i] >= low && (double)d[i] <= high;
+    }
     double mean = n ? numpy_sum(w, n) / (double)n : NAN;
     if (n < 2) {
         *out = (struct fc_estimate){mean / unroll, INFINITY / unroll, FC_ESTIMATOR_PAIRED_MEAN, n};
         return;
     }
-    double sd = sqrt(sum_squares(w, n, mean) / (double)(n - 1));
-    *out = (struct fc_estimate){mean / unroll, t95(n - 1) * sd / sqrt((double)n) / unroll,
+    double spread = sqrt(sum_squares(w, n, mean) / (double)(n - 1));
+    *out = (struct fc_estimate){mean / unroll, t95(n - 1) * spread / sqrt((double)n) / unroll,
                                 FC_ESTIMATOR_PAIRED_MEAN, n};
 }
 
@@ -296,33 +263,58 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
 {
     if (n == 0 || n > FC_ESTIMATE_RUNS_MAX)
         return 1;
-    size_t moved = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (raw[i] >= FC_ESTIMATE_EXACT_BELOW || empty[i] >= FC_ESTIMATE_EXACT_BELOW)
-            return 1;
-        moved += migrated && migrated[i];
-    }
-    bool drop = moved && moved < n; /* every pair migrated: all of them */
     int64_t *r = malloc(3 * n * sizeof *r);
     if (!r)
         return 1;
     int64_t *e = r + n, *w = e + n;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!drop || !migrated[i]) {
-            r[m] = (int64_t)raw[i];
-            e[m] = (int64_t)empty[i];
-            m++;
-        }
+    /* one pass: the copies as int64, their spans, the pairs that migrated */
+    uint64_t r_lo = UINT64_MAX, r_hi = 0, e_lo = UINT64_MAX, e_hi = 0;
+    size_t moved = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = raw[i], b = empty[i];
+        r_lo = a < r_lo ? a : r_lo;
+        r_hi = a > r_hi ? a : r_hi;
+        e_lo = b < e_lo ? b : e_lo;
+        e_hi = b > e_hi ? b : e_hi;
+        r[i] = (int64_t)(a & (FC_ESTIMATE_EXACT_BELOW - 1)); /* checked below */
+        e[i] = (int64_t)(b & (FC_ESTIMATE_EXACT_BELOW - 1));
+        moved += migrated && migrated[i];
+    }
+    if (r_hi >= FC_ESTIMATE_EXACT_BELOW || e_hi >= FC_ESTIMATE_EXACT_BELOW) {
+        free(r);
+        return 1;
+    }
+    size_t m = n;
+    if (moved && moved < n) { /* every pair migrated: all of them kept */
+        m = 0;
+        r_lo = e_lo = UINT64_MAX;
+        r_hi = e_hi = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!migrated[i]) {
+                uint64_t a = raw[i], b = empty[i];
+                r_lo = a < r_lo ? a : r_lo;
+                r_hi = a > r_hi ? a : r_hi;
+                e_lo = b < e_lo ? b : e_lo;
+                e_hi = b > e_hi ? b : e_hi;
+                r[m] = (int64_t)a;
+                e[m] = (int64_t)b;
+                m++;
+            }
+    }
+    struct span sr = span_of((int64_t)r_lo, (int64_t)r_hi), se = span_of((int64_t)e_lo, (int64_t)e_hi);
     double sigma;
     memcpy(w, r, m * sizeof *w);
-    center_and_sigma(w, m, &sigma);
+    center_and_sigma(w, m, sr, &sigma);
     if (sigma >= MEDIAN_SPREAD_STEPS * step) {
-        median_difference(r, e, m, step, unroll, out);
+        median_difference(r, e, m, sr, se, step, unroll, out);
     } else {
-        for (size_t i = 0; i < m; i++)
+        int64_t d_lo = INT64_MAX, d_hi = INT64_MIN;
+        for (size_t i = 0; i < m; i++) {
             r[i] -= e[i];
-        paired_mean(r, w, m, step, unroll, out);
+            d_lo = r[i] < d_lo ? r[i] : d_lo;
+            d_hi = r[i] > d_hi ? r[i] : d_hi;
+        }
+        paired_mean(r, w, m, span_of(d_lo, d_hi), step, unroll, out);
     }
     free(r);
     return 0;

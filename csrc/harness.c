@@ -303,60 +303,126 @@ uint64_t fc_min_u64(const uint64_t *v, size_t n)
 }
 
 /*
- * The k-th smallest value (0-based) of v[0..n), all within [lo, hi], without
- * copying or reordering v: a radix select. The values share every bit above
- * the highest bit in which lo and hi differ; each pass counts the next 8 bits
- * of the values still matching the prefix found so far and picks the digit
- * holding the k-th. O(n) per pass, ceil(bits / 8) passes (3 for values that
- * span under 2^24 ticks), and no memory beyond 256 counters.
+ * Order statistics by radix select, without copying or reordering v: the
+ * values are read as keys v[i] ^ flip (flip 0: unsigned; FC_KEY_SIGNED: int64
+ * in two's complement, ordered as signed). The keys share every bit above
+ * the highest bit in which the smallest and largest differ; each pass counts
+ * the next 8 bits of the keys still matching the prefix found so far and
+ * picks the digit holding the k-th. O(n) per pass, ceil(bits / 8) passes (1
+ * for keys that span under 256, as quantized runs do), no memory beyond 256
+ * counters. One implementation for bench()'s median and the estimate
+ * (estimate.c).
  */
-static uint64_t select_kth(const uint64_t *v, size_t n, size_t k, uint64_t lo, uint64_t hi)
+void fc_key_range(const uint64_t *v, size_t n, uint64_t flip, uint64_t *lo, uint64_t *hi)
 {
-    if (lo == hi)
+    uint64_t a = UINT64_MAX, b = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = v[i] ^ flip;
+        a = x < a ? x : a;
+        b = x > b ? x : b;
+    }
+    *lo = a;
+    *hi = b;
+}
+
+/* The key of rank k (0-based) of v[0..n) (n > k), all keys within [lo, hi];
+ * with `lower` (k >= 1), also the key of rank k - 1 there: the same key when
+ * tied, else the largest below it (read off the last pass's counts, or one
+ * more pass where it lies under another digit). */
+static uint64_t select_key(const uint64_t *v, size_t n, size_t k, uint64_t flip, uint64_t lo,
+                           uint64_t hi, uint64_t *lower)
+{
+    if (lo == hi) {
+        if (lower)
+            *lower = lo;
         return lo;
-    int bits = 64 - __builtin_clzll(lo ^ hi);
+    }
+    /* keys counted from lo: as many digits as the span needs (a span across
+     * zero, as signed differences make, is short too) */
+    int bits = 64 - __builtin_clzll(hi - lo);
     int shift = (bits + 7) / 8 * 8;
     uint64_t mask = shift >= 64 ? 0 : ~((UINT64_C(1) << shift) - 1);
-    uint64_t prefix = lo & mask;
+    uint64_t prefix = 0;
+    unsigned d = 0, e = 0; /* the last pass's digit, and 1 + the nearest used digit below it */
+    bool first = true;
     while (shift > 0) {
         shift -= 8;
-        size_t count[256] = {0};
-        for (size_t i = 0; i < n; i++)
-            if ((v[i] & mask) == prefix)
-                count[(v[i] >> shift) & 0xff]++;
-        unsigned d = 0;
+        /* four tallies, summed after: runs of one value (quantized runs
+         * hold a handful) would otherwise wait on each increment's store.
+         * On the first pass every key matches the prefix (all zero above
+         * the span). Each tally stays below 2^32 for n below 2^34. */
+        uint32_t tally[4][256] = {{0}};
+        size_t count[256], i = 0, n4 = n & ~(size_t)3;
+        if (first) {
+            for (; i < n4; i += 4) {
+                tally[0][(((v[i] ^ flip) - lo) >> shift) & 0xff]++;
+                tally[1][(((v[i + 1] ^ flip) - lo) >> shift) & 0xff]++;
+                tally[2][(((v[i + 2] ^ flip) - lo) >> shift) & 0xff]++;
+                tally[3][(((v[i + 3] ^ flip) - lo) >> shift) & 0xff]++;
+            }
+        } else {
+            for (; i < n4; i += 4)
+                for (int j = 0; j < 4; j++) {
+                    uint64_t x = (v[i + j] ^ flip) - lo;
+                    tally[j][(x >> shift) & 0xff] += (x & mask) == prefix;
+                }
+        }
+        for (; i < n; i++) {
+            uint64_t x = (v[i] ^ flip) - lo;
+            tally[0][(x >> shift) & 0xff] += (x & mask) == prefix;
+        }
+        first = false;
+        for (int c = 0; c < 256; c++)
+            count[c] = (size_t)tally[0][c] + tally[1][c] + tally[2][c] + tally[3][c];
+        d = 0;
         while (k >= count[d])
             k -= count[d++];
+        for (e = d; e > 0 && count[e - 1] == 0; e--)
+            ;
         prefix |= (uint64_t)d << shift;
         mask |= UINT64_C(0xff) << shift;
     }
-    return prefix;
+    if (lower) {
+        if (k > 0) { /* ties before it in the last digit */
+            *lower = prefix + lo;
+        } else if (e > 0) { /* the nearest value below, among the last digits */
+            *lower = prefix - (d - (e - 1)) + lo;
+        } else { /* below every key of this prefix: one more pass */
+            uint64_t best = 0;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t x = (v[i] ^ flip) - lo;
+                if (x < prefix && x > best)
+                    best = x;
+            }
+            *lower = best + lo;
+        }
+    }
+    return prefix + lo;
+}
+
+uint64_t fc_select_key(const uint64_t *v, size_t n, size_t k, uint64_t flip, uint64_t lo,
+                       uint64_t hi)
+{
+    return select_key(v, n, k, flip, lo, hi, NULL);
+}
+
+int fc_middle_keys(const uint64_t *v, size_t n, uint64_t flip, uint64_t lo, uint64_t hi,
+                   uint64_t mid[2])
+{
+    if (n % 2) {
+        mid[0] = mid[1] = select_key(v, n, n / 2, flip, lo, hi, NULL);
+        return 1;
+    }
+    mid[1] = select_key(v, n, n / 2, flip, lo, hi, &mid[0]);
+    return 2;
 }
 
 double fc_median_u64(const uint64_t *v, size_t n)
 {
     if (n == 0)
         return 0.0;
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        lo = v[i] < lo ? v[i] : lo;
-        hi = v[i] > hi ? v[i] : hi;
-    }
-    size_t k = n / 2;
-    uint64_t upper = select_kth(v, n, k, lo, hi);
-    if (n & 1)
-        return (double)upper;
-    /* even count: the other middle value is upper itself unless exactly k
-     * values lie below it, and then it is the largest of those */
-    size_t below = 0;
-    uint64_t lower = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i] < upper) {
-            below++;
-            lower = v[i] > lower ? v[i] : lower;
-        }
-    }
-    if (below < k)
-        lower = upper;
-    return ((double)lower + (double)upper) / 2.0;
+    uint64_t mid[2], lo, hi;
+    fc_key_range(v, n, 0, &lo, &hi);
+    fc_middle_keys(v, n, 0, lo, hi, mid);
+    return n & 1 ? (double)mid[1] : ((double)mid[0] + (double)mid[1]) / 2.0;
 }

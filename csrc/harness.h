@@ -119,6 +119,22 @@ size_t fc_record_runs(const struct fc_pair *p, struct fc_run_buffers *b, size_t 
 uint64_t fc_min_u64(const uint64_t *v, size_t n);
 double fc_median_u64(const uint64_t *v, size_t n);
 
+/* Order statistics by radix select (harness.c), `v` untouched: the values
+ * are read as keys v[i] ^ flip, ordered as unsigned (flip 0) or, with
+ * FC_KEY_SIGNED, as int64 (an int64_t array read through uint64_t). Keys
+ * come back as keys (^ flip gives the value back). fc_key_range: the
+ * smallest and largest key (n >= 1). fc_select_key: the key of rank k
+ * (0-based, k < n) of keys within [lo, hi] (the radix passes cover hi - lo:
+ * one where it is under 256). fc_middle_keys: numpy's median ranks (n >= 1),
+ * keys within [lo, hi]: the middle key (returns 1, both entries) or the two
+ * middle keys, lower first (returns 2). */
+#define FC_KEY_SIGNED (UINT64_C(1) << 63)
+void fc_key_range(const uint64_t *v, size_t n, uint64_t flip, uint64_t *lo, uint64_t *hi);
+uint64_t fc_select_key(const uint64_t *v, size_t n, size_t k, uint64_t flip, uint64_t lo,
+                       uint64_t hi);
+int fc_middle_keys(const uint64_t *v, size_t n, uint64_t flip, uint64_t lo, uint64_t hi,
+                   uint64_t mid[2]);
+
 #pragma GCC visibility pop
 
 #endif
