@@ -24,6 +24,19 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "notebook: executes a notebook (slow; skipped in the sanitizer pass)")
     config.addinivalue_line("markers", "without_core: runs fastcpu with its C core blocked (CI: the kit's own "
                                        "venv, pass 1b)")
+    config.addinivalue_line("markers", "slow: seconds a test (tests/suites.py's SLOW, and every notebook); the "
+                                       "README's pytest leaves them out, .ci/run's pass 1c runs them")
+
+
+def pytest_collection_modifyitems(config, items):
+    # suites.SLOW names them by file and test; a notebook's execution is slow too
+    import suites
+
+    slow = set(suites.SLOW)
+    for item in items:
+        where = f"{item.path.name}::{item.originalname}"
+        if where in slow or item.get_closest_marker("notebook") is not None:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -53,6 +53,32 @@ UNPRIVILEGED = (
     "test_no_stray_files.py", "test_pmu.py", "test_signals.py",
 )
 
+#: Tests that take seconds each (whole notebooks, a venv without the core, files of
+#: gigabytes or every bit flipped, leak and peak-memory loops, the worked example's build):
+#: marked ``slow`` (tests/conftest.py), left out of the README's ``pytest`` (pyproject's
+#: addopts) and run by .ci/run's pass 1c. Each is "file::test name" (every parameter).
+SLOW = (
+    "test_compare.py::test_cli_compare_formats",
+    "test_file_bounds.py::test_a_gz_of_near_identical_runs_loads",
+    "test_file_bounds.py::test_ctrl_c_stops_a_gz_save_at_once_and_leaves_the_old_file",
+    "test_file_bounds.py::test_every_command_that_prints_text_from_a_file_works_in_the_posix_locale",
+    "test_fork.py::test_fork_while_another_thread_computes_a_cached_property",
+    "test_hostile_files.py::test_any_field_of_any_value_loads_whole_or_is_refused_by_name",
+    "test_hostile_files.py::test_load_holds_at_most_its_stated_multiple_of_the_text_whatever_the_file",
+    "test_hostile_files.py::test_no_single_bit_flip_anywhere_loads_with_a_changed_figure",
+    "test_kit.py::test_across_machines_executes_without_the_core",
+    "test_kit.py::test_every_data_file_loads_without_the_core",
+    "test_kit.py::test_the_cli_compares_and_plots_without_the_core",
+    "test_memory.py::test_bench_does_not_leak",
+    "test_memory.py::test_errors_do_not_leak",
+    "test_memory.py::test_the_cli_peak_is_the_arrays_plus_bounded_scratch",
+    "test_memory.py::test_the_estimates_and_warnings_of_a_large_result_take_bounded_scratch",
+    "test_no_stray_files.py::test_nothing_is_written_outside_the_paths_given",
+    "test_plot_bounds.py::test_plot_memory_is_bounded_by_the_picture_not_the_runs",
+    "test_plot_bounds.py::test_plots_of_a_file_of_2000_methods_and_a_long_label_take_seconds",
+    "test_worked_example.py::test_the_worked_example_lands_where_the_doc_says",
+)
+
 SUITES = {"sanitized": SANITIZED, "unprivileged": UNPRIVILEGED}
 
 

@@ -319,6 +319,18 @@ def test_the_c_core_has_no_circle(tmp_path):
     assert graph["features"] <= {"pmu"}, "features.c knows nothing above the machine"
 
 
+def test_every_slow_test_named_is_there():
+    # tests/suites.py's SLOW names tests by file and name: a rename must not drop one into the
+    # README's quick run unnoticed
+    import suites
+
+    here = Path(__file__).resolve().parent
+    for entry in suites.SLOW:
+        file, _, name = entry.partition("::")
+        tree = ast.parse((here / file).read_text())
+        assert name in {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}, entry
+
+
 def test_every_test_file_is_placed_in_the_ci_passes():
     # .ci/run repeats tests/suites.py's SANITIZED under ASan+UBSan and its
     # UNPRIVILEGED as a user that is not root: a new file must be placed on purpose

@@ -1,4 +1,4 @@
-"""Every statistic is declared once (fastcpu/_statistics.py) and every
+"""Every statistic is declared once (fastcpu/results/statistics.py) and every
 renderer loops over the declaration (issue 21, item 5)."""
 
 from __future__ import annotations
@@ -87,20 +87,21 @@ def test_every_renderer_shows_what_is_declared_for_it(zen3):
 
 def test_one_unit_table():
     assert list(UNITS) == ["ticks", "ns", "core_cycles"]
-    for module in ("_compare", "_ab", "plot", "_cli", "export", "_table"):
+    for module in ("analysis/compare", "analysis/columns", "analysis/ab", "plot/__init__", "cli/__init__",
+                   "export", "results/display"):
         source = (PACKAGE / f"{module}.py").read_text()
         # no module keeps a unit table of its own (a dict keyed by the unit names)
         assert not re.search(r'\{\s*"ticks":', source), module
         assert not re.search(r'"core_cycles":\s*"', source), module
 
 
-def _recipe() -> str:
-    """The statistic docs/extending.md's recipe adds."""
+def _recipe() -> tuple[str, str]:
+    """The statistic docs/extending.md's recipe adds, and its figures' declarations."""
     doc = (REPO / "docs" / "extending.md").read_text()
     section = doc[doc.index("- **A statistic**"):doc.index("- **A plot**")]
-    block = re.search(r"```python\n(.*?)```", section, re.S)
-    assert block, "the recipe's example is gone from docs/extending.md"
-    return textwrap.dedent(block[1])
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2, "the recipe's two edits are gone from docs/extending.md"
+    return textwrap.dedent(blocks[0]), textwrap.dedent(blocks[1])
 
 
 def test_the_architecture_docs_recipe_adds_a_statistic_with_one_edit(tmp_path, zen3):
@@ -108,11 +109,19 @@ def test_the_architecture_docs_recipe_adds_a_statistic_with_one_edit(tmp_path, z
     # as the recipe says and nowhere else
     copy = tmp_path / "fastcpu"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    path = copy / "_statistics.py"
+    statistic, figures = _recipe()
+    path = copy / "results" / "statistics.py"
     source = path.read_text()
-    entry = textwrap.indent(_recipe(), "    ")
+    entry = textwrap.indent(statistic, "    ")
     end = source.index("\n)\n", source.index("STATISTICS: tuple[Statistic, ...] = ("))
     path.write_text(source[:end] + "\n" + entry.rstrip("\n") + source[end:])
+    # the figures, where the page says: after BenchResult's paired_mean_ci95_core_cycles
+    path = copy / "results" / "bench_result.py"
+    source = path.read_text()
+    anchor = "    paired_mean_ci95_core_cycles = Figure(\"paired_mean\", \"core_cycles\", ci95=True)\n"
+    assert source.count(anchor) == 1, "the page's place for the figures is not one place"
+    at = source.index(anchor) + len(anchor)
+    path.write_text(source[:at] + textwrap.indent(figures, "    ") + source[at:])
     check = f"""
 import io, json, sys
 import fastcpu
