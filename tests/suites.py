@@ -79,6 +79,27 @@ SLOW = (
     "test_worked_example.py::test_the_worked_example_lands_where_the_doc_says",
 )
 
+#: The tests by the room of fastcpu/ they hold (docs/architecture.md): a newcomer changing a
+#: room runs its group first (``pytest $(python tests/suites.py room instrument)``). Every test
+#: file is in exactly one group (tests/test_architecture.py checks).
+ROOMS = {
+    "base": ("test_bad_input.py", "test_errors.py", "test_names.py", "test_deprecated.py", "test_lying_numbers.py"),
+    "files": ("test_file_bounds.py", "test_hostile_files.py", "test_data.py"),
+    "results": ("test_results.py", "test_repr.py", "test_estimate.py", "test_c_estimate.py", "test_statistics.py",
+                "test_blocks.py", "test_stability.py", "test_properties.py", "test_answers.py"),
+    "instrument": ("test_bench.py", "test_methods.py", "test_models.py", "test_agreement.py", "test_getcpu.py",
+                   "test_read.py", "test_child_runner.py", "test_clock.py", "test_conversion.py", "test_rulers.py",
+                   "test_selftest.py", "test_accuracy.py", "test_copy_loop.py", "test_user_fn.py",
+                   "test_user_abi.py", "test_signals.py", "test_fork.py", "test_threads.py", "test_faults.py",
+                   "test_memory.py", "test_pmu.py", "test_affinity_bounds.py", "test_subinterpreters.py",
+                   "test_show.py", "test_hostile_round4.py", "test_c_headers.py", "test_c_getcpu_header.py"),
+    "analysis": ("test_ab.py", "test_compare.py", "test_seed_table.py", "test_export.py", "test_noise.py"),
+    "plot": ("test_plot.py", "test_plot_bounds.py", "test_plot_text.py"),
+    "cli": ("test_cli.py", "test_cli_hostile.py", "test_progress.py", "test_no_stray_files.py"),
+    "house": ("test_architecture.py", "test_kit.py", "test_worked_example.py", "test_readme.py", "test_figures.py",
+              "test_benchmarks.py", "test_notebooks.py"),
+}
+
 SUITES = {"sanitized": SANITIZED, "unprivileged": UNPRIVILEGED}
 
 
@@ -92,6 +113,10 @@ def files(suite: str) -> tuple[str, ...]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in SUITES:
-        raise SystemExit(f"usage: python tests/suites.py {{{','.join(SUITES)}}}")
-    print(" ".join(files(sys.argv[1])))
+    if len(sys.argv) == 3 and sys.argv[1] == "room" and sys.argv[2] in ROOMS:
+        here = Path(__file__).resolve().parent
+        print(" ".join(str(here / f) for f in ROOMS[sys.argv[2]]))
+    elif len(sys.argv) == 2 and sys.argv[1] in SUITES:
+        print(" ".join(files(sys.argv[1])))
+    else:
+        raise SystemExit(f"usage: python tests/suites.py {{{','.join(SUITES)}}} | room {{{','.join(ROOMS)}}}")

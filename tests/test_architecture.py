@@ -319,6 +319,17 @@ def test_the_c_core_has_no_circle(tmp_path):
     assert graph["features"] <= {"pmu"}, "features.c knows nothing above the machine"
 
 
+def test_every_test_file_sits_in_one_rooms_group():
+    # tests follow the rooms: tests/suites.py's ROOMS groups them by the room they hold
+    import suites
+
+    here = Path(__file__).resolve().parent
+    grouped = [f for files in suites.ROOMS.values() for f in files]
+    assert len(grouped) == len(set(grouped)), "a file in two rooms' groups"
+    assert set(grouped) == {p.name for p in here.glob("test_*.py")}
+    assert set(suites.ROOMS) - {"house"} <= set(ROOMS), "a group named for no room"
+
+
 def test_every_slow_test_named_is_there():
     # tests/suites.py's SLOW names tests by file and name: a rename must not drop one into the
     # README's quick run unnoticed
