@@ -19,6 +19,7 @@ from ._args import RUNS_MAX, UNROLL_MAX, check_int, plain_int, plain_number
 from .results.values import Clock
 from .results.statistics import STATISTICS, statistic
 from .results.bench_result import BenchResult
+from .results.estimated import Estimated
 
 
 __all__ = [
@@ -38,6 +39,9 @@ __all__ = [
     "p4_shadow_interval",
     "fit_p4_regime",
     "p4_held_out",
+    "SHADOW_VERDICTS",
+    "cost_interval_ticks",
+    "shadow_verdict",
 ]
 
 
@@ -406,3 +410,43 @@ def recovery(
         k2 = model.simulate(c, runs, unroll=2 * unroll, seed=rng)
         rows.append(dict(true=float(c), **estimates(single), unroll=unroll_difference(k1, k2)))
     return rows
+
+
+#: What :func:`shadow_verdict` can say, in that order.
+SHADOW_VERDICTS = ("present", "absent", "cannot tell")
+
+
+def cost_interval_ticks(result: Estimated) -> tuple[float, float]:
+    """A cost's 95% interval, TSC ticks per copy: ``estimate -+ estimate_ci95``, or ``(0, upper_bound)`` for a bound.
+
+    Raises TypeError for what is not a BenchResult or DiffResult."""
+    if not isinstance(result, Estimated):
+        raise TypeError(f"result must be a fastcpu.BenchResult or DiffResult, not {type(result).__name__}")
+    if result.resolved:
+        return result.estimate - result.estimate_ci95, result.estimate + result.estimate_ci95
+    return 0.0, float(result.upper_bound)
+
+
+def _interval(name: str, value: object) -> tuple[float, float]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"{name} must be a (low, high) pair of numbers, TSC ticks per copy; not {value!r}")
+    low, high = (plain_number(f"{name}[{i}]", v) for i, v in enumerate(value))
+    if not (math.isfinite(low) and math.isfinite(high)) or low > high:
+        raise ValueError(f"{name} must be a finite (low, high) pair with low <= high, TSC ticks per copy; "
+                         f"got ({low}, {high})")
+    return low, high
+
+
+def shadow_verdict(single: tuple[float, float], back_to_back: tuple[float, float]) -> str:
+    """The P4-like shadow, from the 95% intervals ``(low, high)`` of one cost per copy, timed alone and back to
+    back, in one unit (TSC ticks per copy, as :func:`cost_interval_ticks` gives): ``'present'`` where `single`
+    ends below `back_to_back`'s start, ``'absent'`` where it starts at or above its end, else ``'cannot tell'``.
+
+    Raises TypeError or ValueError for what is not a finite ``(low, high)`` pair."""
+    s_low, s_high = _interval("single", single)
+    d_low, d_high = _interval("back_to_back", back_to_back)
+    if s_high < d_low:
+        return "present"
+    if s_low >= d_high:
+        return "absent"
+    return "cannot tell"

@@ -455,6 +455,14 @@ NOISE = [
     row(lambda c: noise.p4_held_out(c.model, [49.0]), TypeError, "must be fastcpu.noise.P4Figure",
         "p4_held_out figures=[49.0]"),
     row(lambda c: noise.p4_held_out(c.model, runs=0), ValueError, "runs must be between", "p4_held_out runs=0"),
+    row(lambda c: noise.cost_interval_ticks(4.0), TypeError, "result must be a fastcpu.BenchResult or DiffResult",
+        "cost_interval_ticks(4.0)"),
+    row(lambda c: noise.shadow_verdict(3.0, (0.0, 1.0)), TypeError, r"single must be a \(low, high\) pair",
+        "shadow_verdict single=3.0"),
+    row(lambda c: noise.shadow_verdict((0.0, 1.0), (2.0, 1.0)), ValueError,
+        r"back_to_back must be a finite \(low, high\) pair with low <= high", "shadow_verdict low>high"),
+    row(lambda c: noise.shadow_verdict((0.0, math.nan), (0.0, 1.0)), ValueError, "single must be a finite",
+        "shadow_verdict nan"),
 ]
 
 # -- fastcpu.compare_ab, fastcpu.seed_table -------------------------------------------

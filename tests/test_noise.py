@@ -11,6 +11,7 @@ from fastcpu.noise import (
     P4_FIT_FIGURES,
     P4_HELD_OUT_FIGURES,
     REGIMES,
+    SHADOW_VERDICTS,
     NoiseModel,
     P4Figure,
     paired_mean_ticks,
@@ -19,7 +20,9 @@ from fastcpu.noise import (
     mean_ticks,
     p4_held_out,
     p4_shadow_interval,
+    cost_interval_ticks,
     recovery,
+    shadow_verdict,
     unroll_difference,
 )
 
@@ -231,3 +234,49 @@ def test_the_zen_4_guests_regime_has_one_name():
     assert type(REGIMES) is dict and "10 ns steps (this guest)" not in REGIMES  # its old name went in 0.9.0
     with pytest.raises(KeyError):
         REGIMES["no such regime"]
+
+
+@pytest.mark.parametrize("single, back_to_back, verdict", [
+    ((0.0, 0.76), (3.5, 4.3), "present"),      # read as about 0 alone, a cost back to back
+    ((2.0, 2.99), (3.0, 4.0), "present"),      # ends just below where the other starts
+    ((2.0, 3.0), (3.0, 4.0), "cannot tell"),   # touching: the same figure could be in both
+    ((3.2, 4.1), (0.0, 0.76), "absent"),       # a cost alone, a bound back to back
+    ((4.0, 5.0), (3.0, 4.0), "absent"),        # starts where the other ends
+    ((3.31 - 0.5, 3.31 + 0.5), (2.9, 3.7), "cannot tell"),  # overlapping intervals: the data cannot tell
+    ((0.0, 0.8), (0.0, 0.76), "cannot tell"),  # two bounds
+])
+def test_shadow_verdict_compares_the_two_intervals(single, back_to_back, verdict):
+    assert shadow_verdict(single, back_to_back) == verdict
+    assert verdict in SHADOW_VERDICTS
+
+
+@pytest.mark.parametrize("single, back_to_back, exc, match", [
+    ((1.0, 0.5), (0.0, 1.0), ValueError, r"single must be a finite \(low, high\) pair with low <= high"),
+    ((0.0, 1.0), (0.0, math.nan), ValueError, "back_to_back must be a finite"),
+    ((0.0, 1.0), (0.0, math.inf), ValueError, "back_to_back must be a finite"),
+    (3.0, (0.0, 1.0), TypeError, r"single must be a \(low, high\) pair"),
+    ((0.0, 1.0, 2.0), (0.0, 1.0), TypeError, r"single must be a \(low, high\) pair"),
+    ((0.0, "1"), (0.0, 1.0), TypeError, r"single\[1\] must be a number"),
+])
+def test_shadow_verdict_rejects_what_is_not_an_interval(single, back_to_back, exc, match):
+    with pytest.raises(exc, match=match):
+        shadow_verdict(single, back_to_back)
+
+
+def test_cost_interval_is_the_estimate_and_its_half_width_or_a_bound_from_0():
+    clock = fastcpu.Clock(3.0e9, 1.0, 1.0)
+    rng = np.random.default_rng(7)
+    empty, other = 100 + rng.integers(0, 3, (2, 4000))
+    cost = fastcpu.BenchResult.from_arrays(method="gdt", serialize="lfence", unroll=1, cpu=None, raw=other + 40,
+                                           empty=empty, migrated=np.zeros(empty.size, np.bool_), clock=clock)
+    free = fastcpu.BenchResult.from_arrays(method="rdpid", serialize="lfence", unroll=1, cpu=None, raw=empty.copy(),
+                                           empty=empty, migrated=np.zeros(empty.size, np.bool_), clock=clock)
+    assert cost.resolved and not free.resolved
+    low, high = cost_interval_ticks(cost)
+    assert low == pytest.approx(cost.estimate - cost.estimate_ci95) and high == pytest.approx(
+        cost.estimate + cost.estimate_ci95) and low < 40 < high
+    assert cost_interval_ticks(free) == (0.0, pytest.approx(free.upper_bound))
+    assert shadow_verdict(cost_interval_ticks(free), cost_interval_ticks(cost)) == "present"
+    assert shadow_verdict(cost_interval_ticks(cost), cost_interval_ticks(free)) == "absent"
+    with pytest.raises(TypeError, match="result must be a fastcpu.BenchResult or DiffResult, not float"):
+        cost_interval_ticks(4.0)
