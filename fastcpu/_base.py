@@ -65,7 +65,7 @@ if _cli_starting() and signal.getsignal(signal.SIGINT) is signal.default_int_han
 __all__ = ['Error', 'Unsupported', 'no_core', 'deprecated', 'ForkSafeLock', 'cached_property', 'escape', 'printable', 'one_line', 'figure', 'plus_minus', 'interval', 'table', 'paragraph', 'bullets', 'details', 'block', 'DASH']
 
 
-__version__ = "0.8.7"
+__version__ = "0.9.0"
 
 
 class Error(RuntimeError):
