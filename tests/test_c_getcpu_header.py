@@ -150,3 +150,42 @@ def test_each_reader_reads_the_pinned_cpu(readings, reader):
     wrong = [(cpu, what) for cpu, what in got if what not in ("ok", "unsettled")]
     assert wrong == [], wrong
     assert any(what == "ok" for _, what in got), got
+
+
+def test_the_readmes_snippet_compiles_and_reads_the_cpu_it_is_pinned_to(tmp_path):
+    # README.md's "Use it in your code" shows the header's use: that code, as written, in a
+    # program pinned to each allowed CPU in turn, reads what sched_getcpu() reads
+    import re
+
+    if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("the header's readers are Linux x86-64's")
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler (cc, gcc or clang) to build the README's snippet")
+    readme = HEADER.parent.parent / "README.md"
+    snippet = re.search(r"```c\n(.*?)```", readme.read_text(), re.S)
+    assert snippet, "README.md's C snippet is gone"
+    include, _, body = snippet[1].partition("\n")
+    assert include.strip() == '#include "fastcpu_getcpu.h"', include
+    (tmp_path / "snippet.c").write_text(
+        "#define _GNU_SOURCE\n#include <sched.h>\n#include <stdio.h>\n#include <stdlib.h>\n" + include + "\n"
+        "int main(int argc, char **argv)\n{\n"
+        "    for (int i = 1; i < argc; i++) {\n"
+        "        cpu_set_t set;\n        CPU_ZERO(&set);\n        CPU_SET(atoi(argv[i]), &set);\n"
+        "        if (sched_setaffinity(0, sizeof set, &set) != 0)\n            continue;\n"
+        "        for (int tries = 0; tries < 1000; tries++) {\n"
+        "            int before = sched_getcpu();\n"
+        + "\n".join("            " + line for line in body.strip().splitlines()) + "\n"
+        "            if (before == sched_getcpu()) {\n"
+        "                printf(\"%s %d %d\\n\", argv[i], cpu, before);\n                break;\n            }\n"
+        "        }\n    }\n    return 0;\n}\n")
+    exe = tmp_path / "snippet"
+    build = subprocess.run([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{HEADER.parent}",
+                            "-o", str(exe), str(tmp_path / "snippet.c")], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    cpus = sorted(os.sched_getaffinity(0))
+    run = subprocess.run([str(exe), *map(str, cpus)], capture_output=True, text=True, timeout=60, check=True)
+    lines = [line.split() for line in run.stdout.splitlines()]
+    assert lines, "the snippet could not be pinned to any allowed CPU"
+    for pinned, read, reference in lines:
+        assert int(read) == int(reference) == int(pinned), (pinned, read, reference)
