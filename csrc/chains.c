@@ -36,7 +36,7 @@
         fc_use(acc_);                                                        \
     } while (0)
 
-/* What each chain is made of (fastcpu.h says what each link costs). */
+/* What each chain is made of (chains.h says what each link costs). */
 #define FC_add_INSN "add %0, %0"
 #define FC_imul_INSN "imul %0, %0"
 
@@ -49,5 +49,5 @@
         return 0;                                                            \
     }
 
-/* Every chain the catalog lists (fastcpu.h: FC_CHAINS). */
+/* Every chain the catalog lists (chains.h: FC_CHAINS). */
 FC_CHAINS(FC_CHAIN_CODE)

@@ -65,7 +65,7 @@ bool fc_list_has(const char *list, const char *word)
 
 enum { EAX, EBX, ECX, EDX };
 
-/* FC_REQUIREMENTS (fastcpu.h) as a table: where each is found, what to say
+/* FC_REQUIREMENTS (requirements.h) as a table: where each is found, what to say
  * when it is missing. */
 #define FC_CPUID(leaf_, subleaf_, reg_, bit_)                                \
     .cpuid = true, .leaf = leaf_, .subleaf = subleaf_, .reg = reg_, .bit = bit_

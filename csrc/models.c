@@ -29,7 +29,7 @@
  *     GCC; the _norz models (asm) make room below %rsp as it forces.
  *   - -fPIC: a default-visibility global would be read through the GOT, an
  *     extra load the vDSO (linked -Bsymbolic, data %rip-relative) never
- *     paid. setup.py builds with -fvisibility=hidden and fastcpu.h marks
+ *     paid. setup.py builds with -fvisibility=hidden and every header marks
  *     its declarations hidden; the models' own globals say FC_HIDDEN too,
  *     so that this holds whatever the flags. What the models load (the
  *     mode, jiffies, the mangled pointer) they load inside the model, as

@@ -242,7 +242,7 @@ static uint32_t read_cpu_rseq(bool *valid, unsigned *cpu, int *node)
 
 /* ---- does it report the CPU here? --------------------------------------- */
 
-/* A row's cpu_check (fastcpu.h): why the value it reads holds no CPU on
+/* A row's cpu_check (catalog.h): why the value it reads holds no CPU on
  * this machine, or NULL when it does. Run in-process, once, after the
  * row's probe. */
 
@@ -315,24 +315,24 @@ static const char *chain_no_cpu(void) { return "a known-cost chain reports no CP
 /*
  * One row per timed sequence. FC_METHOD_ROW / FC_MODEL_ROW / FC_CHAIN_ROW
  * fill what every row of a kind has (name, kind, reader, timers, model);
- * the row names the rest: .encoding, .needs (FC_NEEDS of fastcpu.h's
+ * the row names the rest: .encoding, .needs (FC_NEEDS of requirements.h's
  * FC_REQUIREMENTS), .probe_in_child (it may fault whatever CPUID says),
  * .cpu_check (why it may not report the CPU here), .read_failure (what a
  * failed reading means) and .description.
  */
 #define FC_ROW(n, k, r) .name = #n, .kind = k, .role = r, .read = read_##n, FC_TIMERS(n)
 /* A row that times another row's sequence elsewhere: in a child interpreter
- * started with the GLIBC_TUNABLES setting `tunable` (fastcpu.h: in_child). */
+ * started with the GLIBC_TUNABLES setting `tunable` (catalog.h: in_child). */
 #define FC_CHILD_ROW(n, of, r, tunable)                                      \
     .name = #n, .kind = FC_KIND_METHOD, .role = FC_ROLE_##r, .read = read_##of, \
     FC_TIMERS(of), .code_of = #of, .in_child = tunable,                         \
     .elsewhere = "it runs only in a child interpreter started with GLIBC_TUNABLES " \
                  "(fastcpu.bench and fastcpu.read start one)"
-/* A method: `role` CPU_SOURCE, LIBRARY_CALL or ENTRY_COST (fastcpu.h). */
+/* A method: `role` CPU_SOURCE, LIBRARY_CALL or ENTRY_COST (catalog.h). */
 #define FC_METHOD_ROW(n, role) FC_ROW(n, FC_KIND_METHOD, FC_ROLE_##role)
 /* A model of models.c: its timers call `fn` out of line. */
 #define FC_MODEL_ROW(n, fn) FC_ROW(n, FC_KIND_MODEL, FC_ROLE_MODEL), .model = (const void *)(fn)
-/* A chain of chains.c (fastcpu.h: FC_CHAINS). */
+/* A chain of chains.c (chains.h: FC_CHAINS). */
 #define FC_CHAIN_ROW(op, n)                                                  \
     {FC_ROW(op##_chain_##n, FC_KIND_CHAIN, FC_ROLE_CHAIN),     \
      .encoding = FC_ENC_NONE,                                                \
@@ -543,7 +543,7 @@ const struct fc_method fc_catalog[] = {
 
 const size_t fc_catalog_count = sizeof fc_catalog / sizeof fc_catalog[0];
 _Static_assert(sizeof fc_catalog / sizeof fc_catalog[0] <= FC_METHODS_MAX,
-               "raise FC_METHODS_MAX in fastcpu.h");
+               "raise FC_METHODS_MAX in catalog.h");
 
 uint32_t fc_method_read_cpu(const struct fc_method *m, bool *valid, unsigned *cpu, int *node)
 {
