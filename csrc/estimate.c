@@ -184,7 +184,8 @@ static double numpy_sum(const int64_t *x, size_t n)
  * OpenBLAS's Haswell/Zen kernel: four 4-lane accumulators of fused
  * multiply-adds over the first n & -16 values, each folded high half onto
  * low, then added pairwise and across; the rest added one by one. */
-static double sum_squares(const int64_t *x, size_t n, double mean)
+static inline __attribute__((always_inline)) double sum_squares_with(const int64_t *x, size_t n,
+                                                                      double mean)
 {
     double acc[16] = {0};
     size_t n1 = n & ~(size_t)15, i;
@@ -209,6 +210,25 @@ static double sum_squares(const int64_t *x, size_t n, double mean)
         dot += d * d;
     }
     return dot;
+}
+
+/* The same sum with the fused multiply-add inlined where the CPU has one
+ * (an FMA rounds once either way: the same bits as libm's fma()), rather
+ * than a libm call per value. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("fma"))) static double sum_squares_fma(const int64_t *x, size_t n, double mean)
+{
+    return sum_squares_with(x, n, mean);
+}
+#endif
+
+static double sum_squares(const int64_t *x, size_t n, double mean)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("fma"))
+        return sum_squares_fma(x, n, mean);
+#endif
+    return sum_squares_with(x, n, mean);
 }
 
 /* ---- the estimate ---------------------------------------------------- */

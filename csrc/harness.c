@@ -325,6 +325,57 @@ void fc_key_range(const uint64_t *v, size_t n, uint64_t flip, uint64_t *lo, uint
     *hi = b;
 }
 
+/* Runs are quantized and bunched, with a few far outliers (an interrupt):
+ * one pass counting each key of a 256-key window around a middle run's key
+ * (and those below and above it) finds most ranks where the radix passes
+ * would need two or three. True with *key set to the key of rank k (and
+ * *lower as select_key sets it); false where that rank lies outside. */
+static bool window_select(const uint64_t *v, size_t n, size_t k, uint64_t flip, uint64_t lo,
+                          uint64_t hi, uint64_t *lower, uint64_t *key)
+{
+    uint64_t guess = (v[n / 2] ^ flip) - lo, span = hi - lo;
+    uint64_t start = guess < 128 ? 0 : guess - 128;
+    start = start > span - 255 ? span - 255 : start;
+    uint32_t tally[4][258] = {{0}}; /* [256]: below the window, [257]: above */
+    size_t i = 0, n4 = n & ~(size_t)3, count[258];
+#define WINDOW_SLOT(x) ((x) - start < 256 ? (x) - start : 256 + ((x) > start))
+    for (; i < n4; i += 4) {
+        uint64_t x0 = (v[i] ^ flip) - lo, x1 = (v[i + 1] ^ flip) - lo;
+        uint64_t x2 = (v[i + 2] ^ flip) - lo, x3 = (v[i + 3] ^ flip) - lo;
+        tally[0][WINDOW_SLOT(x0)]++;
+        tally[1][WINDOW_SLOT(x1)]++;
+        tally[2][WINDOW_SLOT(x2)]++;
+        tally[3][WINDOW_SLOT(x3)]++;
+    }
+    for (; i < n; i++) {
+        uint64_t x = (v[i] ^ flip) - lo;
+        tally[0][WINDOW_SLOT(x)]++;
+    }
+#undef WINDOW_SLOT
+    for (int c = 0; c < 258; c++)
+        count[c] = (size_t)tally[0][c] + tally[1][c] + tally[2][c] + tally[3][c];
+    if (k < count[256] || k - count[256] >= n - count[256] - count[257])
+        return false;
+    k -= count[256];
+    unsigned d = 0, e;
+    while (k >= count[d])
+        k -= count[d++];
+    for (e = d; e > 0 && count[e - 1] == 0; e--)
+        ;
+    if (lower) {
+        if (k > 0)
+            *lower = lo + start + d;
+        else if (e > 0)
+            *lower = lo + start + e - 1;
+        else if (count[256] == 0) /* rank k - 1 does not exist: k was 0 */
+            *lower = lo + start + d;
+        else
+            return false; /* below the window: the radix passes find it */
+    }
+    *key = lo + start + d;
+    return true;
+}
+
 /* The key of rank k (0-based) of v[0..n) (n > k), all keys within [lo, hi];
  * with `lower` (k >= 1), also the key of rank k - 1 there: the same key when
  * tied, else the largest below it (read off the last pass's counts, or one
@@ -337,6 +388,8 @@ static uint64_t select_key(const uint64_t *v, size_t n, size_t k, uint64_t flip,
             *lower = lo;
         return lo;
     }
+    if (hi - lo >= 256 && window_select(v, n, k, flip, lo, hi, lower, &k))
+        return k;
     /* keys counted from lo: as many digits as the span needs (a span across
      * zero, as signed differences make, is short too) */
     int bits = 64 - __builtin_clzll(hi - lo);
@@ -361,11 +414,14 @@ static uint64_t select_key(const uint64_t *v, size_t n, size_t k, uint64_t flip,
                 tally[3][(((v[i + 3] ^ flip) - lo) >> shift) & 0xff]++;
             }
         } else {
-            for (; i < n4; i += 4)
-                for (int j = 0; j < 4; j++) {
-                    uint64_t x = (v[i + j] ^ flip) - lo;
-                    tally[j][(x >> shift) & 0xff] += (x & mask) == prefix;
-                }
+            for (; i < n4; i += 4) {
+                uint64_t x0 = (v[i] ^ flip) - lo, x1 = (v[i + 1] ^ flip) - lo;
+                uint64_t x2 = (v[i + 2] ^ flip) - lo, x3 = (v[i + 3] ^ flip) - lo;
+                tally[0][(x0 >> shift) & 0xff] += (x0 & mask) == prefix;
+                tally[1][(x1 >> shift) & 0xff] += (x1 & mask) == prefix;
+                tally[2][(x2 >> shift) & 0xff] += (x2 & mask) == prefix;
+                tally[3][(x3 >> shift) & 0xff] += (x3 & mask) == prefix;
+            }
         }
         for (; i < n; i++) {
             uint64_t x = (v[i] ^ flip) - lo;
