@@ -257,11 +257,9 @@ def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, co
     counted = counter
     if counter == "pmu":
         counted = "pmu" if _core.pmu_open() == "all" else "pmu_user"
-    if step is not None and type(target.runner) is InProcess:  # a child's runs: estimated in Python
-        return target.runner.time_runs(runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
-                                       timeout_s=timeout_s, estimate_step=step), counted
+    # one path: a child's runner takes `step` and leaves the estimate to Python
     return target.runner.time_runs(runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
-                                   timeout_s=timeout_s), counted
+                                   timeout_s=timeout_s, estimate_step=step), counted
 
 
 def read_cpu(name: str) -> tuple[int, int | None, int, bool]:

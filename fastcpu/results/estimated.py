@@ -353,7 +353,7 @@ class Estimated:
 def read_only(a: Any) -> np.ndarray:
     """A read-only view of `a`, so that ``r.raw *= 3`` raises ValueError."""
     view = np.asarray(a).view()
-    view.flags.writeable = False
+    view.setflags(write=False)  # not through .flags: a flags object made per call
     return view
 
 
