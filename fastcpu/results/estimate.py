@@ -85,7 +85,8 @@ class Estimate:
     def _of(cls, ticks: float, ci95_ticks: float, estimator: str, runs_used: int) -> Estimate:
         # the C core's figures, set at once (not field by field through the frozen __init__)
         e = object.__new__(cls)
-        e.__dict__.update(ticks=ticks, ci95_ticks=ci95_ticks, estimator=estimator, runs_used=runs_used)
+        object.__setattr__(e, "__dict__", {"ticks": ticks, "ci95_ticks": ci95_ticks, "estimator": estimator,
+                                           "runs_used": runs_used})
         return e
 
 

@@ -94,13 +94,12 @@ class ClockMotion:
     def from_conversion(cls, conversion: Conversion, tsc_hz: float) -> ClockMotion:
         """The record of one measurement's C-core ``Conversion``, its span at `tsc_hz` (built without __init__, for speed)."""
         motion = object.__new__(cls)
-        motion.__dict__.update(
-            points=conversion.points, disturbed=conversion.disturbed, hops=conversion.hops,
-            hop_runs=conversion.hop_runs, seconds=conversion.span_ticks / tsc_hz if tsc_hz > 0 else 0.0,
-            levels_core_cycles_per_tick=conversion.levels, level_points=conversion.level_points,
-            add_core_cycles_per_tick=conversion.add_mean, imul_core_cycles_per_tick=conversion.imul_mean,
-            hops_located=conversion.hops_located, slowdowns=conversion.slowdowns,
-        )
+        object.__setattr__(motion, "__dict__", {
+            "points": conversion.points, "disturbed": conversion.disturbed, "hops": conversion.hops,
+            "hop_runs": conversion.hop_runs, "seconds": conversion.span_ticks / tsc_hz if tsc_hz > 0 else 0.0,
+            "levels_core_cycles_per_tick": conversion.levels, "level_points": conversion.level_points,
+            "add_core_cycles_per_tick": conversion.add_mean, "imul_core_cycles_per_tick": conversion.imul_mean,
+            "hops_located": conversion.hops_located, "slowdowns": conversion.slowdowns})
         return motion
 
     @property
