@@ -79,6 +79,8 @@ CASES = {
     "noise.recovery.seed": "noise.recovery(model, [1.0], runs=10, seed=LIAR(-1))",
     "noise.p4_held_out.runs": "noise.p4_held_out(model, runs=LIAR(0))",
     "noise.p4_held_out.seed": "noise.p4_held_out(model, runs=10, seed=LIAR(-1))",
+    "noise.shadow_verdict.single": "noise.shadow_verdict((LIAR(2), 1.0), (0.0, 1.0))",
+    "noise.shadow_verdict.back_to_back": "noise.shadow_verdict((0.0, 1.0), (LIAR(2), 1.0))",
     "P4Figure.core_cycles": "noise.P4Figure('x', LIAR(-1), 0.0, 1.0, 's')",
     "P4Figure.seed_low_core_cycles": "noise.P4Figure('x', 1.0, LIAR(-1), 1.0, 's')",
     "P4Figure.seed_high_core_cycles": "noise.P4Figure('x', 1.0, 0.0, LIAR(-1), 's')",
