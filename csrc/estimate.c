@@ -85,12 +85,44 @@ static struct span span_of(int64_t lo, int64_t hi)
     return (struct span){key_of(lo), key_of(hi)};
 }
 
-/* numpy's median ranks of x[0..n) (n >= 1, values within `s`): the middle
- * value (returns 1) or the two middle values, lower first (returns 2). */
-static int middle(const int64_t *x, size_t n, struct span s, int64_t mid[2])
+/* A sample's values, their span and one window of them (harness.c's
+ * fc_count_window around the middle run's value): most ranks, and the
+ * deviations from a centre, are read off the window; the rest by the radix
+ * select over the whole sample. */
+struct sample {
+    const int64_t *x;
+    size_t n;
+    struct span s;
+    struct fc_key_window w;
+};
+
+static void sample_of(struct sample *a, const int64_t *x, size_t n, struct span s)
+{
+    a->x = x;
+    a->n = n;
+    a->s = s;
+    fc_count_window((const uint64_t *)x, n, FC_KEY_SIGNED, s.lo, s.hi, key_of(x[n / 2]), &a->w);
+}
+
+/* The value of rank k (0-based). */
+static int64_t rank_of(const struct sample *a, size_t k)
+{
+    uint64_t key;
+    if (!fc_window_rank(&a->w, k, &key, NULL))
+        key = fc_select_key((const uint64_t *)a->x, a->n, k, FC_KEY_SIGNED, a->s.lo, a->s.hi);
+    return value_of(key);
+}
+
+/* numpy's median ranks (n >= 1): the middle value (returns 1) or the two
+ * middle values, lower first (returns 2). */
+static int middle(const struct sample *a, int64_t mid[2])
 {
     uint64_t keys[2];
-    int count = fc_middle_keys((const uint64_t *)x, n, FC_KEY_SIGNED, s.lo, s.hi, keys);
+    int count = a->n % 2 ? 1 : 2;
+    if (!fc_window_rank(&a->w, a->n / 2, &keys[1], count == 2 ? &keys[0] : NULL))
+        count = fc_middle_keys((const uint64_t *)a->x, a->n, FC_KEY_SIGNED, a->s.lo, a->s.hi, keys);
+    else if (count == 1)
+        keys[0] = keys[1];
     mid[0] = value_of(keys[0]);
     mid[1] = value_of(keys[1]);
     return count;
@@ -102,21 +134,82 @@ static double mean_of_middle(const int64_t mid[2], int count)
     return count == 1 ? (double)mid[0] : ((double)mid[0] + (double)mid[1]) / 2;
 }
 
-/* estimate._small_center_and_sigma: (median, 1.4826 x MAD) of x[0..n)
- * (n >= 1, |values| below 2^61), overwriting x with the deviations. */
-static double center_and_sigma(int64_t *x, size_t n, struct span s, double *sigma)
+/* The middle deviations |2 x - twice| (numpy's median ranks of them, lower
+ * first) read off the window, walking out from `twice` / 2 in order of
+ * deviation: true where every rank needed lies at a deviation no larger
+ * than the smallest of a value outside the window (so none of those comes
+ * before it). */
+static bool window_deviations(const struct fc_key_window *w, int64_t twice, int64_t mid[2])
 {
-    int64_t mid[2];
-    int count = middle(x, n, s, mid);
-    double center = mean_of_middle(mid, count);
-    int64_t twice = count == 1 ? 2 * mid[0] : mid[0] + mid[1], widest = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t y = 2 * x[i] - twice; /* within +-2^63: exact */
-        x[i] = y < 0 ? -y : y;
-        widest = x[i] > widest ? x[i] : widest;
+    const int64_t none = INT64_MAX;
+    size_t want_lo = w->n % 2 ? w->n / 2 : w->n / 2 - 1, want_hi = w->n / 2, seen = 0;
+    int64_t v0 = value_of(w->base); /* slot c holds the value v0 + c */
+    int64_t bound = none;
+    if (w->below) { /* values at most v0 - 1 */
+        int64_t b = twice - 2 * (v0 - 1);
+        if (b < 0)
+            return false;
+        bound = b;
     }
-    count = middle(x, n, span_of(0, widest), mid);
-    *sigma = MAD_SIGMA * mean_of_middle(mid, count) / 2;
+    if (w->above) { /* values at least v0 + 256 */
+        int64_t b = 2 * (v0 + 256) - twice;
+        if (b < 0)
+            return false;
+        bound = b < bound ? b : bound;
+    }
+    int64_t t = twice - 2 * v0;
+    int right = t <= 0 ? 0 : t >= 512 ? 256 : (int)((t + 1) / 2); /* the first slot at or above */
+    int left = right - 1;
+    bool low_found = false;
+    while (left >= 0 || right < 256) {
+        int64_t dl = left >= 0 ? twice - 2 * (v0 + left) : none;
+        int64_t dr = right < 256 ? 2 * (v0 + right) - twice : none;
+        int64_t dev = dl < dr ? dl : dr;
+        if (dev > bound)
+            return false;
+        size_t here = 0;
+        if (dl == dev)
+            here += w->count[left--];
+        if (dr == dev)
+            here += w->count[right++];
+        if (!here)
+            continue;
+        seen += here;
+        if (!low_found && seen > want_lo) {
+            mid[0] = dev;
+            low_found = true;
+        }
+        if (seen > want_hi) {
+            mid[1] = dev;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* estimate._small_center_and_sigma: (median, 1.4826 x MAD) of the sample
+ * (n >= 1, |values| below 2^61); `scratch` (n values) where the deviations
+ * are not read off its window. */
+static double center_and_sigma(const struct sample *a, int64_t *scratch, double *sigma)
+{
+    int64_t mid[2], dev[2] = {0, 0};
+    int count = middle(a, mid);
+    double center = mean_of_middle(mid, count);
+    int64_t twice = count == 1 ? 2 * mid[0] : mid[0] + mid[1];
+    if (window_deviations(&a->w, twice, dev)) {
+        count = a->n % 2 ? 1 : 2;
+    } else {
+        int64_t widest = 0;
+        for (size_t i = 0; i < a->n; i++) {
+            int64_t y = 2 * a->x[i] - twice; /* within +-2^63: exact */
+            scratch[i] = y < 0 ? -y : y;
+            widest = scratch[i] > widest ? scratch[i] : widest;
+        }
+        struct sample devs;
+        sample_of(&devs, scratch, a->n, span_of(0, widest));
+        count = middle(&devs, dev);
+    }
+    *sigma = MAD_SIGMA * mean_of_middle(dev, count) / 2;
     return center;
 }
 
@@ -130,14 +223,13 @@ static void median_ranks(size_t n, size_t *lo, size_t *hi)
     *hi = high < (double)(n - 1) ? (size_t)high : n - 1;
 }
 
-/* Half-width of that interval of x[0..n) (values within `s`). */
-static double median_ci(const int64_t *x, size_t n, struct span s)
+/* Half-width of that interval of the sample. */
+static double median_ci(const struct sample *a)
 {
     size_t lo, hi;
-    median_ranks(n, &lo, &hi);
-    int64_t high = value_of(fc_select_key((const uint64_t *)x, n, hi, FC_KEY_SIGNED, s.lo, s.hi));
-    int64_t low = lo < hi ? value_of(fc_select_key((const uint64_t *)x, n, lo, FC_KEY_SIGNED, s.lo, s.hi))
-                          : high;
+    median_ranks(a->n, &lo, &hi);
+    int64_t high = rank_of(a, hi);
+    int64_t low = lo < hi ? rank_of(a, lo) : high;
     return ((double)high - (double)low) / 2;
 }
 
@@ -233,20 +325,20 @@ static double sum_squares(const int64_t *x, size_t n, double mean)
 
 /* ---- the estimate ---------------------------------------------------- */
 
-/* The median difference of the kept runs r, e (m of them, within sr, se). */
-static void median_difference(const int64_t *r, const int64_t *e, size_t m, struct span sr,
-                              struct span se, double step, uint32_t unroll, struct fc_estimate *out)
+/* The median difference of the kept runs r (a sample) and e. */
+static void median_difference(const struct sample *r, const struct sample *e, double step,
+                              uint32_t unroll, struct fc_estimate *out)
 {
     int64_t mid[2];
-    int count = middle(r, m, sr, mid);
+    int count = middle(r, mid);
     double raw_median = mean_of_middle(mid, count);
-    count = middle(e, m, se, mid);
+    count = middle(e, mid);
     double empty_median = mean_of_middle(mid, count);
-    double ci_r = median_ci(r, m, sr), ci_e = median_ci(e, m, se);
+    double ci_r = median_ci(r), ci_e = median_ci(e);
     double rounding = Z975 * step / sqrt(6.0); /* two uniform(+-step/2) roundings */
     double ci = sqrt(py_pow(ci_r, 2) + py_pow(ci_e, 2) + py_pow(rounding, 2));
     *out = (struct fc_estimate){(raw_median - empty_median) / unroll, ci / unroll,
-                                FC_ESTIMATOR_MEDIAN, m};
+                                FC_ESTIMATOR_MEDIAN, r->n};
 }
 
 /* The fenced mean of the paired differences d (m of them, in run order,
@@ -255,8 +347,9 @@ static void paired_mean(const int64_t *d, int64_t *w, size_t m, struct span sd, 
                         uint32_t unroll, struct fc_estimate *out)
 {
     double sigma;
-    memcpy(w, d, m * sizeof *w);
-    double center = center_and_sigma(w, m, sd, &sigma);
+    struct sample a;
+    sample_of(&a, d, m, sd);
+    double center = center_and_sigma(&a, w, &sigma);
     double half = FENCE_STEPS * step + 2.0; /* Python's max(): the first of the largest */
     if (FENCE_SIGMAS * sigma > half)
         half = FENCE_SIGMAS * sigma;
@@ -321,12 +414,14 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
                 m++;
             }
     }
-    struct span sr = span_of((int64_t)r_lo, (int64_t)r_hi), se = span_of((int64_t)e_lo, (int64_t)e_hi);
     double sigma;
-    memcpy(w, r, m * sizeof *w);
-    center_and_sigma(w, m, sr, &sigma);
+    struct sample rs;
+    sample_of(&rs, r, m, span_of((int64_t)r_lo, (int64_t)r_hi));
+    center_and_sigma(&rs, w, &sigma);
     if (sigma >= MEDIAN_SPREAD_STEPS * step) {
-        median_difference(r, e, m, sr, se, step, unroll, out);
+        struct sample es;
+        sample_of(&es, e, m, span_of((int64_t)e_lo, (int64_t)e_hi));
+        median_difference(&rs, &es, step, unroll, out);
     } else {
         int64_t d_lo = INT64_MAX, d_hi = INT64_MIN;
         for (size_t i = 0; i < m; i++) {

@@ -328,16 +328,18 @@ void fc_key_range(const uint64_t *v, size_t n, uint64_t flip, uint64_t *lo, uint
 /* Runs are quantized and bunched, with a few far outliers (an interrupt):
  * one pass counting each key of a 256-key window around a middle run's key
  * (and those below and above it) finds most ranks where the radix passes
- * would need two or three. True with *key set to the key of rank k (and
- * *lower as select_key sets it); false where that rank lies outside. */
-static bool window_select(const uint64_t *v, size_t n, size_t k, uint64_t flip, uint64_t lo,
-                          uint64_t hi, uint64_t *lower, uint64_t *key)
+ * would need two or three. */
+void fc_count_window(const uint64_t *v, size_t n, uint64_t flip, uint64_t lo, uint64_t hi,
+                     uint64_t centre, struct fc_key_window *w)
 {
-    uint64_t guess = (v[n / 2] ^ flip) - lo, span = hi - lo;
+    uint64_t guess = centre - lo, span = hi - lo;
     uint64_t start = guess < 128 ? 0 : guess - 128;
-    start = start > span - 255 ? span - 255 : start;
+    if (span < 256)
+        start = 0;
+    else if (start > span - 255)
+        start = span - 255;
     uint32_t tally[4][258] = {{0}}; /* [256]: below the window, [257]: above */
-    size_t i = 0, n4 = n & ~(size_t)3, count[258];
+    size_t i = 0, n4 = n & ~(size_t)3;
 #define WINDOW_SLOT(x) ((x) - start < 256 ? (x) - start : 256 + ((x) > start))
     for (; i < n4; i += 4) {
         uint64_t x0 = (v[i] ^ flip) - lo, x1 = (v[i + 1] ^ flip) - lo;
@@ -352,27 +354,33 @@ static bool window_select(const uint64_t *v, size_t n, size_t k, uint64_t flip, 
         tally[0][WINDOW_SLOT(x)]++;
     }
 #undef WINDOW_SLOT
-    for (int c = 0; c < 258; c++)
-        count[c] = (size_t)tally[0][c] + tally[1][c] + tally[2][c] + tally[3][c];
-    if (k < count[256] || k - count[256] >= n - count[256] - count[257])
+    for (int c = 0; c < 256; c++)
+        w->count[c] = (size_t)tally[0][c] + tally[1][c] + tally[2][c] + tally[3][c];
+    w->below = (size_t)tally[0][256] + tally[1][256] + tally[2][256] + tally[3][256];
+    w->above = (size_t)tally[0][257] + tally[1][257] + tally[2][257] + tally[3][257];
+    w->base = lo + start;
+    w->n = n;
+}
+
+bool fc_window_rank(const struct fc_key_window *w, size_t k, uint64_t *key, uint64_t *lower)
+{
+    if (k < w->below || k - w->below >= w->n - w->below - w->above)
         return false;
-    k -= count[256];
+    k -= w->below;
     unsigned d = 0, e;
-    while (k >= count[d])
-        k -= count[d++];
-    for (e = d; e > 0 && count[e - 1] == 0; e--)
+    while (k >= w->count[d])
+        k -= w->count[d++];
+    for (e = d; e > 0 && w->count[e - 1] == 0; e--)
         ;
     if (lower) {
-        if (k > 0)
-            *lower = lo + start + d;
+        if (k > 0 || (e == 0 && w->below == 0)) /* tied; or no rank below (k was 0) */
+            *lower = w->base + d;
         else if (e > 0)
-            *lower = lo + start + e - 1;
-        else if (count[256] == 0) /* rank k - 1 does not exist: k was 0 */
-            *lower = lo + start + d;
+            *lower = w->base + e - 1;
         else
-            return false; /* below the window: the radix passes find it */
+            return false; /* below the window */
     }
-    *key = lo + start + d;
+    *key = w->base + d;
     return true;
 }
 
@@ -388,8 +396,13 @@ static uint64_t select_key(const uint64_t *v, size_t n, size_t k, uint64_t flip,
             *lower = lo;
         return lo;
     }
-    if (hi - lo >= 256 && window_select(v, n, k, flip, lo, hi, lower, &k))
-        return k;
+    if (hi - lo >= 256) {
+        struct fc_key_window w;
+        uint64_t key;
+        fc_count_window(v, n, flip, lo, hi, v[n / 2] ^ flip, &w);
+        if (fc_window_rank(&w, k, &key, lower))
+            return key;
+    }
     /* keys counted from lo: as many digits as the span needs (a span across
      * zero, as signed differences make, is short too) */
     int bits = 64 - __builtin_clzll(hi - lo);

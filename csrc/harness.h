@@ -135,6 +135,25 @@ uint64_t fc_select_key(const uint64_t *v, size_t n, size_t k, uint64_t flip, uin
 int fc_middle_keys(const uint64_t *v, size_t n, uint64_t flip, uint64_t lo, uint64_t hi,
                    uint64_t mid[2]);
 
+/* The keys of v[0..n) (within [lo, hi]) counted one by one in a window of
+ * 256 consecutive keys around `centre` (a key; clipped to [lo, hi]), those
+ * below and above it counted apart: one pass, from which fc_window_rank()
+ * reads any rank that lies in the window (the radix select's first try;
+ * estimate.c reads several ranks, and the deviations from a centre, off one
+ * window). Each tally below 2^32: n below 2^34. */
+struct fc_key_window {
+    uint64_t base;       /* the key of count[0] */
+    size_t below, above; /* keys below base, above base + 255 */
+    size_t n;
+    size_t count[256];
+};
+void fc_count_window(const uint64_t *v, size_t n, uint64_t flip, uint64_t lo, uint64_t hi,
+                     uint64_t centre, struct fc_key_window *w);
+/* The key of rank k (0-based), and with `lower` the key of rank k - 1 (the
+ * same where tied; k >= 1 or the key itself), where both lie in the window:
+ * true; false where either does not. */
+bool fc_window_rank(const struct fc_key_window *w, size_t k, uint64_t *key, uint64_t *lower);
+
 #pragma GCC visibility pop
 
 #endif
