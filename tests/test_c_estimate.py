@@ -164,3 +164,28 @@ def test_bench_result_carries_the_c_estimate_that_python_would_compute():
         migrated=r.migrated, clock=fastcpu.clock(), counter=r.counter, cycles_per_tick=r.cycles_per_tick)
     assert again._recommended.estimator == r._recommended.estimator
     assert same(again._recommended.ticks, r._recommended.ticks)
+
+
+@pytest.mark.parametrize("n", [999, 1000])
+@pytest.mark.parametrize("shape", ["bunched_outliers", "two_bunches", "wide", "across_zero"])
+def test_c_is_the_python_where_the_window_holds_a_rank_and_where_it_does_not(n, shape):
+    # the C core reads ranks and the MAD off a 256-value window around a middle run, and falls back
+    # to its radix select where a rank (or a deviation) lies outside: both ways give Python's figures
+    rng = np.random.default_rng(n)
+    if shape == "bunched_outliers":  # the window holds every rank; outliers on both sides of it
+        raw = 1000 + rng.choice([0, 24, 25, 49], n)
+        empty = 1000 + rng.choice([0, 24, 25], n)
+        raw[rng.integers(0, n, 20)] = rng.integers(0, 10**6, 20)
+        empty[rng.integers(0, n, 5)] = rng.integers(0, 900, 5)
+    elif shape == "two_bunches":  # the deviations from the middle reach past the window
+        raw = 5000 + rng.choice([0, 1, 150, 151, 400], n)
+        empty = 5000 + rng.choice([0, 300], n)
+    elif shape == "wide":  # spread over more than the window: ranks outside it
+        raw = 7000 + rng.integers(0, 600, n)
+        empty = 7000 + rng.integers(0, 300, n)
+    else:  # paired differences on both sides of zero, one far outlier
+        raw = 100 + rng.choice([0, 25, 49], n)
+        empty = 100 + rng.choice([0, 24, 49], n)
+        empty[7] = 60000
+    for step in (1.0, 24.5):
+        assert check(raw, empty, step) is not None
