@@ -372,7 +372,7 @@ static void paired_mean(const int64_t *d, int64_t *w, size_t m, struct span sd, 
 }
 
 int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrated, size_t n,
-                 double step, uint32_t unroll, struct fc_estimate *out)
+                 double step, uint32_t unroll, struct fc_estimate *out, struct fc_estimate *paired)
 {
     if (n == 0 || n > FC_ESTIMATE_RUNS_MAX)
         return 1;
@@ -421,16 +421,18 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
     if (sigma >= MEDIAN_SPREAD_STEPS * step) {
         struct sample es;
         sample_of(&es, e, m, span_of((int64_t)e_lo, (int64_t)e_hi));
-        median_difference(&rs, &es, step, unroll, out);
-    } else {
-        int64_t d_lo = INT64_MAX, d_hi = INT64_MIN;
-        for (size_t i = 0; i < m; i++) {
-            r[i] -= e[i];
-            d_lo = r[i] < d_lo ? r[i] : d_lo;
-            d_hi = r[i] > d_hi ? r[i] : d_hi;
-        }
-        paired_mean(r, w, m, span_of(d_lo, d_hi), step, unroll, out);
+        median_difference(&rs, &es, step, unroll, out); /* reads r and e in place */
     }
+    /* the paired mean: the estimate itself below the spread, else beside it */
+    int64_t d_lo = INT64_MAX, d_hi = INT64_MIN;
+    for (size_t i = 0; i < m; i++) {
+        r[i] -= e[i];
+        d_lo = r[i] < d_lo ? r[i] : d_lo;
+        d_hi = r[i] > d_hi ? r[i] : d_hi;
+    }
+    paired_mean(r, w, m, span_of(d_lo, d_hi), step, unroll, paired);
+    if (sigma < MEDIAN_SPREAD_STEPS * step)
+        *out = *paired;
     free(r);
     return 0;
 }

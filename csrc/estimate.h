@@ -35,12 +35,15 @@ struct fc_estimate {
 /* recommend(raw, empty, step, unroll, migrated) of `n` runs: the median
  * difference when the raw runs' robust sigma spans 2 clock steps (`step`
  * counts), else the fenced paired mean; pairs flagged in `migrated` (may be
- * NULL) left out unless all are. 0: *out set; 1: not computed here (no
+ * NULL) left out unless all are. In the same pass *paired: paired_mean()
+ * of the same runs (estimate.py's; *out itself where that is the one
+ * recommended), so that a result holds both from birth. 0: *out and
+ * *paired set; 1: not computed here (no
  * runs, more than FC_ESTIMATE_RUNS_MAX, a count at or above
  * FC_ESTIMATE_EXACT_BELOW, or no memory for the copies): Python computes
  * it. No Python here: callable with the GIL released. */
 int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrated, size_t n,
-                 double step, uint32_t unroll, struct fc_estimate *out);
+                 double step, uint32_t unroll, struct fc_estimate *out, struct fc_estimate *paired);
 
 #pragma GCC visibility pop
 

@@ -278,11 +278,20 @@ static int pair_refused(core_state *st, const struct fc_method *m, const char *w
 struct timed_runs {
     struct run_arrays a;
     double best, median;
-    bool estimated; /* estimate set (estimate.c took the runs) */
-    struct fc_estimate estimate;
+    bool estimated; /* estimate and paired set (estimate.c took the runs) */
+    struct fc_estimate estimate, paired;
     PyArrayObject *points;
     struct fc_conversion conversion;
 };
+
+/* An fc_estimate as Python reads it: (ticks, ci95_ticks, estimator, runs_used), the
+ * arguments of fastcpu.results.estimate.Estimate; NULL with an exception set. */
+static PyObject *estimate_tuple(const struct fc_estimate *e)
+{
+    return Py_BuildValue("(dd" "s" "n)", e->ticks, e->ci95_ticks,
+                         e->estimator == FC_ESTIMATOR_MEDIAN ? "median" : "paired_mean",
+                         (Py_ssize_t)e->runs_used);
+}
 
 /* What to time: `target` against the empty sequence, `copies` copies a
  * run (bench()), or 2k copies against k (bench_diff(), `copies` = k); the
@@ -334,7 +343,7 @@ static int time_and_convert(core_state *st, const struct fc_pair *pair, Py_ssize
         fc_best_median(&bufs, (size_t)runs, pair->method_copies, &out->best, &out->median);
     if (best_median && estimate_step == estimate_step)
         out->estimated = fc_recommend(bufs.raw, bufs.empty, migrated, (size_t)runs, estimate_step,
-                                      pair->method_copies, &out->estimate) == 0;
+                                      pair->method_copies, &out->estimate, &out->paired) == 0;
     double agree_tol = 3 * resolution > FC_RULERS_AGREE ? 3 * resolution : FC_RULERS_AGREE;
     /* the runs show where in its stretch a hop fell */
     struct fc_run_ticks ticks = {bufs.raw, bufs.empty, (size_t)runs};
@@ -404,7 +413,7 @@ PyDoc_STRVAR(time_runs_doc,
 "abandoning a call that will not return, as Ctrl-C does after 0.5 s.\n\n"
 "Returns a TimedRuns record: a, b (uint64 arrays per run: raw and empty;\n"
 "for diff, long and short; TSC ticks or PMU core cycles, harness\n"
-"included), migrated (bool per run), best and median per copy above the\n"
+"included; read-only), migrated (bool per run), best and median per copy above the\n"
 "empty sequence (NaN for diff), points (the (n, 4) ruler points, or\n"
 "None) and conversion (convert()'s Conversion record, or None without\n"
 "rulers).\n\n"
@@ -413,7 +422,8 @@ PyDoc_STRVAR(time_runs_doc,
 "is then (ticks, ci95_ticks, estimator, runs_used), what\n"
 "fastcpu.results.estimate.recommend() gives for these runs at that step\n"
 "(csrc/estimate.c), or None where it leaves them to Python (more than\n"
-"2**18 runs, or a count of 2**61 or more).\n"
+"2**18 runs, or a count of 2**61 or more); its paired_mean likewise\n"
+"paired_mean()'s (ticks, ci95_ticks, 'paired_mean', runs_used).\n"
 "Raises fastcpu.Unsupported when the target or the counter cannot run here.");
 
 static char *time_runs_keywords[] = {"", "runs", "serialize", "copies", "diff", "counter", "rulers",
@@ -489,14 +499,16 @@ static PyObject *core_time_runs(PyObject *module, PyObject *args, PyObject *kwar
         return NULL;
     }
     PyObject *points = r.points ? (PyObject *)r.points : Py_NewRef(Py_None);
-    PyObject *estimate = r.estimated
-        ? Py_BuildValue("(dd" "s" "n)", r.estimate.ticks, r.estimate.ci95_ticks,
-                        r.estimate.estimator == FC_ESTIMATOR_MEDIAN ? "median" : "paired_mean",
-                        (Py_ssize_t)r.estimate.runs_used)
-        : Py_NewRef(Py_None);
+    PyObject *estimate = r.estimated ? estimate_tuple(&r.estimate) : Py_NewRef(Py_None);
+    PyObject *paired = r.estimated ? estimate_tuple(&r.paired) : Py_NewRef(Py_None);
+    /* the runs are a result's from here on: read-only as made, so that
+     * Python keeps them without views */
+    PyArray_CLEARFLAGS(r.a.raw, NPY_ARRAY_WRITEABLE);
+    PyArray_CLEARFLAGS(r.a.empty, NPY_ARRAY_WRITEABLE);
+    PyArray_CLEARFLAGS(r.a.migrated, NPY_ARRAY_WRITEABLE);
     PyObject *items[] = {(PyObject *)r.a.raw, (PyObject *)r.a.empty, (PyObject *)r.a.migrated,
                          PyFloat_FromDouble(r.best), PyFloat_FromDouble(r.median), points,
-                         conversion, estimate};
+                         conversion, estimate, paired};
     for (Py_ssize_t i = 0; i < (Py_ssize_t)(sizeof items / sizeof items[0]); i++) {
         if (!items[i]) { /* a float could not be made: the record drops what it holds */
             for (Py_ssize_t k = i + 1; k < (Py_ssize_t)(sizeof items / sizeof items[0]); k++)
@@ -519,12 +531,16 @@ static PyStructSequence_Field timed_runs_fields[] = {
     {"conversion", "what the ruler points say (a Conversion record), or None"},
     {"estimate", "(ticks, ci95_ticks, estimator, runs_used): recommend() of the runs at "
                  "estimate_step, computed in C; or None"},
+    {"paired_mean", "(ticks, ci95_ticks, 'paired_mean', runs_used): paired_mean() of the runs at "
+                    "estimate_step, computed in the same pass (equal to estimate where that is "
+                    "the paired mean); None where estimate is"},
     {NULL, NULL},
 };
 
 PyStructSequence_Desc fc_timed_runs_desc = {
     "fastcpu._core.TimedRuns",
-    "What one time_runs() call gave: the raw arrays, best and median, and the ruler points.",
+    "What one time_runs() call gave: the raw arrays (read-only), best and median, the ruler "
+    "points and the estimates.",
     timed_runs_fields,
     7,
 };
@@ -552,8 +568,9 @@ PyDoc_STRVAR(recommend_doc,
 "and empty C-contiguous uint64 arrays of one length, migrated a bool array\n"
 "of it or None, step the counter's step in counts (> 0), unroll the copies\n"
 "per run (1 to UNROLL_MAX). (ticks, ci95_ticks, estimator, runs_used), as\n"
-"fastcpu.results.estimate.recommend() gives them, or None where that is\n"
-"left to Python (no runs, more than 2**18, a count of 2**61 or more).\n"
+"fastcpu.results.estimate.recommend() gives them, with the same of\n"
+"paired_mean() (computed in the same pass), as a pair; or None where that\n"
+"is left to Python (no runs, more than 2**18, a count of 2**61 or more).\n"
 "For the tests, which hold it to the Python.");
 
 /* A C-contiguous 1-d array of `type` and `n` values (n < 0: any), or NULL
@@ -600,17 +617,26 @@ static PyObject *core_recommend(PyObject *Py_UNUSED(module), PyObject *args)
                      unroll);
         return NULL;
     }
-    struct fc_estimate e;
+    struct fc_estimate e, paired;
     int got;
     Py_BEGIN_ALLOW_THREADS /* the caller's arrays: as read-only here as numpy's own reductions */
     got = fc_recommend(PyArray_DATA(raw), PyArray_DATA(empty), migrated ? PyArray_DATA(migrated) : NULL,
-                       (size_t)n, step, (uint32_t)unroll, &e);
+                       (size_t)n, step, (uint32_t)unroll, &e, &paired);
     Py_END_ALLOW_THREADS
     if (got != 0)
         Py_RETURN_NONE;
-    return Py_BuildValue("(dd" "s" "n)", e.ticks, e.ci95_ticks,
-                         e.estimator == FC_ESTIMATOR_MEDIAN ? "median" : "paired_mean",
-                         (Py_ssize_t)e.runs_used);
+    PyObject *first = estimate_tuple(&e);
+    if (!first)
+        return NULL;
+    PyObject *second = estimate_tuple(&paired);
+    if (!second) {
+        Py_DECREF(first);
+        return NULL;
+    }
+    PyObject *both = PyTuple_Pack(2, first, second);
+    Py_DECREF(first);
+    Py_DECREF(second);
+    return both;
 }
 
 PyMethodDef fc_glue_bench_functions[] = {

@@ -1,5 +1,7 @@
-"""The C core's estimate (csrc/estimate.c) against the Python that defines it
-(fastcpu/results/estimate.py recommend()): the same runs give the same figures.
+"""The C core's estimates (csrc/estimate.c) against the Python that defines them
+(fastcpu/results/estimate.py recommend(), and paired_mean(), which the C core
+computes in the same pass so that a result holds it from birth): the same runs
+give the same figures.
 
 The estimator, the runs used and the estimate itself are compared bit for
 bit. Its interval too, but for the one sum numpy hands to its BLAS (np.dot of
@@ -22,7 +24,7 @@ import fastcpu
 from fastcpu import _core
 from fastcpu.instrument import timebase
 from fastcpu.results import statistics as _blocks
-from fastcpu.results.estimate import recommend
+from fastcpu.results.estimate import paired_mean, recommend
 
 #: Relative difference allowed between the intervals, only where the sum of
 #: squares is ordered differently (about 80 ulps at 20,000 runs, threaded).
@@ -35,8 +37,17 @@ def same(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
 
+def same_estimate(c, p):
+    """The C core's (ticks, ci95_ticks, estimator, runs_used) is the Python Estimate `p`."""
+    ticks, ci, estimator, used = c
+    assert (estimator, used) == (p.estimator, p.runs_used)
+    assert same(ticks, p.ticks), (ticks, p.ticks)
+    assert same(ci, p.ci95_ticks) or math.isclose(ci, p.ci95_ticks, rel_tol=INTERVAL_REL_TOL), (ci, p.ci95_ticks)
+
+
 def check(raw, empty, step, unroll=1, migrated=None):
-    """C == Python for these runs; returns the C figures (None: left to Python)."""
+    """C == Python for these runs, the recommended estimate and the paired mean; returns the C
+    core's recommended figures (None: left to Python)."""
     raw = np.ascontiguousarray(raw, dtype=np.uint64)
     empty = np.ascontiguousarray(empty, dtype=np.uint64)
     if migrated is not None:
@@ -45,10 +56,11 @@ def check(raw, empty, step, unroll=1, migrated=None):
     p = recommend(raw, empty, step, unroll, migrated)
     if c is None:
         return None
-    ticks, ci, estimator, used = c
-    assert (estimator, used) == (p.estimator, p.runs_used)
-    assert same(ticks, p.ticks), (ticks, p.ticks)
-    assert same(ci, p.ci95_ticks) or math.isclose(ci, p.ci95_ticks, rel_tol=INTERVAL_REL_TOL), (ci, p.ci95_ticks)
+    c, c_paired = c
+    same_estimate(c, p)
+    same_estimate(c_paired, paired_mean(raw, empty, step, unroll, migrated))
+    if p.estimator == "paired_mean":  # the one recommended: the same figures
+        assert c_paired == c
     return c
 
 
@@ -135,16 +147,19 @@ def test_time_runs_estimates_its_own_runs_as_python_does():
     for method, copies in (("gdt", 1), ("empty", 1), ("gdt", 4)):
         got = _core.time_runs(method, runs=1000, serialize="lfence", copies=copies, diff=False, counter="tsc",
                               rulers=timebase.rulers(), estimate_step=clk.tsc_step_ticks)
-        assert got.estimate is not None
-        ticks, ci, estimator, used = got.estimate
-        p = recommend(got.a, got.b, clk.tsc_step_ticks, copies, got.migrated)
-        assert (estimator, used) == (p.estimator, p.runs_used) and same(ticks, p.ticks)
-        assert same(ci, p.ci95_ticks) or math.isclose(ci, p.ci95_ticks, rel_tol=INTERVAL_REL_TOL)
+        assert got.estimate is not None and got.paired_mean is not None
+        same_estimate(got.estimate, recommend(got.a, got.b, clk.tsc_step_ticks, copies, got.migrated))
+        same_estimate(got.paired_mean, paired_mean(got.a, got.b, clk.tsc_step_ticks, copies, got.migrated))
+        # the runs are a result's as made: read-only
+        assert not (got.a.flags.writeable or got.b.flags.writeable or got.migrated.flags.writeable)
+        with pytest.raises(ValueError, match="read-only"):
+            got.a[0] = 0
     # not asked for, or a diff: none
-    assert _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
-                           rulers=None).estimate is None
-    assert _core.time_runs("gdt", runs=10, serialize="lfence", copies=2, diff=True, counter="tsc",
-                           rulers=None, estimate_step=26.0).estimate is None
+    for got in (_core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc",
+                                rulers=None),
+                _core.time_runs("gdt", runs=10, serialize="lfence", copies=2, diff=True, counter="tsc",
+                                rulers=None, estimate_step=26.0)):
+        assert got.estimate is None and got.paired_mean is None
     with pytest.raises(ValueError, match="estimate_step"):
         _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None,
                         estimate_step=-1.0)
@@ -158,12 +173,20 @@ def test_bench_result_carries_the_c_estimate_that_python_would_compute():
     assert same(got.ticks, p.ticks)
     assert same(got.ci95_ticks, p.ci95_ticks) or math.isclose(got.ci95_ticks, p.ci95_ticks,
                                                               rel_tol=INTERVAL_REL_TOL)
+    # the paired mean too, held from birth (a plain field, not worked out when read)
+    pm = paired_mean(r.raw, r.empty, r.step, r.unroll, r.migrated)
+    assert "_paired_mean" in vars(r) and r._paired_mean.estimator == "paired_mean"
+    assert r._paired_mean.runs_used == pm.runs_used and same(r.paired_mean, pm.ticks)
+    assert same(r.paired_mean_ci95, pm.ci95_ticks) or math.isclose(r.paired_mean_ci95, pm.ci95_ticks,
+                                                                   rel_tol=INTERVAL_REL_TOL)
     # a result rebuilt from its arrays (as a file is read) computes it in Python: the same figures
     again = fastcpu.BenchResult.from_arrays(
         method=r.method, serialize=r.serialize, unroll=r.unroll, cpu=r.cpu, raw=r.raw, empty=r.empty,
         migrated=r.migrated, clock=fastcpu.clock(), counter=r.counter, cycles_per_tick=r.cycles_per_tick)
     assert again._recommended.estimator == r._recommended.estimator
     assert same(again._recommended.ticks, r._recommended.ticks)
+    assert "_paired_mean" in vars(again) and same(again.paired_mean, r.paired_mean)
+    assert again._paired_mean.runs_used == r._paired_mean.runs_used
 
 
 @pytest.mark.parametrize("n", [999, 1000])

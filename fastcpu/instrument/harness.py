@@ -293,13 +293,19 @@ def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias
     conversion = got.conversion
     cpt, cpt_ci, caveats = raw.clock_of_runs()
     bias_cc, bias_ci, resolution, caveats = applied(bias, loop, corrected, cpt, caveats)
+    # the C core's recommended estimate and paired mean (one Estimate where the paired mean is the
+    # one recommended), or None: BenchResult computes them
+    estimate = paired = None
+    if got.estimate is not None and got.paired_mean is not None:
+        estimate = Estimate._of(*got.estimate)
+        paired = estimate if estimate.estimator == "paired_mean" else Estimate._of(*got.paired_mean)
     return BenchResult._of_runs(
         method=raw.name, serialize=serialize, unroll=unroll, cpu=raw.cpu, raw=got.a, empty=got.b,
         migrated=got.migrated, best=got.best, median=got.median, clock=clk, counter=raw.counter,
         cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, harness_bias_core_cycles=bias_cc,
         harness_bias_ci95_core_cycles=bias_ci, harness_resolution_core_cycles=resolution, caveats=caveats,
         clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
-        catalog_row=raw.catalog_row, estimate=None if got.estimate is None else Estimate._of(*got.estimate))
+        catalog_row=raw.catalog_row, estimate=estimate, paired=paired)
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,

@@ -108,7 +108,7 @@ class BenchResult(Estimated):
         self.__dict__.update(fields, raw=read_only(raw), empty=read_only(empty), migrated=read_only(migrated),
                              runs=int(raw.size), best=float(self.best), median=float(self.median),
                              tsc_hz=float(self.tsc_hz), tsc_step_ticks=float(self.tsc_step_ticks))
-        self.__dict__["_recommended"] = self._estimated()
+        self.__dict__["_recommended"], self.__dict__["_paired_mean"] = self._estimated()
 
     @classmethod
     def from_arrays(
@@ -184,10 +184,13 @@ class BenchResult(Estimated):
                 cycles_per_tick: float, cycles_per_tick_ci95: float, harness_bias_core_cycles: float,
                 harness_bias_ci95_core_cycles: float, harness_resolution_core_cycles: float,
                 caveats: tuple[str, ...], clock_motion: ClockMotion | None,
-                catalog_row: CatalogRow | None, estimate: _estimate.Estimate | None = None) -> BenchResult:
+                catalog_row: CatalogRow | None, estimate: _estimate.Estimate | None = None,
+                paired: _estimate.Estimate | None = None) -> BenchResult:
         """The result of the C core's runs (``instrument.harness.bench_result``); checks only the ranges of figures a file bounds."""
-        # estimate: recommend() of these arrays at this step and unroll as the C core computed it
-        # (csrc/estimate.c; tests/test_c_estimate.py holds it to the Python), or None: computed here
+        # estimate, paired: recommend() and paired_mean() of these arrays at this step and unroll as the
+        # C core computed them in one pass (csrc/estimate.c; tests/test_c_estimate.py holds them to the
+        # Python), or None: computed here. raw, empty, migrated: the C core's, read-only as made
+        # (glue_bench.c), kept as they are
         cpt = cycles_per_tick
         low, high = CYCLES_PER_TICK_RANGE
         if not (low <= cpt <= high or cpt != cpt):
@@ -201,7 +204,7 @@ class BenchResult(Estimated):
             bias, ci = checked["harness_bias_core_cycles"], checked["harness_bias_ci95_core_cycles"]
             resolution = check_figure("harness_resolution_core_cycles", resolution, 0,
                                       HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")
-        if estimate is None:  # computed from the arrays: the one assembly that works it out
+        if estimate is None or paired is None:  # computed from the arrays: the one assembly that works it out
             fields = dict(unroll=unroll, cpu=cpu, cycles_per_tick=cpt, cycles_per_tick_ci95=cycles_per_tick_ci95,
                           caveats=caveats, harness_bias_core_cycles=bias, harness_bias_ci95_core_cycles=ci)
             return cls._assembled(method=method, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
@@ -211,20 +214,20 @@ class BenchResult(Estimated):
         # bench()'s path: every field in one dict, the same ones _assembled sets (tests/test_results.py)
         result = object.__new__(cls)
         object.__setattr__(result, "__dict__", {
-            "method": method, "runs": int(raw.size), "serialize": serialize, "raw": read_only(raw),
-            "empty": read_only(empty), "migrated": read_only(migrated), "best": best, "median": median,
+            "method": method, "runs": raw.size, "serialize": serialize, "raw": _kept(raw),
+            "empty": _kept(empty), "migrated": _kept(migrated), "best": best, "median": median,
             "tsc_hz": clock.tsc_hz, "tsc_step_ticks": clock.tsc_step_ticks, "counter": counter, "unroll": unroll,
             "cpu": cpu, "cycles_per_tick": cpt, "cycles_per_tick_ci95": cycles_per_tick_ci95, "caveats": caveats,
             "harness_bias_core_cycles": bias, "harness_bias_ci95_core_cycles": ci, "clock_motion": clock_motion,
-            "harness_resolution_core_cycles": resolution, "catalog_row": catalog_row, "_recommended": estimate})
+            "harness_resolution_core_cycles": resolution, "catalog_row": catalog_row, "_recommended": estimate,
+            "_paired_mean": paired})
         return result
 
     @classmethod
     def _assembled(cls, *, method: str, serialize: str, raw: np.ndarray, empty: np.ndarray,
                    migrated: np.ndarray, best: float, median: float, clock: Clock, counter: str,
                    fields: dict[str, Any], clock_motion: ClockMotion | None,
-                   harness_resolution_core_cycles: float, catalog_row: CatalogRow | None,
-                   estimate: _estimate.Estimate | None = None) -> BenchResult:
+                   harness_resolution_core_cycles: float, catalog_row: CatalogRow | None) -> BenchResult:
         """A result of checked fields, set at once (not through the generated __init__, which is slow)."""
         result = object.__new__(cls)
         result.__dict__.update(
@@ -233,7 +236,7 @@ class BenchResult(Estimated):
             tsc_step_ticks=clock.tsc_step_ticks, counter=counter, **fields, clock_motion=clock_motion,
             harness_resolution_core_cycles=harness_resolution_core_cycles, catalog_row=catalog_row)
         # finished when made: nothing deferred
-        result.__dict__["_recommended"] = result._estimated() if estimate is None else estimate
+        result.__dict__["_recommended"], result.__dict__["_paired_mean"] = result._estimated()
         return result
 
     def with_harness_bias(self, bias_core_cycles: float, ci95_core_cycles: float) -> BenchResult:
@@ -274,17 +277,17 @@ class BenchResult(Estimated):
 
     # ---- the recommended estimate (computed when the result is made) ----
 
-    # _recommended (Estimated's): the recommended estimator's reading, set
-    # by every constructor from the arrays, the step and the copies
+    # _recommended (Estimated's): the recommended estimator's reading, and
+    # _paired_mean: the paired mean's (the same Estimate where that is the one
+    # recommended), both uncorrected; set by every constructor from the arrays,
+    # the step and the copies (bench(): by the C core, in the pass that timed them)
 
-    def _estimated(self) -> _estimate.Estimate:
-        return _estimate.recommend(self.raw, self.empty, self.step, self.unroll, self.migrated)
-
-    @cached_property
-    def _paired_mean(self) -> _estimate.Estimate:
-        if self._recommended.estimator == "paired_mean":
-            return self._recommended
-        return _estimate.paired_mean(self.raw, self.empty, self.step, self.unroll, self.migrated)
+    def _estimated(self) -> tuple[_estimate.Estimate, _estimate.Estimate]:
+        """(recommended, paired mean) of the arrays, in Python (the oracle of csrc/estimate.c)."""
+        recommended = _estimate.recommend(self.raw, self.empty, self.step, self.unroll, self.migrated)
+        if recommended.estimator == "paired_mean":
+            return recommended, recommended
+        return recommended, _estimate.paired_mean(self.raw, self.empty, self.step, self.unroll, self.migrated)
 
     best_ns = Figure("best", "ns")
     best_core_cycles = Figure("best", "core_cycles")
@@ -319,8 +322,12 @@ class BenchResult(Estimated):
     @cached_property
     def stability(self) -> Stability:
         """Spread, outliers, migrations and this machine's settings, with
-        warnings (see :func:`fastcpu.stability`). The machine checks read
-        the machine the result is looked at on."""
+        warnings (see :func:`fastcpu.stability`).
+
+        Computed when first read, not when the result is made, and kept: its
+        machine checks read the machine the result is looked at on (a result
+        read from a file is judged by the reader's machine), so it is no
+        figure of the result's own fields; the only such attribute."""
         return stability(self)
 
     @property
@@ -369,11 +376,16 @@ class BenchResult(Estimated):
         )
 
 
-#: What a BenchResult computes from its fields on first access and keeps in
-#: its ``__dict__`` (every cached_property of the class and its bases): what
-#: with_harness_correction() leaves out of its copy.
+#: What a BenchResult computes on first access and keeps in its ``__dict__``
+#: (every cached_property of the class and its bases: the stability report,
+#: which reads the machine): what with_harness_correction() leaves out of its copy.
 _CACHED = tuple(name for klass in BenchResult.__mro__ for name, value in vars(klass).items()
                 if isinstance(value, cached_property))
+
+
+def _kept(a: np.ndarray) -> np.ndarray:
+    """`a` itself where it is already read-only (the C core's arrays), else a read-only view."""
+    return read_only(a) if a.flags.writeable else a
 
 
 def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> Stability:
