@@ -58,6 +58,8 @@ UNPRIVILEGED = (
 #: marked ``slow`` (tests/conftest.py), left out of the README's ``pytest`` (pyproject's
 #: addopts) and run by .ci/run's pass 1c. Each is "file::test name" (every parameter).
 SLOW = (
+    "test_benchmarks.py::test_performance_script_prints_its_tables",
+    "test_cli.py::test_compare_seed_table_and_ab_from_the_shell",
     "test_compare.py::test_cli_compare_formats",
     "test_file_bounds.py::test_a_gz_of_near_identical_runs_loads",
     "test_file_bounds.py::test_ctrl_c_stops_a_gz_save_at_once_and_leaves_the_old_file",
@@ -67,6 +69,9 @@ SLOW = (
     "test_hostile_files.py::test_load_holds_at_most_its_stated_multiple_of_the_text_whatever_the_file",
     "test_hostile_files.py::test_no_single_bit_flip_anywhere_loads_with_a_changed_figure",
     "test_kit.py::test_across_machines_executes_without_the_core",
+    "test_kit.py::test_compare_the_seed_table_and_ab_without_the_core",
+    "test_kit.py::test_every_export_and_plot_without_the_core",
+    "test_kit.py::test_the_instrument_raises_unsupported_naming_the_platform",
     "test_kit.py::test_every_data_file_loads_without_the_core",
     "test_kit.py::test_the_cli_compares_and_plots_without_the_core",
     "test_memory.py::test_bench_does_not_leak",

@@ -11,6 +11,7 @@ the C core's one measurement with keywords.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -96,13 +97,14 @@ def _imports(path: Path, text: str | None = None) -> set[str]:
     return {"__init__" if m == "" else m for m in found}
 
 
-def graph() -> dict[str, set[str]]:
-    """module -> the fastcpu modules it imports (the C extension left out)."""
+@functools.lru_cache(maxsize=1)
+def graph() -> dict[str, frozenset[str]]:
+    """module -> the fastcpu modules it imports (the C extension left out); parsed once a run."""
     edges = {}
     for p in sorted(PACKAGE.rglob("*.py")):
         name = module_name(p)
         name = "__init__" if name == "__init__" else name
-        edges[name] = _imports(p) - BOTTOM - {name}
+        edges[name] = frozenset(_imports(p) - BOTTOM - {name})
     return edges
 
 
