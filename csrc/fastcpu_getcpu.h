@@ -155,6 +155,19 @@ static inline fastcpu_vdso_getcpu_fn fastcpu_vdso_lookup(void)
 
 /* The vDSO's getcpu, looked up once (a lookup that races another is the
  * same lookup): the CPU, -ENOSYS without one, or what it returned. */
+/* What a getcpu-style call answered: the CPU, its node in *node (may be
+ * NULL), or -errno (-EIO for an answer that is no CPU number). */
+static inline int fastcpu_answer_(long rc, unsigned cpu, unsigned n, unsigned *node)
+{
+    if (rc != 0)
+        return rc < 0 && rc > -4096 ? (int)rc : -EIO;
+    if (cpu > INT32_MAX)
+        return -EIO;
+    if (node)
+        *node = n;
+    return (int)cpu;
+}
+
 static inline int fastcpu_vdso_getcpu(unsigned *node)
 {
     static fastcpu_vdso_getcpu_fn fn;
@@ -168,13 +181,7 @@ static inline int fastcpu_vdso_getcpu(unsigned *node)
         return -ENOSYS;
     unsigned cpu = 0, n = 0;
     long rc = f(&cpu, &n, NULL);
-    if (rc != 0)
-        return rc < 0 && rc > -4096 ? (int)rc : -EIO;
-    if (cpu > INT32_MAX)
-        return -EIO;
-    if (node)
-        *node = n;
-    return (int)cpu;
+    return fastcpu_answer_(rc, cpu, n, node);
 }
 
 /* The getcpu system call (309 on x86-64), raw: no feature macro needed, and
@@ -187,13 +194,7 @@ static inline int fastcpu_syscall_getcpu(unsigned *node)
                      : "=a"(rc)
                      : "a"(309L), "D"(&cpu), "S"(&n), "d"(0L)
                      : "rcx", "r11", "memory");
-    if (rc != 0)
-        return rc < 0 && rc > -4096 ? (int)rc : -EIO;
-    if (cpu > INT32_MAX)
-        return -EIO;
-    if (node)
-        *node = n;
-    return (int)cpu;
+    return fastcpu_answer_(rc, cpu, n, node);
 }
 
 /* The best way there is: the rseq load, else RDPID, else the vDSO, else the
