@@ -108,13 +108,16 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-n", type=int, default=10, help="fresh processes (default 10)")
     p.add_argument("--busy", action="store_true", help="keep the other CPUs busy meanwhile")
+    p.add_argument("--idle-and-busy", action="store_true",
+                   help="-n processes with the other CPUs idle, then -n with them busy: both tables, one record")
     p.add_argument("--record", metavar="DIR", help="also write the printed tables as a JSON record into DIR (benchmarks/records/; docs/reports.py renders them)")
     args = p.parse_args()
     if args.record:
         from record import start
 
         start(args.record, "fresh_processes")
-    report(run(args.n, args.busy), args.busy)
+    for busy in ((False, True) if args.idle_and_busy else (args.busy,)):
+        report(run(args.n, busy), busy)
 
 
 if __name__ == "__main__":
