@@ -64,8 +64,9 @@ class Results(Mapping[str, BenchResult]):
     Attributes:
         results: method name -> BenchResult (raw per-run TSC ticks).
         machine: the machine's facts (``machine_info()``), as JSON values.
-        clock: what a TSC tick was worth there (``tsc_hz``, ``tsc_step_ticks``,
-            ``cycles_per_tick``); every result was converted with it.
+        clock: what a TSC tick was worth there at first use (``tsc_hz``, ``tsc_step_ticks``,
+            ``cycles_per_tick``); every result shares its TSC, and converts to core cycles
+            with its own ``cycles_per_tick``, measured around its runs.
         serialize: the serialization mode of every result.
         date: when measured, ISO 8601 UTC.
         label: a free-form name for the machine, or None.
