@@ -64,7 +64,6 @@ SLOW = (
     "test_file_bounds.py::test_a_gz_of_near_identical_runs_loads",
     "test_file_bounds.py::test_ctrl_c_stops_a_gz_save_at_once_and_leaves_the_old_file",
     "test_file_bounds.py::test_every_command_that_prints_text_from_a_file_works_in_the_posix_locale",
-    "test_fork.py::test_fork_while_another_thread_computes_a_cached_property",
     "test_hostile_files.py::test_any_field_of_any_value_loads_whole_or_is_refused_by_name",
     "test_hostile_files.py::test_load_holds_at_most_its_stated_multiple_of_the_text_whatever_the_file",
     "test_hostile_files.py::test_no_single_bit_flip_anywhere_loads_with_a_changed_figure",
