@@ -37,8 +37,13 @@ __attribute__((noinline, used)) unsigned fc_user_shape_mix_16(void)
 
 __attribute__((noinline, used)) unsigned fc_user_shape_memory_24(void)
 {
-    uint64_t buf[4] = {1, 2, 3, 4};
-    uint64_t acc, scratch; /* buf: on the stack, read and written by the asm ("memory") */
+    /* buf: on the stack, read and written by the asm only ("memory"). Left
+     * unset: filling it would put stores and constant loads before the first
+     * link, which the front end must get through before the chain starts (a
+     * body that read about a core cycle above its chain on the AuthenticAMD
+     * family 25 model 1 guest). */
+    uint64_t buf[4];
+    uint64_t acc, scratch;
     __asm__ volatile(".rept 24\n\t"
                      "imul %0, %0\n\t"
                      "mov 8(%2), %1\n\t"   /* a load off the chain: no load feeds another */
