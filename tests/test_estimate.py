@@ -400,7 +400,7 @@ def test_a_measurement_with_no_undisturbed_ruler_point_converts_within_its_ruler
         took = real(*args, **kwargs)
         got = took.measured
         nan_figure = type(got.conversion)((math.nan, *got.conversion[1:]))  # the record, its figure NaN
-        return dataclasses.replace(took, measured=type(got)((*got[:6], nan_figure)))
+        return dataclasses.replace(took, measured=type(got)((*got[:6], nan_figure)), converted=None)
 
     monkeypatch.setattr(_harness, "raw_runs", raw_runs)
     for r in (fastcpu.bench_diff("imul_chain_16", 100, k=4), fastcpu.bench("imul_chain_16", 100, unroll=2)):

@@ -217,9 +217,8 @@ class RawRuns:
     #: the method's catalog row (None: a user function)
     catalog_row: CatalogRow | None
     #: ``runs_clock`` of the runs (core cycles per tick, 95% half-width,
-    #: caveats), worked out once in :func:`raw_runs` (None: not yet; a copy
-    #: made with other runs, ``dataclasses.replace``, works it out again)
-    converted: tuple[float, float, tuple[str, ...]] | None = field(default=None, init=False, compare=False)
+    #: caveats), worked out once in :func:`raw_runs` (None: worked out when asked)
+    converted: tuple[float, float, tuple[str, ...]] | None = field(default=None, compare=False)
 
     def clock_of_runs(self) -> tuple[float, float, tuple[str, ...]]:
         known = self.converted
@@ -245,9 +244,9 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
     else:
         with pinned(cpu):
             measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s, step)
-    raw = RawRuns(target.name, measured, clk, counted, cpu, target.catalog_row)
-    object.__setattr__(raw, "converted", runs_clock(measured.conversion, clk, counted))  # once, for both readers
-    return raw
+    # the conversion worked out once, for both readers (rulers_agree, bench_result)
+    return RawRuns(target.name, measured, clk, counted, cpu, target.catalog_row,
+                   converted=runs_clock(measured.conversion, clk, counted))
 
 
 def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, counter: str,
