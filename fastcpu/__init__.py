@@ -5,9 +5,9 @@ sched_getcpu on every CPU (``fastcpu.check()``), and the fastest one (``fastcpu.
 
 from typing import TYPE_CHECKING
 
-from ._base import __version__
-from ._base import Error, Unsupported
-from .instrument import CORE_MISSING, bench, bench_diff, chain_methods, clock, getcpu, getcpu_method, getcpu_node, methods, read, read_raw, selftest
+from ._base import Error, Unsupported, __version__
+from .instrument import (CORE_MISSING, bench, bench_diff, chain_methods, clock, getcpu, getcpu_method, getcpu_node,
+                         methods, read, read_raw, selftest)
 from .results.values import CalibrationWarning, Clock
 from . import limits
 from .results.bench_result import BenchResult, DiffResult, stability
@@ -22,7 +22,7 @@ from .results.bench_result import BenchResult, DiffResult, stability
 
 # The instrument: where the C core is not built (another platform than Linux
 # x86-64, or FASTCPU_NO_CORE=1), each of these raises Unsupported naming the
-# platform (_instrument), and the kit below works alone. First: the core's
+# platform (instrument/__init__.py), and the kit works alone. The core's
 # import refuses a sub-interpreter before anything imports numpy there.
 
 if CORE_MISSING is None:
@@ -31,10 +31,8 @@ if CORE_MISSING is None:
 #: What `import fastcpu` leaves to its first use (name -> the module that
 #: holds it; a module of its own where the name is the module's): the
 #: result files, compare, A/B, the seed table, the noise model, the record
-#: types and the instrument's table-makers import 23 of the package's 57
-#: modules (and hashlib) that bench() never needs. On the
-#: GenuineIntel family 6 model 167 guest, fastcpu's import after numpy's
-#: took 52-68 ms (min-median of 20) against 0.6.0's 68-92.
+#: types and the instrument's table-makers import modules (and hashlib)
+#: that bench() never needs (docs/performance.md times the import).
 _ON_FIRST_USE = {
     "Results": ".results.results", "load": ".results.results", "ResultFileError": ".files.write",
     "compare": ".analysis.compare", "compare_ab": ".analysis.ab", "seed_table": ".analysis.seed_table",

@@ -211,11 +211,8 @@ class _TextGate:
 
 
 def _read_plain(path: Path, f: Any, size_bytes: int) -> tuple[bytearray, _TextGate]:
-    """The whole of `f`, a file of `size_bytes`, in one buffer, each chunk
-    checked as it arrives: what is no result file (binary data, text that
-    is no JSON object) is refused at its first chunk, before the rest is
-    read or room for it taken (a sparse file of 2 GiB, a gigabyte of
-    ``x``). The buffer grows as it fills: never a second copy of the whole."""
+    """The whole of `f` (`size_bytes`) in one growing buffer, each chunk judged as it arrives:
+    what is no result file is refused at its first chunk, before the rest is read."""
     gate = _TextGate(path, size_bytes)
     text = bytearray()
     while len(text) < size_bytes:

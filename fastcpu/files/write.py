@@ -90,11 +90,9 @@ _ARRAY_KEYS = ("raw", "empty", "migrated")
 
 
 def _dumps(doc: dict[str, Any]) -> bytearray:
-    """`doc` as JSON text (indent 1), in UTF-8. The results' base64 arrays,
-    which need no escape, are put in a megabyte at a time after json.dumps
-    wrote the rest around placeholders: json's string encoder takes one
-    call of about 30 ns a byte for each (8 s for one array of 10^8 runs
-    here, deaf to Ctrl-C)."""
+    """`doc` as JSON text (indent 1), in UTF-8; the base64 arrays, which need no escape, go
+    in a megabyte at a time around json.dumps's placeholders (json's encoder would take
+    seconds on a large array, deaf to Ctrl-C)."""
     token = secrets.token_hex(16)
     arrays: list[str] = []
     results = doc.get("results")

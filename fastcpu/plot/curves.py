@@ -86,11 +86,9 @@ SLOW_PANEL = "{group}: trap and system-call scale"
 
 
 def _panels(chosen: list[BenchResult]) -> list[tuple[str, list[BenchResult]]]:
-    """`chosen` by :func:`method_group`, in :data:`GROUPS` order; in each group the
-    trap- and system-call-scale methods (:func:`is_slow`) on a panel of their own
-    (``SLOW_PANEL``), so that a trapped SIDT's thousands of ticks do not squeeze a
-    2-tick difference between instructions against the axis; a part of more than
-    ``PANEL_MAX`` split evenly ("models, 1 of 2")."""
+    """`chosen` by :func:`method_group` in :data:`GROUPS` order, trap-scale methods on a panel
+    of their own (a trapped SIDT would squeeze instruction-scale differences against the
+    axis), a part of more than ``PANEL_MAX`` split evenly ("models, 1 of 2")."""
     by_group: dict[tuple[str, bool], list[BenchResult]] = {}
     for r in chosen:
         by_group.setdefault((method_group(r), is_slow(r)), []).append(r)

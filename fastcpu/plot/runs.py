@@ -117,11 +117,8 @@ _BINNED = "runs counted in"
 
 
 def _bins(both: Curve, high: float, log: bool, scale: float, unit: str) -> tuple[np.ndarray, bool, str]:
-    """Bin edges (in the unit) from `both`'s smallest value to `high` for a count plot
-    that cannot draw every value: a whole number of counts wide (geometrically spaced on
-    a log axis where the smallest value is at least 1), each edge half a count off the
-    values so that none sits on one; whether they are geometric; and the note that says
-    so."""
+    """Bin edges (in the unit), whole counts wide and half a count off the values (geometric
+    on a log axis from 1 up), whether they are geometric, and the note that says so."""
     low_t, high_t = both.low / scale, high / scale
     geometric = log and low_t >= 1 and high_t > low_t
     if geometric:
