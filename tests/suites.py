@@ -59,7 +59,9 @@ UNPRIVILEGED = (
 #: addopts) and run by .ci/run's pass 1c. Each is "file::test name" (every parameter).
 SLOW = (
     "test_benchmarks.py::test_performance_script_prints_its_tables",
+    "test_cli.py::test_compare_out_writes_what_stdout_would_get",
     "test_cli.py::test_compare_seed_table_and_ab_from_the_shell",
+    "test_cli_hostile.py::test_every_subcommand_answers_hostile_input_without_a_traceback",
     "test_compare.py::test_cli_compare_formats",
     "test_file_bounds.py::test_a_gz_of_near_identical_runs_loads",
     "test_file_bounds.py::test_ctrl_c_stops_a_gz_save_at_once_and_leaves_the_old_file",
@@ -80,6 +82,7 @@ SLOW = (
     "test_no_stray_files.py::test_nothing_is_written_outside_the_paths_given",
     "test_plot_bounds.py::test_plot_memory_is_bounded_by_the_picture_not_the_runs",
     "test_plot_bounds.py::test_plots_of_a_file_of_2000_methods_and_a_long_label_take_seconds",
+    "test_plot_text.py::test_text_from_files_is_drawn_as_written_in_every_plot",
     "test_worked_example.py::test_the_worked_example_lands_where_the_doc_says",
 )
 
