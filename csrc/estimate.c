@@ -372,7 +372,8 @@ static void paired_mean(const int64_t *d, int64_t *w, size_t m, struct span sd, 
 }
 
 int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrated, size_t n,
-                 double step, uint32_t unroll, struct fc_estimate *out, struct fc_estimate *paired)
+                 double step, uint32_t unroll, struct fc_estimate *out, struct fc_estimate *paired,
+                 struct fc_best_median *all)
 {
     if (n == 0 || n > FC_ESTIMATE_RUNS_MAX)
         return 1;
@@ -397,8 +398,12 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
         free(r);
         return 1;
     }
+    if (all) /* as fc_best_median() has it */
+        all->best = ((double)r_lo - (double)e_lo) / unroll;
     size_t m = n;
     if (moved && moved < n) { /* every pair migrated: all of them kept */
+        if (all) /* the medians of every run, before the samples leave migrated pairs out */
+            all->median = (fc_median_u64(raw, n) - fc_median_u64(empty, n)) / unroll;
         m = 0;
         r_lo = e_lo = UINT64_MAX;
         r_hi = e_hi = 0;
@@ -418,10 +423,19 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
     struct sample rs;
     sample_of(&rs, r, m, span_of((int64_t)r_lo, (int64_t)r_hi));
     center_and_sigma(&rs, w, &sigma);
-    if (sigma >= MEDIAN_SPREAD_STEPS * step) {
+    bool spread = sigma >= MEDIAN_SPREAD_STEPS * step;
+    if (spread || (all && m == n)) {
         struct sample es;
         sample_of(&es, e, m, span_of((int64_t)e_lo, (int64_t)e_hi));
-        median_difference(&rs, &es, step, unroll, out); /* reads r and e in place */
+        if (spread)
+            median_difference(&rs, &es, step, unroll, out); /* reads r and e in place */
+        if (all && m == n) { /* every run is in the samples: their medians are bench()'s */
+            int64_t mid[2];
+            int count = middle(&rs, mid);
+            double raw_median = mean_of_middle(mid, count);
+            count = middle(&es, mid);
+            all->median = (raw_median - mean_of_middle(mid, count)) / unroll;
+        }
     }
     /* the paired mean: the estimate itself below the spread, else beside it */
     int64_t d_lo = INT64_MAX, d_hi = INT64_MIN;
@@ -431,7 +445,7 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
         d_hi = r[i] > d_hi ? r[i] : d_hi;
     }
     paired_mean(r, w, m, span_of(d_lo, d_hi), step, unroll, paired);
-    if (sigma < MEDIAN_SPREAD_STEPS * step)
+    if (!spread)
         *out = *paired;
     free(r);
     return 0;

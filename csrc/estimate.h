@@ -32,6 +32,12 @@ struct fc_estimate {
     size_t runs_used;
 };
 
+/* bench()'s two figures per copy of every run: min(raw) - min(empty) and
+ * median(raw) - median(empty). */
+struct fc_best_median {
+    double best, median;
+};
+
 /* recommend(raw, empty, step, unroll, migrated) of `n` runs: the median
  * difference when the raw runs' robust sigma spans 2 clock steps (`step`
  * counts), else the fenced paired mean; pairs flagged in `migrated` (may be
@@ -41,9 +47,13 @@ struct fc_estimate {
  * *paired set; 1: not computed here (no
  * runs, more than FC_ESTIMATE_RUNS_MAX, a count at or above
  * FC_ESTIMATE_EXACT_BELOW, or no memory for the copies): Python computes
- * it. No Python here: callable with the GIL released. */
+ * it. With `all` (may be NULL), 0 also sets fc_best_median()'s figures of
+ * every run, read off the same passes (bench() asks for both: a pass per
+ * figure would cost as much again). No Python here: callable with the GIL
+ * released. */
 int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrated, size_t n,
-                 double step, uint32_t unroll, struct fc_estimate *out, struct fc_estimate *paired);
+                 double step, uint32_t unroll, struct fc_estimate *out, struct fc_estimate *paired,
+                 struct fc_best_median *all);
 
 #pragma GCC visibility pop
 

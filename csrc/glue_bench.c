@@ -339,11 +339,16 @@ static int time_and_convert(core_state *st, const struct fc_pair *pair, Py_ssize
     const struct fc_ruler_point *p = out->points ? PyArray_DATA(out->points) : NULL;
     size_t n = out->points ? (size_t)PyArray_DIM(out->points, 0) : 0;
     Py_BEGIN_ALLOW_THREADS
-    if (best_median)
-        fc_best_median(&bufs, (size_t)runs, pair->method_copies, &out->best, &out->median);
-    if (best_median && estimate_step == estimate_step)
+    struct fc_best_median all;
+    if (best_median && estimate_step == estimate_step) /* best and median from the estimate's passes */
         out->estimated = fc_recommend(bufs.raw, bufs.empty, migrated, (size_t)runs, estimate_step,
-                                      pair->method_copies, &out->estimate, &out->paired) == 0;
+                                      pair->method_copies, &out->estimate, &out->paired, &all) == 0;
+    if (out->estimated) {
+        out->best = all.best;
+        out->median = all.median;
+    } else if (best_median) {
+        fc_best_median(&bufs, (size_t)runs, pair->method_copies, &out->best, &out->median);
+    }
     double agree_tol = 3 * resolution > FC_RULERS_AGREE ? 3 * resolution : FC_RULERS_AGREE;
     /* the runs show where in its stretch a hop fell */
     struct fc_run_ticks ticks = {bufs.raw, bufs.empty, (size_t)runs};
@@ -569,9 +574,10 @@ PyDoc_STRVAR(recommend_doc,
 "of it or None, step the counter's step in counts (> 0), unroll the copies\n"
 "per run (1 to UNROLL_MAX). (ticks, ci95_ticks, estimator, runs_used), as\n"
 "fastcpu.results.estimate.recommend() gives them, with the same of\n"
-"paired_mean() (computed in the same pass), as a pair; or None where that\n"
-"is left to Python (no runs, more than 2**18, a count of 2**61 or more).\n"
-"For the tests, which hold it to the Python.");
+"paired_mean() and (best, median) per copy of every run (time_runs()'s,\n"
+"computed in the same passes), as a triple; or None where that is left to\n"
+"Python (no runs, more than 2**18, a count of 2**61 or more). For the\n"
+"tests, which hold it to the Python and to numpy.");
 
 /* A C-contiguous 1-d array of `type` and `n` values (n < 0: any), or NULL
  * with TypeError/ValueError naming `what`. */
@@ -618,10 +624,11 @@ static PyObject *core_recommend(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     }
     struct fc_estimate e, paired;
+    struct fc_best_median all;
     int got;
     Py_BEGIN_ALLOW_THREADS /* the caller's arrays: as read-only here as numpy's own reductions */
     got = fc_recommend(PyArray_DATA(raw), PyArray_DATA(empty), migrated ? PyArray_DATA(migrated) : NULL,
-                       (size_t)n, step, (uint32_t)unroll, &e, &paired);
+                       (size_t)n, step, (uint32_t)unroll, &e, &paired, &all);
     Py_END_ALLOW_THREADS
     if (got != 0)
         Py_RETURN_NONE;
@@ -633,10 +640,7 @@ static PyObject *core_recommend(PyObject *Py_UNUSED(module), PyObject *args)
         Py_DECREF(first);
         return NULL;
     }
-    PyObject *both = PyTuple_Pack(2, first, second);
-    Py_DECREF(first);
-    Py_DECREF(second);
-    return both;
+    return Py_BuildValue("NN(dd)", first, second, all.best, all.median);
 }
 
 PyMethodDef fc_glue_bench_functions[] = {

@@ -59,7 +59,8 @@ def time_runs(  # the one way a target is timed (csrc/glue_bench.c)
 def recommend(  # time_runs()'s estimate of given runs (csrc/estimate.c), for the tests
     raw: npt.NDArray[np.uint64], empty: npt.NDArray[np.uint64], migrated: npt.NDArray[np.bool_] | None,
     step: float, unroll: int, /,
-) -> tuple[float, float, str, int] | None: ...  # None: more than 2**18 runs, or a count >= 2**61
+) -> tuple[tuple[float, float, str, int], tuple[float, float, str, int], tuple[float, float]] | None: ...
+# (recommended, paired mean, (best, median) per copy); None: more than 2**18 runs, or a count >= 2**61
 def catalog() -> list[dict[str, Any]]: ...  # one dict a row: name, kind, role, description,
 # encoding, needs, available, reason, reports_cpu, cpu_reason, chain ({op, length,
 # latency_cycles} or None), in_child (a child's GLIBC_TUNABLES setting, or None),

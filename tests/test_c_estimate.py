@@ -56,7 +56,10 @@ def check(raw, empty, step, unroll=1, migrated=None):
     p = recommend(raw, empty, step, unroll, migrated)
     if c is None:
         return None
-    c, c_paired = c
+    c, c_paired, (best, median) = c
+    # bench()'s best and median of every run, migrated pairs included, from the same passes
+    assert best == (raw.astype(np.float64).min() - empty.astype(np.float64).min()) / unroll
+    assert median == (np.median(raw.astype(np.float64)) - np.median(empty.astype(np.float64))) / unroll
     same_estimate(c, p)
     same_estimate(c_paired, paired_mean(raw, empty, step, unroll, migrated))
     if p.estimator == "paired_mean":  # the one recommended: the same figures
