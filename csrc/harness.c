@@ -50,15 +50,17 @@ static inline uint64_t time_empty(const struct fc_pair *p)
 }
 
 /* Which runs look at the clock (those whose index has no bit of the mask
- * set): a counter read costs ~10 ns here, against at least ~100 ns for a
- * pair of single-copy runs, so every 16th of those; every run where a run
+ * set): every 64th pair of single-copy runs (a pair takes 100 ns to a few
+ * us, so a chunk or a stretch between ruler points overruns by well under
+ * a millisecond; every 16th cost bench(m, 1000) half a microsecond of
+ * counter reads, AuthenticAMD family 26 model 2 guest); every run where a run
  * may be long (copies, a user function), so that Ctrl-C waits for one run
  * at most. A mask, not a modulus: `i % stride` of a stride known only at
  * run time is a 64-bit division in every run. */
 static uint32_t deadline_mask(const struct fc_pair *p)
 {
     bool long_runs = p->method_copies > 1 || p->empty_copies > 1 || p->user_method;
-    return long_runs ? 0 : 15;
+    return long_runs ? 0 : 63;
 }
 
 /* fc_current_cpu() with its question (is rseq registered?) asked once per
