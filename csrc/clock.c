@@ -78,29 +78,30 @@ void fc_tsc_ns_pair(uint64_t *ns, uint64_t *tsc)
 }
 
 /*
- * The rulers: FC_RULER_BLOCK dependent instructions per block, each waiting
+ * The rulers: FC_RULER_BLOCK dependent instructions per block
+ * (FC_IMUL_RULER_BLOCK imuls), each waiting
  * for the one before, so a block takes that many times the instruction's
  * latency in core cycles. Register-register adds (1 core cycle) and 64-bit imuls (3) are
  * clocks on every x86-64 core; adds of an immediate are not: Intel cores
  * since Golden Cove fold chains of them at rename, several per cycle, so
  * that chain is timed only as a fact about the core (fastcpu/_clock.py).
  */
-#define FC_RULER_TIMER(fn, insn)                                             \
+#define FC_RULER_TIMER(fn, insn, per_block)                                  \
     static uint64_t fn(uint32_t blocks)                                      \
     {                                                                        \
         uint64_t acc = 1;                                                    \
         uint64_t t0 = fc_start_lfence(FC_NO_COUNTER);                        \
         for (uint32_t i = 0; i < blocks; i++)                                \
-            __asm__ volatile(".rept " FC_RULER_BLOCK_TEXT "\n\t" insn "\n\t.endr"   \
+            __asm__ volatile(".rept " per_block "\n\t" insn "\n\t.endr"     \
                              : "+r"(acc));                                   \
         uint64_t t1 = fc_end_rdtscp_lfence(FC_NO_COUNTER);                   \
         fc_sink(acc);                                                        \
         return t1 - t0;                                                      \
     }
 
-FC_RULER_TIMER(add_ruler_ticks, "add %0, %0")
-FC_RULER_TIMER(imul_ruler_ticks, "imul %0, %0")
-FC_RULER_TIMER(immediate_add_ticks, "add $1, %0")
+FC_RULER_TIMER(add_ruler_ticks, "add %0, %0", FC_RULER_BLOCK_TEXT)
+FC_RULER_TIMER(imul_ruler_ticks, "imul %0, %0", FC_IMUL_RULER_BLOCK_TEXT)
+FC_RULER_TIMER(immediate_add_ticks, "add $1, %0", FC_RULER_BLOCK_TEXT)
 
 uint64_t fc_ruler_ticks(enum fc_ruler ruler, uint32_t blocks)
 {

@@ -31,15 +31,16 @@
 #include "conversion.h"
 #include "timing.h"
 
-/* One ruler chain timed: `blocks` blocks of FC_RULER_BLOCK dependent
+/* One ruler chain timed: `blocks` blocks of `per_block` dependent
  * instructions of `latency` core cycles, plus the timer's own `fixed`
  * core cycles (the fences and reads: fastcpu/_conversion.py measures them
  * once per process). Counting the fixed cost in core cycles keeps it right
  * at every level of a clock that moves. */
-static double ruler_sample(enum fc_ruler ruler, uint32_t blocks, double latency, double fixed)
+static double ruler_sample(enum fc_ruler ruler, uint32_t blocks, double per_block, double latency,
+                           double fixed)
 {
     uint64_t ticks = fc_ruler_ticks(ruler, blocks);
-    double cycles = (double)FC_RULER_BLOCK * blocks * latency + fixed;
+    double cycles = per_block * blocks * latency + fixed;
     return cycles / (double)(ticks ? ticks : 1);
 }
 
@@ -50,8 +51,8 @@ void fc_ruler_point_take(const struct fc_ruler_args *r, uint64_t run, uint64_t o
         fc_sink(fc_ruler_ticks(FC_RULER_ADD, 1));
     out->run = (double)run;
     out->tsc = (double)(fc_rdtsc() - origin_tsc);
-    out->imul = ruler_sample(FC_RULER_IMUL, r->imul_blocks, 3.0, r->imul_fixed_cycles);
-    out->add = ruler_sample(FC_RULER_ADD, r->add_blocks, 1.0, r->add_fixed_cycles);
+    out->imul = ruler_sample(FC_RULER_IMUL, r->imul_blocks, FC_IMUL_RULER_BLOCK, 3.0, r->imul_fixed_cycles);
+    out->add = ruler_sample(FC_RULER_ADD, r->add_blocks, FC_RULER_BLOCK, 1.0, r->add_fixed_cycles);
 }
 
 /* Whether two readings of core cycles per tick agree within `tol`. */
@@ -420,7 +421,7 @@ double fc_ruler_resolution(double step_ticks, double cycles_per_tick, uint32_t a
 {
     /* the coarser of the two chains: one step of the counter over its ticks */
     double add_ticks = (double)FC_RULER_BLOCK * add_blocks / cycles_per_tick;
-    double imul_ticks = 3.0 * FC_RULER_BLOCK * imul_blocks / cycles_per_tick;
+    double imul_ticks = 3.0 * FC_IMUL_RULER_BLOCK * imul_blocks / cycles_per_tick;
     double shorter = add_ticks < imul_ticks ? add_ticks : imul_ticks;
     return step_ticks / shorter;
 }

@@ -52,9 +52,9 @@ static PyObject *core_tsc_ns_pair(PyObject *module, PyObject *Py_UNUSED(ignored)
 
 PyDoc_STRVAR(ruler_ticks_doc,
 "ruler_ticks($module, ruler, blocks, /)\n--\n\n"
-"TSC ticks for `blocks` (1 to 2**20) blocks of RULER_BLOCK dependent instructions,\n"
-"fenced: `ruler` 'add' (register-register adds, 1 core cycle each), 'imul'\n"
-"(64-bit imuls, 3 core cycles each) or 'immediate_add' (add $1, which some\n"
+"TSC ticks for `blocks` (1 to 2**20) blocks of RULER_BLOCK dependent instructions\n"
+"(IMUL_RULER_BLOCK imuls), fenced: `ruler` 'add' (register-register adds, 1 core\n"
+"cycle each), 'imul' (64-bit imuls, 3 core cycles each) or 'immediate_add' (add $1, which some\n"
 "cores fold at rename: a fact about the core, not a ruler).");
 
 static PyObject *core_ruler_ticks(PyObject *module, PyObject *args)

@@ -74,7 +74,8 @@ static int core_exec(PyObject *module)
         PyModule_AddIntConstant(module, "RUNS_MAX", FC_RUNS_MAX) < 0 ||
         PyModule_AddIntConstant(module, "UNROLL_MAX", FC_UNROLL_MAX) < 0 ||
         PyModule_AddIntConstant(module, "LEVELS_MAX", FC_LEVELS_MAX) < 0 ||
-        PyModule_AddIntConstant(module, "RULER_BLOCK", FC_RULER_BLOCK) < 0)
+        PyModule_AddIntConstant(module, "RULER_BLOCK", FC_RULER_BLOCK) < 0 ||
+        PyModule_AddIntConstant(module, "IMUL_RULER_BLOCK", FC_IMUL_RULER_BLOCK) < 0)
         return -1;
     /* A sanitizer build instruments the timed code: its shape and timings
      * are not the real ones (tests of instruction shapes skip). */

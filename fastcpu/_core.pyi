@@ -14,7 +14,8 @@ SANITIZED: int  # 1 in a FASTCPU_SANITIZE=1 build, whose timed code is instrumen
 SERIALIZE_MODES: tuple[str, str, str]
 LEVELS_MAX: int  # levels of the core clock a measurement reports at most
 RULERS_AGREE: float  # a ruler point's add and imul rulers agree within this fraction at least
-RULER_BLOCK: int  # dependent instructions per block of a ruler chain
+RULER_BLOCK: int  # dependent instructions per block of a ruler chain (adds)
+IMUL_RULER_BLOCK: int  # imuls per block of the imul ruler chain (as many core cycles as an add block)
 
 class Conversion:  # what ruler points say: convert() and TimedRuns.conversion (a struct sequence)
     cycles_per_tick: float  # converting the runs stretch by stretch; NaN: no point's rulers agree

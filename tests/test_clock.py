@@ -221,7 +221,7 @@ def test_a_calibration_takes_another_round_rather_than_warn_of_too_few(monkeypat
 
 
 def _turns(levels, seed=3, scatter=0.0):
-    """Pairs of add (200 blocks) and imul (67 blocks) chains at `levels` (core
+    """Pairs of add and imul chains of 200 blocks each at `levels` (core
     cycles per tick, one a turn), each turn slowed by up to `scatter` (both
     rulers alike, as a storm of signals slows them)."""
     import random
@@ -230,7 +230,7 @@ def _turns(levels, seed=3, scatter=0.0):
     add, imul = [], []
     for level in levels:
         slow = 1 + rng.uniform(0, scatter)
-        n_add, n_imul = 200 * 1000, 3 * 67 * 1000
+        n_add, n_imul = 200 * _core.RULER_BLOCK, 3 * 200 * _core.IMUL_RULER_BLOCK
         add.append((round(n_add / level * slow) + 40, round(2 * n_add / level * slow) + 40, False))
         imul.append((round(n_imul / level * slow) + 40, round(2 * n_imul / level * slow) + 40, False))
     return add, imul
@@ -244,11 +244,11 @@ def test_a_clock_that_moves_is_told_from_a_disturbance():
     hopping = [lv for lv, n in ((1.458, 30), (1.381, 25), (1.573, 20), (1.420, 40), (1.535, 20)) for _ in range(n)]
     add, imul = _turns(hopping)
     assert len(clean_samples(add)[0]) < len(add) // 2
-    moved = clock_moved(add, imul, 200, 67)
+    moved = clock_moved(add, imul, 200, 200)
     assert moved is not None and all(moved)
     # every turn slowed anew by 3-10%, both rulers alike (a 5 kHz signal storm): no moving clock
     add, imul = _turns([1.5] * 105, scatter=0.10)
-    assert clock_moved(add, imul, 200, 67) is None
+    assert clock_moved(add, imul, 200, 200) is None
 
 
 def _hopping_pairs(monkeypatch, held):
@@ -262,7 +262,7 @@ def _hopping_pairs(monkeypatch, held):
     def pair(ruler, blocks):
         if ruler == "add":
             turn["level"] = next(levels)
-        n = blocks * 1000 * (3 if ruler == "imul" else 1)
+        n = blocks * _clock.BLOCK_INSTRUCTIONS[ruler] * (3 if ruler == "imul" else 1)
         rate = turn["level"] * (5 if ruler == "immediate_add" else 1)
         return round(n / rate) + 40, round(2 * n / rate) + 40, False
 

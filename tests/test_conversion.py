@@ -359,7 +359,9 @@ def test_the_tolerance_and_resolution_rules():
     assert _core.ruler_tolerance(0.001) == 0.01  # at least 1%
     assert _core.ruler_tolerance(0.01) == pytest.approx(0.03)
     # one step over the shorter chain's ticks: 2,000 adds at 1.5 core cycles per tick
-    assert _core.ruler_resolution(2.0, 1.5, 2, 1) == pytest.approx(2.0 / (2000 / 1.5))
+    assert _core.ruler_resolution(2.0, 1.5, 2, 3) == pytest.approx(2.0 / (2000 / 1.5))
+    # or one block of imuls (3 core cycles each), where that is shorter
+    assert _core.ruler_resolution(2.0, 1.5, 2, 1) == pytest.approx(2.0 / (3 * _core.IMUL_RULER_BLOCK / 1.5))
     with pytest.raises(ValueError, match="cycles_per_tick"):
         _core.ruler_resolution(26.0, 0.0, 2, 1)
 
@@ -368,9 +370,9 @@ def test_ruler_chains_span_enough_counter_steps():
     clk = fastcpu.clock()
     add, imul = _conversion.ruler_blocks(clk)
     cpt = clk.cycles_per_tick if math.isfinite(clk.cycles_per_tick) else 1.0
-    for blocks, latency in ((add, 1), (imul, 3)):
-        ticks = blocks * _core.RULER_BLOCK * latency / cpt
-        assert ticks >= min(_conversion.RULER_STEPS * clk.tsc_step_ticks, 16 * _core.RULER_BLOCK / cpt) * 0.99
+    for blocks, per_block, latency in ((add, _core.RULER_BLOCK, 1), (imul, _core.IMUL_RULER_BLOCK, 3)):
+        ticks = blocks * per_block * latency / cpt
+        assert ticks >= min(_conversion.RULER_STEPS * clk.tsc_step_ticks, 16 * per_block * latency / cpt) * 0.99
 
 
 def test_the_timers_fixed_cost_shrugs_off_a_disturbed_stretch(monkeypatch):

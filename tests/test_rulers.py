@@ -172,7 +172,7 @@ def test_measuring_the_rulers_on_an_intel_shaped_core(monkeypatch):
     per_instruction = {"add": 1 / 1.28, "imul": 3 / 1.28, "immediate_add": 1 / (1.28 * 4.8)}
 
     def pair(ruler, blocks):
-        n = _clock._core.RULER_BLOCK * blocks
+        n = _clock.BLOCK_INSTRUCTIONS[ruler] * blocks
         return round(60 + n * per_instruction[ruler]), round(60 + 2 * n * per_instruction[ruler]), False
 
     monkeypatch.setattr(_clock, "_chain_pair", pair)

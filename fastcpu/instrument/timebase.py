@@ -28,10 +28,11 @@ __all__ = ['Clock', 'CounterUnits', 'Rulers', 'RulerTiming', 'clock', 'Calibrati
 # Calibration sizes: about 80 ms in all, once per process.
 _FREQ_INTERVAL_S = 0.05
 _STEP_READS = 4096
-#: Each ruler's chain at N, in blocks of ``_core.RULER_BLOCK`` (1,000)
-#: instructions: about 200,000 core cycles each (some 60 us; an imul takes
-#: 3, the others 1 or less).
-_RULER_BLOCKS = {"add": 200, "imul": 67, "immediate_add": 200}
+#: Dependent instructions per block of each chain (``_core``): about 1,000
+#: core cycles a block (an imul takes 3, the others 1 or less).
+BLOCK_INSTRUCTIONS = {"add": _core.RULER_BLOCK, "imul": _core.IMUL_RULER_BLOCK, "immediate_add": _core.RULER_BLOCK}
+#: Each chain's blocks at N: about 200,000 core cycles each (some 60 us).
+_RULER_BLOCKS = {"add": 200, "imul": 200, "immediate_add": 200}
 _CHAIN_REPEATS = 21
 
 
@@ -82,7 +83,7 @@ def turns_agreeing(add: Sequence[tuple[int, int, bool]], imul: Sequence[tuple[in
             out.append(False)
             continue
         add_rate = _core.RULER_BLOCK * add_blocks / (a2 - a1)
-        imul_rate = 3 * _core.RULER_BLOCK * imul_blocks / (m2 - m1)
+        imul_rate = 3 * _core.IMUL_RULER_BLOCK * imul_blocks / (m2 - m1)
         out.append(abs(add_rate - imul_rate) <= _TURN_AGREE * max(add_rate, imul_rate))
     return out
 
@@ -169,7 +170,7 @@ def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step
         singles, doubles = [s for s, _, _ in pairs], [d for _, d, _ in pairs]
     ticks = statistics.median(doubles) - statistics.median(singles)
     se = math.hypot(_median_se(singles, step_ticks), _median_se(doubles, step_ticks))
-    timing = RulerTiming(ruler, _core.RULER_BLOCK * blocks, float(ticks), se, clean, len(pairs))
+    timing = RulerTiming(ruler, BLOCK_INSTRUCTIONS[ruler] * blocks, float(ticks), se, clean, len(pairs))
     if clean < _CHAIN_CLEAN_MIN and ruler != "immediate_add":  # a fact about the core, no ruler
         warnings.warn(
             f"cycles_per_tick could not be calibrated cleanly: {clean} of {len(pairs)} "
@@ -182,7 +183,7 @@ def _timing_of(ruler: str, blocks: int, pairs: list[tuple[int, int, bool]], step
 
 
 def ruler_timing(ruler: str, blocks: int, repeats: int, step_ticks: float = 1.0) -> RulerTiming:
-    """`ruler`'s chain timed alone at N = RULER_BLOCK x `blocks` instructions and at
+    """`ruler`'s chain timed alone at N = BLOCK_INSTRUCTIONS[ruler] x `blocks` instructions and at
     2N (:func:`_interleaved_pairs` with one ruler, :func:`_timing_of`)."""
     return _timing_of(ruler, blocks, _interleaved_pairs({ruler: blocks}, repeats)[ruler], step_ticks)
 
@@ -387,11 +388,11 @@ SPACING_S = 1e-3
 #: hopped in or an interrupt disturbed does not decide it.
 _FIXED_GROUPS = 7
 _FIXED_REPEATS = 41
-#: The add chain's blocks at least: its timer's fixed cost (about 100 core
+#: Each ruler chain's blocks at least: its timer's fixed cost (about 100 core
 #: cycles of fences and reads in a KVM guest) is measured once per process
 #: and its error (0.7% of a one-block chain on the GenuineIntel family 6
 #: model 167 guest, add reading that much below imul) shrinks with the chain.
-_ADD_BLOCKS_MIN = 2
+_BLOCKS_MIN = 2
 #: Core cycles per instruction of each ruler.
 _LATENCY = {"add": 1.0, "imul": 3.0}
 
@@ -400,14 +401,14 @@ _fixed: dict[tuple[str, int], float] = {}
 
 
 def ruler_blocks(clk: Clock) -> tuple[int, int]:
-    """(add blocks, imul blocks) of RULER_BLOCK instructions per ruler chain:
+    """(add blocks, imul blocks) of BLOCK_INSTRUCTIONS per ruler chain:
     each chain at least RULER_STEPS steps of the counter long at the clock's
     add ruler (or its own figure while the imul ruler disagrees)."""
     cpt = _chain_cycles_per_tick(clk)
     step = clk.tsc_step_ticks if math.isfinite(clk.tsc_step_ticks) and clk.tsc_step_ticks > 0 else 1.0
     cycles = RULER_STEPS * step * (cpt if math.isfinite(cpt) and cpt > 0 else 1.0)
-    add = min(max(math.ceil(cycles / _core.RULER_BLOCK), _ADD_BLOCKS_MIN), 16)
-    imul = min(max(math.ceil(cycles / (_LATENCY["imul"] * _core.RULER_BLOCK)), 1), 16)
+    add = min(max(math.ceil(cycles / _core.RULER_BLOCK), _BLOCKS_MIN), 16)
+    imul = min(max(math.ceil(cycles / (_LATENCY["imul"] * _core.IMUL_RULER_BLOCK)), _BLOCKS_MIN), 16)
     return add, imul
 
 
@@ -421,7 +422,7 @@ def fixed_cost_core_cycles(ruler: str, blocks: int) -> float:
         return known
     with _conversion_lock:
         if key not in _fixed:
-            cycles = _LATENCY[ruler] * _core.RULER_BLOCK * blocks
+            cycles = _LATENCY[ruler] * BLOCK_INSTRUCTIONS[ruler] * blocks
             _core.ruler_ticks(ruler, blocks)  # warm up
             groups = []
             for _ in range(_FIXED_GROUPS):
