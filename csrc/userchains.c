@@ -45,6 +45,7 @@ const struct fc_user_chain fc_user_chains[] = {
     {"shape_memory_24", "memory", 24, 3, fc_user_shape_memory_24},
     {"shape_branch_24", "branch", 24, 3, fc_user_shape_branch_24},
     {"shape_apart_48", "apart", 48, 1, fc_user_shape_apart_48},
+    {"shape_frame_32", "frame", 32, 1, fc_user_shape_frame_32},
 };
 
 const size_t fc_user_chain_count = sizeof fc_user_chains / sizeof fc_user_chains[0];

@@ -28,12 +28,13 @@ extern const struct fc_user_chain fc_user_chains[];
 extern const size_t fc_user_chain_count;
 /* The other shapes (usershapes.c, a translation unit of its own): their
  * rows in fc_user_chains have an op of their own ("mix", "memory",
- * "branch", "apart"), no inline chain of the same body, and a cost of
+ * "branch", "apart", "frame"), no inline chain of the same body, and a cost of
  * length x latency core cycles (latency: per link of the chain). */
 unsigned fc_user_shape_mix_16(void);
 unsigned fc_user_shape_memory_24(void);
 unsigned fc_user_shape_branch_24(void);
 unsigned fc_user_shape_apart_48(void);
+unsigned fc_user_shape_frame_32(void);
 /* A user function of no cost, shaped like the chains: the user path's zero. */
 unsigned fc_user_empty(void);
 

@@ -24,7 +24,16 @@
  *   frame and memory operands whose latency is still the chain's;
  * - branch: an imul chain with a taken jump after each link (one taken
  *   branch per 3 core cycles, within every x86-64 core's branch throughput);
- * - apart: an add chain on a 64-byte boundary, in this separate object.
+ * - apart: an add chain on a 64-byte boundary, in this separate object;
+ * - frame: an add chain behind a prologue, as compiled code with a local
+ *   has: a store of that local to the stack before the first link. The
+ *   store feeds nothing, but what stands before the first link moves where
+ *   the chain starts in the core's dispatch after the harness's open: on
+ *   the AuthenticAMD family 26 model 2 guest an add chain behind one such
+ *   instruction read about half a core cycle above the same chain behind
+ *   none or two, and a held-apart function with a store of a local read so
+ *   too (benchmarks/user_functions.py), beyond its interval while no pooled
+ *   shape had a prologue (issue 39).
  */
 #include "userchains.h"
 
@@ -66,5 +75,16 @@ __attribute__((noinline, used, aligned(64))) unsigned fc_user_shape_apart_48(voi
 {
     uint64_t acc;
     __asm__ volatile(".rept 48\n\tadd %0, %0\n\t.endr" : "=a"(acc));
+    return (unsigned)acc;
+}
+
+__attribute__((noinline, used)) unsigned fc_user_shape_frame_32(void)
+{
+    /* volatile and named by the asm: the store stays, before the chain; one
+     * instruction only (a pushed register too would make two, which on that
+     * guest read as no prologue) */
+    volatile uint64_t local = 1;
+    uint64_t acc;
+    __asm__ volatile(".rept 32\n\tadd %0, %0\n\t.endr" : "=a"(acc) : "m"(local));
     return (unsigned)acc;
 }

@@ -95,3 +95,17 @@ def test_differencing_resolves_a_chain_shorter_than_the_clock_step():
         assert abs(d.estimate_core_cycles - 12.0) <= max(0.25 * 12.0, 2 * d.estimate_ci95_core_cycles)
 
     on_some_try(check)
+
+
+def test_user_path_pools_the_frame_shape_and_passes():
+    # the user path's bias is pooled over the shapes of csrc/usershapes.c, a
+    # frame's prologue among them (issue 39), and every chain, that one too,
+    # is held to the goals at the pool's correction and interval
+    def check():
+        st = fastcpu.selftest(serialize="lfence", paths=("user",))
+        assert not st.problem, st.problem
+        (user,) = st.checks
+        assert "frame" in user.op_bias_core_cycles
+        assert [c.truth_core_cycles for c in user.chains if c.name == "shape_frame_32"] == [32.0]
+        assert user.passed, user.failures()
+    on_some_try(check)
