@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .analysis.ab import ABComparison, ABRow
 from .results.values import CounterUnits, Rulers
-from .results.motion import ClockMotion
+from .results.parts import ClockMotion
 from .analysis.compare import ComparisonTable
 from .instrument import CORE_MISSING, missing_type
 from .results.results import CpuVerdict

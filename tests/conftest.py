@@ -53,13 +53,13 @@ def _neutral_cwd(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def _no_failed_selftest_verdicts(monkeypatch):
     """A self-test that failed in one test withdraws bench()'s correction for
-    the rest of the process (fastcpu.instrument.bias._failed): each test starts
-    without another test's verdicts."""
+    the rest of the process (fastcpu.instrument.harness._failed_verdicts): each test
+    starts without another test's verdicts."""
     if CORE_MISSING is not None:  # no self-test without the core
         return
-    from fastcpu.instrument import bias as _selftest
+    from fastcpu.instrument import harness as _harness
 
-    monkeypatch.setattr(_selftest, "_failed", {})
+    monkeypatch.setattr(_harness, "_failed_verdicts", {})
 
 
 @pytest.fixture(params=AVAILABLE)

@@ -457,6 +457,48 @@ def test_the_one_page_names_every_room_and_its_modules():
     assert len(doc.splitlines()) <= 90, "docs/architecture.md is one page: the detail goes to internals.md"
 
 
+#: Issue 37: a newcomer following a warm bench("rdpid", 1000) reads at most this many modules.
+WARM_BENCH_MODULES_MAX = 6
+
+
+def test_a_warm_bench_runs_python_in_at_most_six_modules():
+    # every fastcpu module and function a warm call enters, as a profiler sees them; the walk of
+    # docs/architecture.md names each module and says how many there are
+    import re
+    import sys
+
+    if fastcpu.CORE_MISSING is not None:
+        pytest.skip(f"no C core here to bench with ({fastcpu.CORE_MISSING})")
+    available = {m.name for m in fastcpu.methods() if m.available}
+    method = next((m for m in ("rdpid", "gdt", "empty") if m in available), None)
+    if method is None:
+        pytest.skip("none of rdpid, gdt and empty can run here")
+    for _ in range(5):  # warm: the clock, the harness bias, the name resolved
+        fastcpu.bench(method, 1000)
+    seen: dict[str, set[str]] = {}
+
+    def hook(frame, event, arg):
+        name = frame.f_globals.get("__name__") or ""
+        if event == "call" and name.startswith("fastcpu"):
+            seen.setdefault(name.removeprefix("fastcpu."), set()).add(frame.f_code.co_name)
+
+    sys.setprofile(hook)
+    try:
+        fastcpu.bench(method, 1000)
+    finally:
+        sys.setprofile(None)
+    assert "instrument.timing" in seen and "results.bench_result" in seen, seen
+    assert len(seen) <= WARM_BENCH_MODULES_MAX, seen
+    doc = CHECKOUT / "docs" / "architecture.md"
+    if doc.exists():
+        text = doc.read_text()
+        walk = text[text.index("call by call"):text.index("Control goes down")]
+        words = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+        said = re.search(r"runs Python in (\w+) modules", walk)
+        assert said and said[1] in words and words.index(said[1]) + 1 == len(seen), (said, sorted(seen))
+        assert [m for m in seen if f"`{m}" not in walk] == [], "a module the warm call enters, not in the walk"
+
+
 def test_import_fastcpu_leaves_the_kit_to_its_first_use():
     """`import fastcpu` loads what bench() needs, not the result files,
     compare, the noise model or the record types (fastcpu._ON_FIRST_USE);

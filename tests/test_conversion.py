@@ -25,7 +25,7 @@ import pytest
 import fastcpu
 from fastcpu import _core
 from fastcpu.instrument import timebase as _conversion
-from fastcpu.results.motion import ClockMotion, merge_motion, runs_clock
+from fastcpu.results.parts import ClockMotion, merge_motion, runs_clock
 
 DATA = Path(__file__).resolve().parent / "data"
 RES = 0.002  # a ruler reading's resolution here: one step over 500 of the counter

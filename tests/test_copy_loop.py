@@ -75,7 +75,7 @@ def test_a_figure_above_the_loop_loses_half_the_loop_and_carries_the_other_half(
 
 
 def test_an_unrolled_runs_correction_adds_half_the_loop_back():
-    from fastcpu.results.correction import applied
+    from fastcpu.results.parts import applied
     # the empty sequence pays the loop too: the reading is the body less 0 to L
     bias, ci, resolution, caveats = applied(None, (1.2, 0.1), False, 1.3, ())
     assert (bias, ci, resolution) == pytest.approx((-0.6, 0.7, 1.3))

@@ -18,11 +18,12 @@ import fastcpu
 from fastcpu import _core
 from fastcpu import cli as _cli
 from fastcpu.instrument import harness as _harness
-from fastcpu.results import correction as _harness_correction
+from fastcpu.results import parts as _parts
 from fastcpu.instrument import catalog as _methods
 from fastcpu.instrument import bias as _selftest
+from fastcpu.instrument import timing as _timing
 from fastcpu.results import selftest_report as _selftest_report
-from fastcpu.results.correction import HarnessBias
+from fastcpu.results.parts import HarnessBias
 from fastcpu.results.selftest_report import ChainCheck, PathCheck, SelfTest
 from hostnoise import on_some_try
 
@@ -54,7 +55,7 @@ def test_residual_bias_leaves_out_chains_whose_clock_is_unknown():
 # ---- the correction: figures the result is built with (issue 27, item 3; issue 37) ----
 # bench() builds its result from the raw runs and the harness bias as it
 # stood (one HarnessBias, converted at the runs' own clock in one place,
-# results.correction.applied): a finished BenchResult, nothing deferred. The
+# results.parts.applied): a finished BenchResult, nothing deferred. The
 # public with_harness_correction() applies the same figures to a result
 # someone already holds, and must agree with it.
 
@@ -119,11 +120,11 @@ def _known(bias_ticks, ci95_ticks, zero_ticks=0.0, why_not=""):
     # a failed path: not subtracted, |bias| + ci in the interval instead
     (_known(2.5, 0.5, why_not="no harness correction applied: the self-test failed"), 0.0, 4.2, 0.7,
      "no harness correction applied: the self-test failed"),
-    (_known(math.nan, math.nan), 0.0, 0.0, 0.0, _harness_correction.UNMEASURED),
+    (_known(math.nan, math.nan), 0.0, 0.0, 0.0, _parts.UNMEASURED),
     (None, 0.0, 0.0, 0.0, ""),  # none measured
 ])
 def test_the_result_converts_the_bias_at_its_own_clock(known, bias, ci, resolution, why_not):
-    *figures, caveats = _harness_correction.applied(known, (0.0, 0.0), True, 1.4, ())
+    *figures, caveats = _parts.applied(known, (0.0, 0.0), True, 1.4, ())
     assert figures == pytest.approx([bias, ci, resolution]) and caveats == ((why_not,) if why_not else ())
     for seed in (1, 2):  # a resolved cost and, with the bound, maybe not: the same either way
         took = _made_up_runs(seed=seed)
@@ -156,19 +157,37 @@ def test_the_result_converts_the_bias_at_its_own_clock(known, bias, ci, resoluti
 def test_bench_asks_for_the_bias_as_it_stands_and_hands_it_over(monkeypatch):
     asked = []
     known = _known(2.5, 0.5)
-    monkeypatch.setattr(_selftest, "raw_runs", lambda *a, **k: _made_up_runs())
-    monkeypatch.setattr(_selftest, "harness_bias", lambda *a: asked.append(a) or known)
-    r = _selftest.timed_corrected("gdt", 400, serialize="lfence", cpu=3, path="inline")
+    monkeypatch.setattr(_timing, "raw_runs", lambda *a, **k: _made_up_runs())
+    monkeypatch.setattr(_timing, "kept_bias", lambda *a: None)  # none kept: measured (bias.harness_bias)
+    monkeypatch.setattr(_timing, "harness_bias", lambda *a: asked.append(a) or known)
+    r = _timing.timed_corrected("gdt", 400, serialize="lfence", cpu=3, path="inline")
     assert asked == [("inline", "lfence", 3)]
     assert r.harness_bias_core_cycles == pytest.approx(3.5) and type(r) is fastcpu.BenchResult
+    # one kept: read where it is kept (harness.kept_bias), nothing measured
+    monkeypatch.setattr(_timing, "kept_bias", lambda *a: known)
+    monkeypatch.setattr(_timing, "harness_bias", lambda *a: pytest.fail("a kept bias is not measured again"))
+    assert _timing.timed_corrected("gdt", 400, serialize="lfence", cpu=3, path="inline").harness_bias_core_cycles \
+        == pytest.approx(3.5)
+
+
+def test_the_selftest_checks_what_bench_returns(monkeypatch):
+    # the self-test's rounds (bias._as_bench_corrects) build what bench() builds (timing.timed_corrected)
+    known = _known(2.5, 0.5)
+    for module in (_timing, _selftest):
+        monkeypatch.setattr(module, "raw_runs", lambda *a, **k: _made_up_runs())
+        monkeypatch.setattr(module, "harness_bias", lambda *a: known)
+    monkeypatch.setattr(_timing, "kept_bias", lambda *a: None)
+    bench = _timing.timed_corrected("gdt", 400, serialize="lfence", cpu=None, path="inline")
+    assert _figures(_selftest._as_bench_corrects("gdt", 400, "lfence", None, "inline")) == _figures(bench)
 
 
 def test_no_correction_while_the_rulers_disagree(monkeypatch):
-    monkeypatch.setattr(_selftest, "harness_bias", lambda *a: pytest.fail("no bias is asked for"))
+    monkeypatch.setattr(_timing, "kept_bias", lambda *a: pytest.fail("no bias is asked for"))
+    monkeypatch.setattr(_timing, "harness_bias", lambda *a: pytest.fail("no bias is asked for"))
     caveat = "core cycles per TSC tick unknown: no ruler measured them"
     took = _made_up_runs(cycles_per_tick=math.nan, caveat=caveat)
-    monkeypatch.setattr(_selftest, "raw_runs", lambda *a, **k: took)
-    got = _selftest.timed_corrected("gdt", 400, serialize="lfence", cpu=None, path="user")
+    monkeypatch.setattr(_timing, "raw_runs", lambda *a, **k: took)
+    got = _timing.timed_corrected("gdt", 400, serialize="lfence", cpu=None, path="user")
     r = _harness.bench_result(took, serialize="lfence", unroll=1)
     assert got.caveats == (caveat + "; no harness correction applied",)
     assert r.caveats == (caveat,)
@@ -252,14 +271,14 @@ def test_a_correction_is_checked_as_a_file_checks_it():
 def test_a_bias_no_chain_converted_is_no_correction_and_bench_says_why(monkeypatch):
     # a loaded process whose calibration failed and whose bias chains saw no undisturbed ruler point
     monkeypatch.setattr(_selftest, "_chain_ticks", lambda *a: (20.0, 0.5, math.nan))
-    monkeypatch.setattr(_selftest, "_corrections", {})
-    monkeypatch.setattr(_selftest, "_failed", {})
+    monkeypatch.setattr(_harness, "_kept_biases", {})
+    monkeypatch.setattr(_harness, "_failed_verdicts", {})
     known = _selftest._take_bias("inline", "lfence", 50, 2, None)
     assert math.isnan(known.bias_ticks) and known.op_bias_ticks == {}
-    assert harness_bias("inline", "lfence", None, 1.4) == (0.0, 0.0, 0.0, _harness_correction.UNMEASURED)
+    assert harness_bias("inline", "lfence", None, 1.4) == (0.0, 0.0, 0.0, _parts.UNMEASURED)
     r = fastcpu.bench("empty", 50)
     assert r.harness_bias_core_cycles == 0 and r.harness_bias_ci95_core_cycles == 0
-    assert _harness_correction.UNMEASURED in r.caveats or math.isnan(r.cycles_per_tick)
+    assert _parts.UNMEASURED in r.caveats or math.isnan(r.cycles_per_tick)
 
 
 def test_the_correction_covers_the_chains_own_spread():
@@ -397,15 +416,15 @@ def test_bench_applies_the_selftest_correction():
     inline = st.checks[0]
     # a failed path and mode withdraws its correction (next test); here the
     # correction as such, whatever this short self-test's verdict
-    assert bool(_selftest.failed_verdict("inline", "rdtscp")) == (not inline.passed)
-    _selftest._failed.clear()
+    assert bool(_harness.failed_verdict("inline", "rdtscp")) == (not inline.passed)
+    _harness._failed_verdicts.clear()
     r = fastcpu.bench("add_chain_32", 300, serialize="rdtscp", cpu=CPU)
     # the self-test's correction (kept in ticks), at the clock around the runs
-    assert _selftest._corrections[("inline", "rdtscp")].measured_at <= _selftest.time.monotonic()
+    assert _harness._kept_biases[("inline", "rdtscp")].measured_at <= _selftest.time.monotonic()
     assert r.harness_bias_core_cycles / r.cycles_per_tick == pytest.approx(
-        inline.bias_core_cycles / _selftest._corrections[("inline", "rdtscp")].cycles_per_tick)
+        inline.bias_core_cycles / _harness._kept_biases[("inline", "rdtscp")].cycles_per_tick)
     assert r.harness_bias_ci95_core_cycles / r.cycles_per_tick == pytest.approx(
-        inline.bias_ci95_core_cycles / _selftest._corrections[("inline", "rdtscp")].cycles_per_tick)
+        inline.bias_ci95_core_cycles / _harness._kept_biases[("inline", "rdtscp")].cycles_per_tick)
     # unrolled runs and bench_diff are not single copies: not the self-test's correction,
     # but half the copy loop's own cost where it was measured (tests/test_copy_loop.py)
     from fastcpu.instrument import timing as _copy_loop
@@ -419,11 +438,11 @@ def test_bench_applies_the_selftest_correction():
 def test_a_failed_selftest_withdraws_the_correction_and_says_so(monkeypatch):
     fastcpu.bench("add_chain_32", 100)  # measured once: the fast path would serve the next call
     why = "no harness correction applied: the self-test failed the inline path's goals (scripted)"
-    monkeypatch.setitem(_selftest._failed, ("inline", "lfence"), why)
+    monkeypatch.setitem(_harness._failed_verdicts, ("inline", "lfence"), why)
     for _ in range(2):
         r = fastcpu.bench("add_chain_32", 100)
         # nothing subtracted; the bias it did not subtract is in the interval instead
-        known = _selftest._corrections[("inline", "lfence")].core_cycles(r.cycles_per_tick)
+        known = _harness._kept_biases[("inline", "lfence")].core_cycles(r.cycles_per_tick)
         assert r.harness_bias_core_cycles == 0
         assert r.harness_bias_ci95_core_cycles == pytest.approx(abs(known[0]) + known[1])
         assert r.caveats == (why,) and why in r.warnings and "self-test failed" in r._repr_html_()
@@ -444,8 +463,8 @@ def test_a_selftest_records_its_verdict_per_path_and_mode(monkeypatch):
     monkeypatch.setattr(_selftest, "PathCheck", lambda *a: next(made))
     st = fastcpu.selftest(serialize="lfence")
     assert not st.passed and "FAIL" in str(st) and "GOAL FAILS" in str(st)
-    assert "inline path's goals" in _selftest.failed_verdict("inline", "lfence")
-    assert _selftest.failed_verdict("user", "lfence") == ""
+    assert "inline path's goals" in _harness.failed_verdict("inline", "lfence")
+    assert _harness.failed_verdict("user", "lfence") == ""
     # not subtracted; its size and half-width held in the interval instead
     assert harness_bias("inline", "lfence")[:2] == (0.0, pytest.approx(0.5 * 1.3 + 1.0 * 1.3))
 
@@ -464,8 +483,8 @@ def test_a_correction_is_kept_in_ticks_and_converted_at_the_clock_of_each_measur
 
 def test_a_correction_holds_until_it_is_old():
     c = _correction(1.0)
-    assert c.holds_at(100.0) and c.holds_at(100.0 + _harness_correction.CORRECTION_MAX_AGE_S)
-    assert not c.holds_at(100.0 + _harness_correction.CORRECTION_MAX_AGE_S + 0.1)
+    assert c.holds_at(100.0) and c.holds_at(100.0 + _parts.CORRECTION_MAX_AGE_S)
+    assert not c.holds_at(100.0 + _parts.CORRECTION_MAX_AGE_S + 0.1)
 
 
 def test_harness_bias_measures_again_when_old(monkeypatch):
@@ -477,12 +496,12 @@ def test_harness_bias_measures_again_when_old(monkeypatch):
         return _correction(float(len(made)), at=now[0])
 
     monkeypatch.setattr(_selftest, "_take_bias", calibrate)
-    monkeypatch.setattr(_selftest, "_corrections", {})
+    monkeypatch.setattr(_harness, "_kept_biases", {})
     monkeypatch.setattr(_selftest.time, "monotonic", lambda: now[0])
     assert harness_bias("inline", "lfence", None, 1.5)[:2] == pytest.approx((1.5, 1.5))
-    now[0] += _harness_correction.CORRECTION_MAX_AGE_S / 2
+    now[0] += _parts.CORRECTION_MAX_AGE_S / 2
     assert harness_bias("inline", "lfence", None, 1.2)[:2] == pytest.approx((1.2, 1.2))
-    now[0] += _harness_correction.CORRECTION_MAX_AGE_S
+    now[0] += _parts.CORRECTION_MAX_AGE_S
     assert harness_bias("inline", "lfence", None, 1.0)[:2] == pytest.approx((2.0, 1.0))  # old
     assert harness_bias("user", "lfence", None, 1.0)[:2] == pytest.approx((3.0, 1.0))  # its own
     assert made == [("inline", "lfence", _selftest.BIAS_PASSES)] * 2 + [

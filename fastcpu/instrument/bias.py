@@ -6,7 +6,6 @@ Figures are core cycles per copy unless a name says ticks.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import statistics
 import time
@@ -19,18 +18,15 @@ from .._args import SERIALIZE_MODES, check_cpu, check_int, check_serialize
 from .timebase import clock
 from .._base import ForkSafeLock
 from ..results.bench_result import BenchResult
-from .harness import Method, raw_runs
-from ..results.correction import HarnessBias
-from .harness import bench_result, rulers_agree, timed
+from ..results.parts import HarnessBias
+from .harness import bench_result, keep_bias, kept_bias, raw_runs, rulers_agree, set_verdict, timed
 from ..results.selftest_report import PATHS, ChainCheck, PathCheck, SelfTest, within_goal
 
 
 __all__ = [
     "selftest",
     "harness_bias",
-    "timed_corrected",
     "residual_bias",
-    "failed_verdict",
     "excess_scatter",
 ]
 
@@ -187,61 +183,34 @@ def _zero_ticks(path: str, serialize: str, runs: int, cpu: int | None) -> tuple[
 #: spins until its timeout), and the inline path's never waits on it.
 _lock = ForkSafeLock("the inline path's harness bias (a first bench() of a catalog method, or selftest())")
 _user_lock = ForkSafeLock("the user path's harness bias (a first bench() of a user function, or selftest())")
-_corrections: dict[tuple[str, str], HarnessBias] = {}
-#: (path, mode) -> why bench() applies no correction there: the last
-#: selftest() of this process failed that path and mode's goals. Cleared
-#: when a later one passes them.
-_failed: dict[tuple[str, str], str] = {}
 
 
 def _lock_of(path: str) -> ForkSafeLock:
     return _user_lock if path == "user" else _lock
 
 
-def harness_bias(path: str, serialize: str, cpu: int | None = None) -> HarnessBias | None:
-    """The harness bias for `path` (``'inline'`` or ``'user'``) in `serialize` mode, the one way to
-    get one: the last measurement of this process while at most ``CORRECTION_MAX_AGE_S`` old,
-    else measured now pinned to `cpu`. After a :func:`selftest` that failed this path and mode,
-    that bias, with ``why_not`` saying why bench() does not subtract it.
+def harness_bias(path: str, serialize: str, cpu: int | None = None) -> HarnessBias:
+    """The harness bias for `path` (``'inline'`` or ``'user'``) in `serialize` mode: the one
+    ``harness.kept_bias`` holds (at most ``CORRECTION_MAX_AGE_S`` old, or after a failed
+    :func:`selftest` there, with ``why_not`` saying why bench() does not subtract it), else
+    measured now pinned to `cpu` and kept.
     """
-    why_not = failed_verdict(path, serialize)
-    if why_not:  # the last self-test's bias, not subtracted: none measured now
-        last = _corrections.get((path, serialize))
-        if last is None:
-            return HarnessBias(math.nan, math.nan, {}, math.nan, math.nan, why_not=why_not)
-        return dataclasses.replace(last, why_not=why_not)
-    known = _fresh(path, serialize)  # bench() asks on every call: no lock while it holds
+    known = kept_bias(path, serialize)
     if known is None:
         with _lock_of(path):
-            known = _fresh(path, serialize)
+            known = kept_bias(path, serialize)
             if known is None:
-                known = _corrections[(path, serialize)] = _take_bias(path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
+                known = _take_bias(path, serialize, BIAS_RUNS, BIAS_PASSES, cpu)
+                keep_bias(path, serialize, known)
     return known
 
 
-def timed_corrected(method: Method, runs: int, *, serialize: str, cpu: int | None, path: str,
-                    timeout_s: float = 0.0) -> BenchResult:
-    """`runs` single copies of `method` on the TSC, corrected by :func:`harness_bias` of `path` and
-    converted at the runs' own clock: what :func:`fastcpu.bench` returns. While the runs' rulers
-    disagree nothing is corrected. `timeout_s` bounds a user function (0: no limit).
-    """
-    raw = raw_runs(method, runs=runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu,
-                   timeout_s=timeout_s)
+def _as_bench_corrects(target: str | int, runs: int, serialize: str, cpu: int | None, path: str) -> BenchResult:
+    """What bench() returns for single copies on the TSC (``timing.timed_corrected``, which imports
+    this module): the runs corrected by :func:`harness_bias` where their rulers agree."""
+    raw = raw_runs(target, runs=runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu)
     bias = harness_bias(path, serialize, cpu) if rulers_agree(raw) else None
     return bench_result(raw, serialize=serialize, unroll=1, bias=bias, corrected=True)
-
-
-def _fresh(path: str, serialize: str) -> HarnessBias | None:
-    """The bias for `path` in `serialize` mode while it holds (see
-    :func:`harness_bias`), else None: not measured yet, or too old."""
-    known = _corrections.get((path, serialize))
-    return known if known is not None and known.holds_at(time.monotonic()) else None
-
-
-def failed_verdict(path: str, serialize: str) -> str:
-    """Why bench() applies no harness correction to `path` in `serialize`
-    mode: the last self-test failed there ('' when none did)."""
-    return _failed.get((path, serialize), "")
 
 
 def selftest(
@@ -319,7 +288,7 @@ def selftest(
             step(f"{mode} {path} bias")
             known = _take_bias(path, mode, BIAS_RUNS, BIAS_PASSES, cpu)
             with _lock_of(path):
-                _corrections[(path, mode)] = known
+                keep_bias(path, mode, known)
             bias, bias_ci = known.core_cycles()
             op_bias = {op: b * known.cycles_per_tick for op, b in known.op_bias_ticks.items()}
             zero, zero_ci = known.zero_ticks * known.cycles_per_tick, known.zero_ci95_ticks * known.cycles_per_tick
@@ -332,7 +301,7 @@ def selftest(
                     # correction above or, past its age, measured again, at
                     # this measurement's clock), with its interval (random,
                     # conversion and correction)
-                    r = timed_corrected(target, runs, serialize=mode, cpu=cpu, path=path)
+                    r = _as_bench_corrects(target, runs, mode, cpu, path)
                     err = r.estimate_core_cycles - truth
                     errors.append(err)
                     conversion.append(truth * r.cycles_per_tick_ci95 / r.cycles_per_tick)
@@ -352,11 +321,8 @@ def selftest(
                               statistics.median(apart) if apart else 0.0, hops, placed, slowdowns)
             checks.append(check)
             with _lock_of(path):
-                if check.passed:
-                    _failed.pop((path, mode), None)
-                else:
-                    _failed[(path, mode)] = (
-                        f"no harness correction applied: the self-test failed the {path} path's goals "
-                        f"with serialize={mode!r} ({'; '.join(check.failures())})")
+                set_verdict(path, mode, "" if check.passed else (
+                    f"no harness correction applied: the self-test failed the {path} path's goals "
+                    f"with serialize={mode!r} ({'; '.join(check.failures())})"))
     step(None)
     return SelfTest(tuple(checks), runs, rounds, time.monotonic() - t0, judged=judged)

@@ -1,34 +1,33 @@
 """The raw runs and their result: pinning, the target (a catalog row and its one runner, or a
-user function), ``_core.time_runs``, and :func:`bench_result`, where the harness correction is
-applied."""
+user function), ``_core.time_runs``, the harness bias kept (:func:`kept_bias`), and
+:func:`bench_result`, where the harness correction is applied."""
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import os
-from collections.abc import Iterator
 import ctypes
+import dataclasses
+import errno
+import math
 import operator
+import os
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple, Union
 
+from .. import _core
 from .._args import affinity_mask, check_cpu, denied
 from .._core import Error
 from . import child as _child_runner
 from . import timebase as _conversion
-from .. import _core
-from .._args import check_cpu
 from ..results.values import CatalogRow
-from .timebase import Clock
-from .timebase import clock as clock_facts
+from .timebase import Clock, clock as clock_facts
 from .catalog import MethodInfo, method_info
 from ..results.bench_result import BenchResult, DiffResult
-from ..results.motion import ClockMotion, runs_clock
-from ..results.correction import HarnessBias, applied
-from ..results.estimate import Estimate
+from ..results.parts import ClockMotion, Estimate, HarnessBias, applied, runs_clock
 
-__all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'InProcess', 'Runner', 'runner', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'rulers_agree', 'bench_result', 'timed', 'timed_diff']
+__all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'InProcess', 'Runner', 'runner', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'rulers_agree', 'bench_result', 'timed', 'timed_diff', 'kept_bias', 'keep_bias', 'failed_verdict', 'set_verdict']
 
 
 def pinned(cpu: int | None) -> contextlib.AbstractContextManager[None]:
@@ -284,7 +283,7 @@ def rulers_agree(raw: RawRuns) -> bool:
 def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias | None = None,
                  corrected: bool = False, loop: tuple[float, float] = (0.0, 0.0)) -> BenchResult:
     """The finished BenchResult of `raw`, converted at the runs' own clock and corrected in one
-    place (``results.correction.applied``): by the harness `bias` where `corrected` (None: none
+    place (``results.parts.applied``): by the harness `bias` where `corrected` (None: none
     known), else by half the copy loop's cost `loop` (core cycles per copy, 95% half-width;
     (0, 0): uncorrected).
     """
@@ -305,6 +304,44 @@ def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias
         harness_bias_ci95_core_cycles=bias_ci, harness_resolution_core_cycles=resolution, caveats=caveats,
         clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
         catalog_row=raw.catalog_row, estimate=estimate, paired=paired)
+
+
+#: (path, mode) -> the harness bias this process measured there (``instrument.bias`` writes it).
+_kept_biases: dict[tuple[str, str], HarnessBias] = {}
+#: (path, mode) -> why bench() applies no correction there: the last selftest() of this
+#: process failed that path and mode's goals (cleared when a later one passes them).
+_failed_verdicts: dict[tuple[str, str], str] = {}
+
+
+def kept_bias(path: str, serialize: str) -> HarnessBias | None:
+    """The harness bias in force for `path` in `serialize` mode, read without a lock (bench() asks on
+    every call): the kept one while ``CORRECTION_MAX_AGE_S`` old, or after a failed self-test there
+    its last (or an unmeasured one), with ``why_not`` saying why it is not subtracted; else None."""
+    key = (path, serialize)
+    known = _kept_biases.get(key)
+    why_not = _failed_verdicts.get(key)
+    if why_not:  # the last self-test's bias, not subtracted: none measured now
+        if known is None:
+            return HarnessBias(math.nan, math.nan, {}, math.nan, math.nan, why_not=why_not)
+        return dataclasses.replace(known, why_not=why_not)
+    return known if known is not None and known.holds_at(time.monotonic()) else None
+
+
+def keep_bias(path: str, serialize: str, bias: HarnessBias) -> None:
+    _kept_biases[(path, serialize)] = bias
+
+
+def failed_verdict(path: str, serialize: str) -> str:
+    """Why bench() applies no harness correction to `path` in `serialize` mode ('' when none)."""
+    return _failed_verdicts.get((path, serialize), "")
+
+
+def set_verdict(path: str, serialize: str, why_not: str) -> None:
+    """Record the last self-test's verdict on `path` in `serialize` mode ('': it passed)."""
+    if why_not:
+        _failed_verdicts[(path, serialize)] = why_not
+    else:
+        _failed_verdicts.pop((path, serialize), None)
 
 
 def timed(method: Method, runs: int, *, serialize: str, unroll: int, cpu: int | None,

@@ -13,16 +13,15 @@ import time
 from typing import NamedTuple
 
 from .. import _core
-from .harness import Method
-from ..results.correction import CORRECTION_MAX_AGE_S
+from .._args import (COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, check_counter, check_int, check_serialize,
+                     check_timeout)
 from .._base import ForkSafeLock
-from .harness import timed_diff
-from .._args import check_timeout, COUNTERS, RUNS_MAX, SERIALIZE_MODES, UNROLL_MAX, check_counter, check_int, check_serialize
 from ..results.bench_result import BenchResult, DiffResult
-from .bias import timed_corrected
-from .harness import timed, timed_diff
+from ..results.parts import CORRECTION_MAX_AGE_S
+from .bias import harness_bias
+from .harness import Method, bench_result, kept_bias, raw_runs, rulers_agree, timed, timed_diff
 
-__all__ = ['LoopFloor', 'FLOOR_RUNS', 'FLOOR_MEASUREMENTS', 'loop_floor', 'path_of', 'floor_k', 'bench', 'bench_diff', 'RUNS_MAX', 'UNROLL_MAX', 'SERIALIZE_MODES', 'COUNTERS', 'Method']
+__all__ = ['LoopFloor', 'FLOOR_RUNS', 'FLOOR_MEASUREMENTS', 'loop_floor', 'path_of', 'floor_k', 'bench', 'bench_diff', 'timed_corrected', 'RUNS_MAX', 'UNROLL_MAX', 'SERIALIZE_MODES', 'COUNTERS', 'Method']
 
 
 #: Pairs of runs per measurement of the loop's cost (about a millisecond
@@ -95,6 +94,23 @@ def loop_floor(path: str, serialize: str, counter: str, k: int, cpu: int | None)
 def _fresh(key: tuple[str, str, str, int, int | None]) -> LoopFloor | None:
     known = _floors.get(key)
     return known if known is not None and time.monotonic() - known.measured_at <= CORRECTION_MAX_AGE_S else None
+
+
+def timed_corrected(method: Method, runs: int, *, serialize: str, cpu: int | None, path: str,
+                    timeout_s: float = 0.0) -> BenchResult:
+    """`runs` single copies of `method` on the TSC, converted at the runs' own clock and corrected by
+    the harness bias of `path` (``harness.kept_bias``; measured by ``bias.harness_bias`` on a miss):
+    what :func:`bench` returns. While the runs' rulers disagree nothing is corrected. `timeout_s`
+    bounds a user function (0: no limit).
+    """
+    raw = raw_runs(method, runs=runs, serialize=serialize, copies=1, diff=False, counter="tsc", cpu=cpu,
+                   timeout_s=timeout_s)
+    bias = None
+    if rulers_agree(raw):
+        bias = kept_bias(path, serialize)
+        if bias is None:  # first use, or too old: measured now (instrument.bias)
+            bias = harness_bias(path, serialize, cpu)
+    return bench_result(raw, serialize=serialize, unroll=1, bias=bias, corrected=True)
 
 
 def bench(

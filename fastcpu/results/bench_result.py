@@ -19,7 +19,7 @@ from . import estimate as _estimate
 from .._args import CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, RUNS_MAX, check_figure, check_sentences
 from .values import CatalogRow, recorded_row
 from .values import Clock
-from .motion import ClockMotion
+from .parts import ClockMotion
 from .._base import cached_property
 from .stability import Stability, assess
 from .diff_result import DiffResult
@@ -251,7 +251,7 @@ class BenchResult(Estimated):
 
     def with_harness_correction(self, bias_core_cycles: float, ci95_core_cycles: float,
                                 resolution_core_cycles: float, caveats: tuple[str, ...]) -> BenchResult:
-        """This result corrected as :func:`fastcpu.bench` corrects (``results.correction.applied``).
+        """This result corrected as :func:`fastcpu.bench` corrects (``results.parts.applied``).
 
         Takes the harness bias and its 95% half-width and the resolution (core
         cycles per copy; 0: not measured) and `caveats`; every derived figure is

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _base as _display
 from . import estimate as _estimate
 from .values import CatalogRow, Clock, recorded_row
-from .motion import ClockMotion
+from .parts import ClockMotion
 from .estimated import Estimated, per_run_arrays, read_only
 
 

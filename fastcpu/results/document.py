@@ -14,7 +14,7 @@ from .answers import CpuVerdict
 from .bench_result import COUNTERS as _COUNTERS
 from .bench_result import BenchResult, DiffResult
 from .values import CatalogRow, file_method_name, recorded_row
-from .motion import ClockMotion
+from .parts import ClockMotion
 from .values import Clock, Rulers, nan_equal
 from ..files.write import FORMAT_VERSION, Reader, ResultFileError, encode_bools, encode_ticks
 from .stability import CPU_NUMBER_MAX, fact_problem

@@ -5,15 +5,14 @@ per copy (counter units with a PMU counter); migrated pairs left out unless all 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from . import statistics as _blocks
+from .parts import Estimate
 
 
 __all__ = [
-    "Estimate",
     "ESTIMATORS",
     "FENCE_STEPS",
     "FENCE_SIGMAS",
@@ -64,30 +63,6 @@ _T975 = (
 _Z975 = 1.959964
 # Robust sigma from the median absolute deviation (normal consistency).
 _MAD_SIGMA = 1.4826
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A cost estimate.
-
-    Attributes:
-        ticks: the cost per copy, TSC ticks above the empty sequence.
-        ci95_ticks: half-width of its 95% interval, TSC ticks per copy (``inf`` from one run).
-        estimator: ``'median'``, ``'paired_mean'`` or ``'diff'``.
-        runs_used: runs the figure rests on (after the outlier fence)."""
-
-    ticks: float
-    ci95_ticks: float
-    estimator: str
-    runs_used: int
-
-    @classmethod
-    def _of(cls, ticks: float, ci95_ticks: float, estimator: str, runs_used: int) -> Estimate:
-        # the C core's figures, set at once (not field by field through the frozen __init__)
-        e = object.__new__(cls)
-        object.__setattr__(e, "__dict__", {"ticks": ticks, "ci95_ticks": ci95_ticks, "estimator": estimator,
-                                           "runs_used": runs_used})
-        return e
 
 
 def t95(df: int) -> float:

@@ -13,7 +13,7 @@ from . import statistics as _statistics
 from .._args import CYCLES_PER_TICK_RANGE, HARNESS_BIAS_MAX_CORE_CYCLES, UNITS, UNROLL_MAX, check_figure, check_int, check_label, check_sentences
 from .stability import CPU_NUMBER_MAX
 from .values import Clock, CounterUnits
-from .motion import ClockMotion
+from .parts import ClockMotion
 
 
 __all__ = ["COUNTERS", "Estimated", "Figure", "checked_fields", "checked_motion", "checked_bias", "per_run_arrays",
@@ -112,7 +112,7 @@ class Estimated:
     # The harness's own systematic error and its 95% half-width, core cycles
     # per copy, as the self-test measured it (fastcpu.selftest), or for
     # copies a run (unroll > 1, since 0.8.7) half the copy loop's own cost
-    # (results.correction.applied): subtracted from the estimate and added
+    # (results.parts.applied): subtracted from the estimate and added
     # to its interval. 0 where none was applied (DiffResult, PMU results,
     # unrolled ones before 0.8.7, files written before 0.3.0).
     harness_bias_core_cycles: float = 0.0

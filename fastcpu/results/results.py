@@ -22,7 +22,7 @@ from .values import Clock
 from .values import file_method_name
 from .stability import fact_problem
 from .bench_result import BenchResult, DiffResult
-from .motion import ClockMotion, merge_motion
+from .parts import ClockMotion, merge_motion
 from .selftest_report import SelfTest
 from ..files.write import FORMAT_NAME, FORMAT_VERSION, Reader, read_document, write_document
 from .answers import BACK_TO_BACK, NOT_MEASURED, NOT_MEASURED_BACK_TO_BACK, NOT_WAYS, ONE_CALL, QUESTION_WORDS, QUESTIONS, CpuVerdict, cheapest, cheapest_words, differ_words, infer_cpu_verdict, ties
