@@ -79,7 +79,7 @@ def _made_up_runs(cycles_per_tick=1.4, caveat="", seed=1):
     clock = fastcpu.Clock(2.0e9, 1.0, math.nan if caveat else 1.4)
     if caveat:
         assert clock.caveats("tsc") and clock.caveats("tsc")[0].startswith("core cycles per TSC tick unknown")
-    return _harness.RawRuns("gdt", measured, clock, "tsc", None, _methods.method_info("gdt").catalog_row)
+    return _harness.RawRuns.of("gdt", measured, clock, "tsc", None, _methods.method_info("gdt").catalog_row)
 
 
 def _made_up(cycles_per_tick=1.4, caveat="", seed=1):

@@ -13,7 +13,7 @@ import operator
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple, Union
 
 from .. import _core
@@ -195,11 +195,10 @@ def resolve(method: object) -> Target:
 _resolved: dict[str, Target] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class RawRuns:
+class RawRuns(NamedTuple):
     """What :func:`raw_runs` took: the C core's record of the runs and what
     they were taken with. The one hand-off from measuring to a result
-    (:func:`bench_result`)."""
+    (:func:`bench_result`); a tuple, made in a fraction of a frozen dataclass's time."""
 
     #: the result's name (``'user:NAME'`` for a user function)
     name: str
@@ -215,13 +214,15 @@ class RawRuns:
     cpu: int | None
     #: the method's catalog row (None: a user function)
     catalog_row: CatalogRow | None
-    #: ``runs_clock`` of the runs (core cycles per tick, 95% half-width,
-    #: caveats), worked out once in :func:`raw_runs` (None: worked out when asked)
-    converted: tuple[float, float, tuple[str, ...]] | None = field(default=None, compare=False)
+    #: ``runs_clock`` of the runs: core cycles per tick, 95% half-width, caveats
+    converted: tuple[float, float, tuple[str, ...]]
 
-    def clock_of_runs(self) -> tuple[float, float, tuple[str, ...]]:
-        known = self.converted
-        return runs_clock(self.measured.conversion, self.clock, self.counter) if known is None else known
+    @classmethod
+    def of(cls, name: str, measured: _core.TimedRuns, clock: Clock, counter: str, cpu: int | None,
+           row: CatalogRow | None) -> RawRuns:
+        """The record, its conversion worked out once (``runs_clock``) for both readers
+        (:func:`rulers_agree`, :func:`bench_result`)."""
+        return cls(name, measured, clock, counter, cpu, row, runs_clock(measured.conversion, clock, counter))
 
 
 def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
@@ -243,9 +244,7 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
     else:
         with pinned(cpu):
             measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s, step)
-    # the conversion worked out once, for both readers (rulers_agree, bench_result)
-    return RawRuns(target.name, measured, clk, counted, cpu, target.catalog_row,
-                   converted=runs_clock(measured.conversion, clk, counted))
+    return RawRuns.of(target.name, measured, clk, counted, cpu, target.catalog_row)
 
 
 def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, counter: str,
@@ -277,7 +276,7 @@ def read_raw(name: str) -> tuple[int, bool]:
 def rulers_agree(raw: RawRuns) -> bool:
     """Whether the core cycles of `raw` can be trusted: their ruler points'
     add and imul rulers agreed, or else the clock's (``runs_clock``)."""
-    return not raw.clock_of_runs()[2]
+    return not raw.converted[2]
 
 
 def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias | None = None,
@@ -289,14 +288,14 @@ def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias
     """
     got, clk = raw.measured, raw.clock
     conversion = got.conversion
-    cpt, cpt_ci, caveats = raw.clock_of_runs()
+    cpt, cpt_ci, caveats = raw.converted
     bias_cc, bias_ci, resolution, caveats = applied(bias, loop, corrected, cpt, caveats)
     # the C core's recommended estimate and paired mean (one Estimate where the paired mean is the
     # one recommended), or None: BenchResult computes them
     estimate = paired = None
     if got.estimate is not None and got.paired_mean is not None:
-        estimate = Estimate._of(*got.estimate)
-        paired = estimate if estimate.estimator == "paired_mean" else Estimate._of(*got.paired_mean)
+        estimate = Estimate._make(got.estimate)
+        paired = estimate if estimate.estimator == "paired_mean" else Estimate._make(got.paired_mean)
     return BenchResult._of_runs(
         method=raw.name, serialize=serialize, unroll=unroll, cpu=raw.cpu, raw=got.a, empty=got.b,
         migrated=got.migrated, best=got.best, median=got.median, clock=clk, counter=raw.counter,

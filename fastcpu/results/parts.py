@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from .values import Clock
@@ -365,9 +365,8 @@ def applied(bias: HarnessBias | None, loop: tuple[float, float], corrected: bool
 
 # ---- the estimate record ----
 
-@dataclass(frozen=True)
-class Estimate:
-    """A cost estimate.
+class Estimate(NamedTuple):
+    """A cost estimate (a tuple: the C core's figures become one as they are).
 
     Attributes:
         ticks: the cost per copy, TSC ticks above the empty sequence.
@@ -379,11 +378,3 @@ class Estimate:
     ci95_ticks: float
     estimator: str
     runs_used: int
-
-    @classmethod
-    def _of(cls, ticks: float, ci95_ticks: float, estimator: str, runs_used: int) -> Estimate:
-        # the C core's figures, set at once (not field by field through the frozen __init__)
-        e = object.__new__(cls)
-        object.__setattr__(e, "__dict__", {"ticks": ticks, "ci95_ticks": ci95_ticks, "estimator": estimator,
-                                           "runs_used": runs_used})
-        return e
