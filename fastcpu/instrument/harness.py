@@ -296,13 +296,10 @@ def bench_result(raw: RawRuns, *, serialize: str, unroll: int, bias: HarnessBias
     if got.estimate is not None and got.paired_mean is not None:
         estimate = Estimate._make(got.estimate)
         paired = estimate if estimate.estimator == "paired_mean" else Estimate._make(got.paired_mean)
-    return BenchResult._of_runs(
-        method=raw.name, serialize=serialize, unroll=unroll, cpu=raw.cpu, raw=got.a, empty=got.b,
-        migrated=got.migrated, best=got.best, median=got.median, clock=clk, counter=raw.counter,
-        cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci, harness_bias_core_cycles=bias_cc,
-        harness_bias_ci95_core_cycles=bias_ci, harness_resolution_core_cycles=resolution, caveats=caveats,
-        clock_motion=None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz),
-        catalog_row=raw.catalog_row, estimate=estimate, paired=paired)
+    motion = None if conversion is None else ClockMotion.from_conversion(conversion, clk.tsc_hz)
+    return BenchResult._of_runs(raw.name, serialize, unroll, raw.cpu, got.a, got.b, got.migrated, got.best,
+                                got.median, clk, raw.counter, cpt, cpt_ci, bias_cc, bias_ci, resolution, caveats,
+                                motion, raw.catalog_row, estimate, paired)
 
 
 #: (path, mode) -> the harness bias this process measured there (``instrument.bias`` writes it).

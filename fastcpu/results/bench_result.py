@@ -179,24 +179,22 @@ class BenchResult(Estimated):
             catalog_row=catalog_row)
 
     @classmethod
-    def _of_runs(cls, *, method: str, serialize: str, unroll: int, cpu: int | None, raw: np.ndarray,
-                empty: np.ndarray, migrated: np.ndarray, best: float, median: float, clock: Clock, counter: str,
-                cycles_per_tick: float, cycles_per_tick_ci95: float, harness_bias_core_cycles: float,
-                harness_bias_ci95_core_cycles: float, harness_resolution_core_cycles: float,
-                caveats: tuple[str, ...], clock_motion: ClockMotion | None,
-                catalog_row: CatalogRow | None, estimate: _estimate.Estimate | None = None,
-                paired: _estimate.Estimate | None = None) -> BenchResult:
-        """The result of the C core's runs (``instrument.harness.bench_result``); checks only the ranges of figures a file bounds."""
-        # estimate, paired: recommend() and paired_mean() of these arrays at this step and unroll as the
-        # C core computed them in one pass (csrc/estimate.c; tests/test_c_estimate.py holds them to the
-        # Python), or None: computed here. raw, empty, migrated: the C core's, read-only as made
+    def _of_runs(cls, method: str, serialize: str, unroll: int, cpu: int | None, raw: np.ndarray,
+                 empty: np.ndarray, migrated: np.ndarray, best: float, median: float, clock: Clock, counter: str,
+                 cpt: float, cpt_ci: float, bias: float, ci: float, resolution: float, caveats: tuple[str, ...],
+                 clock_motion: ClockMotion | None, catalog_row: CatalogRow | None,
+                 estimate: _estimate.Estimate | None, paired: _estimate.Estimate | None, /) -> BenchResult:
+        """The result of the C core's runs (``instrument.harness.bench_result``), the fields by position
+        (a keyword call binds them twice); checks only the ranges of figures a file bounds."""
+        # cpt, cpt_ci: cycles_per_tick and its half-width; bias, ci, resolution: the harness_*_core_cycles
+        # figures. estimate, paired: recommend() and paired_mean() of these arrays at this step and unroll
+        # as the C core computed them in one pass (csrc/estimate.c; tests/test_c_estimate.py holds them to
+        # the Python), or None: computed here. raw, empty, migrated: the C core's, read-only as made
         # (glue_bench.c), kept as they are
-        cpt = cycles_per_tick
         low, high = CYCLES_PER_TICK_RANGE
         if not (low <= cpt <= high or cpt != cpt):
             # the one figure of the core's that a file bounds (NaN: unknown): check_figure says why
             check_figure("cycles_per_tick", cpt, low, high, "core cycles per TSC tick", nan=True)
-        bias, ci, resolution = harness_bias_core_cycles, harness_bias_ci95_core_cycles, harness_resolution_core_cycles
         top = HARNESS_BIAS_MAX_CORE_CYCLES
         if not (abs(bias) <= top and 0 <= ci <= top and 0 <= resolution <= top and (cpt == cpt or not (bias or ci))):
             # the rare case (NaN compares false above): checked as a file checks it, which says why
@@ -205,7 +203,7 @@ class BenchResult(Estimated):
             resolution = check_figure("harness_resolution_core_cycles", resolution, 0,
                                       HARNESS_BIAS_MAX_CORE_CYCLES, "core cycles")
         if estimate is None or paired is None:  # computed from the arrays: the one assembly that works it out
-            fields = dict(unroll=unroll, cpu=cpu, cycles_per_tick=cpt, cycles_per_tick_ci95=cycles_per_tick_ci95,
+            fields = dict(unroll=unroll, cpu=cpu, cycles_per_tick=cpt, cycles_per_tick_ci95=cpt_ci,
                           caveats=caveats, harness_bias_core_cycles=bias, harness_bias_ci95_core_cycles=ci)
             return cls._assembled(method=method, serialize=serialize, raw=raw, empty=empty, migrated=migrated,
                                   best=best, median=median, clock=clock, counter=counter, fields=fields,
@@ -217,7 +215,7 @@ class BenchResult(Estimated):
             "method": method, "runs": raw.size, "serialize": serialize, "raw": _kept(raw),
             "empty": _kept(empty), "migrated": _kept(migrated), "best": best, "median": median,
             "tsc_hz": clock.tsc_hz, "tsc_step_ticks": clock.tsc_step_ticks, "counter": counter, "unroll": unroll,
-            "cpu": cpu, "cycles_per_tick": cpt, "cycles_per_tick_ci95": cycles_per_tick_ci95, "caveats": caveats,
+            "cpu": cpu, "cycles_per_tick": cpt, "cycles_per_tick_ci95": cpt_ci, "caveats": caveats,
             "harness_bias_core_cycles": bias, "harness_bias_ci95_core_cycles": ci, "clock_motion": clock_motion,
             "harness_resolution_core_cycles": resolution, "catalog_row": catalog_row, "_recommended": estimate,
             "_paired_mean": paired})
