@@ -377,12 +377,13 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
 {
     if (n == 0 || n > FC_ESTIMATE_RUNS_MAX)
         return 1;
-    int64_t *r = malloc(3 * n * sizeof *r);
+    int64_t *r = malloc(4 * n * sizeof *r);
     if (!r)
         return 1;
-    int64_t *e = r + n, *w = e + n;
-    /* one pass: the copies as int64, their spans, the pairs that migrated */
+    int64_t *e = r + n, *d = e + n, *w = d + n;
+    /* one pass: the copies as int64, their differences, the spans, the pairs that migrated */
     uint64_t r_lo = UINT64_MAX, r_hi = 0, e_lo = UINT64_MAX, e_hi = 0;
+    int64_t d_lo = INT64_MAX, d_hi = INT64_MIN;
     size_t moved = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t a = raw[i], b = empty[i];
@@ -392,6 +393,9 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
         e_hi = b > e_hi ? b : e_hi;
         r[i] = (int64_t)(a & (FC_ESTIMATE_EXACT_BELOW - 1)); /* checked below */
         e[i] = (int64_t)(b & (FC_ESTIMATE_EXACT_BELOW - 1));
+        d[i] = r[i] - e[i]; /* both below 2^61: exact */
+        d_lo = d[i] < d_lo ? d[i] : d_lo;
+        d_hi = d[i] > d_hi ? d[i] : d_hi;
         moved += migrated && migrated[i];
     }
     if (r_hi >= FC_ESTIMATE_EXACT_BELOW || e_hi >= FC_ESTIMATE_EXACT_BELOW) {
@@ -407,6 +411,8 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
         m = 0;
         r_lo = e_lo = UINT64_MAX;
         r_hi = e_hi = 0;
+        d_lo = INT64_MAX;
+        d_hi = INT64_MIN;
         for (size_t i = 0; i < n; i++)
             if (!migrated[i]) {
                 uint64_t a = raw[i], b = empty[i];
@@ -416,6 +422,9 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
                 e_hi = b > e_hi ? b : e_hi;
                 r[m] = (int64_t)a;
                 e[m] = (int64_t)b;
+                d[m] = r[m] - e[m];
+                d_lo = d[m] < d_lo ? d[m] : d_lo;
+                d_hi = d[m] > d_hi ? d[m] : d_hi;
                 m++;
             }
     }
@@ -438,13 +447,7 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
         }
     }
     /* the paired mean: the estimate itself below the spread, else beside it */
-    int64_t d_lo = INT64_MAX, d_hi = INT64_MIN;
-    for (size_t i = 0; i < m; i++) {
-        r[i] -= e[i];
-        d_lo = r[i] < d_lo ? r[i] : d_lo;
-        d_hi = r[i] > d_hi ? r[i] : d_hi;
-    }
-    paired_mean(r, w, m, span_of(d_lo, d_hi), step, unroll, paired);
+    paired_mean(d, w, m, span_of(d_lo, d_hi), step, unroll, paired);
     if (!spread)
         *out = *paired;
     free(r);

@@ -50,8 +50,8 @@ class InChild:
     row: MethodInfo
     separate_process = True  # a failure is the child's: this row's alone (measure() goes on)
 
-    def time_runs(self, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-                  timeout_s: float, estimate_step: float | None = None) -> _core.TimedRuns:
+    def time_runs(self, runs: int, serialize: str, copies: int, diff: bool, counter: str, timeout_s: float,
+                  estimate_step: float | None, /) -> _core.TimedRuns:
         """:func:`raw_runs` (no `timeout_s`, a user function's; no `estimate_step`: estimated in Python)."""
         return raw_runs(self.row, runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter)
 

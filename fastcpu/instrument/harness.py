@@ -122,8 +122,8 @@ class InProcess:
     #: a failure is this process's own, not one row's alone (``fastcpu.measure()`` stops)
     separate_process = False
 
-    def time_runs(self, *, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-                  timeout_s: float, estimate_step: float | None = None) -> _core.TimedRuns:
+    def time_runs(self, runs: int, serialize: str, copies: int, diff: bool, counter: str, timeout_s: float,
+                  estimate_step: float | None, /) -> _core.TimedRuns:
         """One ``_core.time_runs`` call, with ruler points between stretches
         of the runs on the TSC (``_conversion.rulers()``)."""
         # estimate_step: the counter's step in counts, for the estimate computed in C (None: none)
@@ -255,8 +255,7 @@ def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, co
     if counter == "pmu":
         counted = "pmu" if _core.pmu_open() == "all" else "pmu_user"
     # one path: a child's runner takes `step` and leaves the estimate to Python
-    return target.runner.time_runs(runs=runs, serialize=serialize, copies=copies, diff=diff, counter=counter,
-                                   timeout_s=timeout_s, estimate_step=step), counted
+    return target.runner.time_runs(runs, serialize, copies, diff, counter, timeout_s, step), counted
 
 
 def read_cpu(name: str) -> tuple[int, int | None, int, bool]:

@@ -332,11 +332,11 @@ class HarnessBias:
 
         After a failed self-test: (0, the bias's size plus its half-width, the
         resolution, the reason)."""
-        bias, ci = self.core_cycles(cycles_per_tick)
+        # the measurement's clock, or the bias measurement's where that is unknown (core_cycles())
+        cpt = cycles_per_tick if 0 < cycles_per_tick < math.inf else self.cycles_per_tick
+        bias, ci = self.bias_ticks * cpt, self.ci95_ticks * cpt
         if not math.isfinite(bias + ci):
             return 0.0, 0.0, 0.0, self.why_not or UNMEASURED
-        # the resolution at the same clock: the measurement's, or the bias measurement's where that is unknown
-        cpt = cycles_per_tick if 0 < cycles_per_tick < math.inf else self.cycles_per_tick
         if self.why_not:  # not subtracted, but not hidden either: the interval holds the bias it did not take off
             return 0.0, abs(bias) + ci, self.resolution_ticks * cpt, self.why_not
         return bias, ci, self.resolution_ticks * cpt, ""
