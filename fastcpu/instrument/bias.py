@@ -41,7 +41,7 @@ BIAS_PASSES = 5
 
 
 #: The instructions of the chains that exist inline too; the user path's
-#: other shapes (csrc/usershapes.c: "mix", "memory", "branch", "apart") are
+#: other shapes (csrc/usershapes.c: "mix", "memory", "branch", "apart", "frame") are
 #: out-of-line functions only.
 INLINE_OPS = ("add", "imul")
 
