@@ -104,6 +104,40 @@ static void sample_of(struct sample *a, const int64_t *x, size_t n, struct span 
     fc_count_window((const uint64_t *)x, n, FC_KEY_SIGNED, s.lo, s.hi, key_of(x[n / 2]), &a->w);
 }
 
+/* One sample's window tallied while another pass reads the values (the
+ * first pass over the runs fills all three, of the raw runs, the empty ones
+ * and their differences, rather than a pass each): 256 values from `base`
+ * (the middle run's value less 128), those below and above counted apart;
+ * four tallies taken in turn, as fc_count_window's, so that a stretch of
+ * equal values does not wait on each increment's store. The ranks read off
+ * it are the same wherever the window lies: one that falls outside is
+ * found by the radix select (rank_of, middle). */
+struct tally {
+    int64_t base;
+    uint32_t t[4][258]; /* [256]: below the window, [257]: above */
+};
+
+static inline void tally_add(struct tally *t, size_t lane, int64_t x)
+{
+    uint64_t off = (uint64_t)x - (uint64_t)t->base; /* below base: wraps past 255 */
+    t->t[lane][off < 256 ? off : 256 + (x > t->base)]++;
+}
+
+/* The sample of x[0..n) within s, its window the one tallied. */
+static void sample_tallied(struct sample *a, const int64_t *x, size_t n, struct span s,
+                           const struct tally *t)
+{
+    a->x = x;
+    a->n = n;
+    a->s = s;
+    for (int c = 0; c < 256; c++)
+        a->w.count[c] = (size_t)t->t[0][c] + t->t[1][c] + t->t[2][c] + t->t[3][c];
+    a->w.below = (size_t)t->t[0][256] + t->t[1][256] + t->t[2][256] + t->t[3][256];
+    a->w.above = (size_t)t->t[0][257] + t->t[1][257] + t->t[2][257] + t->t[3][257];
+    a->w.base = key_of(t->base);
+    a->w.n = n;
+}
+
 /* The value of rank k (0-based). */
 static int64_t rank_of(const struct sample *a, size_t k)
 {
@@ -341,15 +375,15 @@ static void median_difference(const struct sample *r, const struct sample *e, do
                                 FC_ESTIMATOR_MEDIAN, r->n};
 }
 
-/* The fenced mean of the paired differences d (m of them, in run order,
- * within sd; `w` scratch of m), with its t interval. */
-static void paired_mean(const int64_t *d, int64_t *w, size_t m, struct span sd, double step,
-                        uint32_t unroll, struct fc_estimate *out)
+/* The fenced mean of the paired differences (the sample `a`, in run
+ * order; `w` scratch of its size), with its t interval. */
+static void paired_mean(const struct sample *a, int64_t *w, double step, uint32_t unroll,
+                        struct fc_estimate *out)
 {
     double sigma;
-    struct sample a;
-    sample_of(&a, d, m, sd);
-    double center = center_and_sigma(&a, w, &sigma);
+    const int64_t *d = a->x;
+    size_t m = a->n;
+    double center = center_and_sigma(a, w, &sigma);
     double half = FENCE_STEPS * step + 2.0; /* Python's max(): the first of the largest */
     if (FENCE_SIGMAS * sigma > half)
         half = FENCE_SIGMAS * sigma;
@@ -381,24 +415,38 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
     if (!r)
         return 1;
     int64_t *e = r + n, *d = e + n, *w = d + n;
-    /* one pass: the copies as int64, their differences, the spans, the pairs that migrated */
+    /* one pass: the copies as int64, their differences, the spans, the
+     * samples' windows around the middle run's, the pairs that migrated */
     uint64_t r_lo = UINT64_MAX, r_hi = 0, e_lo = UINT64_MAX, e_hi = 0;
     int64_t d_lo = INT64_MAX, d_hi = INT64_MIN;
     size_t moved = 0;
+    const uint64_t exact = FC_ESTIMATE_EXACT_BELOW - 1; /* the masks: checked below */
+    struct tally *tr = calloc(3, sizeof *tr), *te = tr + 1, *td = tr + 2;
+    if (!tr) {
+        free(r);
+        return 1;
+    }
+    tr->base = (int64_t)(raw[n / 2] & exact) - 128;
+    te->base = (int64_t)(empty[n / 2] & exact) - 128;
+    td->base = tr->base - te->base - 128;
     for (size_t i = 0; i < n; i++) {
         uint64_t a = raw[i], b = empty[i];
         r_lo = a < r_lo ? a : r_lo;
         r_hi = a > r_hi ? a : r_hi;
         e_lo = b < e_lo ? b : e_lo;
         e_hi = b > e_hi ? b : e_hi;
-        r[i] = (int64_t)(a & (FC_ESTIMATE_EXACT_BELOW - 1)); /* checked below */
-        e[i] = (int64_t)(b & (FC_ESTIMATE_EXACT_BELOW - 1));
+        r[i] = (int64_t)(a & exact);
+        e[i] = (int64_t)(b & exact);
         d[i] = r[i] - e[i]; /* both below 2^61: exact */
         d_lo = d[i] < d_lo ? d[i] : d_lo;
         d_hi = d[i] > d_hi ? d[i] : d_hi;
+        tally_add(tr, i & 3, r[i]);
+        tally_add(te, i & 3, e[i]);
+        tally_add(td, i & 3, d[i]);
         moved += migrated && migrated[i];
     }
     if (r_hi >= FC_ESTIMATE_EXACT_BELOW || e_hi >= FC_ESTIMATE_EXACT_BELOW) {
+        free(tr);
         free(r);
         return 1;
     }
@@ -428,14 +476,25 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
                 m++;
             }
     }
+    /* the samples: every run's windows as the first pass tallied them, or
+     * counted again over the pairs kept */
+    struct sample rs, es, ds;
+    struct span r_span = span_of((int64_t)r_lo, (int64_t)r_hi);
+    struct span e_span = span_of((int64_t)e_lo, (int64_t)e_hi), d_span = span_of(d_lo, d_hi);
+    if (m == n) {
+        sample_tallied(&rs, r, m, r_span, tr);
+        sample_tallied(&es, e, m, e_span, te);
+        sample_tallied(&ds, d, m, d_span, td);
+    } else {
+        sample_of(&rs, r, m, r_span);
+        sample_of(&es, e, m, e_span);
+        sample_of(&ds, d, m, d_span);
+    }
+    free(tr);
     double sigma;
-    struct sample rs;
-    sample_of(&rs, r, m, span_of((int64_t)r_lo, (int64_t)r_hi));
     center_and_sigma(&rs, w, &sigma);
     bool spread = sigma >= MEDIAN_SPREAD_STEPS * step;
     if (spread || (all && m == n)) {
-        struct sample es;
-        sample_of(&es, e, m, span_of((int64_t)e_lo, (int64_t)e_hi));
         if (spread)
             median_difference(&rs, &es, step, unroll, out); /* reads r and e in place */
         if (all && m == n) { /* every run is in the samples: their medians are bench()'s */
@@ -447,7 +506,7 @@ int fc_recommend(const uint64_t *raw, const uint64_t *empty, const bool *migrate
         }
     }
     /* the paired mean: the estimate itself below the spread, else beside it */
-    paired_mean(d, w, m, span_of(d_lo, d_hi), step, unroll, paired);
+    paired_mean(&ds, w, step, unroll, paired);
     if (!spread)
         *out = *paired;
     free(r);
