@@ -9,6 +9,8 @@ exception, every Markdown table it printed is written to
     {"format": "fastcpu-benchmark-record", "version": 1,
      "benchmark": "accuracy", "host": {vendor, family, model, stepping,
      model_name, hypervisor}, "fastcpu_version": "0.8.7",
+     "commit": "334205a" (the checkout's, "+" where it had uncommitted changes;
+     absent from records before 0.9.0's last ones, and outside a git checkout),
      "date": "2026-12-05T15:37:00Z", "argv": [...],
      "tables": [{"title": "...", "context": [...], "columns": [...], "rows": [[...], ...]}]}
 
@@ -25,6 +27,7 @@ import io
 import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -63,6 +66,22 @@ def _cpuinfo() -> dict:
         out[key] = int(fields[name]) if fields.get(name, "").isdigit() else None
     out["hypervisor"] = "present (vendor unknown)" if "hypervisor" in fields.get("flags", "").split() else ""
     return out
+
+
+def commit() -> str | None:
+    """The checkout's commit, with "+" where files it tracks have uncommitted changes (None: no git
+    checkout): two records of one fastcpu version can come from different code."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0 or not head.stdout.strip():
+        return None
+    return head.stdout.strip() + ("+" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
 _HEADING = re.compile(r"^#{1,6}\s+(.*\S)\s*$")
@@ -107,11 +126,14 @@ def make(benchmark: str, text: str, argv: list[str], *, host_facts: dict | None 
         import fastcpu
 
         version = fastcpu.__version__
-    return {"format": FORMAT, "version": VERSION, "benchmark": benchmark,
-            "host": host_facts if host_facts is not None else host(),
-            "fastcpu_version": version,
-            "date": date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "argv": list(argv), "tables": tables(text)}
+    record = {"format": FORMAT, "version": VERSION, "benchmark": benchmark,
+              "host": host_facts if host_facts is not None else host(), "fastcpu_version": version}
+    at = commit()
+    if at:
+        record["commit"] = at
+    return record | {
+        "date": date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "argv": list(argv), "tables": tables(text)}
 
 
 def file_name(record: dict) -> str:

@@ -75,7 +75,8 @@ def render(benchmark: str, records: list[dict], records_dir: str = "benchmarks/r
     out: list[str] = []
     for r in chosen:
         argv = " ".join(["python", "benchmarks/" + Path(r["argv"][0]).name, *r["argv"][1:]]) if r["argv"] else ""
-        out += [f"**{host_words(r['host'])}**: fastcpu {r['fastcpu_version']}, {r['date']}, `{argv}` "
+        at = f" (commit {r['commit']})" if r.get("commit") else ""
+        out += [f"**{host_words(r['host'])}**: fastcpu {r['fastcpu_version']}{at}, {r['date']}, `{argv}` "
                 f"(record `{records_dir}/{r['path'].name}`).", ""]
         for t in r["tables"]:
             if t.get("title"):

@@ -198,6 +198,13 @@ def test_a_record_holds_what_the_benchmark_printed_and_renders_per_host(tmp_path
     assert "python benchmarks/accuracy.py --cpu 1" in text
     saved = json.loads(next((tmp_path / "benchmarks" / "records").glob("accuracy-*20261206*.json")).read_text())
     assert saved["host"] == host and saved["benchmark"] == "accuracy"
+    # the commit the run came from (two records of one version can hold different code), where there is one
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0:
+        assert saved["commit"].rstrip("+") == head.stdout.strip()
+        assert f"(commit {saved['commit']})" in text
+    else:
+        assert "commit" not in saved and "(commit" not in text
 
 
 def test_a_benchmark_without_a_record_says_so_in_words():
