@@ -524,7 +524,8 @@ def test_a_whole_answer_reads_back():
     want = _measured()
     assert [a.tolist() for a in got[:3]] == [a.tolist() for a in want[:3]]
     assert [a.dtype for a in got[:3]] == [np.uint64, np.uint64, np.bool_]
-    assert all(a.flags.writeable for a in got[:3])
+    # a result's arrays as the C core's are: read-only, owning their memory (no view of the answer)
+    assert all(not a.flags.writeable and a.flags.owndata for a in got[:3])
     assert got[3] == 10.0 and np.isnan(got[4]) and got[5:] == (None, None)
     assert _child_runner._read_answer(_answer((3, None, 3, True)), READ) == (3, None, 3, True)
     assert _child_runner._read_answer(_answer((3, 1, 4099, False)), READ) == (3, 1, 4099, False)

@@ -477,7 +477,9 @@ def _read_answer(data: bytes | bytearray, request: dict[str, Any]) -> tuple | _F
             size = runs * dtype.itemsize
             if len(data) - at < size:
                 raise ValueError(f"item {i}: {len(data) - at} bytes left for {size}")
-            out.append(np.frombuffer(data, dtype, runs, at).copy())
+            runs_array = np.frombuffer(data, dtype, runs, at).copy()
+            runs_array.flags.writeable = False  # a result's from here on, as the C core's are
+            out.append(runs_array)
             at += size
         elif type(item) not in want:  # exactly: a bool is no int here, nor an int a float
             raise ValueError(f"item {i} is {type(item).__name__}, not {' or '.join(t.__name__ for t in want)}")

@@ -189,8 +189,8 @@ class BenchResult(Estimated):
         # cpt, cpt_ci: cycles_per_tick and its half-width; bias, ci, resolution: the harness_*_core_cycles
         # figures. estimate, paired: recommend() and paired_mean() of these arrays at this step and unroll
         # as the C core computed them in one pass (csrc/estimate.c; tests/test_c_estimate.py holds them to
-        # the Python), or None: computed here. raw, empty, migrated: the C core's, read-only as made
-        # (glue_bench.c), kept as they are
+        # the Python), or None: computed here. raw, empty, migrated: read-only as made (glue_bench.c, and
+        # instrument.child for a child's runs), kept as they are
         low, high = CYCLES_PER_TICK_RANGE
         if not (low <= cpt <= high or cpt != cpt):
             # the one figure of the core's that a file bounds (NaN: unknown): check_figure says why
@@ -212,8 +212,8 @@ class BenchResult(Estimated):
         # bench()'s path: every field in one dict, the same ones _assembled sets (tests/test_results.py)
         result = object.__new__(cls)
         object.__setattr__(result, "__dict__", {
-            "method": method, "runs": raw.size, "serialize": serialize, "raw": _kept(raw),
-            "empty": _kept(empty), "migrated": _kept(migrated), "best": best, "median": median,
+            "method": method, "runs": raw.size, "serialize": serialize, "raw": raw,
+            "empty": empty, "migrated": migrated, "best": best, "median": median,
             "tsc_hz": clock.tsc_hz, "tsc_step_ticks": clock.tsc_step_ticks, "counter": counter, "unroll": unroll,
             "cpu": cpu, "cycles_per_tick": cpt, "cycles_per_tick_ci95": cpt_ci, "caveats": caveats,
             "harness_bias_core_cycles": bias, "harness_bias_ci95_core_cycles": ci, "clock_motion": clock_motion,
@@ -379,11 +379,6 @@ class BenchResult(Estimated):
 #: which reads the machine): what with_harness_correction() leaves out of its copy.
 _CACHED = tuple(name for klass in BenchResult.__mro__ for name, value in vars(klass).items()
                 if isinstance(value, cached_property))
-
-
-def _kept(a: np.ndarray) -> np.ndarray:
-    """`a` itself where it is already read-only (the C core's arrays), else a read-only view."""
-    return read_only(a) if a.flags.writeable else a
 
 
 def stability(result: BenchResult, machine: Mapping[str, Any] | None = None) -> Stability:
