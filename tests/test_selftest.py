@@ -861,3 +861,26 @@ def test_a_path_check_says_how_many_of_its_clock_hops_the_runs_placed():
     assert PathCheck.from_dict(slowed.to_dict()) == slowed
     with pytest.raises(ValueError, match="slowdowns"):
         PathCheck.from_dict({**slowed.to_dict(), "slowdowns": "3"})
+
+
+def test_a_chain_the_harness_hid_in_part_sets_a_floor_under_which_costs_are_bounds(monkeypatch):
+    # made-up figures of the kind an AuthenticAMD family 26 model 2 guest gave in about 1 fresh
+    # process in 100: every user-path chain 7 core cycles below its truth but the 16-add chain 4
+    truths = {"add_chain_16": 16.0, "add_chain_32": 32.0, "imul_chain_16": 48.0}
+    biases = {"add_chain_16": -3.9, "add_chain_32": -6.8, "imul_chain_16": -6.9}
+    cis = dict.fromkeys(truths, 0.5)
+    assert _selftest.floor_of(truths, biases, cis, -6.8, 1.9) == pytest.approx(16 + 2.9 + 0.5)
+    # within both half-widths of the pool, or below it: no floor
+    assert _selftest.floor_of(truths, dict(biases, add_chain_16=-4.5), cis, -6.8, 1.9) == 0.0
+    assert _selftest.floor_of(truths, dict(biases, add_chain_16=-9.0), cis, -6.8, 1.9) == 0.0
+    # the floor raises the resolution; a 5-cycle body that read 17.7 +- 2.9 is then a bound that holds it
+    known = dataclasses.replace(_known(-6.8 / 1.4, 1.9 / 1.4), floor_ticks=19.4 / 1.4)
+    assert known.resolution_ticks == pytest.approx(19.4 / 1.4)
+    assert dataclasses.replace(known, floor_ticks=0.0).resolution_ticks < 10 / 1.4
+    took = _made_up_runs()  # about 3 ticks above the empty runs: 4.2 core cycles at 1.4 per tick
+    got = _harness.bench_result(took, serialize="lfence", unroll=1, bias=known, corrected=True)
+    assert got.harness_resolution_core_cycles == pytest.approx(19.4, rel=0.02)
+    assert not got.resolved and got.upper_bound_core_cycles > got.estimate_core_cycles
+    unfloored = _harness.bench_result(took, serialize="lfence", unroll=1,
+                                      bias=dataclasses.replace(known, floor_ticks=0.0), corrected=True)
+    assert unfloored.resolved  # the same runs read as a value without the floor

@@ -299,7 +299,10 @@ class HarnessBias:
         zero_ticks, zero_ci95_ticks: the harness's zero and its 95% half-width, TSC ticks.
         chain_bias_ticks, chain_bias_ci95_ticks: chain -> its own bias before
             correction and its 95% half-width, TSC ticks.
-        why_not: why bench() does not subtract it ('' when it does)."""
+        why_not: why bench() does not subtract it ('' when it does).
+        floor_ticks: what a body reads, corrected, that the harness hides whole (0: none
+            seen), TSC ticks: the top of a chain that read above the pooled bias beyond both
+            intervals (:func:`instrument.bias.floor_of`); the resolution is at least that."""
 
     bias_ticks: float
     ci95_ticks: float
@@ -311,11 +314,14 @@ class HarnessBias:
     chain_bias_ticks: Mapping[str, float] = field(default_factory=dict)
     chain_bias_ci95_ticks: Mapping[str, float] = field(default_factory=dict)
     why_not: str = ""
+    floor_ticks: float = 0.0
 
     @property
     def resolution_ticks(self) -> float:
-        """The smallest cost the path resolves, TSC ticks (as ``PathCheck.resolution_core_cycles``)."""
-        return max(0.0, -self.bias_ticks) + self.ci95_ticks + abs(self.zero_ticks) + self.zero_ci95_ticks
+        """The smallest cost the path resolves, TSC ticks (as ``PathCheck.resolution_core_cycles``, or
+        the floor where that is higher)."""
+        hidden = max(0.0, -self.bias_ticks) + self.ci95_ticks + abs(self.zero_ticks) + self.zero_ci95_ticks
+        return max(hidden, self.floor_ticks)
 
     def holds_at(self, now: float) -> bool:
         """Whether this bias still applies at `now` (``time.monotonic()``)."""
