@@ -25,7 +25,7 @@ from ..results.values import CatalogRow
 from .timebase import Clock, clock as clock_facts
 from .catalog import MethodInfo, method_info
 from ..results.bench_result import BenchResult, DiffResult
-from ..results.parts import ClockMotion, Estimate, HarnessBias, applied, runs_clock
+from ..results.parts import CORRECTION_MAX_AGE_S, ClockMotion, Estimate, HarnessBias, applied, runs_clock
 
 __all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'InProcess', 'Runner', 'runner', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'rulers_agree', 'bench_result', 'timed', 'timed_diff', 'kept_bias', 'keep_bias', 'failed_verdict', 'set_verdict']
 
@@ -233,29 +233,22 @@ def raw_runs(method: object, *, runs: int, serialize: str, copies: int, diff: bo
     points), or in the row's child interpreter (no ruler points). `timeout_s` bounds a user
     function in seconds (0: none). The caller checks the arguments, but `cpu`.
     """
-    if cpu is not None:
-        cpu = check_cpu(cpu)
     target = resolve(method)
     clk = clock_facts()
-    # the counter's step in counts, for the estimate the C core computes beside best and median
+    # the counter's step in counts, for the estimate the C core computes beside best and median (a
+    # child's runner takes it and leaves the estimate to Python)
     step = None if diff else clk.tsc_step_ticks if counter == "tsc" else 1.0
-    if cpu is None:  # bench()'s common case: no context to enter (2.4 us on the AuthenticAMD family 25 model 1 guest)
-        measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s, step)
-    else:
-        with pinned(cpu):
-            measured, counted = _take(target, runs, serialize, copies, diff, counter, timeout_s, step)
+    if cpu is None and counter == "tsc":  # bench()'s common case: nothing to enter or open first
+        measured = target.runner.time_runs(runs, serialize, copies, diff, counter, timeout_s, step)
+        return RawRuns.of(target.name, measured, clk, counter, cpu, target.catalog_row)
+    if cpu is not None:
+        cpu = check_cpu(cpu)
+    with pinned(cpu):  # the PMU counter is opened on the thread as it is pinned
+        counted = counter
+        if counter == "pmu":
+            counted = "pmu" if _core.pmu_open() == "all" else "pmu_user"
+        measured = target.runner.time_runs(runs, serialize, copies, diff, counter, timeout_s, step)
     return RawRuns.of(target.name, measured, clk, counted, cpu, target.catalog_row)
-
-
-def _take(target: Target, runs: int, serialize: str, copies: int, diff: bool, counter: str,
-          timeout_s: float, step: float | None = None) -> tuple[_core.TimedRuns, str]:
-    """(the runs, the counter that counted), on the thread as it is pinned:
-    the PMU counter opened first when `counter` is ``'pmu'``."""
-    counted = counter
-    if counter == "pmu":
-        counted = "pmu" if _core.pmu_open() == "all" else "pmu_user"
-    # one path: a child's runner takes `step` and leaves the estimate to Python
-    return target.runner.time_runs(runs, serialize, copies, diff, counter, timeout_s, step), counted
 
 
 def read_cpu(name: str) -> tuple[int, int | None, int, bool]:
@@ -319,7 +312,8 @@ def kept_bias(path: str, serialize: str) -> HarnessBias | None:
         if known is None:
             return HarnessBias(math.nan, math.nan, {}, math.nan, math.nan, why_not=why_not)
         return dataclasses.replace(known, why_not=why_not)
-    return known if known is not None and known.holds_at(time.monotonic()) else None
+    # HarnessBias.holds_at, without the call
+    return known if known is not None and time.monotonic() - known.measured_at <= CORRECTION_MAX_AGE_S else None
 
 
 def keep_bias(path: str, serialize: str, bias: HarnessBias) -> None:
