@@ -130,12 +130,7 @@ static void sample_tallied(struct sample *a, const int64_t *x, size_t n, struct 
     a->x = x;
     a->n = n;
     a->s = s;
-    for (int c = 0; c < 256; c++)
-        a->w.count[c] = (size_t)t->t[0][c] + t->t[1][c] + t->t[2][c] + t->t[3][c];
-    a->w.below = (size_t)t->t[0][256] + t->t[1][256] + t->t[2][256] + t->t[3][256];
-    a->w.above = (size_t)t->t[0][257] + t->t[1][257] + t->t[2][257] + t->t[3][257];
-    a->w.base = key_of(t->base);
-    a->w.n = n;
+    fc_window_of_tallies((const uint32_t(*)[258])t->t, key_of(t->base), n, &a->w);
 }
 
 /* The value of rank k (0-based). */

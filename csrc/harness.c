@@ -364,12 +364,38 @@ void fc_count_window(const uint64_t *v, size_t n, uint64_t flip, uint64_t lo, ui
         tally[0][WINDOW_SLOT(x)]++;
     }
 #undef WINDOW_SLOT
-    for (int c = 0; c < 256; c++)
+    fc_window_of_tallies((const uint32_t(*)[258])tally, lo + start, n, w);
+}
+
+void fc_window_of_tallies(const uint32_t tally[4][258], uint64_t base, size_t n,
+                          struct fc_key_window *w)
+{
+    size_t below = 0;
+    for (int c = 0; c < 256; c++) {
         w->count[c] = (size_t)tally[0][c] + tally[1][c] + tally[2][c] + tally[3][c];
+        w->cum[c] = below;
+        below += w->count[c];
+    }
+    w->cum[256] = below;
     w->below = (size_t)tally[0][256] + tally[1][256] + tally[2][256] + tally[3][256];
     w->above = (size_t)tally[0][257] + tally[1][257] + tally[2][257] + tally[3][257];
-    w->base = lo + start;
+    w->base = base;
     w->n = n;
+}
+
+/* The slot holding the window's k-th key (k below its count): the last c
+ * with cum[c] <= k, which is never an empty slot. */
+static unsigned slot_of(const struct fc_key_window *w, size_t k)
+{
+    unsigned lo = 0, hi = 256; /* cum[lo] <= k < cum[hi] */
+    while (hi - lo > 1) {
+        unsigned mid = (lo + hi) / 2;
+        if (w->cum[mid] <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 bool fc_window_rank(const struct fc_key_window *w, size_t k, uint64_t *key, uint64_t *lower)
@@ -377,16 +403,14 @@ bool fc_window_rank(const struct fc_key_window *w, size_t k, uint64_t *key, uint
     if (k < w->below || k - w->below >= w->n - w->below - w->above)
         return false;
     k -= w->below;
-    unsigned d = 0, e;
-    while (k >= w->count[d])
-        k -= w->count[d++];
-    for (e = d; e > 0 && w->count[e - 1] == 0; e--)
-        ;
+    unsigned d = slot_of(w, k);
     if (lower) {
-        if (k > 0 || (e == 0 && w->below == 0)) /* tied; or no rank below (k was 0) */
+        if (k > w->cum[d]) /* tied: rank k - 1 in the same slot */
             *lower = w->base + d;
-        else if (e > 0)
-            *lower = w->base + e - 1;
+        else if (w->cum[d] > 0) /* the nearest used slot below */
+            *lower = w->base + slot_of(w, w->cum[d] - 1);
+        else if (w->below == 0) /* no rank below (k was 0): the key itself */
+            *lower = w->base + d;
         else
             return false; /* below the window */
     }

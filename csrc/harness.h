@@ -146,9 +146,15 @@ struct fc_key_window {
     size_t below, above; /* keys below base, above base + 255 */
     size_t n;
     size_t count[256];
+    size_t cum[257]; /* keys in the slots below c: a rank's slot by bisection */
 };
 void fc_count_window(const uint64_t *v, size_t n, uint64_t flip, uint64_t lo, uint64_t hi,
                      uint64_t centre, struct fc_key_window *w);
+/* The window of four tallies taken in turn (slots 256 and 257: below and
+ * above it) of n keys, count[0] the key `base`: fc_count_window's last
+ * step, and estimate.c's, which tallies its windows in a pass of its own. */
+void fc_window_of_tallies(const uint32_t tally[4][258], uint64_t base, size_t n,
+                          struct fc_key_window *w);
 /* The key of rank k (0-based), and with `lower` the key of rank k - 1 (the
  * same where tied; k >= 1 or the key itself), where both lie in the window:
  * true; false where either does not. */
