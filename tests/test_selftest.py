@@ -317,6 +317,11 @@ def test_correction_pools_shapes_and_carries_their_spread():
     assert ci >= abs(-2.6 - bias) + 1.96 * 0.1 / math.sqrt(7)
     for b, _ in ops.values():
         assert abs(b - bias) <= ci
+    # the user path's functions are of makes the pool never saw: the interval reaches the makes' whole
+    # range from the median (a function that stores a local before its chain read a core cycle above
+    # it, half as far again as the furthest make, on the AuthenticAMD family 26 model 2 guest)
+    same, wider = _selftest.correction(ops, unseen=True)
+    assert same == bias and wider == pytest.approx(ci + (-2.6 - -4.1) - (-2.6 - bias))
 
 
 def test_correction_is_the_midpoint_and_covers_both_ops():

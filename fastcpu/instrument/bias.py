@@ -98,17 +98,20 @@ def excess_scatter(residuals: Mapping[str, list[float]], cis: Mapping[str, list[
 
 
 def correction(op_bias: Mapping[str, tuple[float, float]],
-               chain_bias: Mapping[str, float] | None = None, scatter: float = 0.0) -> tuple[float, float]:
+               chain_bias: Mapping[str, float] | None = None, scatter: float = 0.0,
+               unseen: bool = False) -> tuple[float, float]:
     """(bias, 95% half-width) from each op's (bias, standard error), optionally each chain's own bias
     and the :func:`excess_scatter` (one unit throughout). An op is a body's make-up: add and imul,
     and on the user path the other shapes of csrc/usershapes.c. The bias is pooled over the ops:
     their median (with two, the midpoint); the half-width is the furthest op from it or half the
     chains' spread, whichever is wider (the spread between makes, not only one make's runs: issue
-    39), plus 1.96 standard errors of the pooled bias, plus 1.96 times the scatter.
+    39), plus 1.96 standard errors of the pooled bias, plus 1.96 times the scatter. `unseen` (the
+    user path, which times functions of makes the pool never saw): the ops' whole range rather
+    than the furthest op, since such a function lies beyond the furthest make now and then.
     """
     values = [b for b, _ in op_bias.values()]
     center = statistics.median(values)
-    spread = max(abs(v - center) for v in values)
+    spread = max(values) - min(values) if unseen else max(abs(v - center) for v in values)
     if chain_bias:
         spread = max(spread, (max(chain_bias.values()) - min(chain_bias.values())) / 2)
     se = math.sqrt(sum(e**2 for _, e in op_bias.values())) / len(op_bias)
@@ -163,21 +166,23 @@ def _take_bias(path: str, serialize: str, runs: int, repeats: int, cpu: int | No
     op_bias = {op: _median_and_se(values, statistics.median(fit_se[op])) for op, values in passes.items()}
     chain_bias = {name: _median_and_se(v, statistics.median(per_chain_ci.get(name) or [math.nan]) / 1.96)
                   for name, v in per_chain.items()}
-    bias, ci = correction(op_bias, {name: b for name, (b, _) in chain_bias.items()},
-                          excess_scatter(per_chain, per_chain_ci))
+    chains = {name: b for name, (b, _) in chain_bias.items()}
+    scatter = excess_scatter(per_chain, per_chain_ci)
+    bias, ci = correction(op_bias, chains, scatter, unseen=path == "user")
     cpt = statistics.median(cpts)
     chain_ci = {name: 1.96 * se for name, (_, se) in chain_bias.items()}
     truths = {name: truth / cpt for name, _, truth, _ in _chains(path)}
+    # the floor is judged against the makes' interval alone: the chains' spread, which a hidden
+    # chain widens, would hide it
+    ops_ci = correction(op_bias, None, scatter, unseen=path == "user")[1]
     return HarnessBias(bias, ci, {op: b for op, (b, _) in op_bias.items()}, cpt, time.monotonic(), zero,
-                       1.96 * zero_se, {name: b for name, (b, _) in chain_bias.items()}, chain_ci,
-                       floor_ticks=floor_of(truths, {name: b for name, (b, _) in chain_bias.items()}, chain_ci,
-                                            bias, ci))
+                       1.96 * zero_se, chains, chain_ci, floor_ticks=floor_of(truths, chains, chain_ci, bias, ops_ci))
 
 
 def floor_of(truths: Mapping[str, float], chain_bias: Mapping[str, float], chain_ci: Mapping[str, float],
              bias: float, ci: float) -> float:
     """What a body the harness hides whole reads once corrected (0: none seen), in the unit of the
-    arguments (chain -> truth, its bias and 95% half-width; the pooled bias and half-width).
+    arguments (chain -> truth, its bias and 95% half-width; the pooled bias and the makes' half-width).
 
     A chain that reads above the pooled bias by more than both half-widths is one the harness
     hid in part: a body up to its length reads about as it does, the correction only moving
