@@ -250,7 +250,8 @@ enum fc_step fc_session_step(struct fc_session *s)
     const struct fc_pair *p = s->pair;
     if (s->warmed < s->warm) {
         s->warmed += fc_warm_up(p, s->warm - s->warmed, FC_CHUNK_TICKS);
-        return FC_STEP_MORE;
+        if (s->warmed < s->warm) /* the chunk's budget spent: the caller looks for signals */
+            return FC_STEP_MORE;
     }
     if (s->rulers && s->n_points == 0) {
         s->origin_tsc = fc_rdtsc();
