@@ -396,7 +396,7 @@ static int parse_rulers(PyObject *obj, struct fc_ruler_args *r, double *toleranc
 }
 
 PyDoc_STRVAR(time_runs_doc,
-"time_runs($module, target, *, runs, serialize, copies, diff, counter, rulers, timeout=0,\n"
+"time_runs($module, target, /, runs, serialize, copies, diff, counter, rulers, timeout=0,\n"
 "          estimate_step=None)\n--\n\n"
 "The one measurement. `target` is a catalog row's name, or the int address\n"
 "of a user function `unsigned fn(void)` (timed through an indirect call\n"
@@ -447,13 +447,14 @@ static PyObject *core_time_runs(PyObject *module, PyObject *args, PyObject *kwar
     bool with_rulers;
     struct fc_pair pair;
     struct timed_runs r;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$nslpsOdO:time_runs", time_runs_keywords,
+    /* by position too: bench() calls it so, sparing a keyword dict and its matching */
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|nslpsOdO:time_runs", time_runs_keywords,
                                      &target, &runs, &ser_name, &copies, &diff, &counter,
                                      &rulers_obj, &timeout_s, &step_obj))
         return NULL;
     if (runs == -1 || !ser_name || copies == LONG_MIN || diff == -1 || !counter || !rulers_obj) {
         PyErr_SetString(PyExc_TypeError, "time_runs() takes runs, serialize, copies, diff, "
-                                         "counter and rulers, each by keyword (and timeout)");
+                                         "counter and rulers (and timeout, estimate_step)");
         return NULL;
     }
     if (!(timeout_s >= 0 && timeout_s <= FC_USER_TIMEOUT_MAX)) {

@@ -48,7 +48,7 @@ class TimedRuns:  # what time_runs() returns (a struct sequence)
 
 def time_runs(  # the one way a target is timed (csrc/glue_bench.c)
     target: str | int,  # a catalog name, or a user function's address in an executable mapping
-    /, *,
+    /,
     runs: int, serialize: str,
     copies: int,  # copies a run against the empty sequence; with diff, k (2k against k)
     diff: bool, counter: str,  # 'tsc' or 'pmu'

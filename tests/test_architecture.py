@@ -413,22 +413,37 @@ def test_the_measuring_path_passes_no_function_down(module):
     assert taking == []
 
 
-def test_the_core_measurement_is_called_with_keywords_only():
-    # everything but the target (positional-only in C) by keyword, nothing unpacked
-    calls = []
+#: _core.time_runs's parameters in order (csrc/glue_bench.c's keywords)
+TIME_RUNS_PARAMETERS = ("target", "runs", "serialize", "copies", "diff", "counter", "rulers", "timeout",
+                        "estimate_step")
+
+
+def test_the_core_measurement_is_called_with_each_argument_named_or_in_order():
+    # bench()'s own call (instrument.harness) by position, which spares a keyword dict per call
+    # (half a microsecond of bench(m, 1000)), each argument a name that says which it is, in the
+    # C entry point's order; the child's by keyword; nothing unpacked anywhere
+    calls = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         for call in ast.walk(ast.parse(path.read_text())):
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "time_runs"
                     and isinstance(call.func.value, ast.Name) and call.func.value.id == "_core"):
-                calls.append(module_name(path))
-                assert len(call.args) == 1 and not isinstance(call.args[0], ast.Starred), ast.unparse(call)
+                calls[module_name(path)] = call
+                assert not any(isinstance(a, ast.Starred) for a in call.args), ast.unparse(call)
                 assert all(k.arg is not None for k in call.keywords), ast.unparse(call)  # no **kwargs
-                assert {k.arg for k in call.keywords} >= {"runs", "serialize", "copies", "diff", "counter"}
     assert sorted(calls) == ["instrument.child", "instrument.harness"]
+    child = calls["instrument.child"]
+    assert len(child.args) == 1 and {k.arg for k in child.keywords} >= {"runs", "serialize", "copies", "diff",
+                                                                         "counter"}
+    mine = calls["instrument.harness"]
+    assert not mine.keywords and len(mine.args) == len(TIME_RUNS_PARAMETERS)
+    for arg, name in zip(mine.args[1:], TIME_RUNS_PARAMETERS[1:]):
+        assert name.split("_")[0] in ast.unparse(arg), (ast.unparse(arg), name)
     from fastcpu import _core
 
-    with pytest.raises(TypeError):  # the C entry point takes no second positional argument
-        _core.time_runs("empty", 10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+    with pytest.raises(TypeError):  # no more arguments than it has
+        _core.time_runs("empty", 10, "lfence", 1, False, "tsc", None, 0.0, None, 1)
+    with pytest.raises(TypeError):  # none named twice
+        _core.time_runs("empty", 10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None, runs=10)
 
 
 def test_measure_names_one_thing():

@@ -431,10 +431,11 @@ def test_the_measurement_refuses_bad_rulers(rulers, match):
         _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=rulers)
 
 
-def test_measure_takes_keywords_only():
-    with pytest.raises(TypeError):
-        _core.time_runs("gdt", 10, "lfence", 1, False, "tsc", None)  # type: ignore[misc]
-    with pytest.raises(TypeError, match="by keyword"):
+def test_time_runs_takes_its_arguments_named_or_in_order():
+    by_position = _core.time_runs("gdt", 10, "lfence", 1, False, "tsc", None)  # type: ignore[misc]
+    by_name = _core.time_runs("gdt", runs=10, serialize="lfence", copies=1, diff=False, counter="tsc", rulers=None)
+    assert by_position.a.shape == by_name.a.shape == (10,)
+    with pytest.raises(TypeError, match="takes runs, serialize, copies, diff, counter and rulers"):
         _core.time_runs("gdt", runs=10)  # type: ignore[call-arg]
 
 

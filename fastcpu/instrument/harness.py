@@ -127,9 +127,9 @@ class InProcess:
         """One ``_core.time_runs`` call, with ruler points between stretches
         of the runs on the TSC (``_conversion.rulers()``)."""
         # estimate_step: the counter's step in counts, for the estimate computed in C (None: none)
-        return _core.time_runs(self.core, runs=runs, serialize=serialize, copies=copies, diff=diff,
-                               counter=counter, rulers=_conversion.rulers() if counter == "tsc" else None,
-                               timeout=timeout_s, estimate_step=estimate_step)
+        # by position, in _core.time_runs's order (a keyword call builds a dict for every bench())
+        rulers = _conversion.rulers() if counter == "tsc" else None
+        return _core.time_runs(self.core, runs, serialize, copies, diff, counter, rulers, timeout_s, estimate_step)
 
     def read_cpu(self) -> tuple[int, int | None, int, bool]:
         return _core.read_cpu(self.core)
