@@ -66,7 +66,7 @@ def check_best_above_median_note(text: str, res) -> None:
 
 def test_note_a_refuses_rounding_where_it_cannot_explain_the_gap():
     # a recorded Intel file (rseq: BEST 2 steps above MEDIAN, under one step of cost) and a recorded
-    # AMD file (syscall 1 step apart for a cost of 8 steps): neither is "a cost under one step"
+    # AMD file (gs_reload 1 step apart for a cost of 4.6 steps): neither is "a cost under one step"
     import fastcpu
 
     sys.path.insert(0, str(ROOT / "docs"))
@@ -75,7 +75,7 @@ def test_note_a_refuses_rounding_where_it_cannot_explain_the_gap():
     finally:
         sys.path.pop(0)
     for name, way in (("intel-xeon-family6-model207-kvm-guest.json", "rseq"),
-                      ("amd-epyc-family26-model2-kvm-guest.json", "syscall")):
+                      ("amd-epyc-family25-model17-kvm-guest.json", "gs_reload")):
         res = fastcpu.load(ROOT / "data" / name)
         note = answer.best_above_median_note(res, [way])
         assert "rounding each to the lattice alone" not in note, (name, note)
