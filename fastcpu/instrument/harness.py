@@ -25,7 +25,7 @@ from ..results.values import CatalogRow
 from .timebase import Clock, clock as clock_facts
 from .catalog import MethodInfo, method_info
 from ..results.bench_result import BenchResult, DiffResult
-from ..results.parts import CORRECTION_MAX_AGE_S, ClockMotion, Estimate, HarnessBias, applied, runs_clock
+from ..results.parts import ClockMotion, Estimate, HarnessBias, applied, runs_clock
 
 __all__ = ['pinned', 'refused', 'set_affinity', 'Method', 'RawRuns', 'InProcess', 'Runner', 'runner', 'resolve', 'raw_runs', 'read_cpu', 'read_raw', 'rulers_agree', 'bench_result', 'timed', 'timed_diff', 'kept_bias', 'keep_bias', 'failed_verdict', 'set_verdict']
 
@@ -312,8 +312,7 @@ def kept_bias(path: str, serialize: str) -> HarnessBias | None:
         if known is None:
             return HarnessBias(math.nan, math.nan, {}, math.nan, math.nan, why_not=why_not)
         return dataclasses.replace(known, why_not=why_not)
-    # HarnessBias.holds_at, without the call
-    return known if known is not None and time.monotonic() - known.measured_at <= CORRECTION_MAX_AGE_S else None
+    return known if known is not None and known.holds_at(time.monotonic()) else None
 
 
 def keep_bias(path: str, serialize: str, bias: HarnessBias) -> None:
