@@ -406,9 +406,9 @@ def ruler_blocks(clk: Clock) -> tuple[int, int]:
     add ruler (or its own figure while the imul ruler disagrees)."""
     cpt = _chain_cycles_per_tick(clk)
     step = clk.tsc_step_ticks if math.isfinite(clk.tsc_step_ticks) and clk.tsc_step_ticks > 0 else 1.0
-    cycles = RULER_STEPS * step * (cpt if math.isfinite(cpt) and cpt > 0 else 1.0)
-    add = min(max(math.ceil(cycles / _core.RULER_BLOCK), _BLOCKS_MIN), 16)
-    imul = min(max(math.ceil(cycles / (_LATENCY["imul"] * _core.IMUL_RULER_BLOCK)), _BLOCKS_MIN), 16)
+    core_cycles = RULER_STEPS * step * (cpt if math.isfinite(cpt) and cpt > 0 else 1.0)
+    add = min(max(math.ceil(core_cycles / _core.RULER_BLOCK), _BLOCKS_MIN), 16)
+    imul = min(max(math.ceil(core_cycles / (_LATENCY["imul"] * _core.IMUL_RULER_BLOCK)), _BLOCKS_MIN), 16)
     return add, imul
 
 
@@ -422,7 +422,7 @@ def fixed_cost_core_cycles(ruler: str, blocks: int) -> float:
         return known
     with _conversion_lock:
         if key not in _fixed:
-            cycles = _LATENCY[ruler] * BLOCK_INSTRUCTIONS[ruler] * blocks
+            core_cycles = _LATENCY[ruler] * BLOCK_INSTRUCTIONS[ruler] * blocks
             _core.ruler_ticks(ruler, blocks)  # warm up
             groups = []
             for _ in range(_FIXED_GROUPS):
@@ -431,7 +431,7 @@ def fixed_cost_core_cycles(ruler: str, blocks: int) -> float:
                     single = _core.ruler_ticks(ruler, blocks)
                     double = _core.ruler_ticks(ruler, 2 * blocks)
                     if double > single:
-                        est.append(cycles * (2 * single - double) / (double - single))
+                        est.append(core_cycles * (2 * single - double) / (double - single))
                 est.sort()
                 middle = est[len(est) // 4: len(est) - len(est) // 4] or est
                 if middle:
